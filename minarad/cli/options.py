@@ -1,0 +1,91 @@
+"""Shared CLI plumbing: the context object, output helpers, shared flags."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+
+import click
+
+
+@dataclasses.dataclass
+class CliContext:
+    """What the root group resolved; commands build library objects from it."""
+
+    flags: dict
+    as_json: bool = False
+    _settings: object = None
+    _store: object = None
+
+    @property
+    def settings(self):
+        """The effective :class:`minarad.config.Settings` (loaded once)."""
+        if self._settings is None:
+            from minarad.config import load_settings
+
+            self._settings = load_settings(self.flags)
+        return self._settings
+
+    @property
+    def author(self) -> str:
+        return self.settings.author
+
+    def store(self):
+        """Open (seeding if needed) the workspace store, once per process."""
+        if self._store is None:
+            from minarad.store import Store
+
+            self._store = Store.open(self.settings)
+        return self._store
+
+
+pass_ctx = click.make_pass_decorator(CliContext)
+
+
+def emit(ctx: CliContext, data, text: str | None = None) -> None:
+    """Print ``data`` as one JSON document with ``--json``, else ``text``."""
+    if ctx.as_json:
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    elif text is not None:
+        click.echo(text)
+
+
+def json_option(f):
+    """``--json`` on a subcommand, same as the global flag."""
+
+    def _set(ctx, _param, value):
+        if value:
+            ctx.find_object(CliContext).as_json = True
+        return value
+
+    return click.option("--json", "as_json", is_flag=True, expose_value=False,
+                        callback=_set, help="Print one JSON document.")(f)
+
+
+def channel_option(f):
+    """``--channel ID``: MEMORY.md means that conversation's memory."""
+    return click.option("--channel", metavar="ID",
+                        help="Use channels/ID/MEMORY.md for MEMORY.md.")(f)
+
+
+def read_text_arg(value: str, max_bytes: int) -> str:
+    """Resolve a TEXT argument: ``-`` is stdin, ``@path`` a file, else literal.
+
+    The bytes are checked (size, UTF-8) by the store; here they are only read.
+    """
+    from minarad.store.content import decode_text
+
+    if value == "-":
+        data = sys.stdin.buffer.read(max_bytes + 1)
+    elif value.startswith("@") and len(value) > 1:
+        try:
+            with open(value[1:], "rb") as fh:
+                data = fh.read(max_bytes + 1)
+        except OSError as exc:
+            from minarad.errors import NotFound
+
+            raise NotFound(f"cannot read {value[1:]}: {exc.strerror}", code="input_not_found")
+    else:
+        return value
+    return decode_text(data, max_bytes, origin=value)

@@ -1,0 +1,167 @@
+"""Settings: flags > environment > config file > defaults.
+
+This is the only module that reads ``os.environ``; everything else receives
+a :class:`Settings`. Each value remembers where it came from, so that
+``minara config`` can say so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+from minarad.errors import InvalidInput
+
+APP = "minara"
+
+#: name -> (environment variable, type, default). A default of ``None`` is
+#: computed by a ``_default_<name>`` resolver below.
+FIELDS: dict[str, tuple[str, type, object]] = {
+    "workspace": ("MINARA_WORKSPACE_DIR", Path, None),
+    "data_dir": ("MINARA_DATA_DIR", Path, None),
+    "state_dir": ("MINARA_STATE_DIR", Path, None),
+    "author": ("MINARA_AUTHOR", str, None),
+    "max_file_bytes": ("MINARA_MAX_FILE_BYTES", int, 5 * 1024 * 1024),
+    "debounce_ms": ("MINARA_DEBOUNCE_MS", int, 300),
+    "debounce_cap_ms": ("MINARA_DEBOUNCE_CAP_MS", int, 3000),
+    "heartbeat_enabled": ("WORKSPACE_HEARTBEAT_ENABLED", bool, True),
+    "daily_log_enabled": ("WORKSPACE_DAILY_LOG_ENABLED", bool, False),
+    "daily_log_interval": ("WORKSPACE_DAILY_LOG_INTERVAL", int, 5),
+    "dream_enabled": ("WORKSPACE_DREAM_ENABLED", bool, False),
+    "dream_interval_hours": ("WORKSPACE_DREAM_INTERVAL_HOURS", float, 24.0),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """The effective configuration; ``sources`` maps each field to its origin."""
+
+    workspace: Path
+    data_dir: Path
+    state_dir: Path
+    author: str
+    max_file_bytes: int
+    debounce_ms: int
+    debounce_cap_ms: int
+    heartbeat_enabled: bool
+    daily_log_enabled: bool
+    daily_log_interval: int
+    dream_enabled: bool
+    dream_interval_hours: float
+    config_file: Path
+    sources: dict = dataclasses.field(default_factory=dict, compare=False)
+
+    def as_dict(self) -> dict:
+        """Return the settings as plain JSON-ready values."""
+        return {name: _plain(getattr(self, name)) for name in (*FIELDS, "config_file")}
+
+
+def _plain(value):
+    return str(value) if isinstance(value, Path) else value
+
+
+def _default_config_file(env) -> Path:
+    if env.get("MINARA_CONFIG"):
+        return Path(env["MINARA_CONFIG"]).expanduser()
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / APP / "config.toml"
+
+
+def _default_workspace() -> Path:
+    return Path.home() / ".minara" / "workspace"
+
+
+def _default_data_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP))
+
+
+def _default_state_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_state_dir(APP))
+
+
+def _default_author() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except Exception:  # no passwd entry, e.g. in a container
+        return "operator"
+
+
+_RESOLVERS = {
+    "workspace": _default_workspace,
+    "data_dir": _default_data_dir,
+    "state_dir": _default_state_dir,
+    "author": _default_author,
+}
+
+
+def parse_value(name: str, raw, kind: type):
+    """Convert a raw flag, environment or file value to the field's type."""
+    try:
+        if kind is bool:
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off", ""):
+                return False
+            raise ValueError(raw)
+        if kind is Path:
+            return Path(str(raw)).expanduser()
+        return kind(raw)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"setting {name}: {raw!r} is not a valid {kind.__name__}",
+                           code="invalid_setting") from None
+
+
+def _read_config_file(path: Path) -> dict:
+    if not path.is_file():
+        return {}
+    import tomllib
+
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"config file {path}: {exc}", code="invalid_config") from None
+    unknown = sorted(set(data) - set(FIELDS))
+    if unknown:
+        raise InvalidInput(f"config file {path}: unknown setting(s) {', '.join(unknown)}",
+                           code="invalid_config")
+    return data
+
+
+def load_settings(flags: dict | None = None, env=None) -> Settings:
+    """Build :class:`Settings` from flags, the environment and the config file.
+
+    Args:
+        flags: values given on the command line; ``None`` values are ignored.
+        env: the environment mapping (``os.environ`` when omitted).
+
+    Returns:
+        The effective settings with the origin of each value.
+    """
+    env = os.environ if env is None else env
+    flags = {k: v for k, v in (flags or {}).items() if v is not None}
+    config_file = _default_config_file(env)
+    file_values = _read_config_file(config_file)
+    values, sources = {}, {}
+    for name, (var, kind, default) in FIELDS.items():
+        if name in flags:
+            values[name], sources[name] = parse_value(name, flags[name], kind), "flag"
+        elif env.get(var) not in (None, ""):
+            values[name], sources[name] = parse_value(name, env[var], kind), f"env:{var}"
+        elif name in file_values:
+            values[name] = parse_value(name, file_values[name], kind)
+            sources[name] = f"file:{config_file}"
+        else:
+            values[name] = _RESOLVERS[name]() if default is None else default
+            sources[name] = "default"
+    return Settings(**values, config_file=config_file, sources=sources)
