@@ -1,0 +1,84 @@
+"""The small records store verbs return (rendered by the CLI and gateway)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+
+
+def iso_time(epoch: int | None, tz_offset: int = 0) -> str | None:
+    """Format a commit time as ISO 8601 with its own UTC offset."""
+    if epoch is None:
+        return None
+    zone = datetime.timezone(datetime.timedelta(seconds=tz_offset))
+    return datetime.datetime.fromtimestamp(epoch, zone).isoformat()
+
+
+@dataclasses.dataclass(frozen=True)
+class FileVersion:
+    """Where a file stands: its version number and content ids.
+
+    ``version`` counts the commits that changed the path (0 = never saved);
+    ``exists`` is False for a never-saved or deleted file.
+    """
+
+    path: str
+    version: int
+    exists: bool
+    blob_id: str | None = None
+    sha256: str | None = None
+    commit: str | None = None
+    author: str | None = None
+    time: str | None = None
+    source: str | None = None
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class WriteResult:
+    """What a write did: the new version, or ``changed=False`` for a no-op."""
+
+    path: str
+    version: int
+    changed: bool
+    blob_id: str | None
+    sha256: str | None
+    commit: str | None
+    previous_version: int
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class HistoryEntry:
+    """One version in a file's history."""
+
+    path: str
+    version: int
+    commit: str
+    author: str
+    time: str
+    source: str
+    message: str
+    blob_id: str | None
+    deleted: bool
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class CommitInfo:
+    """A commit the store made."""
+
+    commit: str
+    paths: tuple
+    source: str
+    author: str
+    skipped: tuple = ()
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)

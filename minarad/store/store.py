@@ -1,0 +1,682 @@
+"""The one write path: every change to a workspace goes through :class:`Store`.
+
+Each verb takes the workspace lock, brings the history cache up to HEAD,
+commits any uncommitted editor change to the path first (so nothing on
+disk is ever overwritten unrecorded), checks the writer's base, writes the
+file atomically and commits exactly the changed blobs and trees.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import stat
+import time
+from pathlib import Path
+
+from minarad.errors import Busy, Forbidden, InvalidInput, NotFound, VersionConflict
+from minarad.store import refs
+from minarad.store.atomic import atomic_write
+from minarad.store.content import encode_text, decode_text, git_blob_id, sha256_hex
+from minarad.store.historydb import CommitRecord, HistoryDB, PathVersion
+from minarad.store.lock import WorkspaceLock
+from minarad.store.models import CommitInfo, FileVersion, HistoryEntry, WriteResult, iso_time
+from minarad.workspace.paths import check_no_symlink, normalize_path
+
+DEFAULT_MAX_BYTES = 5 * 1024 * 1024
+_SOURCE_RE = re.compile(r"^[a-z][a-z0-9_-]*(:[A-Za-z0-9_.-]+)?$")
+_MAX_PATH_TRAILERS = 50
+_BUSY_MARKERS = ("MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD",
+                 "REVERT_HEAD", "BISECT_LOG")
+
+
+def parse_base(base) -> tuple[str, object]:
+    """Classify a base version: ``("version", int)``, ``("blob", hex)`` or ``("sha256", hex)``.
+
+    Raises:
+        InvalidInput: the value is none of these.
+    """
+    text = str(base).strip().lower()
+    if text.startswith("sha256:"):
+        text = text[7:]
+        if re.fullmatch(r"[0-9a-f]{64}", text):
+            return "sha256", text
+    elif re.fullmatch(r"v?\d{1,6}", text):
+        return "version", int(text.lstrip("v"))
+    elif re.fullmatch(r"[0-9a-f]{64}", text):
+        return "sha256", text
+    elif re.fullmatch(r"[0-9a-f]{7,40}", text):
+        return "blob", text
+    raise InvalidInput(f"base {base!r} is not a version number, git blob id or sha256",
+                       code="invalid_base")
+
+
+def _identity(name: str) -> bytes:
+    match = re.fullmatch(r"\s*([^<>\n]+?)\s*<([^<>\n]*)>\s*", name)
+    if match:
+        return f"{match.group(1)} <{match.group(2)}>".encode()
+    clean = re.sub(r"[<>\n]", "", name).strip() or "unknown"
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", clean).strip("-").lower() or "unknown"
+    return f"{clean} <{slug}@minara.local>".encode()
+
+
+def _author_name(ident: bytes) -> str:
+    return ident.decode("utf-8", "replace").split(" <", 1)[0]
+
+
+def _parse_source(message: str) -> str:
+    match = re.search(r"^Minara-Source:\s*(\S+)\s*$", message, re.MULTILINE)
+    return match.group(1) if match else "git"
+
+
+class Store:
+    """A workspace directory and its git repository.
+
+    Args:
+        root: the workspace directory.
+        operator: who edits files by hand (author of ``editor`` commits).
+        max_file_bytes: the largest text file accepted.
+    """
+
+    def __init__(self, root: str | os.PathLike, *, operator: str = "operator",
+                 max_file_bytes: int = DEFAULT_MAX_BYTES):
+        self.root = Path(os.path.realpath(os.path.expanduser(os.fspath(root))))
+        self.git_dir = self.root / ".git"
+        self.state_dir = self.git_dir / "minara"
+        self.operator = operator
+        self.max_file_bytes = max_file_bytes
+        self._lock = WorkspaceLock(self.state_dir / "lock")
+        self._repo = None
+        self._history = None
+
+    # -- opening -------------------------------------------------------------
+
+    @classmethod
+    def open(cls, settings) -> "Store":
+        """Open the configured workspace, creating, adopting and seeding it as needed."""
+        store = cls(settings.workspace, operator=settings.author,
+                    max_file_bytes=settings.max_file_bytes)
+        store.ensure()
+        return store
+
+    def ensure(self) -> list[str]:
+        """Create or adopt the repository and seed missing files; return what was seeded.
+
+        Cheap when the workspace is set up: a few ``lstat`` calls.
+        """
+        from minarad.workspace.seed import missing_seed_files, seed_workspace
+
+        if self.git_dir.is_dir() and not missing_seed_files(str(self.root)):
+            return []
+        if self.root.exists() and not self.root.is_dir():
+            raise InvalidInput(f"workspace {self.root} is not a folder", code="invalid_workspace")
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._init_repo()
+        with self.lock():
+            seeded = seed_workspace(str(self.root))
+            if self.head() is None:
+                self.commit_disk(None, author=self.operator, source="init",
+                                 message="start versioning this workspace")
+            elif seeded:
+                self.commit_disk(seeded, author=self.operator, source="seed")
+        return seeded
+
+    def _init_repo(self) -> None:
+        from dulwich.repo import Repo
+
+        if not self.git_dir.exists():
+            try:
+                Repo.init(str(self.root), default_branch=b"main").close()
+            except FileExistsError:  # another process created it meanwhile
+                pass
+        self.state_dir.mkdir(exist_ok=True)
+
+    @property
+    def repo(self):
+        """The dulwich repository (opened on first use)."""
+        if self._repo is None:
+            from dulwich.repo import Repo
+
+            self._repo = Repo(str(self.root))
+        return self._repo
+
+    @property
+    def history_db(self) -> HistoryDB:
+        if self._history is None:
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            self._history = HistoryDB(str(self.state_dir / "history.sqlite3"))
+        return self._history
+
+    def close(self) -> None:
+        """Release the repository and the history cache."""
+        if self._repo is not None:
+            self._repo.close()
+            self._repo = None
+        if self._history is not None:
+            self._history.close()
+            self._history = None
+
+    def lock(self):
+        """The workspace's inter-process lock (re-entrant), as a context manager."""
+        return self._lock.hold()
+
+    def head(self) -> str | None:
+        """The commit HEAD points to (hex), or None before the first commit."""
+        return refs.read_head(str(self.git_dir))
+
+    # -- paths and disk --------------------------------------------------------
+
+    def check_path(self, path: str) -> str:
+        """Normalise ``path`` and refuse escapes, ``.git/`` and symlinks."""
+        rel = normalize_path(path)
+        check_no_symlink(str(self.root), rel)
+        return rel
+
+    def _disk_path(self, rel: str) -> str:
+        return os.path.join(self.root, *rel.split("/"))
+
+    def _read_disk(self, rel: str) -> tuple[bytes | None, os.stat_result | None]:
+        full = self._disk_path(rel)
+        try:
+            before = os.lstat(full)
+            if not stat.S_ISREG(before.st_mode):
+                raise InvalidInput(f"{rel} is not a regular file", code="not_a_file")
+            with open(full, "rb") as fh:
+                data = fh.read()
+            after = os.lstat(full)
+        except (FileNotFoundError, NotADirectoryError):
+            return None, None
+        except IsADirectoryError:
+            raise InvalidInput(f"{rel} is a folder", code="not_a_file") from None
+        stable = (before.st_mtime_ns, before.st_size) == (after.st_mtime_ns, after.st_size)
+        return data, (after if stable and after.st_size == len(data) else None)
+
+    # -- the history cache -----------------------------------------------------
+
+    def catch_up(self) -> None:
+        """Bring the history cache up to HEAD (walks only commits it lacks)."""
+        head = self.head()
+        db = self.history_db
+        tip = db.tip()
+        if head == tip:
+            return
+        if head is None:
+            db.reset()
+            return
+        new, boundary = self._unknown_ancestors(head)
+        if tip is not None and tip not in boundary:
+            db.reset()
+            new, _ = self._unknown_ancestors(head)
+        items = [(self._commit_record(c), self._changed_paths(c)) for c in new]
+        db.record_many(items, head)
+
+    def _unknown_ancestors(self, head: str):
+        """Commits reachable from ``head`` not in the cache, parents first."""
+        db, repo = self.history_db, self.repo
+        order, boundary, seen = [], set(), set()
+        stack = [(head.encode(), False)]
+        while stack:
+            sha, expanded = stack.pop()
+            if expanded:
+                order.append(repo[sha])
+                continue
+            if sha in seen:
+                continue
+            seen.add(sha)
+            if db.knows(sha.decode()):
+                boundary.add(sha.decode())
+                continue
+            stack.append((sha, True))
+            stack.extend((p, False) for p in repo[sha].parents)
+        return order, boundary
+
+    def _commit_record(self, commit) -> CommitRecord:
+        message = commit.message.decode("utf-8", "replace")
+        return CommitRecord(commit.id.decode(), _author_name(commit.author), commit.author_time,
+                            commit.author_timezone, _parse_source(message),
+                            message.split("\n", 1)[0])
+
+    def _changed_paths(self, commit) -> list:
+        from dulwich.diff_tree import tree_changes
+
+        store = self.repo.object_store
+        parents = commit.parents or [None]
+        per_parent = []
+        for parent in parents:
+            old_tree = store[parent].tree if parent is not None else None
+            found = {}
+            for change in tree_changes(store, old_tree, commit.tree):
+                if change.old is not None and change.old.path is not None:
+                    found.setdefault(change.old.path.decode(), (None, None))
+                if change.new is not None and change.new.path is not None:
+                    found[change.new.path.decode()] = (change.new.sha.decode(), change.new.mode)
+            per_parent.append(found)
+        common = set(per_parent[0]).intersection(*per_parent[1:])
+        return [(p, *per_parent[0][p]) for p in sorted(common)]
+
+    # -- reading -----------------------------------------------------------------
+
+    def _version_of(self, rel: str, data: bytes | None) -> FileVersion:
+        latest = self.history_db.latest(rel)
+        if latest is None:
+            return FileVersion(rel, 0, exists=data is not None,
+                               blob_id=git_blob_id(data) if data is not None else None,
+                               sha256=sha256_hex(data) if data is not None else None)
+        c = latest.commit
+        return FileVersion(rel, latest.version, exists=data is not None,
+                           blob_id=git_blob_id(data) if data is not None else None,
+                           sha256=sha256_hex(data) if data is not None else None,
+                           commit=c.sha, author=c.author, time=iso_time(c.time, c.tz),
+                           source=c.source)
+
+    def current(self, path: str) -> FileVersion:
+        """Where ``path`` stands now (committing an uncommitted editor change first)."""
+        rel = self.check_path(path)
+        fast = self._current_without_lock(rel)
+        if fast is not None:
+            return fast[1]
+        with self.lock():
+            return self._absorb(rel)[1]
+
+    def _current_without_lock(self, rel: str):
+        """Answer from the cache when it is at HEAD and disk matches it."""
+        if self._history is None and not (self.state_dir / "history.sqlite3").exists():
+            return None
+        if self.history_db.tip() != self.head():
+            return None
+        data, _ = self._read_disk(rel)
+        latest = self.history_db.latest(rel)
+        committed = latest.blob if latest else None
+        if (git_blob_id(data) if data is not None else None) != committed:
+            return None
+        return data, self._version_of(rel, data)
+
+    def read(self, path: str, version: int | str | None = None) -> tuple[str, FileVersion]:
+        """Return the text of ``path`` (now, or at ``version``) and its version.
+
+        Raises:
+            NotFound: the file does not exist (at that version).
+        """
+        rel = self.check_path(path)
+        if version is not None:
+            return self._read_version(rel, version)
+        fast = self._current_without_lock(rel)
+        if fast is None:
+            with self.lock():
+                fast = self._absorb(rel)
+        data, info = fast
+        if data is None:
+            raise NotFound(f"{rel} does not exist in the workspace", code="file_not_found",
+                           path=rel, version=info.version)
+        return decode_text(data, max(self.max_file_bytes, len(data)), rel), info
+
+    def _resolve_version(self, rel: str, version) -> PathVersion:
+        with self.lock():
+            self.catch_up()
+        kind, value = parse_base(version)
+        versions = self.history_db.versions(rel)
+        for v in versions:
+            if kind == "version" and v.version == value:
+                return v
+            if kind == "blob" and v.blob and v.blob.startswith(value):
+                return v
+            if kind == "sha256" and v.blob and sha256_hex(self._blob(v.blob)) == value:
+                return v
+        raise NotFound(f"{rel} has no version {version} (it has {len(versions)})",
+                       code="version_not_found", path=rel, versions=len(versions))
+
+    def _blob(self, blob_hex: str) -> bytes:
+        return self.repo.object_store[blob_hex.encode()].as_raw_string()
+
+    def _read_version(self, rel: str, version) -> tuple[str, FileVersion]:
+        v = self._resolve_version(rel, version)
+        if v.blob is None:
+            raise NotFound(f"{rel} was deleted in version {v.version}", code="version_deleted",
+                           path=rel, version=v.version)
+        data = self._blob(v.blob)
+        info = FileVersion(rel, v.version, True, v.blob, sha256_hex(data), v.commit.sha,
+                           v.commit.author, iso_time(v.commit.time, v.commit.tz), v.commit.source)
+        return data.decode("utf-8", "replace"), info
+
+    def history(self, path: str) -> list[HistoryEntry]:
+        """Every version of ``path``, newest first."""
+        rel = self.check_path(path)
+        with self.lock():
+            self.catch_up()
+        entries = [HistoryEntry(rel, v.version, v.commit.sha, v.commit.author,
+                                iso_time(v.commit.time, v.commit.tz), v.commit.source,
+                                v.commit.subject, v.blob, v.blob is None)
+                   for v in self.history_db.versions(rel)]
+        return entries[::-1]
+
+    def diff(self, path: str, old, new=None) -> str:
+        """A unified diff of ``path`` from version ``old`` to ``new`` (default: now)."""
+        import difflib
+
+        rel = self.check_path(path)
+        old_text, old_label = self._text_for_diff(rel, old)
+        if new is None:
+            data, info = self.read(rel) if self._exists(rel) else ("", self.current(rel))
+            new_text, new_label = data, f"{rel}@{info.version} (current)"
+        else:
+            new_text, new_label = self._text_for_diff(rel, new)
+        lines = difflib.unified_diff(old_text.splitlines(keepends=True),
+                                     new_text.splitlines(keepends=True), old_label, new_label)
+        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                       for line in lines)
+
+    def _exists(self, rel: str) -> bool:
+        return os.path.isfile(self._disk_path(rel))
+
+    def _text_for_diff(self, rel: str, version) -> tuple[str, str]:
+        v = self._resolve_version(rel, version)
+        if v.blob is None:
+            return "", f"{rel}@{v.version} (deleted)"
+        return self._blob(v.blob).decode("utf-8", "replace"), f"{rel}@{v.version}"
+
+    # -- writing -----------------------------------------------------------------
+
+    def _check_writable(self) -> None:
+        for marker in _BUSY_MARKERS:
+            if (self.git_dir / marker).exists():
+                raise Busy(f"the repository is in the middle of a git operation "
+                           f"({marker} exists); finish or abort it with git first",
+                           code="repository_busy")
+
+    def _absorb(self, rel: str):
+        """Commit an uncommitted disk change of ``rel``; return (bytes, FileVersion)."""
+        self._check_writable()
+        self.catch_up()
+        data, st = self._read_disk(rel)
+        latest = self.history_db.latest(rel)
+        committed = latest.blob if latest else None
+        if (git_blob_id(data) if data is not None else None) != committed:
+            self._commit({rel: data}, {rel: st}, author=self.operator, source="editor")
+        return data, self._version_of(rel, data)
+
+    def _check_base(self, rel: str, current: FileVersion, base, rejected: str) -> None:
+        kind, value = parse_base(base)
+        if kind == "version" and value == current.version:
+            return
+        if kind == "blob" and current.blob_id and current.blob_id.startswith(value):
+            return
+        if kind == "sha256" and current.sha256 == value:
+            return
+        if kind == "version" and value > current.version:
+            raise InvalidInput(f"{rel}: base version {value} does not exist (the file is at "
+                               f"version {current.version})", code="unknown_base_version")
+        if kind != "version":
+            self._resolve_version(rel, base)  # raises NotFound for an unknown id
+        kept = self._keep_rejected(rel, rejected)
+        raise VersionConflict(
+            f"{rel}: your base is {base} but the file is now at version {current.version} "
+            f"(by {current.author or 'unknown'} at {current.time or 'unknown time'}); "
+            f"your text was not saved, it is kept in {kept}",
+            path=rel, base=str(base), current_version=current.version,
+            current_author=current.author, current_time=current.time,
+            current_blob_id=current.blob_id, rejected_text_file=kept)
+
+    def _keep_rejected(self, rel: str, text: str) -> str:
+        folder = self.state_dir / "rejected"
+        folder.mkdir(parents=True, exist_ok=True)
+        name = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{rel.replace('/', '__')}"
+        atomic_write(folder / name, text.encode("utf-8"))
+        return str(folder / name)
+
+    def write(self, path: str, text: str, *, base=None, author: str, source: str = "cli",
+              message: str | None = None) -> WriteResult:
+        """Replace the text of ``path``; one commit.
+
+        Args:
+            path: workspace-relative file.
+            text: the new text (UTF-8 encodable, no NUL, within the size limit).
+            base: the version the writer last read (number, blob id or sha256);
+                None writes unconditionally.
+            author: who is writing.
+            source: ``cli``, ``api``, ``editor`` or ``job:<name>``.
+            message: an optional line for the commit body.
+
+        Raises:
+            VersionConflict: ``base`` is not the current version.
+        """
+        rel = self.check_path(path)
+        data = encode_text(text, self.max_file_bytes, rel)
+        with self.lock():
+            _, current = self._absorb(rel)
+            if base is not None:
+                self._check_base(rel, current, base, text)
+            return self._replace(rel, data, current, author=author, source=source,
+                                 message=message)
+
+    def _replace(self, rel: str, data: bytes, current: FileVersion, *, author: str,
+                 source: str, message: str | None) -> WriteResult:
+        blob = git_blob_id(data)
+        if current.exists and current.blob_id == blob:
+            return WriteResult(rel, current.version, False, blob, sha256_hex(data),
+                               current.commit, current.version)
+        st = atomic_write(self._disk_path(rel), data)
+        info = self._commit({rel: data}, {rel: st}, author=author, source=source,
+                            message=message)
+        return WriteResult(rel, current.version + 1, True, blob, sha256_hex(data),
+                           info.commit, current.version)
+
+    def append(self, path: str, text: str, *, author: str, source: str = "cli",
+               message: str | None = None) -> WriteResult:
+        """Append ``text`` as new line(s) at the end of ``path``; never conflicts."""
+        rel = self.check_path(path)
+        encode_text(text, self.max_file_bytes, rel)
+        with self.lock():
+            data, current = self._absorb(rel)
+            old = decode_text(data or b"", max(self.max_file_bytes, len(data or b"")), rel)
+            new = join_appended(old, text)
+            return self._replace(rel, encode_text(new, self.max_file_bytes, rel), current,
+                                 author=author, source=source, message=message)
+
+    def delete(self, path: str, *, base=None, author: str, source: str = "cli",
+               message: str | None = None) -> WriteResult:
+        """Delete ``path`` in a commit; its history stays."""
+        rel = self.check_path(path)
+        with self.lock():
+            data, current = self._absorb(rel)
+            if data is None:
+                raise NotFound(f"{rel} does not exist", code="file_not_found", path=rel)
+            if base is not None:
+                self._check_base(rel, current, base, data.decode("utf-8", "replace"))
+            os.unlink(self._disk_path(rel))
+            info = self._commit({rel: None}, {}, author=author, source=source,
+                                message=message)
+            return WriteResult(rel, current.version + 1, True, None, None, info.commit,
+                               current.version)
+
+    def rename(self, old: str, new: str, *, author: str, source: str = "cli",
+               message: str | None = None) -> CommitInfo:
+        """Move ``old`` to ``new`` in one commit (git sees a rename)."""
+        src, dst = self.check_path(old), self.check_path(new)
+        with self.lock():
+            data, _ = self._absorb(src)
+            if data is None:
+                raise NotFound(f"{src} does not exist", code="file_not_found", path=src)
+            if os.path.lexists(self._disk_path(dst)):
+                raise InvalidInput(f"{dst} exists already", code="file_exists", path=dst)
+            os.makedirs(os.path.dirname(self._disk_path(dst)), exist_ok=True)
+            os.rename(self._disk_path(src), self._disk_path(dst))
+            st = os.lstat(self._disk_path(dst))
+            return self._commit({src: None, dst: data}, {dst: st}, author=author,
+                                source=source, message=message)
+
+    def restore(self, path: str, version, *, author: str, source: str = "cli") -> WriteResult:
+        """Bring version ``version`` of ``path`` back as a new version."""
+        rel = self.check_path(path)
+        text, info = self._read_version(rel, version)
+        return self.write(rel, text, author=author, source=source,
+                          message=f"restore {rel} to version {info.version}")
+
+    # -- committing what is on disk ----------------------------------------------
+
+    def commit_disk(self, paths=None, *, author: str | None = None, source: str = "editor",
+                    message: str | None = None) -> CommitInfo | None:
+        """Commit what is on disk for ``paths`` (None: the whole tree) in one commit.
+
+        A path missing on disk is a deletion. With ``paths=None`` the tree is
+        scanned, and deletions are committed only if the scan had no errors.
+        Files over the size limit are skipped and named in ``skipped``.
+
+        Returns:
+            The commit, or None when disk already equals HEAD.
+        """
+        with self.lock():
+            self._check_writable()
+            self.catch_up()
+            candidates, may_delete = self._disk_candidates(paths)
+            changes, stats, skipped = {}, {}, []
+            for rel in sorted(candidates):
+                self._collect_disk_change(rel, changes, stats, skipped, may_delete)
+            if not changes:
+                return None
+            info = self._commit(changes, stats, author=author or self.operator,
+                                source=source, message=message)
+            return CommitInfo(info.commit, info.paths, info.source, info.author,
+                              tuple(skipped))
+
+    def _disk_candidates(self, paths):
+        from minarad.workspace.ignore import IgnoreFilter, scan_tree
+
+        ignore = IgnoreFilter(self.root)
+        if paths is not None:
+            rels = set()
+            for p in paths:
+                rel = normalize_path(p)
+                if not ignore(rel):
+                    rels.add(rel)
+            return rels, True
+        on_disk, errors = scan_tree(self.root, ignore)
+        committed = self._committed_files()
+        return set(on_disk) | set(committed), not errors
+
+    def _committed_files(self) -> dict[str, str]:
+        from minarad.store.treebuild import iter_files
+
+        head = self.head()
+        if head is None:
+            return {}
+        tree = self.repo[head.encode()].tree
+        return {p.decode(): sha.decode() for p, _m, sha in iter_files(self.repo.object_store,
+                                                                       tree)}
+
+    def _collect_disk_change(self, rel, changes, stats, skipped, may_delete) -> None:
+        try:
+            check_no_symlink(str(self.root), rel)
+            data, st = self._read_disk(rel)
+        except (Forbidden, InvalidInput, PermissionError, OSError) as exc:
+            skipped.append(f"{rel}: {getattr(exc, 'message', exc)}")
+            return
+        latest = self.history_db.latest(rel)
+        committed = latest.blob if latest else None
+        if data is None:
+            if committed is not None and may_delete:
+                changes[rel] = None
+            return
+        if len(data) > self.max_file_bytes:
+            skipped.append(f"{rel}: larger than {self.max_file_bytes:,} bytes")
+            return
+        if git_blob_id(data) != committed:
+            changes[rel], stats[rel] = data, st
+
+    # -- the commit itself -------------------------------------------------------
+
+    def _commit(self, changes: dict, stats: dict, *, author: str, source: str,
+                message: str | None = None) -> CommitInfo:
+        """Write blobs, trees and a commit for ``changes``; move HEAD; fix the index."""
+        from dulwich.objects import Blob, Commit
+
+        from minarad.store.treebuild import apply_changes
+
+        if not _SOURCE_RE.match(source):
+            raise InvalidInput(f"source {source!r} is not like 'cli' or 'job:name'",
+                               code="invalid_source")
+        repo, store = self.repo, self.repo.object_store
+        head = self.head()
+        parent_tree = repo[head.encode()].tree if head else None
+        tree_changes, index_changes, recorded = {}, {}, []
+        for rel in sorted(changes):
+            data = changes[rel]
+            if data is None:
+                tree_changes[rel.encode()] = None
+                recorded.append((rel, None, None))
+                index_changes[rel.encode()] = None
+                continue
+            blob = Blob.from_string(data)
+            store.add_object(blob)
+            mode = self._file_mode(rel)
+            tree_changes[rel.encode()] = (mode, blob.id)
+            recorded.append((rel, blob.id.decode(), mode))
+            index_changes[rel.encode()] = (blob.id.decode(), mode, stats.get(rel))
+        tree_id = apply_changes(store, parent_tree, tree_changes)
+        ident = _identity(author)
+        commit = Commit()
+        commit.tree = tree_id
+        commit.parents = [head.encode()] if head else []
+        commit.author = commit.committer = ident
+        commit.author_time = commit.commit_time = int(time.time())
+        tz = time.localtime().tm_gmtoff
+        commit.author_timezone = commit.commit_timezone = tz
+        commit.encoding = b"UTF-8"
+        commit.message = _commit_message(source, [r[0] for r in recorded], message).encode()
+        store.add_object(commit)
+        self._move_head(head, commit.id)
+        self._update_index(index_changes, tree_id)
+        record = CommitRecord(commit.id.decode(), _author_name(ident), commit.author_time, tz,
+                              source, commit.message.decode().split("\n", 1)[0])
+        self.history_db.record(record, recorded)
+        return CommitInfo(commit.id.decode(), tuple(r[0] for r in recorded), source,
+                          _author_name(ident))
+
+    def _file_mode(self, rel: str) -> int:
+        try:
+            executable = os.lstat(self._disk_path(rel)).st_mode & 0o111
+        except OSError:
+            executable = 0
+        return 0o100755 if executable else 0o100644
+
+    def _move_head(self, old: str | None, new: bytes) -> None:
+        refs_container = self.repo.refs
+        if old is None:
+            target = refs_container.follow(b"HEAD")[0][-1]
+            if not refs_container.add_if_new(target, new):
+                raise Busy("HEAD moved while committing; try again", code="repository_busy")
+        elif not refs_container.set_if_equals(b"HEAD", old.encode(), new):
+            raise Busy("HEAD moved while committing (another git process?); try again",
+                       code="repository_busy")
+
+    def _update_index(self, index_changes: dict, tree_id: bytes) -> None:
+        from minarad.store import gitindex
+        from minarad.store.treebuild import iter_files
+
+        entries = {p: (None if v is None else gitindex.stat_entry(p, v[0], v[1], v[2]))
+                   for p, v in index_changes.items()}
+
+        def full_rebuild(_changes):
+            whole = {p: gitindex.stat_entry(p, sha.decode(), mode, None)
+                     for p, mode, sha in iter_files(self.repo.object_store, tree_id)}
+            whole.update({p: e for p, e in entries.items() if e is not None})
+            return gitindex.build_index(whole)
+
+        gitindex.update_index(str(self.git_dir / "index"), entries, full_rebuild)
+
+
+def join_appended(old: str, text: str) -> str:
+    """``old`` with ``text`` added as whole line(s) at the end."""
+    if old and not old.endswith("\n"):
+        old += "\n"
+    return old + (text if text.endswith("\n") else text + "\n")
+
+
+def _commit_message(source: str, paths: list[str], body: str | None) -> str:
+    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    lines = [f"{source}: {shown or 'no paths'}", ""]
+    if body:
+        lines += [body.strip(), ""]
+    lines.append(f"Minara-Source: {source}")
+    lines += [f"Minara-Path: {p}" for p in paths[:_MAX_PATH_TRAILERS]]
+    return "\n".join(lines) + "\n"

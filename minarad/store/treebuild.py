@@ -1,0 +1,91 @@
+"""Build a commit's tree from its parent's, writing only what changed.
+
+Only the new blobs and the trees on the changed paths are created; every
+other subtree is reused by id, so a commit costs by change, not by the
+size of the workspace.
+"""
+
+from __future__ import annotations
+
+import stat
+
+from dulwich.objects import Tree
+
+_GITLINK = 0o160000
+
+#: path (bytes, POSIX) -> (mode, blob id hex bytes), or None to delete.
+Changes = dict
+
+
+def apply_changes(object_store, tree_id: bytes | None, changes: Changes) -> bytes:
+    """Return the id of ``tree_id`` with ``changes`` applied (root never vanishes)."""
+    new_id = _apply(object_store, tree_id, changes)
+    if new_id is None:
+        empty = Tree()
+        object_store.add_object(empty)
+        return empty.id
+    return new_id
+
+
+def _split(changes: Changes) -> tuple[dict, dict]:
+    direct, nested = {}, {}
+    for path, value in changes.items():
+        head, _, rest = path.partition(b"/")
+        if rest:
+            nested.setdefault(head, {})[rest] = value
+        else:
+            direct[head] = value
+    return direct, nested
+
+
+def _apply(object_store, tree_id: bytes | None, changes: Changes) -> bytes | None:
+    tree = Tree()
+    if tree_id is not None:
+        for entry in object_store[tree_id].items():
+            tree.add(entry.path, entry.mode, entry.sha)
+    direct, nested = _split(changes)
+    for name, value in direct.items():
+        if value is None:
+            if name in tree:
+                del tree[name]
+        else:
+            tree.add(name, value[0], value[1])
+    for name, sub in nested.items():
+        existing = tree[name] if name in tree else None
+        sub_id = existing[1] if existing and stat.S_ISDIR(existing[0]) else None
+        new_sub = _apply(object_store, sub_id, sub)
+        if new_sub is None:
+            if name in tree:
+                del tree[name]
+        else:
+            tree.add(name, stat.S_IFDIR, new_sub)
+    if not len(tree):
+        return None
+    if tree_id is None or tree.id != tree_id:
+        object_store.add_object(tree)
+    return tree.id
+
+
+def lookup_blob(object_store, tree_id: bytes | None, path: bytes) -> tuple[int, bytes] | None:
+    """Return ``(mode, blob id)`` of ``path`` in the tree, or None."""
+    if tree_id is None:
+        return None
+    from dulwich.object_store import tree_lookup_path
+
+    try:
+        mode, sha = tree_lookup_path(object_store.__getitem__, tree_id, path)
+    except KeyError:
+        return None
+    return None if stat.S_ISDIR(mode) else (mode, sha)
+
+
+def iter_files(object_store, tree_id: bytes | None, prefix: bytes = b""):
+    """Yield ``(path, mode, blob id)`` for every file below a tree."""
+    if tree_id is None:
+        return
+    for entry in object_store[tree_id].items():
+        path = prefix + entry.path
+        if stat.S_ISDIR(entry.mode):
+            yield from iter_files(object_store, entry.sha, path + b"/")
+        elif entry.mode != _GITLINK:
+            yield path, entry.mode, entry.sha

@@ -1,0 +1,1 @@
+"""The workspace: layout and file roles, paths, templates, seeding, import."""
