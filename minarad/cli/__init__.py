@@ -21,6 +21,8 @@ GROUPS = {
     "config": "minarad.cli.config_cmd:config",
     "import": "minarad.cli.importer:import_",
     "init": "minarad.cli.config_cmd:init",
+    "context": "minarad.cli.context:context",
+    "turn-end": "minarad.cli.context:turn_end",
 }
 
 

@@ -1,0 +1,156 @@
+"""``minara context`` and ``minara turn-end``: the two ends of an agent session."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from minarad.cli.options import channel_option, emit, json_option, pass_ctx
+
+HOOKS = ("claude-code",)
+
+
+def _parse_time(value: str | None):
+    """``--at``: an ISO 8601 time (naive means local), default now."""
+    import datetime as dt
+
+    if value is None:
+        return dt.datetime.now().astimezone()
+    try:
+        when = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an ISO 8601 time", param_hint="--at") \
+            from None
+    return when.astimezone()
+
+
+def _read_stdin() -> str:
+    if sys.stdin is None or sys.stdin.isatty():
+        return ""
+    return sys.stdin.buffer.read().decode("utf-8", "replace")
+
+
+def _hook_payload(hook: str | None):
+    """Read and parse the harness's hook payload from stdin (``--hook``)."""
+    if hook is None:
+        return None
+    from minarad.jobs.harness import parse_claude_code_payload
+
+    return parse_claude_code_payload(_read_stdin())
+
+
+def _workspace_root(ctx):
+    """The workspace directory; a brand-new one is created and seeded first."""
+    root = ctx.settings.workspace
+    if not (root / ".git").exists():
+        return ctx.store().root
+    return root
+
+
+hook_option = click.option(
+    "--hook", type=click.Choice(HOOKS), metavar="HARNESS",
+    help="Read the harness's hook payload (JSON) from stdin: claude-code.")
+at_option = click.option(
+    "--at", "at", metavar="TIME",
+    help="The time to act as of, ISO 8601 (naive = local); default now.")
+
+
+@click.command("context")
+@click.option("--session", metavar="ID", help="The agent's session id.")
+@click.option("--surface", metavar="NAME", help="Where the agent runs (repl, claude-code, api).")
+@channel_option
+@click.option("--max-file-chars", type=click.IntRange(min=0), default=12_000,
+              show_default=True, help="A file longer than this is listed by name only.")
+@click.option("--max-total-chars", type=click.IntRange(min=0), default=60_000,
+              show_default=True, help="Files beyond this total are listed by name only.")
+@at_option
+@hook_option
+@json_option
+@pass_ctx
+def context(ctx, session, surface, channel, max_file_chars, max_total_chars, at, hook):
+    """Print the memory blocks of a system prompt, in order.
+
+    Blocks: identity (SOUL.md, AGENTS.md; cacheable), memory snapshot
+    (USER.md, MEMORY.md or the channel's, HEARTBEAT.md, today's and
+    yesterday's journal), bootstrap (while BOOTSTRAP.md exists), and a
+    one-time notice when SOUL.md changed since the last session. Workspace
+    text comes before anything derived and wins over it.
+
+    Example: minara context --session s1 --surface repl --json
+    """
+    from minarad.context import Budgets, build_context
+    from minarad.workspace.paths import channel_path
+
+    payload = _hook_payload(hook)
+    if payload is not None:
+        session, surface = session or payload.session_id, surface or hook
+    result = build_context(_workspace_root(ctx), now=_parse_time(at),
+                           channel_memory=channel_path("MEMORY.md", channel), session=session,
+                           surface=surface, channel=channel,
+                           budgets=Budgets(max_file_chars, max_total_chars))
+    emit(ctx, result.as_dict(), result.text())
+
+
+def _message(message_file: str | None, payload) -> str:
+    """The reply: the hook payload's, ``--message-file`` (``-`` = stdin), or stdin."""
+    from minarad.jobs.harness import reply_of
+
+    if payload is not None:
+        return reply_of(payload)
+    if message_file is None or message_file == "-":
+        return _read_stdin()
+    try:
+        with open(message_file, "rb") as fh:
+            return fh.read().decode("utf-8", "replace")
+    except OSError as exc:
+        from minarad.errors import NotFound
+
+        raise NotFound(f"cannot read {message_file}: {exc.strerror}", code="input_not_found") \
+            from None
+
+
+def _turn_text(result) -> str:
+    parts = [f"turn {result.turn} of session {result.session}"]
+    if result.bootstrap_archived:
+        parts.append(f"BOOTSTRAP.md archived as {result.bootstrap_archived}")
+    if result.heartbeat:
+        parts.append(f"HEARTBEAT.md v{result.heartbeat['version']}")
+    if result.journal:
+        parts.append(f"journal entry in {result.journal}")
+    return "; ".join(parts)
+
+
+@click.command("turn-end")
+@click.option("--session", metavar="ID", help="The agent's session id (the commit author).")
+@click.option("--surface", metavar="NAME", help="Where the agent runs (repl, claude-code, api).")
+@click.option("--message-file", metavar="FILE",
+              help="The agent's reply for this turn ('-' = stdin; default stdin).")
+@click.option("--open-loop", "open_loops", metavar="TEXT", multiple=True,
+              help="An open loop to carry to the next session (repeatable; replaces the list).")
+@at_option
+@hook_option
+@json_option
+@pass_ctx
+def turn_end(ctx, session, surface, message_file, open_loops, at, hook):
+    """Write the agent's state back at the end of a turn.
+
+    Archives BOOTSTRAP.md when the reply ends onboarding with BOOTSTRAP_DONE
+    alone on a line, rewrites HEARTBEAT.md's status (keeping ## Schedule
+    byte-for-byte) and, every WORKSPACE_DAILY_LOG_INTERVAL turns, appends to
+    memory/YYYY-MM-DD-<session>.md. Each write is a commit by the session.
+
+    Example: minara turn-end --session s1 --surface repl --message-file reply.md
+    """
+    from minarad.jobs.turn_end import TurnEnd, run_turn_end
+
+    payload = _hook_payload(hook)
+    session = session or (payload and payload.session_id)
+    surface = surface or hook
+    if not session or not surface:
+        raise click.UsageError("give --session and --surface (or --hook with its payload)")
+    turn = TurnEnd(session=session, surface=surface, message=_message(message_file, payload),
+                   when=_parse_time(at), open_loops=tuple(open_loops) or None)
+    result = run_turn_end(ctx.store(), ctx.settings, turn)
+    if payload is None or ctx.as_json:
+        emit(ctx, result.to_dict(), _turn_text(result))

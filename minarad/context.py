@@ -1,0 +1,335 @@
+"""The memory blocks of an agent's system prompt, in order.
+
+:func:`build_context` reads the workspace straight from disk (no git history,
+no search index) and returns :class:`Context`: a fixed preamble, then
+
+1. ``identity`` (cacheable): SOUL.md, AGENTS.md;
+2. ``memory_snapshot`` (dynamic, the first dynamic block): USER.md,
+   MEMORY.md (or the channel's), HEARTBEAT.md, today's and yesterday's
+   daily-journal files (local dates);
+3. ``bootstrap`` (only while BOOTSTRAP.md exists);
+4. ``soul_notice`` (once, after SOUL.md changed since the last session).
+
+A file over the per-file budget (12,000 characters by default), or one that
+would overflow the total budget, is listed by name and path instead of its
+text. Each block carries a cache key: the sha256 of its text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import os
+import re
+from pathlib import Path
+
+MAX_FILE_CHARS = 12_000
+MAX_TOTAL_CHARS = 60_000
+
+PREAMBLE = (
+    "The blocks below are this agent's workspace files, placed before anything derived. "
+    "The workspace wins: where inferred preferences, learned hints, playbooks or any other "
+    "derived context placed after these blocks disagree with them, follow the workspace."
+)
+
+_JOURNAL_RE = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2})(?P<session>-[^/]+)?\.md$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Budgets:
+    """How much workspace text goes into the prompt.
+
+    Attributes:
+        max_file_chars: a file longer than this is listed by name only.
+        max_total_chars: files that would overflow this total are listed by name only.
+    """
+
+    max_file_chars: int = MAX_FILE_CHARS
+    max_total_chars: int = MAX_TOTAL_CHARS
+
+
+@dataclasses.dataclass
+class ContextFile:
+    """One workspace file in a block.
+
+    Attributes:
+        path: workspace-relative path.
+        role: ``soul``, ``agents``, ``user``, ``memory``, ``journal``, ...
+        chars: length of its text in characters.
+        blob_id: its git blob id (the content version the store accepts as a base).
+        sha256: sha256 of its bytes (the HTTP API's version).
+        included: whether its text is in the prompt.
+        omitted: why it is not (``None`` when included).
+    """
+
+    path: str
+    role: str
+    chars: int
+    blob_id: str
+    sha256: str
+    text: str = dataclasses.field(repr=False, default="")
+    included: bool = True
+    omitted: str | None = None
+
+    def as_dict(self) -> dict:
+        """Return the file's metadata (without its text) for ``--json``."""
+        data = dataclasses.asdict(self)
+        data.pop("text")
+        return data
+
+
+@dataclasses.dataclass
+class Block:
+    """One marked block of the prompt.
+
+    Attributes:
+        name: ``identity``, ``memory_snapshot``, ``bootstrap`` or ``soul_notice``.
+        cacheable: True for blocks a harness may cache across sessions.
+        files: the workspace files it holds.
+        note: minara's own text at the top of the block (instructions, notice).
+        text: the rendered block, markers included.
+        cache_key: sha256 of ``text``; it changes only when the text changes.
+    """
+
+    name: str
+    cacheable: bool
+    files: list[ContextFile] = dataclasses.field(default_factory=list)
+    note: str = ""
+    text: str = ""
+    cache_key: str = ""
+
+    def as_dict(self) -> dict:
+        """Return the block for ``--json``."""
+        return {"name": self.name, "cache": "cacheable" if self.cacheable else "dynamic",
+                "cache_key": self.cache_key, "files": [f.as_dict() for f in self.files],
+                "text": self.text}
+
+
+@dataclasses.dataclass
+class Context:
+    """The assembled prompt blocks and what they were built for."""
+
+    root: Path
+    blocks: list[Block]
+    session: str | None = None
+    surface: str | None = None
+    channel: str | None = None
+
+    def block(self, name: str) -> Block | None:
+        """Return the block called ``name``, or ``None``."""
+        return next((b for b in self.blocks if b.name == name), None)
+
+    def text(self) -> str:
+        """The whole context as one prompt fragment."""
+        return render_context(self)
+
+    def as_dict(self) -> dict:
+        """Return the context for ``--json``."""
+        return {"workspace": str(self.root), "session": self.session, "surface": self.surface,
+                "channel": self.channel, "preamble": PREAMBLE,
+                "order": [b.name for b in self.blocks],
+                "blocks": [b.as_dict() for b in self.blocks], "text": self.text()}
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+
+def read_workspace_file(root: Path, path: str, role: str) -> ContextFile | None:
+    """Read one file straight from disk; ``None`` when it does not exist.
+
+    Args:
+        root: the workspace directory.
+        path: the workspace-relative path.
+        role: the file's role, recorded in the result.
+    """
+    try:
+        data = (root / path).read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+    text = data.decode("utf-8", "replace")
+    return ContextFile(path=path, role=role, chars=len(text), blob_id=_git_blob_id(data),
+                       sha256=hashlib.sha256(data).hexdigest(), text=text)
+
+
+def _git_blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\x00" % len(data) + data).hexdigest()
+
+
+def journal_days(today: dt.date) -> tuple[dt.date, dt.date]:
+    """The journal dates ``context`` shows: yesterday and today."""
+    return today - dt.timedelta(days=1), today
+
+
+def select_journal_files(names, days) -> list[str]:
+    """Pick the journal files of ``days`` from the names in ``memory/``.
+
+    Both the per-session ``YYYY-MM-DD-<session>.md`` and the legacy
+    ``YYYY-MM-DD.md`` are recognised. Returns ``memory/...`` paths in
+    chronological order (by day; the legacy file first within a day).
+    """
+    wanted = {d.isoformat() for d in days}
+    picked = []
+    for name in names:
+        match = _JOURNAL_RE.match(name)
+        if match and match.group("date") in wanted:
+            picked.append((match.group("date"), match.group("session") is not None, name))
+    return [f"memory/{name}" for _d, _s, name in sorted(picked)]
+
+
+def list_journal_files(root: Path, today: dt.date) -> list[str]:
+    """Return today's and yesterday's journal paths found in ``memory/``."""
+    try:
+        names = os.listdir(root / "memory")
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return select_journal_files(names, journal_days(today))
+
+
+# -- budgets ---------------------------------------------------------------------------------
+
+
+def _omit(file: ContextFile, reason: str) -> None:
+    file.included, file.omitted = False, reason
+
+
+def apply_budgets(files_by_priority: list[ContextFile], budgets: Budgets) -> None:
+    """Mark files that do not fit, highest priority first.
+
+    A file over ``max_file_chars`` is always omitted; after that, files are
+    taken in priority order until ``max_total_chars`` would be exceeded.
+    """
+    used = 0
+    for file in files_by_priority:
+        if file.chars > budgets.max_file_chars:
+            _omit(file, f"over the {budgets.max_file_chars:,}-character limit for one file")
+        elif used + file.chars > budgets.max_total_chars:
+            _omit(file, f"the {budgets.max_total_chars:,}-character context budget is used up")
+        else:
+            used += file.chars
+
+
+def _priority(blocks: list[Block]) -> list[ContextFile]:
+    """Block order, except that newer journal files come before older ones."""
+    ordered = []
+    for block in blocks:
+        plain = [f for f in block.files if f.role != "journal"]
+        journal = [f for f in block.files if f.role == "journal"]
+        ordered.extend(plain + journal[::-1])
+    return ordered
+
+
+# -- rendering -------------------------------------------------------------------------------
+
+
+def render_file(file: ContextFile, root: Path) -> str:
+    """Render one file: its text in a ``<file>`` element, or a pointer to it."""
+    if file.included:
+        body = file.text if file.text.endswith("\n") or not file.text else file.text + "\n"
+        return f'<file path="{file.path}">\n{body}</file>\n'
+    return (f'<file path="{file.path}" chars="{file.chars}" included="no">\n'
+            f"Not inlined ({file.omitted}): {file.path} has {file.chars:,} characters. "
+            f"Read it yourself: {root / file.path} (or `minara memory get {file.path}`).\n"
+            f"</file>\n")
+
+
+def render_block(block: Block, root: Path) -> str:
+    """Render a block with its opening and closing markers."""
+    cache = "cacheable" if block.cacheable else "dynamic"
+    parts = [f'<minara-block name="{block.name}" cache="{cache}">\n']
+    if block.note:
+        parts.append(block.note.rstrip("\n") + "\n")
+    parts.extend(render_file(f, root) for f in block.files)
+    parts.append("</minara-block>\n")
+    return "".join(parts)
+
+
+def render_context(context: Context) -> str:
+    """Render the preamble and every block, in order."""
+    return f"{PREAMBLE}\n\n" + "\n".join(block.text for block in context.blocks)
+
+
+def _finish(block: Block, root: Path) -> Block:
+    block.text = render_block(block, root)
+    block.cache_key = hashlib.sha256(block.text.encode("utf-8")).hexdigest()
+    return block
+
+
+# -- assembling ------------------------------------------------------------------------------
+
+
+def _files(root: Path, specs) -> list[ContextFile]:
+    found = (read_workspace_file(root, path, role) for path, role in specs)
+    return [f for f in found if f is not None]
+
+
+def identity_block(root: Path) -> Block:
+    """SOUL.md and AGENTS.md (cacheable)."""
+    return Block("identity", True, _files(root, [("SOUL.md", "soul"), ("AGENTS.md", "agents")]))
+
+
+def snapshot_block(root: Path, memory_path: str, today: dt.date, note: str = "") -> Block:
+    """USER.md, MEMORY.md (or the channel's), HEARTBEAT.md and recent journal files."""
+    role = "memory" if memory_path == "MEMORY.md" else "channel_memory"
+    specs = [("USER.md", "user"), (memory_path, role), ("HEARTBEAT.md", "heartbeat")]
+    specs += [(path, "journal") for path in list_journal_files(root, today)]
+    return Block("memory_snapshot", False, _files(root, specs), note=note)
+
+
+def bootstrap_block(root: Path) -> Block | None:
+    """BOOTSTRAP.md with the two-turn instructions, while it exists."""
+    from minarad.jobs.bootstrap import BOOTSTRAP, INSTRUCTIONS
+
+    file = read_workspace_file(root, BOOTSTRAP, "bootstrap")
+    return None if file is None else Block("bootstrap", False, [file], note=INSTRUCTIONS)
+
+
+def soul_notice_block(root: Path, seen_at: str, soul: ContextFile | None) -> Block | None:
+    """The one-time SOUL.md change notice; resets the baseline as it is read."""
+    from minarad.jobs.soul import check_soul, notice_text
+
+    data = None if soul is None else (root / soul.path).read_bytes()
+    change = check_soul(root, seen_at, soul_bytes=data)
+    return None if change is None else Block("soul_notice", False, note=notice_text(change))
+
+
+def _snapshot_note(session: str | None, surface: str | None, today: dt.date) -> str:
+    who = ", ".join(x for x in (session and f"session {session}",
+                                surface and f"surface {surface}") if x)
+    return f"Local date {today.isoformat()}" + (f"; {who}." if who else ".")
+
+
+def build_context(root: str | os.PathLike, *, now: dt.datetime, channel_memory: str = "MEMORY.md",
+                  session: str | None = None, surface: str | None = None,
+                  channel: str | None = None, budgets: Budgets = Budgets(),
+                  disclose_soul: bool = True) -> Context:
+    """Assemble the prompt blocks of a session from the workspace on disk.
+
+    Args:
+        root: the workspace directory.
+        now: the current time, timezone-aware; its local date picks the journal files.
+        channel_memory: the MEMORY.md to show (``channels/<id>/MEMORY.md`` for a channel).
+        session: the agent's session id, named in the snapshot.
+        surface: where the agent runs (``repl``, ``claude-code``, ...).
+        channel: the channel id, recorded in the result.
+        budgets: per-file and total character budgets.
+        disclose_soul: compare SOUL.md with its baseline (and reset it).
+
+    Returns:
+        The :class:`Context`, blocks in prompt order.
+    """
+    root = Path(root)
+    today = now.astimezone().date()
+    identity = identity_block(root)
+    blocks = [identity, snapshot_block(root, channel_memory, today,
+                                       _snapshot_note(session, surface, today))]
+    bootstrap = bootstrap_block(root)
+    if bootstrap is not None:
+        blocks.append(bootstrap)
+    if disclose_soul:
+        soul = next((f for f in identity.files if f.role == "soul"), None)
+        notice = soul_notice_block(root, now.isoformat(timespec="seconds"), soul)
+        if notice is not None:
+            blocks.append(notice)
+    apply_budgets(_priority(blocks), budgets)
+    return Context(root, [_finish(b, root) for b in blocks], session, surface, channel)
