@@ -1,0 +1,38 @@
+"""Search: a tantivy index of the whole workspace, kept in step with git.
+
+The index is derived data in ``<state_dir>/index/<hash of workspace path>/``
+and always rebuildable. It records the commit it reflects; catching up is a
+tree diff from that commit to HEAD, so it costs by change.
+
+Library API (the daemon, CLI, wiki, jobs and gateway call these)::
+
+    from minarad.index import Index
+
+    index = Index.open(settings)              # or Index(workspace, index_dir)
+    stats = index.catch_up()                  # after each commit; never blocks:
+                                              # stats.busy / stats.lag if another
+                                              # process is writing
+    hits = index.search("deploy handbook", kind="wiki", path="wiki/handbook",
+                        channel=None, since="7d", limit=10, memory_only=False)
+    hit.path, hit.heading, hit.line_start, hit.line_end, hit.score,
+    hit.version, hit.snippet.render("**", "**"), hit.to_dict()
+    index.get_section("MEMORY.md", heading="Facts")   # -> Hit (hit.text)
+    index.backlinks("wiki/a/b.md")                    # or backlinks("a/b")
+    index.status()                                    # -> IndexStatus
+    index.rebuild(progress=lambda done, total, path: ...)
+
+``Index.open(settings, version_of=store_lookup)`` fills ``Hit.version`` from
+the store (``path -> version``); without it versions are None.
+
+Only one process writes: ``catch_up`` and ``rebuild`` take an exclusive,
+non-blocking flock on ``writer.lock``; a second would-be writer returns at
+once with ``busy=True`` and the lag, and its searches read what is there.
+Importing this package imports tantivy: CLI modules import it inside
+the commands that search.
+"""
+
+from minarad.index.core import CatchUpStats, Hit, Index, IndexStatus, index_dir_for, parse_since
+from minarad.index.snippets import Snippet
+
+__all__ = ["CatchUpStats", "Hit", "Index", "IndexStatus", "Snippet", "index_dir_for",
+           "parse_since"]

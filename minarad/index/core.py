@@ -1,0 +1,482 @@
+"""The Index: one tantivy index per workspace, kept in step with its git HEAD."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Callable
+
+import tantivy
+
+from minarad.errors import InvalidInput
+from minarad.index import gitsource
+from minarad.index.documents import FileInfo, documents_for_file, is_indexable, wiki_link_path
+from minarad.index.lock import try_writer_lock
+from minarad.index.query import FILTER_FIELDS, QueryBuilder, parse_query, positive_terms
+from minarad.index.schema import (SCHEMA_VERSION, build_schema, cjk_analyzer,
+                                  register_tokenizers, to_tantivy, word_analyzer)
+from minarad.index.snippets import Snippet, make_snippet, term_pattern
+
+#: Files longer than this are indexed up to it (and reported).
+DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
+MEMORY_SCOPE = "memory"
+Progress = Callable[[int, int, str], None]
+
+
+@dataclasses.dataclass
+class Hit:
+    """One search result: a section or an entry, with its snippet."""
+
+    path: str
+    heading: str
+    title: str
+    kind: str
+    role: str
+    channel: str
+    line_start: int
+    line_end: int
+    score: float
+    time: int
+    blob: str
+    snippet: Snippet
+    text: str = ""
+    links: list[str] = dataclasses.field(default_factory=list)
+    version: int | str | None = None
+
+    def to_dict(self, include_text: bool = False) -> dict:
+        """JSON-ready form; ``snippet`` is plain text, ``highlights`` offsets into it."""
+        data = {"path": self.path, "heading": self.heading, "title": self.title,
+                "kind": self.kind, "role": self.role, "channel": self.channel or None,
+                "line_start": self.line_start, "line_end": self.line_end,
+                "score": round(self.score, 4), "version": self.version, "blob": self.blob,
+                "time": _iso(self.time), "snippet": self.snippet.text,
+                "highlights": [list(h) for h in self.snippet.highlights], "links": self.links}
+        if include_text:
+            data["text"] = self.text
+        return data
+
+
+@dataclasses.dataclass
+class CatchUpStats:
+    """What one catch-up did (``busy``: another process holds the writer lock)."""
+
+    from_commit: str | None
+    to_commit: str | None
+    files_indexed: int = 0
+    files_removed: int = 0
+    documents: int = 0
+    problems: list[str] = dataclasses.field(default_factory=list)
+    rebuilt: bool = False
+    busy: bool = False
+    lag: int | None = 0
+
+    def to_dict(self) -> dict:
+        """JSON-ready form."""
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass
+class IndexStatus:
+    """The state of the index: what it holds and how far behind HEAD it is."""
+
+    path: str
+    documents: int
+    indexed_commit: str | None
+    head_commit: str | None
+    lag: int | None
+    size_bytes: int
+    writer_busy: bool
+    schema_version: int
+    problems: dict[str, list[str]]
+
+    def to_dict(self) -> dict:
+        """JSON-ready form."""
+        return dataclasses.asdict(self)
+
+
+def index_dir_for(state_dir: str | os.PathLike, workspace: str | os.PathLike) -> Path:
+    """``<state_dir>/index/<short hash of the absolute workspace path>``."""
+    absolute = os.path.realpath(os.path.abspath(os.fspath(workspace)))
+    digest = hashlib.sha256(absolute.encode()).hexdigest()[:16]
+    return Path(state_dir) / "index" / digest
+
+
+class Index:
+    """The search index of one workspace.
+
+    Args:
+        workspace: the workspace directory (a git repository).
+        index_dir: where the index lives (outside the workspace).
+        max_file_bytes: files are indexed up to this many bytes.
+        version_of: optional ``path -> version`` lookup (the store's); hits
+            carry its answer in ``Hit.version``, else None.
+    """
+
+    def __init__(self, workspace, index_dir, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+                 version_of: Callable[[str], int | str | None] | None = None):
+        self.workspace = Path(workspace)
+        self.index_dir = Path(index_dir)
+        self.max_file_bytes = max_file_bytes
+        self.version_of = version_of
+        self.schema = build_schema()
+        self._cjk = cjk_analyzer()
+        self._builder = QueryBuilder(self.schema, word_analyzer(), self._cjk)
+        self._tv: tantivy.Index | None = None
+        self._generation: str | None = None
+
+    @classmethod
+    def open(cls, settings, *, version_of=None) -> "Index":
+        """Open the index of ``settings.workspace`` in ``settings.state_dir``."""
+        return cls(settings.workspace, index_dir_for(settings.state_dir, settings.workspace),
+                   version_of=version_of)
+
+    # -- state -------------------------------------------------------------
+
+    @property
+    def lock_path(self) -> Path:
+        """The writer lock file."""
+        return self.index_dir / "writer.lock"
+
+    @property
+    def state_path(self) -> Path:
+        """The JSON file naming the indexed commit and the data folder."""
+        return self.index_dir / "state.json"
+
+    def read_state(self) -> dict:
+        """The saved state, or ``{}`` when there is none (or it is unreadable)."""
+        try:
+            with open(self.state_path, encoding="utf-8") as fh:
+                state = json.load(fh)
+        except (OSError, ValueError):
+            return {}
+        return state if isinstance(state, dict) else {}
+
+    def _write_state(self, state: dict) -> None:
+        tmp = self.state_path.with_suffix(".tmp")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(state, fh, ensure_ascii=False, indent=1)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.state_path)
+
+    # -- reading -----------------------------------------------------------
+
+    def _usable_state(self) -> dict:
+        state = self.read_state()
+        if state.get("schema") != SCHEMA_VERSION or not state.get("generation"):
+            return {}
+        data = self.index_dir / state["generation"]
+        return state if tantivy.Index.exists(str(data)) else {}
+
+    def _open_reader(self) -> tantivy.Index | None:
+        state = self._usable_state()
+        generation = state.get("generation")
+        if generation is None:
+            self._tv, self._generation = None, None
+            return None
+        if generation != self._generation or self._tv is None:
+            self._tv = tantivy.Index.open(str(self.index_dir / generation))
+            register_tokenizers(self._tv)
+            self._generation = generation
+        else:
+            self._tv.reload()
+        return self._tv
+
+    def _searcher(self):
+        index = self._open_reader()
+        return index.searcher() if index is not None else None
+
+    # -- writing -----------------------------------------------------------
+
+    def catch_up(self, progress: Progress | None = None) -> CatchUpStats:
+        """Index what changed between the indexed commit and HEAD.
+
+        Never blocks: if another process is writing, nothing is done and the
+        stats say ``busy`` with the current lag.
+
+        Args:
+            progress: called as ``progress(done, total, path)`` per file.
+
+        Returns:
+            What was done.
+        """
+        return self._write(progress, full=False)
+
+    def rebuild(self, progress: Progress | None = None) -> CatchUpStats:
+        """Index the whole HEAD tree from scratch (same result as catching up)."""
+        return self._write(progress, full=True)
+
+    def _write(self, progress, full: bool) -> CatchUpStats:
+        self.index_dir.mkdir(parents=True, exist_ok=True)
+        with try_writer_lock(self.lock_path) as owned:
+            if not owned:
+                return self._busy_stats()
+            repo = gitsource.open_repo(self.workspace)
+            try:
+                return self._write_locked(repo, progress, full)
+            finally:
+                repo.close()
+
+    def _busy_stats(self) -> CatchUpStats:
+        indexed = self._usable_state().get("commit")
+        repo = gitsource.open_repo(self.workspace)
+        try:
+            head = gitsource.head_commit(repo)
+            lag = gitsource.commits_between(repo, head, indexed)
+        finally:
+            repo.close()
+        return CatchUpStats(indexed, indexed, busy=True, lag=lag)
+
+    def _write_locked(self, repo, progress, full: bool) -> CatchUpStats:
+        head = gitsource.head_commit(repo)
+        state = self._usable_state() or self._new_generation()
+        indexed = None if full else state.get("commit")
+        if indexed and not gitsource.has_commit(repo, indexed):
+            indexed = None
+        if head == indexed and not full and state.get("commit") is not None:
+            return CatchUpStats(indexed, head)
+        changes = gitsource.changed_paths(repo, indexed, head) if head else []
+        stats = CatchUpStats(state.get("commit"), head, rebuilt=indexed is None)
+        problems = {} if indexed is None else dict(state.get("problems", {}))
+        self._apply(repo, state, changes, head, indexed, problems, stats, progress)
+        state.update(commit=head, problems=problems)
+        self._write_state(state)
+        self._drop_old_generations(state["generation"])
+        stats.problems = [m for msgs in problems.values() for m in msgs]
+        return stats
+
+    def _new_generation(self) -> dict:
+        generation = f"data-{os.getpid()}-{int(dt.datetime.now().timestamp() * 1000)}"
+        data = self.index_dir / generation
+        data.mkdir(parents=True)
+        tantivy.Index(self.schema, path=str(data), reuse=False)
+        return {"schema": SCHEMA_VERSION, "generation": generation, "commit": None,
+                "workspace": str(self.workspace.resolve()), "problems": {}}
+
+    def _apply(self, repo, state, changes, head, indexed, problems, stats, progress) -> None:
+        index = tantivy.Index.open(str(self.index_dir / state["generation"]))
+        register_tokenizers(index)
+        writer = index.writer(heap_size=64_000_000, num_threads=2 if indexed is None else 1)
+        try:
+            self._apply_changes(writer, repo, changes, head, indexed, problems, stats, progress)
+            writer.commit()
+        except BaseException:
+            writer.rollback()
+            raise
+        finally:
+            writer.wait_merging_threads()
+
+    def _apply_changes(self, writer, repo, changes, head, indexed, problems, stats, progress):
+        if indexed is None:
+            writer.delete_all_documents()
+        wanted = {c.path for c in changes if c.blob and is_indexable(c.path)}
+        times = gitsource.last_change_times(repo, head, wanted, indexed) if wanted else {}
+        for done, change in enumerate(changes, start=1):
+            if indexed is not None:
+                writer.delete_documents_by_term("path", change.path)
+            problems.pop(change.path, None)
+            if change.path in wanted:
+                self._add_file(writer, repo, change, times[change.path], problems, stats)
+            elif change.blob is None:
+                stats.files_removed += 1
+            if progress is not None:
+                progress(done, len(changes), change.path)
+
+    def _add_file(self, writer, repo, change, time: int, problems, stats) -> None:
+        info = FileInfo(change.path, change.blob, time)
+        docs, found = documents_for_file(info, gitsource.read_blob(repo, change.blob),
+                                         self.max_file_bytes)
+        for doc in docs:
+            writer.add_document(to_tantivy(doc, self._cjk))
+        if found:
+            problems[change.path] = [str(p) for p in found]
+        stats.files_indexed += 1
+        stats.documents += len(docs)
+
+    def _drop_old_generations(self, keep: str) -> None:
+        for entry in self.index_dir.iterdir():
+            if entry.is_dir() and entry.name.startswith("data-") and entry.name != keep:
+                shutil.rmtree(entry, ignore_errors=True)
+
+    # -- queries -----------------------------------------------------------
+
+    def search(self, query: str, *, kind=None, path: str | None = None,
+               channel: str | None = None, since=None, limit: int = 10,
+               memory_only: bool = False) -> list[Hit]:
+        """Search the index (as it is; call :meth:`catch_up` first to be current).
+
+        Args:
+            query: words, ``"phrases"``, ``+required``, ``-excluded``,
+                ``kind:``/``path:``/``channel:`` (see :mod:`minarad.index.query`).
+            kind: a kind or role (or a list): lesson, correction, error, wiki, journal...
+            path: a path prefix such as ``wiki/handbook``.
+            channel: the caller's channel; its files join the shared ones.
+            since: a datetime, a date, ISO text, ``7d``/``12h``, or epoch seconds.
+            limit: how many hits at most.
+            memory_only: only memory files (MEMORY.md, journals, channel memory, learn).
+
+        Returns:
+            Hits, best first, each with a highlighted snippet.
+        """
+        searcher = self._searcher()
+        if searcher is None or limit <= 0:
+            return []
+        clauses = parse_query(query or "")
+        filters = self._filters(clauses, kind, path, channel, since, memory_only)
+        result = searcher.search(self._builder.build(clauses, filters), limit)
+        pattern = term_pattern(positive_terms(clauses))
+        return [self._hit(searcher.doc(address), score, pattern)
+                for score, address in result.hits]
+
+    def _filters(self, clauses, kind, path, channel, since, memory_only) -> list:
+        q, filters = self._builder, []
+        asked = [c.text for c in clauses if c.field == "channel"] + ([channel] if channel else [])
+        visible = ["shared"] + [f"channel:{c}" for c in asked]
+        filters.append(q.filter_query("visibility", visible))
+        if kind:
+            filters.append(q.filter_query("kind", [kind] if isinstance(kind, str) else list(kind)))
+        if path:
+            filters.append(q.filter_query("path", [path]))
+        if memory_only:
+            filters.append(q.filter_query("scope", [MEMORY_SCOPE]))
+        if since is not None:
+            filters.append(tantivy.Query.range_query(
+                self.schema, "time", tantivy.FieldType.Integer, lower_bound=parse_since(since)))
+        return filters
+
+    def _hit(self, doc, score: float, pattern) -> Hit:
+        def first(name, default=""):
+            value = doc.get_first(name)
+            return default if value is None else value
+
+        text = first("text")
+        hit = Hit(path=first("path"), heading=first("heading"), title=first("title"),
+                  kind=first("kind"), role=first("role"), channel=first("channel"),
+                  line_start=first("line_start", 0), line_end=first("line_end", 0),
+                  score=float(score), time=first("time", 0), blob=first("blob"),
+                  snippet=make_snippet(text or first("title"), pattern), text=text,
+                  links=doc.get_all("links"))
+        if self.version_of is not None:
+            hit.version = self.version_of(hit.path)
+        return hit
+
+    def _path_docs(self, path: str, searcher) -> list[Hit]:
+        query = tantivy.Query.term_query(self.schema, "path", path)
+        found = searcher.search(query, 100_000).hits
+        hits = [self._hit(searcher.doc(address), 0.0, None) for _, address in found]
+        return sorted(hits, key=lambda h: h.line_start)
+
+    def get_section(self, path: str, heading: str | None = None,
+                    line: int | None = None) -> Hit | None:
+        """One section of a file, by heading (last part or full path) or by line.
+
+        Args:
+            path: the workspace path.
+            heading: ``"Facts"`` or ``"MEMORY > Facts"``; case-insensitive.
+            line: any line inside the section.
+
+        Returns:
+            The section (``Hit.text`` holds its text), or None.
+        """
+        searcher = self._searcher()
+        hits = self._path_docs(path, searcher) if searcher is not None else []
+        if line is not None:
+            hits = [h for h in hits if h.line_start <= line <= h.line_end]
+        if heading is not None:
+            wanted = heading.strip().lower()
+            hits = [h for h in hits if h.heading.lower() == wanted
+                    or h.heading.lower().rsplit(" > ", 1)[-1] == wanted]
+        return hits[0] if hits else None
+
+    def backlinks(self, path: str) -> list[Hit]:
+        """Sections that link to ``path`` (a workspace path or a wiki name like ``a/b``)."""
+        searcher = self._searcher()
+        if searcher is None:
+            return []
+        target = path if "." in path.rsplit("/", 1)[-1] else wiki_link_path(path)
+        query = tantivy.Query.term_query(self.schema, "links", target)
+        found = searcher.search(query, 10_000).hits
+        hits = [self._hit(searcher.doc(address), 0.0, None) for _, address in found]
+        return sorted(hits, key=lambda h: (h.path, h.line_start))
+
+    def documents(self) -> list[dict]:
+        """Every stored document as a dict, sorted by path and line (for checks)."""
+        searcher = self._searcher()
+        if searcher is None or searcher.num_docs == 0:
+            return []
+        found = searcher.search(tantivy.Query.all_query(), searcher.num_docs).hits
+        docs = [{k: v for k, v in searcher.doc(a).to_dict().items()} for _, a in found]
+        return sorted(docs, key=lambda d: (d["path"], d["line_start"], d.get("heading", [""])))
+
+    def status(self) -> IndexStatus:
+        """Documents, indexed commit, lag behind HEAD, size on disk, problems."""
+        state = self._usable_state()
+        searcher = self._searcher()
+        repo = gitsource.open_repo(self.workspace)
+        try:
+            head = gitsource.head_commit(repo)
+            lag = gitsource.commits_between(repo, head, state.get("commit")) if state else None
+        finally:
+            repo.close()
+        return IndexStatus(
+            path=str(self.index_dir), documents=searcher.num_docs if searcher else 0,
+            indexed_commit=state.get("commit"), head_commit=head, lag=lag,
+            size_bytes=_folder_size(self.index_dir), writer_busy=self._writer_busy(),
+            schema_version=SCHEMA_VERSION, problems=state.get("problems", {}))
+
+    def _writer_busy(self) -> bool:
+        if not self.index_dir.exists():
+            return False
+        with try_writer_lock(self.lock_path) as owned:
+            return not owned
+
+
+def _folder_size(folder: Path) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.path.getsize(os.path.join(root, name))
+            except OSError:
+                pass
+    return total
+
+
+def _iso(seconds: int) -> str | None:
+    if not seconds:
+        return None
+    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+_RELATIVE_RE = re.compile(r"^(\d+)\s*([smhdw])$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_since(value, now: float | None = None) -> int:
+    """Epoch seconds from a datetime, date, ISO text, ``7d``/``12h``, or a number.
+
+    Raises:
+        InvalidInput: the value is none of these.
+    """
+    if isinstance(value, dt.datetime):
+        return int(value.timestamp())
+    if isinstance(value, dt.date):
+        return int(dt.datetime(value.year, value.month, value.day).timestamp())
+    if isinstance(value, (int, float)):
+        return int(value)
+    text = str(value).strip()
+    relative = _RELATIVE_RE.match(text)
+    if relative:
+        now = dt.datetime.now().timestamp() if now is None else now
+        return int(now - int(relative.group(1)) * _UNITS[relative.group(2)])
+    try:
+        return int(dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp())
+    except ValueError:
+        raise InvalidInput(f"--since {text!r}: give a date (2026-01-31), a time, or 7d/12h",
+                           code="invalid_since") from None

@@ -1,0 +1,252 @@
+"""Turn one workspace file into index documents: pure functions, no I/O.
+
+A Markdown file gives one document per section; a JSONL store (``learn/``,
+``knowledge/``) gives one per entry. Documents are plain :class:`IndexDoc`
+values, so the rules here are tested without tantivy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import posixpath
+import re
+
+from minarad.workspace.layout import is_memory_path, role_of
+from minarad.workspace.markdown import front_matter_text, parse_front_matter, parse_sections
+
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".txt")
+LEARN_KINDS = {"lessons": "lesson", "corrections": "correction", "errors": "error"}
+_WIKI_LINK_RE = re.compile(r"\[\[([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
+_MD_LINK_RE = re.compile(r"\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_CHANNEL_RE = re.compile(r"^channels/([^/]+)/")
+_EXACT_RE = re.compile(r"[\w][\w.\-/:@#+]*[\w]")
+_SEPARATORS = set("-_./:@#+")
+
+
+@dataclasses.dataclass
+class IndexDoc:
+    """One searchable unit: a Markdown section or a JSONL entry."""
+
+    path: str
+    kind: str
+    role: str
+    title: str
+    heading: str
+    text: str
+    line_start: int
+    line_end: int
+    time: int
+    blob: str
+    channel: str = ""
+    meta: str = ""
+    tags: list[str] = dataclasses.field(default_factory=list)
+    links: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def is_memory(self) -> bool:
+        """True when ``minara memory search`` covers this document."""
+        return is_memory_path(self.path)
+
+
+@dataclasses.dataclass
+class Problem:
+    """Something in a file that could not be indexed as written."""
+
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}" if self.line else f"{self.path}: {self.message}"
+
+
+@dataclasses.dataclass(frozen=True)
+class FileInfo:
+    """What the indexer knows about a file besides its bytes."""
+
+    path: str
+    blob: str
+    time: int
+
+
+def is_indexable(path: str) -> bool:
+    """True for the files that become documents (Markdown and text, learn/knowledge JSONL)."""
+    if path.endswith(MARKDOWN_SUFFIXES):
+        return True
+    return path.endswith(".jsonl") and path.startswith(("learn/", "knowledge/"))
+
+
+def channel_of(path: str) -> str:
+    """Return the channel id of ``channels/<id>/...`` paths, else ""."""
+    match = _CHANNEL_RE.match(path)
+    return match.group(1) if match else ""
+
+
+def documents_for_file(info: FileInfo, data: bytes, max_bytes: int) -> tuple[list[IndexDoc], list[Problem]]:
+    """Build the documents of one file.
+
+    Args:
+        info: path, blob id and commit time of the file.
+        data: the file's bytes.
+        max_bytes: files longer than this are indexed up to it (at a line end).
+
+    Returns:
+        ``(documents, problems)``; problems name truncation, bad UTF-8,
+        malformed front matter and skipped JSONL lines.
+    """
+    problems: list[Problem] = []
+    if len(data) > max_bytes:
+        data = _cut_at_line(data, max_bytes)
+        lines = data.count(b"\n")
+        problems.append(Problem(info.path, 0, f"file is larger than {max_bytes} bytes; "
+                                              f"indexed up to line {lines}"))
+    text = data.decode("utf-8", errors="replace")
+    if "\ufffd" in text and b"\xef\xbf\xbd" not in data:
+        problems.append(Problem(info.path, 0, "file is not valid UTF-8; bad bytes replaced"))
+    if info.path.endswith(".jsonl"):
+        docs, more = jsonl_documents(info, text)
+    else:
+        docs, more = markdown_documents(info, text)
+    return docs, problems + more
+
+
+def _cut_at_line(data: bytes, limit: int) -> bytes:
+    cut = data.rfind(b"\n", 0, limit)
+    return data[:cut + 1] if cut > 0 else data[:limit]
+
+
+def markdown_documents(info: FileInfo, text: str) -> tuple[list[IndexDoc], list[Problem]]:
+    """One document per section; the front matter's text goes to the first."""
+    front_matter, _body = parse_front_matter(text)
+    problems = [Problem(info.path, 1, error) for error in front_matter.errors]
+    sections = parse_sections(text)
+    file_title = _file_title(front_matter, sections)
+    docs = []
+    for number, section in enumerate(sections):
+        body = section.body
+        if number == 0 and front_matter.raw:
+            body = body[len(front_matter.raw):] if body.startswith(front_matter.raw) else body
+        if not body.strip() and not section.title and not (number == 0 and front_matter):
+            continue
+        doc = _section_doc(info, section, body, file_title)
+        if number == 0 and front_matter:
+            doc.meta = "\n".join(front_matter_text(front_matter))
+            doc.tags = _tags(front_matter.get("tags"))
+        docs.append(doc)
+    return docs, problems
+
+
+def _file_title(front_matter: dict, sections) -> str:
+    title = front_matter.get("title")
+    if isinstance(title, str) and title.strip():
+        return title.strip()
+    return next((s.title for s in sections if s.level > 0), "")
+
+
+def _section_doc(info: FileInfo, section, body: str, file_title: str) -> IndexDoc:
+    return IndexDoc(
+        path=info.path, kind="section", role=role_of(info.path), title=file_title,
+        heading=" > ".join(section.heading_path), text=body,
+        line_start=section.start_line, line_end=max(section.end_line, section.start_line),
+        time=info.time, blob=info.blob, channel=channel_of(info.path),
+        links=extract_links(info.path, section.text))
+
+
+def jsonl_documents(info: FileInfo, text: str) -> tuple[list[IndexDoc], list[Problem]]:
+    """One document per JSON line; a broken line is skipped and reported."""
+    docs, problems = [], []
+    default_kind = LEARN_KINDS.get(posixpath.basename(info.path)[:-len(".jsonl")], "entry")
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError as exc:
+            problems.append(Problem(info.path, number, f"broken JSON line skipped ({exc.msg})"))
+            continue
+        if not isinstance(entry, dict):
+            problems.append(Problem(info.path, number, "JSON line is not an object; skipped"))
+            continue
+        docs.append(_entry_doc(info, entry, number, default_kind))
+    return docs, problems
+
+
+_TITLE_KEYS = ("title", "summary", "name", "lesson", "topic")
+_DETAIL_KEYS = ("detail", "details", "content", "body", "text", "description", "lesson",
+                "correction", "error", "message")
+
+
+def _entry_doc(info: FileInfo, entry: dict, line: int, default_kind: str) -> IndexDoc:
+    kind = str(entry.get("kind") or entry.get("type") or default_kind)
+    title = _first_text(entry, _TITLE_KEYS)
+    detail = _first_text(entry, tuple(k for k in _DETAIL_KEYS if entry.get(k) != title))
+    other = [v for k, v in entry.items() if isinstance(v, str) and v not in (title, detail)
+             and k not in ("kind", "type", "id")]
+    return IndexDoc(
+        path=info.path, kind=kind, role=role_of(info.path), title=title or detail[:80],
+        heading="", text=detail, line_start=line, line_end=line, time=info.time,
+        blob=info.blob, channel=channel_of(info.path), meta="\n".join(other),
+        tags=_tags(entry.get("tags")), links=extract_links(info.path, detail))
+
+
+def _first_text(entry: dict, keys: tuple[str, ...]) -> str:
+    for key in keys:
+        value = entry.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return ""
+
+
+def _tags(value) -> list[str]:
+    if isinstance(value, str):
+        return [t.strip() for t in value.split(",") if t.strip()]
+    if isinstance(value, list):
+        return [str(t).strip() for t in value if str(t).strip()]
+    return []
+
+
+def extract_links(source: str, text: str) -> list[str]:
+    """Return the workspace paths that ``text`` links to, in order, without repeats.
+
+    ``[[a/b]]`` names the wiki page ``wiki/a/b.md``; a Markdown link to a
+    relative path is resolved against the folder of ``source``. Web links
+    and site-absolute links are left out.
+    """
+    found = [wiki_link_path(m.group(1)) for m in _WIKI_LINK_RE.finditer(text)]
+    found += [_resolve_md_link(source, m.group(1)) for m in _MD_LINK_RE.finditer(text)]
+    return list(dict.fromkeys(p for p in found if p))
+
+
+def wiki_link_path(target: str) -> str:
+    """Map a wiki link target (``a/b``, ``wiki/a/b.md``) to its page path."""
+    target = target.strip().strip("/")
+    if not target:
+        return ""
+    if target.endswith(".md") and "/" in target and not target.startswith("wiki/"):
+        return target
+    if not target.startswith("wiki/"):
+        target = "wiki/" + target.lower().replace(" ", "-")
+    return target if target.endswith(".md") else target + ".md"
+
+
+def _resolve_md_link(source: str, target: str) -> str:
+    target = target.split("#", 1)[0].split("?", 1)[0]
+    if not target or _SCHEME_RE.match(target) or target.startswith("/"):
+        return ""
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(source), target))
+    return "" if joined.startswith("..") or joined == "." else joined
+
+
+def exact_tokens(text: str) -> list[str]:
+    """Compound tokens kept whole for exact lookup: ``PR-1234``, ``user_id``, ``a.md``, dates."""
+    return [t.lower() for t in _EXACT_RE.findall(text) if _SEPARATORS.intersection(t)]
+
+
+def path_prefixes(path: str) -> list[str]:
+    """``a/b/c.md`` -> ``a``, ``a/b``, ``a/b/c.md`` (and without ``.md``) for ``path:`` filters."""
+    parts = path.split("/")
+    prefixes = ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]
+    stem = path.rsplit(".", 1)[0] if "." in parts[-1] else path
+    return list(dict.fromkeys(prefixes + [stem]))

@@ -1,0 +1,183 @@
+"""The query language: parse a user's query, then build a tantivy query.
+
+Syntax: words (any may match; pages holding more of them rank higher),
+``"a phrase"``, ``+required``, ``-excluded`` (also ``NOT word``), and the
+fields ``kind:``, ``path:``, ``channel:``, ``tag:``, ``title:``. Unknown
+``name:value`` words are searched as written (``user:id`` stays a word).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+SHOULD, MUST, MUST_NOT = "should", "must", "must_not"
+FILTER_FIELDS = {"kind": "kinds", "role": "kinds", "path": "path_prefix", "channel": "channel"}
+TEXT_FIELDS = {"title": "title", "heading": "heading", "tag": "tags", "tags": "tags"}
+#: field -> boost for a word or phrase in free text.
+WORD_BOOSTS = {"title": 3.0, "heading": 2.0, "text": 1.0, "tags": 1.5, "meta": 1.0,
+               "path_text": 1.5}
+EXACT_BOOST = 2.0
+CJK_BOOST = 1.0
+
+_TOKEN_RE = re.compile(r'([+-]?)(?:([A-Za-z_]+):)?("([^"]*)"?|\S+)')
+
+
+@dataclasses.dataclass(frozen=True)
+class Clause:
+    """One part of a query: ``occur`` is should, must or must_not."""
+
+    occur: str
+    text: str
+    field: str | None = None
+    phrase: bool = False
+
+
+def parse_query(query: str) -> list[Clause]:
+    """Split a query string into clauses (pure; never raises).
+
+    Args:
+        query: what the user typed.
+
+    Returns:
+        The clauses in order; an empty query gives ``[]``.
+    """
+    clauses: list[Clause] = []
+    negate_next = False
+    for match in _TOKEN_RE.finditer(query):
+        sign, field, raw, quoted = match.groups()
+        if not sign and not field and raw in ("AND", "OR"):
+            continue
+        if not sign and not field and raw == "NOT":
+            negate_next = True
+            continue
+        clause = _clause(sign, field, raw, quoted, negate_next)
+        negate_next = False
+        if clause is not None:
+            clauses.append(clause)
+    return clauses
+
+
+def _clause(sign: str, field: str | None, raw: str, quoted: str | None, negate: bool):
+    occur = MUST_NOT if (sign == "-" or negate) else MUST if sign == "+" else SHOULD
+    phrase = quoted is not None
+    text = quoted if phrase else raw
+    name = field.lower() if field else None
+    if name and name not in FILTER_FIELDS and name not in TEXT_FIELDS:
+        text, name = f"{field}:{text}", None
+    if name in FILTER_FIELDS and occur == SHOULD:
+        occur = MUST
+    text = text.strip()
+    return Clause(occur, text, name, phrase) if text else None
+
+
+def positive_terms(clauses: list[Clause]) -> list[Clause]:
+    """The free-text clauses whose words a snippet should highlight."""
+    return [c for c in clauses if c.occur != MUST_NOT and c.field not in FILTER_FIELDS]
+
+
+class QueryBuilder:
+    """Turns clauses into tantivy queries for one schema.
+
+    Args:
+        schema: the index schema.
+        words: the word analyzer (:func:`minarad.index.schema.word_analyzer`).
+        cjk: the CJK n-gram analyzer.
+    """
+
+    def __init__(self, schema, words, cjk):
+        import tantivy
+
+        self.tv = tantivy
+        self.schema = schema
+        self.words = words
+        self.cjk = cjk
+
+    def build(self, clauses: list[Clause], filters: list) -> object:
+        """Combine clauses and extra filter queries into one query.
+
+        Free words are optional one by one, but at least one must match;
+        filters never change the score.
+        """
+        tv = self.tv
+        parts = [part for part in map(self._part, clauses) if part is not None]
+        if not any(occur != tv.Occur.MustNot for occur, _ in parts):
+            parts.append((tv.Occur.Must, tv.Query.all_query()))
+        main = tv.Query.boolean_query(parts)
+        if not filters:
+            return main
+        fixed = [(tv.Occur.Must, tv.Query.const_score_query(f, 0.0)) for f in filters]
+        return tv.Query.boolean_query([(tv.Occur.Must, main)] + fixed)
+
+    def _part(self, clause: Clause):
+        tv = self.tv
+        query = self.clause_query(clause)
+        if query is None:
+            return None
+        occur = {SHOULD: tv.Occur.Should, MUST: tv.Occur.Must,
+                 MUST_NOT: tv.Occur.MustNot}[clause.occur]
+        if clause.field in FILTER_FIELDS and occur == tv.Occur.Must:
+            query = tv.Query.const_score_query(query, 0.0)
+        return occur, query
+
+    def clause_query(self, clause: Clause):
+        """The query for one clause, or None when it holds no searchable token."""
+        if clause.field in FILTER_FIELDS:
+            return self.filter_query(clause.field, [clause.text])
+        fields = {TEXT_FIELDS[clause.field]: 1.0} if clause.field else WORD_BOOSTS
+        options = [self._word_query(clause.text, fields)]
+        if not clause.field:
+            options += [self._exact_query(clause.text), self._cjk_query(clause.text)]
+        options = [q for q in options if q is not None]
+        if not options:
+            return None
+        return options[0] if len(options) == 1 else self._any(options)
+
+    def filter_query(self, name: str, values: list[str]):
+        """Match documents whose filter field ``name`` holds one of ``values``."""
+        field = FILTER_FIELDS.get(name, name)
+        values = [v.strip("/") if field == "path_prefix" else v for v in values]
+        return self.tv.Query.term_set_query(self.schema, field, values)
+
+    def _any(self, queries: list):
+        return self.tv.Query.boolean_query([(self.tv.Occur.Should, q) for q in queries])
+
+    def _word_query(self, text: str, fields: dict[str, float]):
+        tokens = self.words.analyze(text)
+        if not tokens:
+            return None
+        per_field = [self.tv.Query.boost_query(self._tokens_query(f, tokens), boost)
+                     for f, boost in fields.items()]
+        return per_field[0] if len(per_field) == 1 else self._any(per_field)
+
+    def _tokens_query(self, field: str, tokens: list[str]):
+        if len(tokens) == 1:
+            return self.tv.Query.term_query(self.schema, field, tokens[0])
+        return self.tv.Query.phrase_query(self.schema, field, list(enumerate(tokens)))
+
+    def _exact_query(self, text: str):
+        token = text.strip(".,;:!?()[]{}<>'\"").lower()
+        if not token or not any(ch in "-_./:@#+" for ch in token) or " " in token:
+            return None
+        query = self.tv.Query.term_query(self.schema, "exact", token)
+        return self.tv.Query.boost_query(query, EXACT_BOOST)
+
+    def _cjk_query(self, text: str):
+        from minarad.index.schema import cjk_runs
+
+        runs = [self._cjk_run_query(run) for _, run in cjk_runs(text)]
+        if not runs:
+            return None
+        query = runs[0] if len(runs) == 1 else self.tv.Query.boolean_query(
+            [(self.tv.Occur.Must, q) for q in runs])
+        return self.tv.Query.boost_query(query, CJK_BOOST)
+
+    def _cjk_run_query(self, run: str):
+        tokens = self.cjk.pre_tokenize(run).tokens
+        grams = [(t.char_offset_from, t.text) for t in tokens
+                 if t.char_offset_to - t.char_offset_from == 2]
+        if not grams:
+            return self.tv.Query.term_query(self.schema, "cjk", run.lower())
+        if len(grams) == 1:
+            return self.tv.Query.term_query(self.schema, "cjk", grams[0][1])
+        return self.tv.Query.phrase_query(self.schema, "cjk", grams)
