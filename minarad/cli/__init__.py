@@ -23,6 +23,8 @@ GROUPS = {
     "init": "minarad.cli.config_cmd:init",
     "context": "minarad.cli.context:context",
     "turn-end": "minarad.cli.context:turn_end",
+    "status": "minarad.cli.daemon:status",
+    "service": "minarad.cli.daemon:service",
 }
 
 

@@ -1,0 +1,359 @@
+"""The daemon's stoppable core: watch, debounce, commit, reconcile, report.
+
+One thread (the caller's) runs :meth:`Daemon.run`; the watchdog observer
+thread only filters events and queues paths. Everything that touches the
+repository goes through ``store.commit_disk``, under the store's lock.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable
+
+from loguru import logger
+
+from minarad.daemon import state as state_file
+from minarad.daemon.debounce import Debouncer
+from minarad.daemon.notify import Notifier
+from minarad.daemon.watcher import (
+    WHOLE_TREE,
+    WorkspaceEventHandler,
+    install_lost_events_log,
+    observer_healthy,
+    start_observer,
+    stop_observer,
+)
+from minarad.errors import Busy, MinaraError
+
+_WAKE = object()
+#: How many paths a commit log line names before "and N more".
+LOGGED_PATHS = 8
+
+
+@dataclasses.dataclass
+class Timings:
+    """Intervals of the core loop, in seconds.
+
+    Args:
+        quiet: debounce quiet window.
+        cap: longest wait while a path keeps changing.
+        tick: longest sleep between health checks.
+        retry: wait before retrying a commit the repository refused (busy).
+        flush_timeout: how long shutdown keeps retrying a busy repository.
+        watchdog: systemd watchdog ping interval, or None.
+        state_every: least time between two state-file writes.
+    """
+
+    quiet: float = 0.3
+    cap: float = 3.0
+    tick: float = 1.0
+    retry: float = 1.0
+    flush_timeout: float = 10.0
+    watchdog: float | None = None
+    state_every: float = 0.25
+
+    @classmethod
+    def from_settings(cls, settings, **overrides) -> Timings:
+        """Build timings from :class:`minarad.config.Settings` debounce fields."""
+        return cls(quiet=settings.debounce_ms / 1000, cap=settings.debounce_cap_ms / 1000,
+                   **overrides)
+
+
+def _now_iso() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).astimezone().isoformat(timespec="seconds")
+
+
+class Daemon:
+    """Watches one workspace and commits every settled edit.
+
+    Args:
+        settings: the effective settings (workspace, author, debounce).
+        store: an open :class:`minarad.store.Store`.
+        ignore: the shared ignore filter (watcher and scans).
+        timings: loop intervals.
+        notifier: the systemd notifier (a no-op outside systemd).
+        polling: use the polling observer instead of inotify.
+        observer_factories: ``(kind, make)`` pairs to try (tests).
+        reload_settings: returns fresh settings on SIGHUP.
+    """
+
+    def __init__(self, settings, store, ignore, *, timings: Timings | None = None,
+                 notifier: Notifier | None = None, polling: bool = False,
+                 observer_factories: tuple | None = None,
+                 reload_settings: Callable[[], object] | None = None):
+        self.settings = settings
+        self.store = store
+        self.ignore = ignore
+        self.timings = timings or Timings.from_settings(settings)
+        self.notifier = notifier or Notifier(None)
+        self.polling = polling
+        self.observer_factories = observer_factories
+        self.reload_settings = reload_settings
+        #: Called with each CommitInfo after it lands (e.g. the index catching up).
+        self.after_commit: list[Callable[[object], None]] = []
+        self.root = os.path.realpath(settings.workspace)
+        self.debouncer = Debouncer(self.timings.quiet, self.timings.cap)
+        self.stop_event = threading.Event()
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._reload = False
+        self._lost_reason: str | None = None
+        self._waiting: str | None = None
+        self._observer = None
+        self.watcher_kind: str | None = None
+        self._state = {"pid": os.getpid(), "since": _now_iso(), "workspace": self.root,
+                       "watcher": None, "state": "starting", "last_commit": None,
+                       "pending": [], "pending_count": 0}
+        self._state_dirty = True
+        self._state_written = 0.0
+        self._next_ping = 0.0
+
+    # -- requests from other threads and signal handlers --------------------
+
+    def stop(self) -> None:
+        """Ask the loop to flush pending edits and return (signal-safe)."""
+        self.stop_event.set()
+        self._queue.put(_WAKE)
+
+    def request_reload(self) -> None:
+        """Ask the loop to reload the configuration (signal-safe)."""
+        self._reload = True
+        self._queue.put(_WAKE)
+
+    def events_lost(self, reason: str) -> None:
+        """Say events may have been missed; the tree is compared with HEAD (thread-safe)."""
+        self._lost_reason = reason
+        self._queue.put(WHOLE_TREE)
+
+    # -- the loop ------------------------------------------------------------
+
+    def run(self) -> int:
+        """Reconcile, watch until stopped, flush; return the exit code (0)."""
+        self._log_handler = install_lost_events_log(self.events_lost)
+        try:
+            self._start_watching()
+            self._startup_reconcile()
+            while not self.stop_event.is_set():
+                self._step()
+            self._shutdown()
+        finally:
+            import logging
+
+            self._stop_watching()
+            logging.getLogger("watchdog").removeHandler(self._log_handler)
+        return 0
+
+    def _step(self) -> None:
+        self._wait_for_events(self._sleep_budget())
+        if self._reload:
+            self._apply_reload()
+        self._check_watcher()
+        due = self.debouncer.take_due(time.monotonic())
+        if due:
+            self._commit(due)
+        self._ping_watchdog()
+        self._save_state()
+
+    def _sleep_budget(self) -> float:
+        now = time.monotonic()
+        budget = self.timings.tick
+        deadline = self.debouncer.next_deadline()
+        if deadline is not None:
+            budget = min(budget, deadline - now)
+        if self.timings.watchdog:
+            budget = min(budget, self._next_ping - now)
+        if self._state_dirty:
+            budget = min(budget, self._state_written + self.timings.state_every - now)
+        return max(budget, 0.0)
+
+    def _wait_for_events(self, timeout: float) -> None:
+        try:
+            item = self._queue.get(timeout=timeout) if timeout > 0 else self._queue.get_nowait()
+        except queue.Empty:
+            return
+        self._take(item)
+        while True:
+            try:
+                self._take(self._queue.get_nowait())
+            except queue.Empty:
+                return
+
+    def _take(self, item) -> None:
+        if item is _WAKE:
+            return
+        self.debouncer.touch(item, time.monotonic())
+        if item == WHOLE_TREE:
+            self.ignore.reload()
+        self._state_dirty = True
+
+    def _sink(self, rel: str) -> None:
+        self._queue.put(rel)
+
+    # -- watching --------------------------------------------------------------
+
+    def _start_watching(self) -> None:
+        handler = WorkspaceEventHandler(self.root, self.ignore, self._sink)
+        self._observer, self.watcher_kind = start_observer(
+            self.root, handler, polling=self.polling, factories=self.observer_factories)
+        self._state["watcher"] = self.watcher_kind
+        logger.info("watching {} with {}", self.root, self.watcher_kind)
+
+    def _stop_watching(self) -> None:
+        if self._observer is not None:
+            stop_observer(self._observer)
+            self._observer = None
+
+    def _check_watcher(self) -> None:
+        if self._observer is None or observer_healthy(self._observer):
+            return
+        logger.warning("the {} watcher stopped; restarting it and comparing the tree with HEAD",
+                       self.watcher_kind)
+        self._stop_watching()
+        self._start_watching()
+        self.events_lost("watcher restarted")
+
+    # -- committing ------------------------------------------------------------
+
+    def _startup_reconcile(self) -> None:
+        self._lost_reason = "start"
+        self.debouncer.touch(WHOLE_TREE, time.monotonic())
+        self._commit(self.debouncer.take_all())
+        status = self._waiting or f"watching {self.root}"
+        self._state["state"] = "waiting" if self._waiting else "watching"
+        self._save_state(force=True)
+        self.notifier.ready(status)
+        logger.info("ready: {}", status)
+
+    def _commit(self, taken: dict) -> bool:
+        paths = None if WHOLE_TREE in taken else sorted(taken)
+        message = "offline edits" if paths is None and self._lost_reason else None
+        started = time.monotonic()
+        try:
+            info = self.store.commit_disk(paths, author=self.settings.author, source="editor",
+                                          message=message)
+        except Busy as exc:
+            self._wait_busy(taken, exc)
+            return False
+        except Exception:
+            logger.exception("commit of {} failed; retrying", _names(paths))
+            self._retry_later(taken, self.timings.retry * 5)
+            return False
+        self._committed(info, taken, paths, started)
+        return True
+
+    def _committed(self, info, taken: dict, paths, started: float) -> None:
+        if paths is None:
+            self._lost_reason = None
+        if self._waiting:
+            logger.info("repository is free again; committing")
+            self._waiting = None
+            self._state["state"] = "watching"
+            self.notifier.status(f"watching {self.root}")
+        if info is not None:
+            self._report(info, min(taken.values()), started)
+        self._state_dirty = True
+
+    def _report(self, info, first_touch: float, started: float) -> None:
+        now = time.monotonic()
+        latency_ms = (now - first_touch) * 1000
+        logger.info("commit {} {} {} ({} ms, {} ms in git)", info.commit[:7], info.source,
+                    _names(list(info.paths)), round(latency_ms), round((now - started) * 1000))
+        for reason in getattr(info, "skipped", ()):
+            logger.warning("not committed: {}", reason)
+        self._state["last_commit"] = {"commit": info.commit, "paths": list(info.paths)[:20],
+                                      "source": info.source, "at": _now_iso()}
+        for callback in self.after_commit:
+            try:
+                callback(info)
+            except Exception:
+                logger.exception("after-commit callback {!r} failed", callback)
+
+    def _wait_busy(self, taken: dict, exc: Busy) -> None:
+        reason = f"waiting: {exc.message}"
+        if reason != self._waiting:
+            logger.warning("{}; not committing until it is done", reason)
+            self.notifier.status(reason)
+        self._waiting = reason
+        self._state["state"] = "waiting"
+        self._retry_later(taken, self.timings.retry)
+
+    def _retry_later(self, taken: dict, delay: float) -> None:
+        self.debouncer.put_back(taken, time.monotonic() + delay)
+        self._state_dirty = True
+
+    # -- housekeeping ------------------------------------------------------
+
+    def _apply_reload(self) -> None:
+        self._reload = False
+        self.notifier.reloading()
+        if self.reload_settings is not None:
+            try:
+                self._use_settings(self.reload_settings())
+            except MinaraError as exc:
+                logger.error("configuration not reloaded: {}", exc.message)
+        self.ignore.reload()
+        self.events_lost("configuration reloaded")
+        self.notifier.ready(self._waiting or f"watching {self.root}")
+
+    def _use_settings(self, fresh) -> None:
+        if os.path.realpath(fresh.workspace) != self.root:
+            logger.warning("workspace changed to {}; restart minarad to follow it",
+                           fresh.workspace)
+        self.settings = dataclasses.replace(fresh, workspace=self.settings.workspace)
+        timings = Timings.from_settings(fresh)
+        pending = self.debouncer.take_all()
+        self.debouncer = Debouncer(timings.quiet, timings.cap)
+        self.debouncer.put_back(pending, 0.0)
+        logger.info("configuration reloaded (author {}, debounce {} ms, cap {} ms)",
+                    fresh.author, fresh.debounce_ms, fresh.debounce_cap_ms)
+
+    def _ping_watchdog(self) -> None:
+        if not self.timings.watchdog:
+            return
+        now = time.monotonic()
+        if now >= self._next_ping:
+            self.notifier.watchdog()
+            self._next_ping = now + self.timings.watchdog
+
+    def _save_state(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and (not self._state_dirty
+                          or now - self._state_written < self.timings.state_every):
+            return
+        pending = [p for p in self.debouncer.pending() if p != WHOLE_TREE]
+        self._state["pending"], self._state["pending_count"] = state_file.describe_pending(pending)
+        self._state["updated_at"] = _now_iso()
+        try:
+            state_file.write_state(self.root, self._state)
+        except OSError as exc:
+            logger.debug("cannot write the state file: {}", exc)
+        self._state_dirty, self._state_written = False, now
+
+    def _shutdown(self) -> None:
+        self.notifier.stopping()
+        logger.info("stopping: flushing {} pending path(s)", len(self.debouncer))
+        self._wait_for_events(0)
+        deadline = time.monotonic() + self.timings.flush_timeout
+        while len(self.debouncer):
+            if self._commit(self.debouncer.take_all()):
+                continue
+            if time.monotonic() >= deadline:
+                logger.error("could not commit {} before exit; the next start will",
+                             _names(self.debouncer.pending()))
+                break
+            time.sleep(self.timings.retry)
+        self._state["state"] = "stopped"
+        self._save_state(force=True)
+
+
+def _names(paths) -> str:
+    if paths is None:
+        return "the whole tree"
+    paths = list(paths)
+    shown = ", ".join(str(p) for p in paths[:LOGGED_PATHS])
+    more = len(paths) - LOGGED_PATHS
+    return f"{shown} and {more} more" if more > 0 else shown

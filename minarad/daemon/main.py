@@ -1,0 +1,150 @@
+"""``minarad``: the foreground daemon (what systemd's ``Type=notify`` runs).
+
+Seeds the workspace, reconciles it with HEAD, then commits every settled
+edit until SIGTERM/SIGINT (pending edits are flushed first); SIGHUP reloads
+the configuration. The systemd variables (``NOTIFY_SOCKET``,
+``WATCHDOG_USEC``, ``WATCHDOG_PID``, ``JOURNAL_STREAM``) arrive as hidden
+options, so that only ``minarad.config`` reads the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+import click
+
+from minarad import __version__
+from minarad.errors import MinaraError
+
+LEVELS = ("TRACE", "DEBUG", "INFO", "WARNING", "ERROR")
+#: loguru level -> syslog priority, for journald's ``<N>`` line prefix.
+SYSLOG_PRIORITY = {"TRACE": 7, "DEBUG": 7, "INFO": 6, "SUCCESS": 5, "WARNING": 4,
+                   "ERROR": 3, "CRITICAL": 2}
+
+
+def configure_logging(level: str, journal: bool) -> None:
+    """Log through loguru to stderr; bare ``<prio>message`` lines under journald."""
+    from loguru import logger
+
+    logger.remove()
+    if journal:
+        def fmt(record):
+            return f"<{SYSLOG_PRIORITY.get(record['level'].name, 6)}>{{message}}\n{{exception}}"
+        logger.add(sys.stderr, level=level, format=fmt, colorize=False, backtrace=False)
+    else:
+        logger.add(sys.stderr, level=level, backtrace=False,
+                   format="{time:YYYY-MM-DD HH:mm:ss.SSS} {level: <7} {message}")
+
+
+def open_store(settings):
+    """Open (seeding if needed) the workspace store."""
+    from minarad.store import Store
+
+    return Store.open(settings)
+
+
+def install_signals(daemon) -> None:
+    """SIGTERM/SIGINT stop (a second one aborts); SIGHUP reloads."""
+    def on_stop(signum, _frame):
+        if daemon.stop_event.is_set():
+            raise KeyboardInterrupt
+        daemon.stop()
+
+    signal.signal(signal.SIGTERM, on_stop)
+    signal.signal(signal.SIGINT, on_stop)
+    signal.signal(signal.SIGHUP, lambda *_: daemon.request_reload())
+
+
+def build_daemon(flags: dict, *, polling: bool, notify_socket: str | None,
+                 watchdog_usec: int | None, watchdog_pid: int | None):
+    """Open the store, take the single-instance lock and build the daemon.
+
+    Returns:
+        ``(daemon, instance_lock)``.
+    """
+    from loguru import logger
+
+    from minarad.config import load_settings
+    from minarad.daemon.core import Daemon, Timings
+    from minarad.daemon.notify import Notifier, watchdog_interval
+    from minarad.daemon.state import InstanceLock
+    from minarad.workspace.ignore import IgnoreFilter
+
+    settings = load_settings(flags)
+    instance = InstanceLock(settings.workspace)
+    if (settings.workspace / ".git").is_dir():
+        instance.acquire()
+    store = open_store(settings)
+    if not instance.held:
+        instance.acquire()
+    interval = watchdog_interval(watchdog_usec, watchdog_pid, os.getpid())
+    timings = Timings.from_settings(settings, watchdog=interval)
+    logger.info("minarad {} on {} (author {}, debounce {} ms, cap {} ms)", __version__,
+                settings.workspace, settings.author, settings.debounce_ms,
+                settings.debounce_cap_ms)
+    daemon = Daemon(settings, store, IgnoreFilter(settings.workspace), timings=timings,
+                    notifier=Notifier(notify_socket), polling=polling,
+                    reload_settings=lambda: load_settings(flags))
+    return daemon, instance
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--workspace", "-w", metavar="DIR",
+              help="Workspace directory [env MINARA_WORKSPACE_DIR; default ~/.minara/workspace].")
+@click.option("--log-level", default="INFO", show_default=True,
+              type=click.Choice(LEVELS, case_sensitive=False), help="Least level logged.")
+@click.option("--polling", is_flag=True,
+              help="Poll the tree instead of using inotify (network file systems).")
+@click.option("--notify-socket", envvar="NOTIFY_SOCKET", hidden=True)
+@click.option("--watchdog-usec", envvar="WATCHDOG_USEC", type=int, hidden=True)
+@click.option("--watchdog-pid", envvar="WATCHDOG_PID", type=int, hidden=True)
+@click.option("--journal-stream", envvar="JOURNAL_STREAM", hidden=True)
+@click.version_option(__version__, prog_name="minarad")
+def cli(workspace, log_level, polling, notify_socket, watchdog_usec, watchdog_pid,
+        journal_stream):
+    """minarad: commit every settled edit of the workspace to its git repository.
+
+    Runs in the foreground (systemd Type=notify): seeds the workspace,
+    commits edits made while it was stopped, then watches. SIGTERM commits
+    pending edits and exits 0; SIGHUP reloads the configuration.
+
+    Example: minarad --workspace ~/.minara/workspace --log-level DEBUG
+    """
+    configure_logging(log_level.upper(), journal=bool(journal_stream))
+    daemon, instance = build_daemon({"workspace": workspace}, polling=polling,
+                                    notify_socket=notify_socket, watchdog_usec=watchdog_usec,
+                                    watchdog_pid=watchdog_pid)
+    install_signals(daemon)
+    try:
+        code = daemon.run()
+    finally:
+        instance.release()
+    raise SystemExit(code)
+
+
+def main(argv=None) -> int:
+    """Run the daemon; a library error becomes one log line and its exit code."""
+    from loguru import logger
+
+    try:
+        cli.main(args=argv, prog_name="minarad", standalone_mode=False)
+    except MinaraError as err:
+        logger.error("minarad: {}", err.message)
+        return err.exit_code
+    except SystemExit as exc:
+        return exc.code or 0
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except (click.Abort, KeyboardInterrupt):
+        logger.warning("minarad: interrupted")
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,161 @@
+"""What a running daemon tells the world: a state file and a single-instance lock.
+
+Both live in the workspace's ``.git/minara/`` folder: ``daemon.lock`` is held
+(``flock``) for the daemon's whole life, so a second daemon on the same
+workspace is refused and ``minara status`` can tell a live daemon from a
+stale state file; ``daemon.json`` holds pid, start time, last commit,
+pending paths and the watcher kind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import errno
+import fcntl
+import json
+import os
+import time
+from pathlib import Path
+
+from minarad.errors import MinaraError
+
+STATE_NAME = "daemon.json"
+LOCK_NAME = "daemon.lock"
+#: At most this many pending paths are written to the state file.
+MAX_LISTED_PENDING = 100
+
+
+class DaemonAlreadyRunning(MinaraError):
+    """Another minarad already watches this workspace."""
+
+    code = "daemon_already_running"
+
+
+def state_dir(workspace: str | os.PathLike) -> Path:
+    """Return the daemon's folder inside the workspace repository."""
+    return Path(workspace) / ".git" / "minara"
+
+
+class InstanceLock:
+    """An exclusive ``flock`` held while the daemon runs.
+
+    Args:
+        workspace: the workspace directory (its ``.git/`` must exist).
+    """
+
+    def __init__(self, workspace: str | os.PathLike):
+        self.workspace = Path(workspace)
+        self.path = state_dir(workspace) / LOCK_NAME
+        self._fd: int | None = None
+
+    def acquire(self, wait: float = 1.0, step: float = 0.05) -> None:
+        """Take the lock, retrying for ``wait`` seconds (a status probe may hold it briefly).
+
+        Raises:
+            DaemonAlreadyRunning: another daemon holds it.
+        """
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        deadline = time.monotonic() + wait
+        while not _try_flock(fd, fcntl.LOCK_EX):
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise self._refusal()
+            time.sleep(step)
+        self._fd = fd
+
+    def _refusal(self) -> DaemonAlreadyRunning:
+        pid = (read_state(self.workspace) or {}).get("pid")
+        who = f"minarad (pid {pid})" if pid else "another minarad"
+        return DaemonAlreadyRunning(
+            f"{who} is already watching {self.workspace}; stop it first "
+            f"(minara status shows it)", pid=pid, workspace=str(self.workspace))
+
+    @property
+    def held(self) -> bool:
+        """True while this object holds the lock."""
+        return self._fd is not None
+
+    def release(self) -> None:
+        """Let go of the lock."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+
+def _try_flock(fd: int, kind: int) -> bool:
+    try:
+        fcntl.flock(fd, kind | fcntl.LOCK_NB)
+    except OSError as exc:
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            return False
+        raise
+    return True
+
+
+def is_daemon_running(workspace: str | os.PathLike) -> bool:
+    """True when a daemon holds the workspace's instance lock."""
+    path = state_dir(workspace) / LOCK_NAME
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        return not _try_flock(fd, fcntl.LOCK_SH)
+    finally:
+        os.close(fd)
+
+
+def write_state(workspace: str | os.PathLike, state: dict) -> None:
+    """Atomically replace the state file with ``state``."""
+    folder = state_dir(workspace)
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".{STATE_NAME}.{os.getpid()}"
+    tmp.write_text(json.dumps(state, ensure_ascii=False, indent=1), encoding="utf-8")
+    os.replace(tmp, folder / STATE_NAME)
+
+
+def read_state(workspace: str | os.PathLike) -> dict | None:
+    """Return the last state the daemon wrote, or None when there is none."""
+    with contextlib.suppress(OSError, ValueError):
+        return json.loads((state_dir(workspace) / STATE_NAME).read_text(encoding="utf-8"))
+    return None
+
+
+@dataclasses.dataclass
+class DaemonStatus:
+    """What ``minara status`` reports."""
+
+    workspace: str
+    running: bool
+    pid: int | None = None
+    since: str | None = None
+    watcher: str | None = None
+    state: str | None = None
+    last_commit: dict | None = None
+    pending: list = dataclasses.field(default_factory=list)
+    pending_count: int = 0
+    updated_at: str | None = None
+
+    def as_dict(self) -> dict:
+        """Return the status as JSON-ready values."""
+        return dataclasses.asdict(self)
+
+
+def read_status(workspace: str | os.PathLike) -> DaemonStatus:
+    """Tell whether a daemon runs on ``workspace`` and what it last reported."""
+    running = is_daemon_running(workspace)
+    state = read_state(workspace) or {}
+    fields = {f.name for f in dataclasses.fields(DaemonStatus)} - {"workspace", "running"}
+    known = {k: v for k, v in state.items() if k in fields}
+    status = DaemonStatus(workspace=str(workspace), running=running, **known)
+    if not running:
+        status.state = "stopped"
+        status.pending, status.pending_count = [], 0
+    return status
+
+
+def describe_pending(paths: list) -> tuple[list, int]:
+    """Return the pending list as written to the state file, and its full count."""
+    return [str(p) for p in paths[:MAX_LISTED_PENDING]], len(paths)
