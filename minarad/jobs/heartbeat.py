@@ -95,8 +95,8 @@ def write_heartbeat(store, status: Status, *, author: str, source: str):
         try:
             current, version = store.read(HEARTBEAT)
             base = version.blob_id
-        except NotFound:
-            current, base = None, 0
+        except NotFound as missing:
+            current, base = None, missing.details.get("version", 0)
         text = next_heartbeat(current, status)
         try:
             return store.write(HEARTBEAT, text, base=base, author=author, source=source), text
