@@ -25,6 +25,8 @@ GROUPS = {
     "turn-end": "minarad.cli.context:turn_end",
     "status": "minarad.cli.daemon:status",
     "service": "minarad.cli.daemon:service",
+    "search": "minarad.cli.search:search",
+    "index": "minarad.cli.search:index",
 }
 
 
