@@ -1,0 +1,197 @@
+"""``minara search``, ``minara memory search`` and ``minara index rebuild/status``.
+
+tantivy is imported inside the commands (via :mod:`minarad.index`), never at
+module level, so that registering these commands costs nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from minarad.cli.options import emit, json_option, pass_ctx
+
+HIGHLIGHT_ON = "\x1b[1;33m"
+HIGHLIGHT_OFF = "\x1b[0m"
+PLAIN_MARK = "**"
+
+
+def search_options(f):
+    """The filters shared by ``search`` and ``memory search``."""
+    options = [
+        click.option("--kind", "kind", multiple=True, metavar="KIND",
+                     help="lesson, correction, error, wiki, journal, memory... (repeatable)."),
+        click.option("--path", "path", metavar="PREFIX", help="Only under this path (wiki/handbook)."),
+        click.option("--channel", metavar="ID", help="Include this channel's files."),
+        click.option("--since", metavar="WHEN", help="Changed since: 2026-01-31, 7d, 12h."),
+        click.option("--limit", "-n", type=click.IntRange(1, 1000), default=10, show_default=True,
+                     help="How many results."),
+        click.option("--no-catch-up", "no_catch_up", is_flag=True,
+                     help="Search the index as it is, without catching up with HEAD first."),
+        json_option,
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+@click.command("search")
+@click.argument("query", nargs=-1, required=True)
+@search_options
+@pass_ctx
+def search(ctx, query, **filters):
+    """Search the whole workspace: ranked sections with highlighted snippets.
+
+    QUERY: words (pages with more of them rank higher), "a phrase",
+    +required, -excluded, kind:lesson, path:wiki/handbook. Channel files
+    show only with --channel ID.
+
+    Example: minara search deploy rollback --path wiki
+    """
+    _run_search(ctx, " ".join(query), memory_only=False, **filters)
+
+
+@click.command("search")
+@click.argument("query", nargs=-1, required=True)
+@search_options
+@pass_ctx
+def memory_search(ctx, query, **filters):
+    """Search memory files: MEMORY.md, journals, channel memory, learn store.
+
+    Same query language as `minara search`.
+
+    Example: minara memory search "short answers" --channel c1
+    """
+    _run_search(ctx, " ".join(query), memory_only=True, **filters)
+
+
+def _run_search(ctx, query: str, *, memory_only: bool, kind, path, channel, since, limit,
+                no_catch_up) -> None:
+    from minarad.index import Index
+
+    index = Index.open(ctx.settings)
+    stats = None if no_catch_up else index.catch_up()
+    hits = index.search(query, kind=list(kind) or None, path=path, channel=channel,
+                        since=since, limit=limit, memory_only=memory_only)
+    if stats is not None and stats.busy and stats.lag and not ctx.as_json:
+        click.echo(f"minara: note: the index is {_lag_text(stats.lag)} behind HEAD "
+                   f"(another process is updating it)", err=True)
+    emit(ctx, _search_json(query, hits, stats), _render_hits(hits, sys.stdout.isatty()))
+
+
+def _search_json(query: str, hits, stats) -> dict:
+    index = None if stats is None else {"indexed_commit": stats.to_commit, "lag": stats.lag,
+                                        "busy": stats.busy}
+    return {"query": query, "results": [hit.to_dict() for hit in hits], "index": index}
+
+
+def _lag_text(lag) -> str:
+    if lag is None:
+        return "an unknown number of commits"
+    return f"{lag} commit{'s' if lag != 1 else ''}"
+
+
+def render_hit(hit, colour: bool) -> str:
+    """Two lines per hit: where it is, then the snippet with its hits marked."""
+    where = f"{hit.path}:{hit.line_start}-{hit.line_end}"
+    heading = f"  {hit.heading}" if hit.heading else f"  [{hit.kind}] {hit.title}".rstrip()
+    version = f", v{hit.version}" if hit.version is not None else ""
+    head = f"{where}{heading}  ({hit.score:.2f}{version})"
+    if colour:
+        head = click.style(where, fg="magenta", bold=True) + head[len(where):]
+        snippet = hit.snippet.render(HIGHLIGHT_ON, HIGHLIGHT_OFF)
+    else:
+        snippet = hit.snippet.render(PLAIN_MARK, PLAIN_MARK)
+    return f"{head}\n    {snippet}"
+
+
+def _render_hits(hits, colour: bool) -> str:
+    if not hits:
+        return "no results"
+    return "\n".join(render_hit(hit, colour) for hit in hits)
+
+
+@click.group("index")
+def index():
+    """The search index: derived from git, kept outside the workspace.
+
+    Example: minara index status
+    """
+
+
+@index.command("rebuild")
+@json_option
+@pass_ctx
+def rebuild(ctx):
+    """Rebuild the index from the workspace's HEAD (progress on a terminal).
+
+    Example: minara index rebuild
+    """
+    from minarad.index import Index
+
+    idx = Index.open(ctx.settings)
+    with _progress(enabled=sys.stderr.isatty() and not ctx.as_json) as progress:
+        stats = idx.rebuild(progress=progress)
+    if stats.busy:
+        from minarad.errors import Busy
+
+        raise Busy("another process is writing the index; try again when it is done",
+                   code="index_busy")
+    emit(ctx, stats.to_dict(), _stats_text(stats))
+
+
+def _stats_text(stats) -> str:
+    lines = [f"indexed {stats.files_indexed} files, {stats.documents} documents "
+             f"at {(stats.to_commit or '-')[:10]}"]
+    lines += [f"  problem: {p}" for p in stats.problems]
+    return "\n".join(lines)
+
+
+class _progress:
+    """A click progress bar created on the first report (the total is known then)."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.bar = None
+
+    def __enter__(self):
+        return self if self.enabled else None
+
+    def __call__(self, done: int, total: int, path: str) -> None:
+        if self.bar is None:
+            self.bar = click.progressbar(length=total, label="indexing", file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.update(1)
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+        return False
+
+
+@index.command("status")
+@json_option
+@pass_ctx
+def status(ctx):
+    """Documents, indexed commit, lag behind HEAD, size on disk, problems.
+
+    Example: minara index status --json
+    """
+    from minarad.index import Index
+
+    state = Index.open(ctx.settings).status()
+    emit(ctx, state.to_dict(), _status_text(state))
+
+
+def _status_text(state) -> str:
+    lines = [f"index:     {state.path}",
+             f"documents: {state.documents}",
+             f"indexed:   {(state.indexed_commit or '-')[:10]}",
+             f"head:      {(state.head_commit or '-')[:10]}",
+             f"lag:       {_lag_text(state.lag) if state.lag != 0 else 'up to date'}",
+             f"size:      {state.size_bytes / 1024:.0f} KiB",
+             f"writer:    {'busy' if state.writer_busy else 'free'}"]
+    for path, problems in sorted(state.problems.items()):
+        lines += [f"problem:   {p}" for p in problems]
+    return "\n".join(lines)
