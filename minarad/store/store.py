@@ -378,6 +378,10 @@ class Store:
     # -- writing -----------------------------------------------------------------
 
     def _check_writable(self) -> None:
+        if (self.git_dir / "index.lock").exists():
+            raise Busy(f"{self.git_dir / 'index.lock'} exists: another git process is working "
+                       f"in this repository (remove the file if none is running)",
+                       code="repository_busy")
         for marker in _BUSY_MARKERS:
             if (self.git_dir / marker).exists():
                 raise Busy(f"the repository is in the middle of a git operation "
@@ -392,7 +396,8 @@ class Store:
         latest = self.history_db.latest(rel)
         committed = latest.blob if latest else None
         if (git_blob_id(data) if data is not None else None) != committed:
-            self._commit({rel: data}, {rel: st}, author=self.operator, source="editor")
+            self._commit({rel: data}, {rel: st}, author=self.operator, source="editor",
+                         verb="edit")
         return data, self._version_of(rel, data)
 
     def _check_base(self, rel: str, current: FileVersion, base, rejected: str) -> None:
@@ -450,14 +455,15 @@ class Store:
                                  message=message)
 
     def _replace(self, rel: str, data: bytes, current: FileVersion, *, author: str,
-                 source: str, message: str | None) -> WriteResult:
+                 source: str, message: str | None, verb: str | None = None) -> WriteResult:
         blob = git_blob_id(data)
         if current.exists and current.blob_id == blob:
             return WriteResult(rel, current.version, False, blob, sha256_hex(data),
                                current.commit, current.version)
         st = atomic_write(self._disk_path(rel), data)
+        verb = verb or ("update" if current.exists else "create")
         info = self._commit({rel: data}, {rel: st}, author=author, source=source,
-                            message=message)
+                            message=message, verb=verb)
         return WriteResult(rel, current.version + 1, True, blob, sha256_hex(data),
                            info.commit, current.version)
 
@@ -471,7 +477,8 @@ class Store:
             old = decode_text(data or b"", max(self.max_file_bytes, len(data or b"")), rel)
             new = join_appended(old, text)
             return self._replace(rel, encode_text(new, self.max_file_bytes, rel), current,
-                                 author=author, source=source, message=message)
+                                 author=author, source=source, message=message,
+                                 verb="append to")
 
     def delete(self, path: str, *, base=None, author: str, source: str = "cli",
                message: str | None = None) -> WriteResult:
@@ -586,7 +593,7 @@ class Store:
     # -- the commit itself -------------------------------------------------------
 
     def _commit(self, changes: dict, stats: dict, *, author: str, source: str,
-                message: str | None = None) -> CommitInfo:
+                message: str | None = None, verb: str | None = None) -> CommitInfo:
         """Write blobs, trees and a commit for ``changes``; move HEAD; fix the index."""
         from dulwich.objects import Blob, Commit
 
@@ -622,7 +629,8 @@ class Store:
         tz = time.localtime().tm_gmtoff
         commit.author_timezone = commit.commit_timezone = tz
         commit.encoding = b"UTF-8"
-        commit.message = _commit_message(source, [r[0] for r in recorded], message).encode()
+        paths = [r[0] for r in recorded]
+        commit.message = _commit_message(source, verb or _verb(changes), paths, message).encode()
         store.add_object(commit)
         self._move_head(head, commit.id)
         self._update_index(index_changes, tree_id)
@@ -665,6 +673,15 @@ class Store:
         gitindex.update_index(str(self.git_dir / "index"), entries, full_rebuild)
 
 
+def _verb(changes: dict) -> str:
+    kinds = {data is None for data in changes.values()}
+    if kinds == {True}:
+        return "delete"
+    if len(changes) == 2 and kinds == {True, False}:
+        return "rename"
+    return "update"
+
+
 def join_appended(old: str, text: str) -> str:
     """``old`` with ``text`` added as whole line(s) at the end."""
     if old and not old.endswith("\n"):
@@ -672,9 +689,9 @@ def join_appended(old: str, text: str) -> str:
     return old + (text if text.endswith("\n") else text + "\n")
 
 
-def _commit_message(source: str, paths: list[str], body: str | None) -> str:
+def _commit_message(source: str, verb: str, paths: list[str], body: str | None) -> str:
     shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
-    lines = [f"{source}: {shown or 'no paths'}", ""]
+    lines = [f"{source}: {verb} {shown or 'nothing'}", ""]
     if body:
         lines += [body.strip(), ""]
     lines.append(f"Minara-Source: {source}")

@@ -35,7 +35,7 @@ def normalize_path(path: str) -> str:
         raise Forbidden(f"path {path!r} leaves the workspace", code="path_outside_workspace",
                         path=path)
     if any(p.lower() == ".git" for p in parts):
-        raise Forbidden(f"path {path!r} is inside .git/, which minara never writes",
+        raise Forbidden(f"path {path!r} is inside .git/, which minara never reads or writes",
                         code="path_in_git_dir", path=path)
     return "/".join(parts)
 

@@ -1,0 +1,49 @@
+"""``minara config`` (effective settings and their origin) and ``minara init``."""
+
+from __future__ import annotations
+
+import click
+
+from minarad.cli.options import CliContext, emit, json_option, pass_ctx
+
+
+@click.command()
+@json_option
+@pass_ctx
+def config(ctx: CliContext):
+    """Print the effective settings and where each one came from.
+
+    Order of precedence: flag > environment > config file > default.
+
+    Example: minara --json config
+    """
+    s = ctx.settings
+    values = s.as_dict()
+    data = {"config_file": str(s.config_file),
+            "settings": {k: {"value": v, "source": s.sources.get(k, "default")}
+                         for k, v in values.items() if k != "config_file"}}
+    width = max(len(k) for k in data["settings"])
+    lines = [f"config file: {s.config_file}"] + [
+        f"{k:<{width}}  {v['value']}  ({v['source']})" for k, v in data["settings"].items()]
+    emit(ctx, data, "\n".join(lines))
+
+
+@click.command()
+@json_option
+@pass_ctx
+def init(ctx: CliContext):
+    """Create (or adopt) the workspace, seed missing files and commit them.
+
+    Safe to run again: nothing that exists is overwritten. Every other
+    command does the same on first use.
+
+    Example: minara --workspace ~/.openclaw/workspace init
+    """
+    from minarad.store import Store
+
+    store = Store(ctx.settings.workspace, operator=ctx.author,
+                  max_file_bytes=ctx.settings.max_file_bytes)
+    seeded = store.ensure()
+    emit(ctx, {"workspace": str(store.root), "seeded": seeded, "head": store.head()},
+         f"workspace {store.root}: " + (f"seeded {', '.join(seeded)}" if seeded
+                                         else "ready, nothing to seed"))

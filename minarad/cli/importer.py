@@ -1,0 +1,56 @@
+"""``minara import openclaw``: copy an OpenClaw workspace into this one."""
+
+from __future__ import annotations
+
+import click
+
+from minarad.cli.options import CliContext, emit, json_option, pass_ctx
+
+
+@click.group("import")
+def import_():
+    """Bring files from another agent-memory layout into the workspace."""
+
+
+@import_.command()
+@click.argument("src", required=False, metavar="[SRC]")
+@click.option("--dry-run", is_flag=True, help="Say what would be copied; change nothing.")
+@json_option
+@pass_ctx
+def openclaw(ctx: CliContext, src, dry_run):
+    """Copy an OpenClaw workspace (default ~/.openclaw/workspace) into this one.
+
+    Bytes are copied as they are, in one commit. BOOTSTRAP.md and
+    HEARTBEAT.md are skipped, and no file that holds anything of yours is
+    overwritten (a seeded template nobody edited is replaced).
+
+    Example: minara import openclaw ~/.openclaw/workspace
+    """
+    from minarad.workspace.openclaw import DEFAULT_SOURCE, plan_import, read_planned
+
+    store = ctx.store()
+    plan = plan_import(src or DEFAULT_SOURCE, str(store.root))
+    commit = None
+    if not dry_run and plan.copied:
+        commit = _copy(store, read_planned(plan), ctx.author)
+    data = {"source": plan.source, "copied": plan.copied, "skipped": plan.skipped,
+            "commit": commit, "dry_run": dry_run}
+    verb = "would copy" if dry_run else "copied"
+    lines = [f"{verb} {p}" for p in plan.copied]
+    lines += [f"skipped {p} ({why})" for p, why in sorted(plan.skipped.items())]
+    lines.append(f"{len(plan.copied)} {verb}, {len(plan.skipped)} skipped")
+    emit(ctx, data, "\n".join(lines))
+
+
+def _copy(store, files: dict, author: str) -> str | None:
+    import os
+
+    from minarad.store.atomic import atomic_write
+
+    with store.lock():
+        for rel, data in files.items():
+            store.check_path(rel)
+            atomic_write(os.path.join(store.root, rel), data)
+        info = store.commit_disk(list(files), author=author, source="import",
+                                 message="import an OpenClaw workspace")
+    return info.commit if info else None

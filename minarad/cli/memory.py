@@ -1,0 +1,283 @@
+"""``minara memory``: get, append, set, delete, pull, push, history, diff, restore.
+
+Each command resolves its options, calls one store function and renders
+the result. ``get`` without ``--version``/``--json`` reads the file straight
+from disk so that it stays fast (no dulwich, no tantivy).
+"""
+
+from __future__ import annotations
+
+import click
+
+from minarad.cli.options import CliContext, channel_option, emit, json_option, pass_ctx, \
+    read_text_arg
+
+
+@click.group()
+def memory():
+    """Read and write workspace files; every write is a git commit.
+
+    FILE is a workspace path such as SOUL.md, MEMORY.md or
+    memory/2026-11-29-s1.md. With --channel ID, MEMORY.md means
+    channels/ID/MEMORY.md (one conversation's memory).
+
+    Example: minara memory get MEMORY.md
+    """
+
+
+def _file(file: str, channel: str | None) -> str:
+    from minarad.workspace.paths import channel_path
+
+    return channel_path(file, channel)
+
+
+def _short(commit: str | None) -> str:
+    return commit[:10] if commit else "-"
+
+
+@memory.command()
+@click.argument("file")
+@click.option("--version", "version", metavar="V",
+              help="An old version: number, git blob id or sha256.")
+@channel_option
+@json_option
+@pass_ctx
+def get(ctx: CliContext, file, version, channel):
+    """Print FILE (now, or at --version V).
+
+    Example: minara memory get MEMORY.md --version 3
+    """
+    rel = _file(file, channel)
+    if version is None and not ctx.as_json:
+        text = _read_fast(ctx, rel)
+        if text is not None:
+            click.echo(text, nl=False)
+            return
+    text, info = ctx.store().read(rel, version)
+    emit(ctx, {**info.to_dict(), "text": text}, None)
+    if not ctx.as_json:
+        click.echo(text, nl=False)
+
+
+def _read_fast(ctx: CliContext, rel: str) -> str | None:
+    """Read the file from disk when the workspace needs no setting-up."""
+    import os
+
+    from minarad.errors import NotFound
+    from minarad.store.content import decode_text
+    from minarad.workspace.paths import check_no_symlink
+    from minarad.workspace.seed import missing_seed_files
+
+    root = os.path.expanduser(str(ctx.settings.workspace))
+    if not os.path.isdir(os.path.join(root, ".git")) or missing_seed_files(root):
+        return None
+    check_no_symlink(root, rel)
+    path = os.path.join(root, *rel.split("/"))
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(ctx.settings.max_file_bytes + 1)
+    except (FileNotFoundError, NotADirectoryError):
+        raise NotFound(f"{rel} does not exist in the workspace", code="file_not_found",
+                       path=rel) from None
+    except IsADirectoryError:
+        from minarad.errors import InvalidInput
+
+        raise InvalidInput(f"{rel} is a folder", code="not_a_file") from None
+    return decode_text(data, ctx.settings.max_file_bytes, rel)
+
+
+def _render_write(ctx: CliContext, result) -> None:
+    if result.changed:
+        text = f"{result.path}: version {result.version} (commit {_short(result.commit)})"
+    else:
+        text = f"{result.path}: unchanged at version {result.version}"
+    emit(ctx, result.to_dict(), text)
+
+
+_TEXT_ARGS = {"ignore_unknown_options": True}
+
+
+@memory.command(context_settings=_TEXT_ARGS)
+@click.argument("file")
+@click.argument("text")
+@channel_option
+@json_option
+@pass_ctx
+def append(ctx: CliContext, file, text, channel):
+    """Append TEXT to FILE as new line(s); never conflicts.
+
+    TEXT may be '-' (read stdin) or '@path' (read a file).
+
+    Example: minara memory append MEMORY.md "- prefers short answers"
+    """
+    body = read_text_arg(text, ctx.settings.max_file_bytes)
+    result = ctx.store().append(_file(file, channel), body, author=ctx.author, source="cli")
+    _render_write(ctx, result)
+
+
+@memory.command("set", context_settings=_TEXT_ARGS)
+@click.argument("file")
+@click.argument("text")
+@click.option("--base", metavar="V",
+              help="The version you read (number, blob id or sha256); refused with exit 3 "
+                   "if the file has moved on since.")
+@channel_option
+@json_option
+@pass_ctx
+def set_(ctx: CliContext, file, text, base, channel):
+    """Replace FILE with TEXT ('-' for stdin, '@path' for a file).
+
+    Example: minara memory set USER.md @USER.md --base 4
+    """
+    body = read_text_arg(text, ctx.settings.max_file_bytes)
+    result = ctx.store().write(_file(file, channel), body, base=base, author=ctx.author,
+                               source="cli")
+    _render_write(ctx, result)
+
+
+@memory.command()
+@click.argument("file")
+@click.option("--base", metavar="V", help="The version you read; refused if stale.")
+@channel_option
+@json_option
+@pass_ctx
+def delete(ctx: CliContext, file, base, channel):
+    """Delete FILE in a commit (its history stays; restore brings it back).
+
+    Example: minara memory delete memory/2026-11-01-s1.md
+    """
+    result = ctx.store().delete(_file(file, channel), base=base, author=ctx.author,
+                                source="cli")
+    emit(ctx, result.to_dict(), f"{result.path}: deleted as version {result.version} "
+                                f"(commit {_short(result.commit)})")
+
+
+@memory.command()
+@click.option("--dir", "directory", required=True, type=click.Path(file_okay=False),
+              help="Folder to write the copies and their manifest into.")
+@click.option("--changed", is_flag=True,
+              help="Print only files that changed since this reader's last pull.")
+@click.option("--reader", metavar="ID",
+              help="Who is reading, for --changed [default: the --as author].")
+@channel_option
+@json_option
+@pass_ctx
+def pull(ctx: CliContext, directory, changed, reader, channel):
+    """Copy SOUL.md, AGENTS.md and MEMORY.md into --dir with a version manifest.
+
+    Edit the copies anywhere, then 'minara memory push --dir D'. With
+    --changed, the text of each file that changed since this reader's last
+    pull is printed (files over 12,000 characters by name only), ready to
+    be put on top of the next message.
+
+    Example: minara memory pull --dir /tmp/mem --channel team-a
+    """
+    from minarad.store.sync import pull as do_pull
+
+    reader = reader or (ctx.author if changed else None)
+    files = do_pull(ctx.store(), directory, channel=channel, reader=reader)
+    if changed:
+        _render_changed(ctx, directory, [f for f in files if f.changed])
+        return
+    lines = [f"{f.name}: version {f.version} ({f.path})" for f in files]
+    emit(ctx, {"dir": directory, "files": [f.to_dict() for f in files]}, "\n".join(lines))
+
+
+INLINE_LIMIT = 12_000
+
+
+def _render_changed(ctx: CliContext, directory: str, files) -> None:
+    import os
+
+    out, blocks = [], []
+    for f in files:
+        with open(os.path.join(directory, f.name), encoding="utf-8") as fh:
+            text = fh.read()
+        inline = len(text) <= INLINE_LIMIT
+        out.append({**f.to_dict(), "text": text if inline else None})
+        if inline:
+            blocks.append(f"## {f.path} (version {f.version}, changed)\n\n{text.rstrip()}\n")
+        else:
+            blocks.append(f"## {f.path} (version {f.version}, changed; {len(text):,} "
+                          f"characters: read {os.path.join(directory, f.name)})\n")
+    emit(ctx, {"dir": directory, "changed": out}, "\n".join(blocks) if blocks else "")
+
+
+@memory.command()
+@click.option("--dir", "directory", required=True, type=click.Path(file_okay=False),
+              help="A folder written by 'minara memory pull'.")
+@json_option
+@pass_ctx
+def push(ctx: CliContext, directory):
+    """Save the copies edited under --dir.
+
+    A copy whose base is still current is saved as a new version; a stale
+    one is merged three-way with the latest text, and where lines clash the
+    writer's new lines are appended (nothing is lost).
+
+    Example: minara memory push --dir /tmp/mem
+    """
+    from minarad.store.sync import push as do_push
+
+    results = do_push(ctx.store(), directory, author=ctx.author, source="cli")
+    lines = [f"{r.name}: {r.action.replace('_', ' ')} (version {r.version}"
+             + (f", {r.conflicts} clash(es): your lines appended" if r.conflicts else "") + ")"
+             for r in results]
+    emit(ctx, {"dir": directory, "files": [r.to_dict() for r in results]}, "\n".join(lines))
+
+
+@memory.command()
+@click.argument("file")
+@click.option("--limit", type=click.IntRange(min=1), help="Show at most N versions.")
+@channel_option
+@json_option
+@pass_ctx
+def history(ctx: CliContext, file, limit, channel):
+    """List the versions of FILE, newest first.
+
+    Example: minara memory history MEMORY.md --limit 5
+    """
+    entries = ctx.store().history(_file(file, channel))[:limit]
+    lines = [f"v{e.version:<4} {_short(e.commit)}  {e.time}  {e.author:<16} {e.source:<12} "
+             f"{'(deleted) ' if e.deleted else ''}{e.message}" for e in entries]
+    emit(ctx, {"path": _file(file, channel), "versions": [e.to_dict() for e in entries]},
+         "\n".join(lines) if lines else f"{_file(file, channel)}: no versions yet")
+
+
+@memory.command()
+@click.argument("file")
+@click.argument("v1")
+@click.argument("v2", required=False)
+@channel_option
+@json_option
+@pass_ctx
+def diff(ctx: CliContext, file, v1, v2, channel):
+    """Show what changed in FILE from version V1 to V2 (default: now).
+
+    Example: minara memory diff MEMORY.md 3 5
+    """
+    text = ctx.store().diff(_file(file, channel), v1, v2)
+    emit(ctx, {"path": _file(file, channel), "from": v1, "to": v2, "diff": text}, None)
+    if not ctx.as_json:
+        click.echo(text, nl=False)
+
+
+@memory.command()
+@click.argument("file")
+@click.argument("version")
+@channel_option
+@json_option
+@pass_ctx
+def restore(ctx: CliContext, file, version, channel):
+    """Bring back version VERSION of FILE as a new version (history is kept).
+
+    Example: minara memory restore MEMORY.md 3
+    """
+    result = ctx.store().restore(_file(file, channel), version, author=ctx.author,
+                                 source="cli")
+    _render_write(ctx, result)
+
+
+from minarad.cli.search import memory_search  # noqa: E402  (click command; tantivy loads lazily)
+
+memory.add_command(memory_search, "search")
