@@ -1,0 +1,254 @@
+"""``minara context``, ``minara turn-end`` and the hooks in hooks/, run as real processes."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+MINARA = str(BIN / "minara")
+HOOKS = REPO / "hooks"
+
+
+@pytest.fixture
+def env(tmp_path):
+    values = {k: v for k, v in os.environ.items()
+              if not k.startswith(("MINARA_", "WORKSPACE_", "XDG_"))}
+    values.update({"MINARA_WORKSPACE_DIR": str(tmp_path / "ws"), "HOME": str(tmp_path / "home"),
+                   "MINARA_STATE_DIR": str(tmp_path / "state"), "TZ": "UTC",
+                   "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"})
+    return values
+
+
+@pytest.fixture
+def ws(tmp_path):
+    return tmp_path / "ws"
+
+
+def run(env, *args, input=None, check=True, **extra):
+    proc = subprocess.run([MINARA, *args], input=input, capture_output=True, text=True,
+                          env={**env, **extra})
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def context_json(env, *args, **extra):
+    return json.loads(run(env, "context", "--json", *args, **extra).stdout)
+
+
+def git(root, *args):
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
+                           text=True).stdout
+
+
+def order(data):
+    return [b["name"] for b in data["blocks"]]
+
+
+def files(data, name):
+    block = next(b for b in data["blocks"] if b["name"] == name)
+    return [f["path"] for f in block["files"]]
+
+
+# -- context ------------------------------------------------------------------------------------
+
+
+def test_fresh_workspace_blocks_in_order(env, ws):
+    data = context_json(env, "--session", "s1", "--surface", "repl")
+    assert order(data) == ["identity", "memory_snapshot", "bootstrap"]
+    assert files(data, "identity") == ["SOUL.md", "AGENTS.md"]
+    assert files(data, "memory_snapshot") == ["USER.md", "MEMORY.md"]
+    assert files(data, "bootstrap") == ["BOOTSTRAP.md"]
+    assert data["blocks"][0]["cache"] == "cacheable" and data["blocks"][1]["cache"] == "dynamic"
+    soul = data["blocks"][0]["files"][0]
+    assert soul["blob_id"] == git(ws, "rev-parse", "HEAD:SOUL.md").strip()
+    text = run(env, "context").stdout
+    assert text.index("workspace wins") < text.index('<minara-block name="identity"')
+    assert text.index('name="identity"') < text.index('name="memory_snapshot"') \
+        < text.index('name="bootstrap"')
+    assert "BOOTSTRAP_DONE" in text
+
+
+def test_channel_memory(env, ws):
+    run(env, "context")
+    (ws / "channels/team-1").mkdir(parents=True)
+    (ws / "channels/team-1/MEMORY.md").write_text("# Team memory\n\n- ship on Fridays\n")
+    data = context_json(env, "--channel", "team-1")
+    assert files(data, "memory_snapshot") == ["USER.md", "channels/team-1/MEMORY.md"]
+    assert "ship on Fridays" in data["text"]
+    assert run(env, "context", "--channel", "../x", check=False).returncode != 0
+
+
+def test_large_memory_is_listed_by_name(env, ws):
+    run(env, "context")
+    (ws / "MEMORY.md").write_text("## Facts\n" + "- a remembered fact\n" * 11_000)
+    data = context_json(env)
+    memory = next(f for f in data["blocks"][1]["files"] if f["path"] == "MEMORY.md")
+    assert memory["included"] is False and memory["chars"] > 200_000
+    assert "a remembered fact" not in data["text"]
+    assert str(ws.resolve() / "MEMORY.md") in data["text"]
+    small = context_json(env, "--max-file-chars", "300")
+    assert all(not f["included"] for f in small["blocks"][0]["files"])
+
+
+def test_cache_key_stable_and_changed_by_an_edit(env, ws):
+    first = context_json(env, "--session", "s1")
+    second = context_json(env, "--session", "s1")
+    keys = [[b["cache_key"] for b in d["blocks"]] for d in (first, second)]
+    assert keys[0] == keys[1]
+    (ws / "AGENTS.md").write_text((ws / "AGENTS.md").read_text() + "\n- one more rule\n")
+    third = context_json(env, "--session", "s1")
+    assert third["blocks"][0]["cache_key"] != keys[0][0]
+    assert third["blocks"][1]["cache_key"] == keys[0][1]
+
+
+def test_soul_change_noticed_exactly_once(env, ws):
+    assert "soul_notice" not in order(context_json(env))
+    (ws / "SOUL.md").write_text("# SOUL.md\n\nDry humour, fewer words.\n")
+    noticed = context_json(env)
+    assert order(noticed)[-1] == "soul_notice"
+    assert "tell the operator once" in noticed["blocks"][-1]["text"]
+    assert "soul_notice" not in order(context_json(env))
+    assert "soul_notice" not in order(context_json(env))
+    assert ".soul-state.json" not in git(ws, "status", "--porcelain", "--ignored=no")
+
+
+# -- turn-end -----------------------------------------------------------------------------------
+
+
+def test_two_turn_bootstrap(env, ws):
+    assert "bootstrap" in order(context_json(env, "--session", "s1"))
+    turn1 = "Welcome! What should I call you, and what is your time zone?\n"
+    run(env, "turn-end", "--session", "s1", "--surface", "repl", input=turn1)
+    run(env, "turn-end", "--session", "s1", "--surface", "repl",
+        input="I'll print BOOTSTRAP_DONE when we are finished.\n")
+    run(env, "turn-end", "--session", "s1", "--surface", "repl",
+        input="Format:\n```\nBOOTSTRAP_DONE\n```\n")
+    assert (ws / "BOOTSTRAP.md").is_file()
+    assert "bootstrap" in order(context_json(env, "--session", "s1"))
+
+    run(env, "--as", "s1", "memory", "set", "USER.md", "-",
+        input="# USER.md\n\n- **Name:** Mina\n- **Time zone:** Asia/Seoul\n")
+    reply = ws.parent / "reply.md"
+    reply.write_text("Saved your profile in USER.md.\n\nBOOTSTRAP_DONE\n")
+    out = run(env, "turn-end", "--session", "s1", "--surface", "repl", "--json",
+              "--message-file", str(reply)).stdout
+    archived = json.loads(out)["bootstrap_archived"]
+    assert archived.startswith("BOOTSTRAP.md.done.")
+    assert not (ws / "BOOTSTRAP.md").exists() and (ws / archived).is_file()
+    renames = git(ws, "log", "--format=%an", "--name-status", "-M", "--diff-filter=R")
+    assert renames.split() == ["s1", "R100", "BOOTSTRAP.md", archived]
+    data = context_json(env, "--session", "s1")
+    assert order(data) == ["identity", "memory_snapshot"]
+    assert "Mina" in data["text"] and "HEARTBEAT.md" in files(data, "memory_snapshot")
+    run(env, "turn-end", "--session", "s1", "--surface", "repl", input="BOOTSTRAP_DONE\n")
+    assert sorted(p.name for p in ws.glob("BOOTSTRAP.md*")) == [archived]
+    assert git(ws, "status", "--porcelain") == ""
+
+
+def test_turn_end_usage(env):
+    proc = run(env, "turn-end", "--session", "s1", input="", check=False)
+    assert proc.returncode == 2 and "--surface" in proc.stderr
+    proc = run(env, "turn-end", "--session", "s1", "--surface", "x", "--at", "soon",
+               check=False)
+    assert proc.returncode == 2
+
+
+def test_journal_at_midnight_in_local_time(env, ws):
+    log = {"WORKSPACE_DAILY_LOG_ENABLED": "1", "WORKSPACE_DAILY_LOG_INTERVAL": "1",
+           "TZ": "Asia/Seoul"}
+    for at in ("2026-11-29T14:59:59Z", "2026-11-29T15:00:01Z"):
+        run(env, "turn-end", "--session", "web-7", "--surface", "api", "--at", at,
+            input=f"reply at {at}\n", **log)
+    assert sorted(p.name for p in (ws / "memory").iterdir()) == [
+        "2026-11-29-web-7.md", "2026-11-30-web-7.md"]
+    data = context_json(env, "--at", "2026-11-30T09:00:00+09:00", **log)
+    assert files(data, "memory_snapshot")[-2:] == [
+        "memory/2026-11-29-web-7.md", "memory/2026-11-30-web-7.md"]
+    data = context_json(env, "--at", "2026-12-01T09:00:00+09:00", **log)
+    assert files(data, "memory_snapshot")[-1] == "memory/2026-11-30-web-7.md"
+
+
+def test_legacy_journal_is_read(env, ws):
+    run(env, "context")
+    (ws / "memory").mkdir()
+    (ws / "memory/2026-11-29.md").write_text("# legacy day\n")
+    data = context_json(env, "--at", "2026-11-29T10:00:00Z")
+    assert "memory/2026-11-29.md" in files(data, "memory_snapshot")
+    assert "# legacy day" in data["text"]
+
+
+# -- hooks --------------------------------------------------------------------------------------
+
+
+def hook(env, path, payload, *args):
+    return subprocess.run([str(HOOKS / path), *args], input=payload, capture_output=True,
+                          text=True, env=env)
+
+
+def claude_payload(event, tmp_path, **extra):
+    data = {"session_id": "8f1c2d3e-0000-4a5b-9c8d-112233445566",
+            "transcript_path": str(tmp_path / "transcript.jsonl"), "cwd": str(tmp_path),
+            "permission_mode": "default", "hook_event_name": event, **extra}
+    return json.dumps(data)
+
+
+def test_hooks_carry_a_marker_line():
+    for path in ("claude-code/session-start", "claude-code/stop", "shell/session-start",
+                 "shell/turn-end"):
+        script = (HOOKS / path).read_text()
+        assert script.startswith("#!/bin/sh\n# minara-hook: ")
+        assert os.access(HOOKS / path, os.X_OK)
+
+
+def test_claude_code_session_start_and_stop(env, ws, tmp_path):
+    start = hook(env, "claude-code/session-start",
+                 claude_payload("SessionStart", tmp_path, source="startup", model="m"))
+    assert start.returncode == 0, start.stderr
+    assert '<minara-block name="identity"' in start.stdout
+    assert "session 8f1c2d3e-0000-4a5b-9c8d-112233445566" in start.stdout
+
+    stop = hook(env, "claude-code/stop", claude_payload(
+        "Stop", tmp_path, stop_hook_active=False, last_assistant_message="Noted.\n"))
+    assert stop.returncode == 0, stop.stderr
+    heartbeat = (ws / "HEARTBEAT.md").read_text()
+    assert "- session_id: 8f1c2d3e-0000-4a5b-9c8d-112233445566\n" in heartbeat
+    assert "- surface: claude-code\n" in heartbeat
+    assert git(ws, "log", "-1", "--format=%an").strip() == "8f1c2d3e-0000-4a5b-9c8d-112233445566"
+
+
+def test_claude_code_stop_reads_the_transcript(env, ws, tmp_path):
+    lines = [{"type": "user", "message": {"role": "user", "content": "Mina, UTC+9"}},
+             {"type": "assistant", "message": {"role": "assistant", "content": [
+                 {"type": "text", "text": "Saved USER.md.\nBOOTSTRAP_DONE"}]}}]
+    (tmp_path / "transcript.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    hook(env, "claude-code/session-start", claude_payload("SessionStart", tmp_path))
+    stop = hook(env, "claude-code/stop", claude_payload("Stop", tmp_path,
+                                                        stop_hook_active=False))
+    assert stop.returncode == 0, stop.stderr
+    assert not (ws / "BOOTSTRAP.md").exists()
+
+
+def test_claude_code_stop_never_blocks_on_failure(env, tmp_path):
+    stop = hook(env, "claude-code/stop", "not json")
+    assert stop.returncode == 1 and "hook payload" in stop.stderr
+    usage = hook(env, "claude-code/stop", claude_payload("Stop", tmp_path), "--bogus")
+    assert usage.returncode == 1  # minara's usage exit 2 would block Claude from stopping
+
+
+def test_shell_hooks(env, ws):
+    start = hook(env, "shell/session-start", "", "sess-9", "cron")
+    assert start.returncode == 0 and "session sess-9, surface cron" in start.stdout
+    end = hook(env, "shell/turn-end", "Checked the feeds.\n", "sess-9", "cron",
+               "--open-loop", "reply to Jun")
+    assert end.returncode == 0, end.stderr
+    heartbeat = (ws / "HEARTBEAT.md").read_text()
+    assert "- surface: cron\n" in heartbeat and "  - reply to Jun\n" in heartbeat
+    end = hook(env, "shell/turn-end", "again\n", "sess-9", "--open-loop", "x")
+    assert end.returncode == 0 and "- surface: shell\n" in (ws / "HEARTBEAT.md").read_text()
+    assert hook(env, "shell/turn-end", "", ).returncode != 0
