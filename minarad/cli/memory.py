@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import click
 
-from minarad.cli.options import CliContext, channel_option, emit, json_option, pass_ctx, \
-    read_text_arg
+from minarad.cli.options import CliContext, TextCommand, channel_option, emit, json_option, \
+    pass_ctx, read_text_arg
 
 
 @click.group()
@@ -94,10 +94,7 @@ def _render_write(ctx: CliContext, result) -> None:
     emit(ctx, result.to_dict(), text)
 
 
-_TEXT_ARGS = {"ignore_unknown_options": True}
-
-
-@memory.command(context_settings=_TEXT_ARGS)
+@memory.command(cls=TextCommand)
 @click.argument("file")
 @click.argument("text")
 @channel_option
@@ -115,7 +112,7 @@ def append(ctx: CliContext, file, text, channel):
     _render_write(ctx, result)
 
 
-@memory.command("set", context_settings=_TEXT_ARGS)
+@memory.command("set", cls=TextCommand)
 @click.argument("file")
 @click.argument("text")
 @click.option("--base", metavar="V",

@@ -89,3 +89,29 @@ def read_text_arg(value: str, max_bytes: int) -> str:
     else:
         return value
     return decode_text(data, max_bytes, origin=value)
+
+
+class TextCommand(click.Command):
+    """A command whose TEXT argument may start with '-' (Markdown bullets).
+
+    Only this command's own option names are read as options; any other
+    argument, ``- a bullet`` included, is positional.
+    """
+
+    def parse_args(self, ctx, args):
+        takes_value, flags = set(), set()
+        for param in self.get_params(ctx):
+            if isinstance(param, click.Option):
+                names = set(param.opts) | set(param.secondary_opts)
+                (flags if param.is_flag else takes_value).update(names)
+        options, positional, it = [], [], iter(args)
+        for arg in it:
+            if arg == "--":
+                positional.extend(it)
+            elif arg in flags or arg.split("=", 1)[0] in takes_value and "=" in arg:
+                options.append(arg)
+            elif arg in takes_value:
+                options += [arg, next(it, "")]
+            else:
+                positional.append(arg)
+        return super().parse_args(ctx, options + ["--"] + positional)
