@@ -15,8 +15,11 @@ SHOULD, MUST, MUST_NOT = "should", "must", "must_not"
 FILTER_FIELDS = {"kind": "kinds", "role": "kinds", "path": "path_prefix", "channel": "channel"}
 TEXT_FIELDS = {"title": "title", "heading": "heading", "tag": "tags", "tags": "tags"}
 #: field -> boost for a word or phrase in free text.
-WORD_BOOSTS = {"title": 3.0, "heading": 2.0, "text": 1.0, "tags": 1.5, "meta": 1.0,
-               "path_text": 1.5}
+WORD_BOOSTS = {"title": 2.0, "heading": 1.5, "text": 1.0, "tags": 1.5, "meta": 1.0,
+               "path_text": 1.0}
+#: A word counts mostly in its best field (title, heading or text), so that a
+#: title repeated in the heading path does not outweigh a rarer word.
+TIE_BREAKER = 0.2
 EXACT_BOOST = 2.0
 CJK_BOOST = 1.0
 
@@ -148,7 +151,9 @@ class QueryBuilder:
             return None
         per_field = [self.tv.Query.boost_query(self._tokens_query(f, tokens), boost)
                      for f, boost in fields.items()]
-        return per_field[0] if len(per_field) == 1 else self._any(per_field)
+        if len(per_field) == 1:
+            return per_field[0]
+        return self.tv.Query.disjunction_max_query(per_field, tie_breaker=TIE_BREAKER)
 
     def _tokens_query(self, field: str, tokens: list[str]):
         if len(tokens) == 1:

@@ -1,0 +1,176 @@
+"""Query language, languages, filters, snippets, sections and backlinks."""
+
+import pytest
+
+
+def paths(hits):
+    return [h.path for h in hits]
+
+
+@pytest.fixture
+def corpus(ws, index):
+    ws.commit(**{
+        "MEMORY.md": ("# Memory\n\n## Facts\n\n- 가상메모리와 운영체제를 공부한다.\n"
+                      "- Lives in 東京都.\n\n## Decisions\n\n- Never deploy on Fridays.\n"),
+        "memory__2026-03-01-s1.md": "# Journal\n\n메모리를 정리했다. 内存不足 error in PR-1234.\n",
+        "wiki__handbook__deploy.md": ("---\ntitle: Deploy handbook\ntags: [ops, release]\n"
+                                      "owner: platform team\n---\n# Deploying\n\n"
+                                      "Run the deploy script from the release branch.\n\n"
+                                      "## Rollback\n\nIf the deploy fails, roll back with "
+                                      "`make rollback`. The user_id column stays.\n"
+                                      "Notes live in notes-2026-01-05.md.\n"),
+        "wiki__handbook__onboarding.md": "# Onboarding\n\nRead [[handbook/deploy]] first.\n",
+        "wiki__cooking__bread.md": ("# Bread\n\nKnead the dough, then bake the bread at "
+                                    "220 degrees until the crust is brown.\n"),
+        "channels__c1__MEMORY.md": "# Channel memory\n\nthe launch code is bananas\n",
+        "channels__c2__MEMORY.md": "# Channel memory\n\nbananas are yellow in c2\n",
+        "learn__lessons.jsonl": ('{"kind": "lesson", "title": "Run tests first", '
+                                 '"detail": "Always run pytest before pushing", '
+                                 '"tags": ["ci"]}\n'),
+        "learn__errors.jsonl": '{"title": "Flaky deploy", "detail": "deploy timed out"}\n',
+    })
+    index.catch_up()
+    return index
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("메모리", {"MEMORY.md", "memory/2026-03-01-s1.md"}),
+    ("東京", {"MEMORY.md"}),
+    ("内存", {"memory/2026-03-01-s1.md"}),
+])
+def test_cjk_words_match_inside_words(corpus, query, expected):
+    hits = corpus.search(query)
+    assert set(paths(hits)) == expected
+    assert all(query in h.snippet.text[a:b] for h in hits for a, b in h.snippet.highlights)
+
+
+def test_cjk_needs_the_characters_in_order(corpus):
+    assert corpus.search("京東") == []
+
+
+def test_english_matches_whole_words(corpus):
+    assert corpus.search("deplo") == []
+    assert "wiki/handbook/deploy.md" in paths(corpus.search("deploy"))
+
+
+@pytest.mark.parametrize("token, path", [
+    ("PR-1234", "memory/2026-03-01-s1.md"),
+    ("user_id", "wiki/handbook/deploy.md"),
+    ("notes-2026-01-05.md", "wiki/handbook/deploy.md"),
+    ("2026-01-05", "wiki/handbook/deploy.md"),
+    ("deploy.md", "wiki/handbook/deploy.md"),
+])
+def test_exact_tokens_are_found(corpus, token, path):
+    assert paths(corpus.search(token))[0] == path
+
+
+def test_phrase_needs_words_in_order(corpus):
+    assert [h.heading for h in corpus.search('"deploy script"')] == ["Deploying"]
+    assert corpus.search('"script deploy"') == []
+
+
+def test_required_and_excluded_words(corpus):
+    assert all("fridays" in h.text.lower() for h in corpus.search("+fridays deploy"))
+    excluded = corpus.search("deploy -rollback")
+    assert excluded and all("rollback" not in h.text.lower() for h in excluded)
+    assert corpus.search("deploy NOT rollback") == excluded
+
+
+def test_kind_and_path_in_the_query(corpus):
+    assert paths(corpus.search("kind:lesson")) == ["learn/lessons.jsonl"]
+    assert set(paths(corpus.search("path:wiki/handbook"))) == {
+        "wiki/handbook/deploy.md", "wiki/handbook/onboarding.md"}
+    assert set(paths(corpus.search("deploy -path:wiki"))) == {"MEMORY.md",
+                                                               "learn/errors.jsonl"}
+
+
+def test_filters(corpus, ws):
+    assert paths(corpus.search("deploy", kind="error")) == ["learn/errors.jsonl"]
+    assert set(paths(corpus.search("deploy", kind=["wiki", "lesson"]))) == {
+        "wiki/handbook/deploy.md", "wiki/handbook/onboarding.md"}
+    assert set(paths(corpus.search("deploy", path="wiki/handbook/"))) == {
+        "wiki/handbook/deploy.md", "wiki/handbook/onboarding.md"}
+    assert len(corpus.search("deploy", limit=1)) == 1
+
+
+def test_since_uses_the_commit_that_last_changed_the_file(corpus, ws):
+    first_time = ws.clock
+    ws.commit(**{"wiki__cooking__bread.md": "# Bread\n\nbake the bread longer\n"})
+    corpus.catch_up()
+    hits = corpus.search("bread OR deploy", since=first_time + 1)
+    assert paths(hits) == ["wiki/cooking/bread.md"]
+    assert corpus.search("bread", since="2999-01-01") == []
+
+
+def test_channel_files_only_for_that_channel(corpus):
+    assert corpus.search("bananas") == []
+    assert paths(corpus.search("bananas", channel="c1")) == ["channels/c1/MEMORY.md"]
+    assert paths(corpus.search("channel:c2 bananas")) == ["channels/c2/MEMORY.md"]
+
+
+def test_memory_only(corpus):
+    hits = corpus.search("deploy OR tests OR 메모리", memory_only=True, limit=50)
+    assert set(paths(hits)) == {"MEMORY.md", "memory/2026-03-01-s1.md",
+                                "learn/lessons.jsonl", "learn/errors.jsonl"}
+
+
+def test_snippets_mark_the_hits(corpus):
+    hit = corpus.search("rollback")[0]
+    marked = hit.snippet.render("[", "]")
+    assert "[rollback]" in marked
+    assert all(hit.snippet.text[a:b].lower() == "rollback" for a, b in hit.snippet.highlights)
+
+
+def test_natural_question_ranks_the_page_with_more_words_first(corpus):
+    hits = corpus.search("how long do I bake bread until the crust is brown")
+    assert hits[0].path == "wiki/cooking/bread.md"
+
+
+def test_title_match_ranks_above_body_mention(corpus):
+    hits = corpus.search("onboarding")
+    assert hits[0].path == "wiki/handbook/onboarding.md"
+
+
+def test_front_matter_text_is_searchable(corpus):
+    assert paths(corpus.search("platform team")) == ["wiki/handbook/deploy.md"]
+    assert "wiki/handbook/deploy.md" in paths(corpus.search("release", kind="wiki"))
+
+
+def test_hits_carry_location(corpus):
+    hit = corpus.search("fridays")[0]
+    assert (hit.path, hit.heading, hit.kind, hit.role) == (
+        "MEMORY.md", "Memory > Decisions", "section", "memory")
+    assert (hit.line_start, hit.line_end) == (8, 10)
+    assert hit.version is None and hit.score > 0
+    assert hit.to_dict()["time"].endswith("Z")
+
+
+def test_version_lookup_fills_hits(ws, corpus):
+    from minarad.index import Index
+
+    index = Index(ws.root, corpus.index_dir, version_of=lambda path: 7)
+    assert index.search("fridays")[0].version == 7
+
+
+def test_get_section_by_heading_and_by_line(corpus):
+    assert "Never deploy" in corpus.get_section("MEMORY.md", heading="decisions").text
+    assert "東京都" in corpus.get_section("MEMORY.md", line=5).text
+    assert corpus.get_section("MEMORY.md", heading="nothing") is None
+
+
+def test_backlinks(corpus):
+    for name in ("handbook/deploy", "wiki/handbook/deploy.md"):
+        assert paths(corpus.backlinks(name)) == ["wiki/handbook/onboarding.md"]
+    assert corpus.backlinks("wiki/cooking/bread.md") == []
+
+
+def test_learn_entries_are_documents(corpus):
+    hit = corpus.search("pytest")[0]
+    assert (hit.path, hit.kind, hit.title, hit.line_start) == (
+        "learn/lessons.jsonl", "lesson", "Run tests first", 1)
+    assert corpus.search("flaky")[0].kind == "error"
+
+
+def test_odd_queries_do_not_raise(corpus):
+    for query in ['"unclosed', "+", "-", "kind:", "::", "AND OR", "((", "*", ""]:
+        corpus.search(query)
