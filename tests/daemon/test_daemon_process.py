@@ -1,0 +1,272 @@
+"""A real ``minarad`` process, real inotify, checked with the real git CLI."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.daemon.conftest import (
+    MINARA,
+    assert_repo_sound,
+    commit_count,
+    commits_since,
+    drop_read_capabilities,
+    git,
+    head_files,
+    tree_equals_disk,
+    wait_until,
+)
+
+
+def settle(ws, barrier, before: int) -> list[dict]:
+    """Wait for every earlier edit; return the commits made before the barrier's."""
+    wait_until(lambda: tree_equals_disk(ws), what="HEAD == disk")
+    name = barrier()
+    commits = commits_since(ws, before)
+    assert commits[-1]["paths"] == [name], commits[-1]
+    assert tree_equals_disk(ws)
+    assert_repo_sound(ws)
+    return commits[:-1]
+
+
+def test_plain_overwrite_is_one_editor_commit(daemon, ws, barrier):
+    daemon.start()
+    before = commit_count(ws)
+    (ws / "MEMORY.md").write_text("# Memory\n\n## Facts\n- the sky is blue\n")
+    commits = settle(ws, barrier, before)
+    assert [c["paths"] for c in commits] == [["MEMORY.md"]]
+    assert commits[0]["author"] == "tester"
+    assert commits[0]["subject"].startswith("editor:")
+
+
+def test_vim_style_save_is_one_commit_without_temporaries(daemon, ws, barrier):
+    daemon.start()
+    before = commit_count(ws)
+    target = ws / "SOUL.md"
+    swap = ws / ".SOUL.md.swp"
+    swap.write_bytes(b"vim swap")
+    probe = ws / "4913"
+    probe.write_bytes(b"")
+    probe.unlink()
+    os.rename(target, ws / "SOUL.md~")
+    target.write_text("# Soul\n\nCalm and precise.\n")
+    (ws / "SOUL.md~").unlink()
+    swap.unlink()
+    commits = settle(ws, barrier, before)
+    assert [c["paths"] for c in commits] == [["SOUL.md"]]
+    assert not any("~" in p or p.endswith(".swp") or p == "4913" for p in head_files(ws))
+
+
+@pytest.mark.parametrize("temp_name", [".USER.md.tmp", "tmpk3j9x2"])
+def test_atomic_temp_and_rename_save_is_an_edit_of_the_destination(daemon, ws, barrier,
+                                                                     temp_name):
+    daemon.start()
+    before = commit_count(ws)
+    tmp = ws / temp_name
+    tmp.write_text("# User\n\nName: Ada\n")
+    os.replace(tmp, ws / "USER.md")
+    commits = settle(ws, barrier, before)
+    assert [c["paths"] for c in commits] == [["USER.md"]]
+    assert (ws / "USER.md").read_text() == git(ws, "show", "HEAD:USER.md")
+
+
+def test_create_delete_and_rename(daemon, ws, barrier):
+    daemon.start()
+    before = commit_count(ws)
+    (ws / "notes.md").write_text("new note\n")
+    assert settle(ws, barrier, before)[0]["paths"] == ["notes.md"]
+
+    before = commit_count(ws)
+    (ws / "notes.md").unlink()
+    assert [c["paths"] for c in settle(ws, barrier, before)] == [["notes.md"]]
+    assert "notes.md" not in head_files(ws)
+
+    before = commit_count(ws)
+    os.rename(ws / "TOOLS.md", ws / "tools-renamed.md")
+    commits = settle(ws, barrier, before)
+    assert [c["paths"] for c in commits] == [["TOOLS.md", "tools-renamed.md"]]
+    renames = git(ws, "show", "--format=", "-M", "--name-status", commits[0]["sha"])
+    assert renames.startswith("R100\tTOOLS.md\ttools-renamed.md")
+
+
+def test_a_folder_created_with_files_in_it(daemon, ws, barrier):
+    daemon.start()
+    before = commit_count(ws)
+    folder = ws / "wiki" / "people" / "ada"
+    folder.mkdir(parents=True)
+    for name in ("ada.md", "notes.md", "links.md"):
+        (folder / name).write_text(f"# {name}\n")
+    commits = settle(ws, barrier, before)
+    committed = sorted(p for c in commits for p in c["paths"])
+    assert committed == [f"wiki/people/ada/{n}" for n in ("ada.md", "links.md", "notes.md")]
+
+
+def test_a_folder_moved_out_of_the_tree_is_deleted(daemon, ws, barrier, tmp_path):
+    (ws / "wiki" / "x").mkdir(parents=True)
+    (ws / "wiki" / "x" / "a.md").write_text("a\n")
+    daemon.start()
+    assert "wiki/x/a.md" in head_files(ws)
+    before = commit_count(ws)
+    os.rename(ws / "wiki", tmp_path / "wiki-elsewhere")
+    commits = settle(ws, barrier, before)
+    assert [c["paths"] for c in commits] == [["wiki/x/a.md"]]
+
+
+def burst(ws, writes=500, files=50, seconds=2.0, stop_at=None, stopped=None):
+    """Write ``writes`` times over ``files`` files in about ``seconds``."""
+    folder = ws / "burst"
+    folder.mkdir(exist_ok=True)
+    pause = seconds / writes
+    for i in range(writes):
+        if stop_at is not None and i == stop_at:
+            stopped.set()
+        (folder / f"f{i % files:02d}.md").write_text(f"write {i}\n" * (1 + i % 7))
+        time.sleep(pause)
+
+
+def test_burst_of_500_writes_over_50_files_ends_with_disk_in_head(daemon, ws):
+    daemon.start()
+    burst(ws)
+    wait_until(lambda: tree_equals_disk(ws), what="HEAD == disk after the burst")
+    assert_repo_sound(ws)
+    assert len([p for p in head_files(ws) if p.startswith("burst/")]) == 50
+
+
+@pytest.mark.parametrize("kill_at", [40, 250, 470])
+def test_kill_9_mid_burst_then_restart_loses_nothing(daemon, ws, kill_at):
+    daemon.start()
+    reached = threading.Event()
+    writer = threading.Thread(target=burst, args=(ws,),
+                              kwargs={"stop_at": kill_at, "stopped": reached})
+    writer.start()
+    reached.wait(timeout=30)
+    daemon.kill9()
+    writer.join()
+    git(ws, "fsck", "--strict")
+    daemon.start()
+    wait_until(lambda: tree_equals_disk(ws), what="HEAD == disk after restart")
+    assert_repo_sound(ws)
+
+
+def test_edits_while_stopped_are_one_offline_commit_at_start(daemon, ws):
+    daemon.start()
+    (ws / "notes.md").write_text("to be deleted offline\n")
+    wait_until(lambda: "notes.md" in head_files(ws), what="notes.md committed")
+    assert daemon.stop() == 0
+    before = commit_count(ws)
+    (ws / "MEMORY.md").write_text("changed offline\n")
+    (ws / "notes.md").unlink()
+    (ws / "memory").mkdir(exist_ok=True)
+    (ws / "memory" / "2026-11-29-s1.md").write_text("journal\n")
+    daemon.start()
+    wait_until(lambda: commit_count(ws) > before, what="offline commit")
+    commits = commits_since(ws, before)
+    assert len(commits) == 1
+    assert commits[0]["paths"] == ["MEMORY.md", "memory/2026-11-29-s1.md", "notes.md"]
+    assert "offline edits" in git(ws, "log", "-1", "--format=%B")
+    assert tree_equals_disk(ws)
+    assert_repo_sound(ws)
+
+
+def test_unreadable_file_or_folder_is_never_deleted(daemon_env, ws, tmp_path):
+    from tests.daemon.conftest import DaemonProcess
+
+    prefix = drop_read_capabilities()
+    proc = DaemonProcess(daemon_env, tmp_path, prefix=prefix)
+    (ws / "wiki" / "locked").mkdir(parents=True)
+    (ws / "wiki" / "locked" / "page.md").write_text("page\n")
+    proc.start()
+    proc.stop()
+    assert {"MEMORY.md", "wiki/locked/page.md"} <= set(head_files(ws))
+    before = commit_count(ws)
+    os.chmod(ws / "MEMORY.md", 0)
+    os.chmod(ws / "wiki" / "locked", 0)
+    (ws / "TOOLS.md").write_text("offline edit next to unreadable files\n")
+    try:
+        proc.start()
+        wait_until(lambda: commit_count(ws) > before, what="offline commit")
+        time.sleep(0.5)  # give a wrong deletion every chance to happen (not a timing assert)
+        proc.stop()
+    finally:
+        os.chmod(ws / "MEMORY.md", 0o644)
+        os.chmod(ws / "wiki" / "locked", 0o755)
+    assert {"MEMORY.md", "wiki/locked/page.md"} <= set(head_files(ws))
+    assert [c["paths"] for c in commits_since(ws, before)] == [["TOOLS.md"]]
+
+
+def minara(env, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([MINARA, *args], env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_cli_writes_make_exactly_one_commit_each(daemon, daemon_env, ws, barrier):
+    daemon.start()
+    before = commit_count(ws)
+    done = minara(daemon_env, "memory", "append", "MEMORY.md", "- prefers short answers")
+    assert done.returncode == 0, done.stderr
+    done = minara(daemon_env, "memory", "set", "wiki/topic/topic.md", "# Topic\n")
+    assert done.returncode == 0, done.stderr
+    commits = settle(ws, barrier, before)
+    assert [c["paths"] for c in commits] == [["MEMORY.md"], ["wiki/topic/topic.md"]]
+    assert all(c["subject"].startswith("cli:") for c in commits)
+
+
+def test_sigterm_commits_pending_edits_before_exit(daemon, ws):
+    daemon.start(env={"MINARA_DEBOUNCE_MS": "60000", "MINARA_DEBOUNCE_CAP_MS": "120000"})
+    before = commit_count(ws)
+    (ws / "MEMORY.md").write_text("written just before shutdown\n")
+    state = ws / ".git" / "minara" / "daemon.json"
+    wait_until(lambda: "MEMORY.md" in state.read_text(), what="edit seen as pending")
+    assert commit_count(ws) == before
+    assert daemon.stop(signal.SIGTERM) == 0
+    assert [c["paths"] for c in commits_since(ws, before)] == [["MEMORY.md"]]
+    assert_repo_sound(ws)
+
+
+def test_a_second_daemon_on_the_same_workspace_is_refused(daemon, daemon_env, tmp_path):
+    from tests.daemon.conftest import DaemonProcess
+
+    daemon.start()
+    second = DaemonProcess(daemon_env, tmp_path / "second")
+    (tmp_path / "second").mkdir()
+    second.start(wait_ready=False)
+    assert second.proc.wait(timeout=30) == 1
+    assert f"(pid {daemon.proc.pid}) is already watching" in second.log()
+    assert daemon.proc.poll() is None
+
+
+def test_waits_while_the_repository_is_mid_merge(daemon, ws, barrier):
+    daemon.start()
+    before = commit_count(ws)
+    merge_head = ws / ".git" / "MERGE_HEAD"
+    merge_head.write_text(git(ws, "rev-parse", "HEAD"))
+    (ws / "MEMORY.md").write_text("edited during a merge\n")
+    wait_until(lambda: "waiting:" in daemon.log() and "MERGE_HEAD" in daemon.log(),
+               what="daemon says why it waits")
+    assert commit_count(ws) == before
+    merge_head.unlink()
+    commits = settle(ws, barrier, before)
+    assert [c["paths"] for c in commits] == [["MEMORY.md"]]
+
+
+def test_sighup_reloads_the_configuration(daemon, daemon_env, ws, barrier):
+    daemon.start()
+    config = Path(daemon_env["XDG_CONFIG_HOME"]) / "minara" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('author = "reloaded-operator"\n')
+    daemon_env_no_author = {k: v for k, v in daemon_env.items() if k != "MINARA_AUTHOR"}
+    daemon.stop()
+    daemon.env = daemon_env_no_author
+    daemon.start()
+    config.write_text('author = "after-sighup"\n')
+    daemon.proc.send_signal(signal.SIGHUP)
+    wait_until(lambda: "configuration reloaded" in daemon.log(), what="reload logged")
+    before = commit_count(ws)
+    (ws / "MEMORY.md").write_text("after reload\n")
+    commits = settle(ws, barrier, before)
+    assert commits[0]["author"] == "after-sighup"
