@@ -252,3 +252,24 @@ def test_shell_hooks(env, ws):
     end = hook(env, "shell/turn-end", "again\n", "sess-9", "--open-loop", "x")
     assert end.returncode == 0 and "- surface: shell\n" in (ws / "HEARTBEAT.md").read_text()
     assert hook(env, "shell/turn-end", "", ).returncode != 0
+
+
+def test_context_stays_light(env):
+    run(env, "context")  # seeds the workspace first
+    code = ("import contextlib, io, sys\n"
+            "from minarad.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    main(['context', '--session', 's1'])\n"
+            "heavy = ('tantivy', 'dulwich', 'sqlite3', 'watchdog', 'loguru')\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
+def test_hooks_are_documented():
+    readme = (HOOKS / "README.rst").read_text()
+    for path in ("claude-code/session-start", "claude-code/stop", "shell/session-start",
+                 "shell/turn-end"):
+        assert path in readme
+    assert '"SessionStart"' in readme and '"Stop"' in readme
