@@ -69,9 +69,16 @@ def run_turn_end(store, settings, turn: TurnEnd) -> TurnEndResult:
     Returns:
         What was written.
     """
-    path = sessions.state_file(settings.state_dir, store.root, turn.session)
-    state = sessions.load_session(path)
-    state.turns += 1
+    with store.lock():  # one turn end at a time: the session counter is read-modify-write
+        path = sessions.state_file(settings.state_dir, store.root, turn.session)
+        state = sessions.load_session(path)
+        state.turns += 1
+        result = _run_jobs(store, settings, turn, state)
+        sessions.save_session(path, state)
+    return result
+
+
+def _run_jobs(store, settings, turn: TurnEnd, state) -> TurnEndResult:
     result = TurnEndResult(session=turn.session, turn=state.turns)
     when = turn.when.astimezone()
     result.bootstrap_archived = bootstrap.finish_bootstrap(
@@ -81,7 +88,6 @@ def run_turn_end(store, settings, turn: TurnEnd) -> TurnEndResult:
         result.heartbeat, loops = _heartbeat(store, turn, when, state.turns)
     if settings.daily_log_enabled:
         result.journal = _journal(store, settings, turn, when, state, loops)
-    sessions.save_session(path, state)
     return result
 
 

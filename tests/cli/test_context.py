@@ -273,3 +273,17 @@ def test_hooks_are_documented():
                  "shell/turn-end"):
         assert path in readme
     assert '"SessionStart"' in readme and '"Stop"' in readme
+
+
+def test_concurrent_turn_ends_count_every_turn(env, ws):
+    run(env, "context")
+    procs = [subprocess.Popen([MINARA, "turn-end", "--session", "s1", "--surface", f"p{n}"],
+                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, env=env) for n in range(6)]
+    for proc in procs:
+        _, err = proc.communicate(f"reply from {proc.pid}\n")
+        assert proc.returncode == 0, err
+    assert "- turn_count: 6\n" in (ws / "HEARTBEAT.md").read_text()
+    assert len(git(ws, "log", "--format=%H", "--", "HEARTBEAT.md").split()) == 6
+    git(ws, "fsck", "--strict")
+    assert git(ws, "status", "--porcelain") == ""
