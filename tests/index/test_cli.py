@@ -1,0 +1,97 @@
+"""The real `minara` console script: search, memory search, index rebuild/status."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+MINARA = Path(sys.executable).with_name("minara")
+
+
+@pytest.fixture
+def run(tmp_path, ws):
+    env = {**os.environ, "MINARA_WORKSPACE_DIR": str(ws.root),
+           "MINARA_STATE_DIR": str(tmp_path / "state"), "HOME": str(tmp_path / "home"),
+           "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    env.pop("MINARA_CONFIG", None)
+
+    def _run(*args, check=True):
+        done = subprocess.run([str(MINARA), *args], env=env, capture_output=True, text=True)
+        if check:
+            assert done.returncode == 0, done.stderr
+        return done
+
+    return _run
+
+
+def test_edit_commit_search_through_the_cli(ws, run):
+    ws.commit(**{"MEMORY.md": "# Memory\n\n## Facts\n\n- likes pelicans\n"})
+    assert "MEMORY.md:3-5" in run("search", "pelicans").stdout
+
+    ws.commit(**{"MEMORY.md": "# Memory\n\n## Facts\n\n- likes flamingos\n"})
+    assert run("search", "pelicans").stdout.strip() == "no results"
+    out = run("search", "flamingos").stdout
+    assert "Memory > Facts" in out and "**flamingos**" in out
+
+
+def test_json_output(ws, run):
+    ws.commit(**{"wiki__a__b.md": "# Page\n\n가상메모리와 PR-1234\n"})
+    data = json.loads(run("search", "--json", "메모리").stdout)
+    (hit,) = data["results"]
+    assert (hit["path"], hit["heading"], hit["line_start"], hit["line_end"]) == (
+        "wiki/a/b.md", "Page", 1, 3)
+    start, end = hit["highlights"][0]
+    assert hit["snippet"][start:end] == "메모리"
+    assert data["index"]["lag"] == 0 and "version" in hit
+
+
+def test_memory_search_covers_memory_files_only(ws, run):
+    ws.commit(**{"MEMORY.md": "# M\n\nzebra memory\n", "wiki__z.md": "# Z\n\nzebra wiki\n",
+                 "channels__c1__MEMORY.md": "# C\n\nzebra channel\n"})
+    data = json.loads(run("memory", "search", "zebra", "--json").stdout)
+    assert [h["path"] for h in data["results"]] == ["MEMORY.md"]
+    data = json.loads(run("memory", "search", "zebra", "--channel", "c1", "--json").stdout)
+    assert {h["path"] for h in data["results"]} == {"MEMORY.md", "channels/c1/MEMORY.md"}
+    data = json.loads(run("search", "zebra", "--json").stdout)
+    assert {h["path"] for h in data["results"]} == {"MEMORY.md", "wiki/z.md"}
+
+
+def test_filters_on_the_command_line(ws, run):
+    ws.commit(**{"learn__lessons.jsonl": '{"title": "rotate keys", "detail": "monthly"}\n',
+                 "wiki__ops__keys.md": "# Keys\n\nrotate keys yearly\n"})
+    data = json.loads(run("search", "rotate", "--kind", "lesson", "--json").stdout)
+    assert [h["path"] for h in data["results"]] == ["learn/lessons.jsonl"]
+    data = json.loads(run("search", "rotate", "--path", "wiki/ops", "--json").stdout)
+    assert [h["path"] for h in data["results"]] == ["wiki/ops/keys.md"]
+    data = json.loads(run("search", "rotate", "--since", "2999-01-01", "--json").stdout)
+    assert data["results"] == []
+    bad = run("search", "rotate", "--since", "someday", check=False)
+    assert bad.returncode == 1 and "--since" in bad.stderr
+
+
+def test_index_rebuild_and_status(ws, run):
+    ws.commit(**{"MEMORY.md": "# M\n\nkiwi\n", "learn__errors.jsonl": "{bad\n"})
+    rebuilt = json.loads(run("index", "rebuild", "--json").stdout)
+    assert rebuilt["files_indexed"] == 2 and rebuilt["rebuilt"]
+    ws.commit(**{"MEMORY.md": "# M\n\nkiwi two\n"})
+    status = json.loads(run("index", "status", "--json").stdout)
+    assert status["lag"] == 1 and status["documents"] == 1
+    assert status["problems"]["learn/errors.jsonl"]
+    text = run("index", "status").stdout
+    assert "lag:       1 commit" in text and "problem:" in text
+
+
+def test_no_workspace_is_one_clear_error(ws, run):
+    shutil.rmtree(ws.root)
+    done = run("search", "x", check=False)
+    assert done.returncode == 4 and done.stderr.startswith("minara: error:")
+
+
+def test_search_module_does_not_import_tantivy():
+    code = ("import sys, minarad.cli.search; "
+            "sys.exit(1 if 'tantivy' in sys.modules else 0)")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0

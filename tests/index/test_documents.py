@@ -1,0 +1,78 @@
+"""Files to documents, the query parser and snippets: pure functions."""
+
+import pytest
+
+from minarad.index.documents import (FileInfo, documents_for_file, exact_tokens,
+                                     extract_links, is_indexable, path_prefixes)
+from minarad.index.query import MUST, MUST_NOT, SHOULD, Clause, parse_query
+from minarad.index.snippets import make_snippet, term_pattern
+
+
+def docs(path, text, max_bytes=1_000_000):
+    return documents_for_file(FileInfo(path, "b" * 40, 1), text.encode(), max_bytes)
+
+
+def test_markdown_file_gives_a_document_per_section():
+    found, problems = docs("channels/c9/MEMORY.md",
+                           "---\ntitle: Team\ntags: a, b\n---\n# Memory\n\n## Facts\n\nx\n")
+    assert [(d.heading, d.line_start, d.line_end) for d in found] == [
+        ("", 1, 4), ("Memory", 5, 6), ("Memory > Facts", 7, 9)]
+    assert {d.title for d in found} == {"Team"}
+    assert found[0].meta == "Team\na, b" and found[0].tags == ["a", "b"]
+    assert {(d.role, d.channel) for d in found} == {("channel_memory", "c9")}
+    assert problems == []
+
+
+def test_title_falls_back_to_the_first_heading():
+    found, _ = docs("wiki/a.md", "intro\n# First\n# Second\n")
+    assert {d.title for d in found} == {"First"}
+
+
+def test_jsonl_entries():
+    text = ('{"title": "t1", "detail": "d1", "tags": ["x"]}\n\n'
+            '{"type": "correction", "summary": "t2", "content": "d2", "source": "chat"}\n')
+    found, problems = docs("learn/lessons.jsonl", text)
+    assert [(d.kind, d.title, d.text, d.line_start) for d in found] == [
+        ("lesson", "t1", "d1", 1), ("correction", "t2", "d2", 3)]
+    assert found[0].tags == ["x"] and found[1].meta == "chat" and problems == []
+
+
+def test_links():
+    text = "See [[Team/Deploy Notes|x]], [[a/b#h]], [r](../ops/run.md#s), [w](https://x.y), [s](/abs)"
+    assert extract_links("wiki/team/page.md", text) == [
+        "wiki/team/deploy-notes.md", "wiki/a/b.md", "wiki/ops/run.md"]
+
+
+def test_exact_tokens_and_prefixes():
+    assert exact_tokens("PR-1234 user_id plain notes.md 2026-01-05 end.") == [
+        "pr-1234", "user_id", "notes.md", "2026-01-05"]
+    assert path_prefixes("wiki/a/b.md") == ["wiki", "wiki/a", "wiki/a/b.md", "wiki/a/b"]
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("MEMORY.md", True), ("learn/lessons.jsonl", True), ("other/x.jsonl", False),
+    ("image.png", False), ("notes.txt", True)])
+def test_is_indexable(path, expected):
+    assert is_indexable(path) is expected
+
+
+def test_parse_query():
+    assert parse_query('deploy "roll back" +must -never kind:lesson path:wiki/a NOT x user:id') == [
+        Clause(SHOULD, "deploy"), Clause(SHOULD, "roll back", None, True),
+        Clause(MUST, "must"), Clause(MUST_NOT, "never"), Clause(MUST, "lesson", "kind"),
+        Clause(MUST, "wiki/a", "path"), Clause(MUST_NOT, "x"), Clause(SHOULD, "user:id")]
+    assert parse_query("") == [] and parse_query('"') == []
+
+
+def test_snippet_window_and_marks():
+    text = "word " * 100 + "the target sits here " + "word " * 100
+    snippet = make_snippet(text, term_pattern([Clause(SHOULD, "target")]))
+    assert snippet.text.startswith("…") and snippet.text.endswith("…")
+    assert "**target**" in snippet.render()
+    assert len(snippet.text) < 260
+
+
+def test_snippet_words_are_whole_but_cjk_is_inside_words():
+    pattern = term_pattern([Clause(SHOULD, "cat"), Clause(SHOULD, "메모리")])
+    snippet = make_snippet("cat category 가상메모리와", pattern)
+    assert snippet.render("[", "]") == "[cat] category 가상[메모리]와"
