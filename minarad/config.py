@@ -7,7 +7,6 @@ a :class:`Settings`. Each value remembers where it came from, so that
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 
@@ -33,24 +32,32 @@ FIELDS: dict[str, tuple[str, type, object]] = {
 }
 
 
-@dataclasses.dataclass(frozen=True)
 class Settings:
-    """The effective configuration; ``sources`` maps each field to its origin."""
+    """The effective configuration, read as attributes (``settings.workspace``).
 
-    workspace: Path
-    data_dir: Path
-    state_dir: Path
-    author: str
-    max_file_bytes: int
-    debounce_ms: int
-    debounce_cap_ms: int
-    heartbeat_enabled: bool
-    daily_log_enabled: bool
-    daily_log_interval: int
-    dream_enabled: bool
-    dream_interval_hours: float
-    config_file: Path
-    sources: dict = dataclasses.field(default_factory=dict, compare=False)
+    ``sources`` maps each field to its origin (``flag``, ``env:NAME``,
+    ``file:PATH`` or ``default``). Defaults that need platformdirs are
+    resolved on first use, so that commands which never touch them stay fast.
+    """
+
+    def __init__(self, values: dict, sources: dict, config_file: Path, lazy: dict):
+        self._values = dict(values)
+        self._lazy = dict(lazy)
+        self.sources = dict(sources)
+        self.config_file = config_file
+
+    def __getattr__(self, name):
+        values = self.__dict__.get("_values", {})
+        if name in values:
+            return values[name]
+        lazy = self.__dict__.get("_lazy", {})
+        if name in lazy:
+            values[name] = lazy.pop(name)()
+            return values[name]
+        raise AttributeError(name)
+
+    def __repr__(self) -> str:
+        return f"Settings({self.as_dict()!r})"
 
     def as_dict(self) -> dict:
         """Return the settings as plain JSON-ready values."""
@@ -152,7 +159,7 @@ def load_settings(flags: dict | None = None, env=None) -> Settings:
     flags = {k: v for k, v in (flags or {}).items() if v is not None}
     config_file = _default_config_file(env)
     file_values = _read_config_file(config_file)
-    values, sources = {}, {}
+    values, sources, lazy = {}, {}, {}
     for name, (var, kind, default) in FIELDS.items():
         if name in flags:
             values[name], sources[name] = parse_value(name, flags[name], kind), "flag"
@@ -162,6 +169,9 @@ def load_settings(flags: dict | None = None, env=None) -> Settings:
             values[name] = parse_value(name, file_values[name], kind)
             sources[name] = f"file:{config_file}"
         else:
-            values[name] = _RESOLVERS[name]() if default is None else default
+            if default is None:
+                lazy[name] = _RESOLVERS[name]
+            else:
+                values[name] = default
             sources[name] = "default"
-    return Settings(**values, config_file=config_file, sources=sources)
+    return Settings(values, sources, config_file, lazy)

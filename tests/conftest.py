@@ -24,6 +24,12 @@ def git(ws, *args, check=True) -> str:
     return proc.stdout
 
 
+def git_bytes(ws, *args) -> bytes:
+    """Run the real git CLI and return its raw stdout (no newline translation)."""
+    return subprocess.run(["git", "-C", str(ws), *args], capture_output=True,
+                          check=True).stdout
+
+
 def assert_repo_sound(ws) -> None:
     """``git fsck --strict`` passes and ``git status`` shows nothing to commit."""
     git(ws, "fsck", "--strict", "--no-progress")
@@ -96,4 +102,4 @@ def fixture_snapshots() -> list[Path]:
     if not FIXTURES.is_dir():
         return []
     return [FIXTURES] + sorted(p for p in FIXTURES.iterdir()
-                               if p.is_dir() and any(p.glob("*.md")))
+                               if (p / "SOUL.md").is_file())

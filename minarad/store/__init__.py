@@ -7,8 +7,18 @@ that write only changed trees), :mod:`gitindex` (splicing ``.git/index``),
 :mod:`merge` (three-way merges for pushed copies).
 """
 
-from minarad.store.models import CommitInfo, FileVersion, HistoryEntry, WriteResult
-from minarad.store.store import Store, join_appended, parse_base
-
 __all__ = ["CommitInfo", "FileVersion", "HistoryEntry", "Store", "WriteResult",
            "join_appended", "parse_base"]
+
+_EXPORTS = {"CommitInfo": "models", "FileVersion": "models", "HistoryEntry": "models",
+            "WriteResult": "models", "Store": "store", "join_appended": "store",
+            "parse_base": "store"}
+
+
+def __getattr__(name):
+    """Import exports on first use: ``minarad.store.content`` alone stays light."""
+    if name not in _EXPORTS:
+        raise AttributeError(name)
+    import importlib
+
+    return getattr(importlib.import_module(f"minarad.store.{_EXPORTS[name]}"), name)

@@ -9,7 +9,6 @@ never seeded: the turn-end job creates it.
 from __future__ import annotations
 
 import os
-from importlib import resources
 
 from minarad.workspace.layout import BOOTSTRAP, SEEDED_FILES
 
@@ -18,6 +17,8 @@ GITIGNORE = ".gitignore"
 
 def template_bytes(name: str) -> bytes:
     """Return the packaged template for a seeded file (or ``gitignore``)."""
+    from importlib import resources
+
     return resources.files("minarad.workspace").joinpath("templates").joinpath(name).read_bytes()
 
 

@@ -1,0 +1,54 @@
+"""Seeding: idempotent, never overwriting, BOOTSTRAP only when new, no HEARTBEAT."""
+
+from __future__ import annotations
+
+from minarad.store import Store
+from minarad.workspace.seed import seed_workspace, template_bytes
+from tests.conftest import assert_repo_sound, commit_count, git, git_bytes
+
+
+def test_seeding_twice_changes_nothing(store, ws):
+    before = {p.name: p.read_bytes() for p in ws.iterdir() if p.is_file()}
+    assert store.ensure() == [] and seed_workspace(str(ws)) == []
+    assert {p.name: p.read_bytes() for p in ws.iterdir() if p.is_file()} == before
+    assert commit_count(ws) == 1
+
+
+def test_memory_template_has_the_three_sections():
+    text = template_bytes("MEMORY.md").decode()
+    assert [line for line in text.splitlines() if line.startswith("## ")] == [
+        "## Facts", "## Preferences", "## Decisions"]
+
+
+def test_existing_files_are_never_overwritten(ws):
+    ws.mkdir()
+    (ws / "SOUL.md").write_bytes(b"my own soul\r\nwith CRLF\r\n")
+    seeded = Store(ws, operator="t").ensure()
+    assert "SOUL.md" not in seeded and "BOOTSTRAP.md" not in seeded
+    assert (ws / "SOUL.md").read_bytes() == b"my own soul\r\nwith CRLF\r\n"
+    assert git_bytes(ws, "show", "HEAD:SOUL.md") == b"my own soul\r\nwith CRLF\r\n"
+    assert not (ws / "HEARTBEAT.md").exists()
+
+
+def test_a_deleted_file_is_seeded_again_and_bootstrap_is_not(store, ws):
+    store.rename("BOOTSTRAP.md", "BOOTSTRAP.md.done.20261129T120000", author="agent")
+    store.delete("TOOLS.md", author="op")
+    seeded = store.ensure()
+    assert seeded == ["TOOLS.md"]
+    assert not (ws / "BOOTSTRAP.md").exists()
+    assert git(ws, "log", "-1", "--format=%s").startswith("seed: ")
+    assert_repo_sound(ws)
+
+
+def test_an_existing_repository_is_adopted_with_its_history(ws):
+    ws.mkdir()
+    git(ws, "init", "-q", "-b", "trunk")
+    (ws / "notes.md").write_text("old notes\n")
+    git(ws, "add", "notes.md")
+    git(ws, "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "earlier work")
+    store = Store(ws, operator="t")
+    store.ensure()
+    assert git(ws, "symbolic-ref", "HEAD").strip() == "refs/heads/trunk"
+    assert git(ws, "log", "--format=%s").splitlines()[-1] == "earlier work"
+    assert store.read("notes.md")[1].version == 1
+    assert_repo_sound(ws)
