@@ -21,6 +21,13 @@ Library API (the daemon, CLI, wiki, jobs and gateway call these)::
     index.status()                                    # -> IndexStatus
     index.rebuild(progress=lambda done, total, path: ...)
 
+The daemon follows commits with a background thread that folds bursts into
+one catch-up::
+
+    from minarad.index.follower import IndexFollower
+    follower = IndexFollower(index, on_error=logger.exception).start()
+    daemon.after_commit.append(follower.request)   # ... follower.stop()
+
 ``Index.open(settings, version_of=store_lookup)`` fills ``Hit.version`` from
 the store (``path -> version``); without it versions are None.
 

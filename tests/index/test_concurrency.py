@@ -76,3 +76,24 @@ def test_two_index_objects_in_one_process(ws, index):
     ws.commit(**{"MEMORY.md": "# M\n\nemu\n"})
     other.catch_up()
     assert [h.path for h in index.search("emu")] == ["MEMORY.md"]
+
+
+def test_follower_catches_up_after_requests(ws, index):
+    import threading
+
+    from minarad.index.follower import IndexFollower
+
+    done = threading.Event()
+    follower = IndexFollower(index, on_done=lambda stats: done.set()).start()
+    try:
+        for i in range(5):
+            ws.commit(**{"MEMORY.md": f"# M\n\nburst{i}\n"})
+            follower.request()
+        for _ in range(600):  # a safety net, not a timing assertion
+            if index.search("burst4"):
+                break
+            done.wait(0.05)
+            done.clear()
+    finally:
+        follower.stop()
+    assert [h.path for h in index.search("burst4")] == ["MEMORY.md"]

@@ -1,0 +1,72 @@
+"""Keep the index in step with commits from a background thread.
+
+The daemon calls :meth:`IndexFollower.request` after each commit (it fits
+``Daemon.after_commit``). Requests made while a catch-up runs fold into one
+more catch-up, so a burst of commits costs one tree diff, not one per commit.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable
+
+
+class IndexFollower:
+    """A stoppable thread that runs ``index.catch_up()`` when asked.
+
+    Args:
+        index: an :class:`minarad.index.Index`.
+        busy_retry: seconds to wait before retrying when another process writes.
+        on_error: called with the exception when a catch-up fails (logging).
+        on_done: called with the :class:`CatchUpStats` of each catch-up.
+    """
+
+    def __init__(self, index, *, busy_retry: float = 0.5,
+                 on_error: Callable[[BaseException], None] | None = None,
+                 on_done: Callable[[object], None] | None = None):
+        self.index = index
+        self.busy_retry = busy_retry
+        self.on_error = on_error
+        self.on_done = on_done
+        self._wanted = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> "IndexFollower":
+        """Start the thread and schedule a first catch-up."""
+        self._thread = threading.Thread(target=self._run, name="index-follower", daemon=True)
+        self._thread.start()
+        self.request()
+        return self
+
+    def request(self, _info=None) -> None:
+        """Ask for a catch-up soon (cheap, thread-safe; fits ``after_commit``)."""
+        self._wanted.set()
+
+    def stop(self, timeout: float | None = 10.0) -> None:
+        """Finish the catch-up under way, then end the thread."""
+        self._stop.set()
+        self._wanted.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wanted.wait()
+            if self._stop.is_set():
+                return
+            self._wanted.clear()
+            self._catch_up_once()
+
+    def _catch_up_once(self) -> None:
+        try:
+            stats = self.index.catch_up()
+        except Exception as exc:  # keep following; the caller logs
+            if self.on_error is not None:
+                self.on_error(exc)
+            return
+        if stats.busy:
+            self._stop.wait(self.busy_retry)
+            self._wanted.set()
+        elif self.on_done is not None:
+            self.on_done(stats)
