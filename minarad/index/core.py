@@ -206,7 +206,16 @@ class Index:
         Returns:
             What was done.
         """
+        current = self._current_commit()
+        if current is not None:
+            return CatchUpStats(current, current)
         return self._write(progress, full=False)
+
+    def _current_commit(self) -> str | None:
+        """The indexed commit when it is HEAD (checked without dulwich), else None."""
+        head = gitsource.read_head_without_dulwich(self.workspace)
+        indexed = self._usable_state().get("commit")
+        return head if head is not None and head == indexed else None
 
     def rebuild(self, progress: Progress | None = None) -> CatchUpStats:
         """Index the whole HEAD tree from scratch (same result as catching up)."""

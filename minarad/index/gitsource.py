@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 
 from minarad.errors import NotFound
 
@@ -33,6 +34,48 @@ def open_repo(workspace: str | os.PathLike):
     except (NotGitRepository, FileNotFoundError, NotADirectoryError):
         raise NotFound(f"{workspace} is not a workspace repository (no .git); "
                        f"run `minara init`", code="workspace_not_found") from None
+
+
+_HEX40 = re.compile(r"^[0-9a-f]{40}$")
+
+
+def read_head_without_dulwich(workspace: str | os.PathLike) -> str | None:
+    """HEAD's commit id read straight from ``.git`` files, or None if unsure.
+
+    Cheap enough for every CLI search: loose and packed refs only; anything
+    unusual (worktrees, symbolic chains) answers None and the caller asks dulwich.
+    """
+    git_dir = os.path.join(os.fspath(workspace), ".git")
+    try:
+        with open(os.path.join(git_dir, "HEAD"), encoding="ascii") as fh:
+            head = fh.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if _HEX40.match(head):
+        return head
+    if not head.startswith("ref: refs/"):
+        return None
+    return _read_ref(git_dir, head[5:])
+
+
+def _read_ref(git_dir: str, ref: str) -> str | None:
+    try:
+        with open(os.path.join(git_dir, *ref.split("/")), encoding="ascii") as fh:
+            value = fh.read().strip()
+        return value if _HEX40.match(value) else None
+    except FileNotFoundError:
+        pass
+    except (OSError, UnicodeDecodeError):
+        return None
+    try:
+        with open(os.path.join(git_dir, "packed-refs"), encoding="ascii") as fh:
+            for line in fh:
+                parts = line.split()
+                if len(parts) == 2 and parts[1] == ref and _HEX40.match(parts[0]):
+                    return parts[0]
+    except (OSError, UnicodeDecodeError):
+        pass
+    return None
 
 
 def head_commit(repo) -> str | None:

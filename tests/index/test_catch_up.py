@@ -103,3 +103,15 @@ def test_status_reports_lag_and_documents(ws, index):
     assert status.documents == 1
     assert status.size_bytes > 0
     assert status.indexed_commit != status.head_commit
+
+
+def test_head_is_read_without_dulwich_for_loose_and_packed_refs(ws):
+    from minarad.index.gitsource import read_head_without_dulwich
+
+    commit = ws.commit(**{"MEMORY.md": "# M\n"})
+    assert read_head_without_dulwich(ws.root) == commit
+    ws.git("pack-refs", "--all")
+    assert read_head_without_dulwich(ws.root) == commit
+    ws.git("checkout", "-q", "--detach")
+    assert read_head_without_dulwich(ws.root) == commit
+    assert read_head_without_dulwich(ws.root / "missing") is None
