@@ -93,6 +93,11 @@ def main(argv=None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        where = f": {exc.filename}" if exc.filename else ""
+        _report(MinaraError(f"{exc.strerror or exc}{where}", code="os_error"),
+                "--json" in (sys.argv[1:] if argv is None else argv))
+        return 1
     return 0
 
 

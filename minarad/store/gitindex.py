@@ -87,16 +87,70 @@ def _optional_extensions_end(data: bytes, pos: int) -> None:
         pos += 8 + size
 
 
-def splice_index(data: bytes, changes: dict[bytes, bytes | None]) -> bytes:
+def _find_entry(data: bytes, path: bytes, end: int) -> int | None:
+    """Offset of the stage-0 entry for ``path``, found by a C-speed search.
+
+    A hit is accepted only where the 62 bytes before the name hold a valid
+    file mode and flags naming exactly this length at stage 0: bytes inside
+    another entry's name can never look like that.
+    """
+    needle = path + b"\x00"
+    pos = _HEADER.size + _FIXED_SIZE
+    while True:
+        hit = data.find(needle, pos, end)
+        if hit < 0:
+            return None
+        start = hit - _FIXED_SIZE
+        flags = (data[start + 60] << 8) | data[start + 61]
+        mode = int.from_bytes(data[start + 24:start + 28], "big")
+        if flags & 0x7FFF == min(len(path), 0xFFF) and mode in _MODES:
+            return start
+        pos = hit + 1
+
+
+def _splice_known_layout(data: bytes, changes: dict) -> bytes | None:
+    """Splice an index minara wrote itself (no extensions) without walking it.
+
+    Returns None when a change adds a path (its sorted place needs a walk).
+    """
+    end = len(data) - 20
+    spans = []
+    for path, entry in changes.items():
+        start = _find_entry(data, path, end)
+        if start is None:
+            if entry is not None:
+                return None
+            continue
+        spans.append((start, start + ((_FIXED_SIZE + len(path) + 8) & ~7), entry))
+    spans.sort()
+    pieces, cursor = [], 0
+    for start, stop, entry in spans:
+        pieces += [data[cursor:start], entry or b""]
+        cursor = stop
+    pieces.append(data[cursor:end])
+    body = bytearray(b"".join(pieces))
+    count = int.from_bytes(body[8:12], "big") - sum(e is None for _s, _e, e in spans)
+    body[8:12] = count.to_bytes(4, "big")
+    return bytes(body) + hashlib.sha1(body).digest()
+
+
+def splice_index(data: bytes, changes: dict[bytes, bytes | None],
+                 known_layout: bool = False) -> bytes:
     """Return new index bytes with ``changes`` applied.
 
     Args:
         data: the current index file.
         changes: path -> serialised entry (:func:`stat_entry`), or None to remove.
+        known_layout: ``data`` is byte for byte an index this module wrote
+            (so it has no extensions); edits and deletions then skip the walk.
     """
     signature, version, count = _HEADER.unpack_from(data)
     if signature != b"DIRC" or version not in (2, 3):
         raise IndexFormatUnsupported(f"index version {version}")
+    if known_layout:
+        spliced = _splice_known_layout(data, changes)
+        if spliced is not None:
+            return spliced
     paths, starts = _walk_entries(data, count)
     _optional_extensions_end(data, starts[-1])
     pieces, cursor, new_count = [], _HEADER.size, count
@@ -146,8 +200,16 @@ def write_index_file(index_path: str, data: bytes) -> None:
         raise
 
 
-def update_index(index_path: str, changes: dict[bytes, bytes | None],
-                 full_rebuild) -> None:
+def _read_or_none(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+
+
+def update_index(index_path: str, changes: dict[bytes, bytes | None], full_rebuild,
+                 record_path: str | None = None) -> None:
     """Apply ``changes`` to the index at ``index_path``.
 
     Args:
@@ -156,17 +218,20 @@ def update_index(index_path: str, changes: dict[bytes, bytes | None],
         full_rebuild: called with ``changes`` when the index is missing or
             uses a feature the splicer does not handle; it must return the
             complete new index bytes.
+        record_path: a file keeping the checksum of the last index written
+            here; while the index still ends with it, nobody else rewrote it
+            and the fast splice applies.
     """
-    try:
-        with open(index_path, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        data = None
+    data = _read_or_none(index_path)
     if data is None:
         new = full_rebuild(changes)
     else:
+        recorded = _read_or_none(record_path) if record_path else None
         try:
-            new = splice_index(data, changes)
+            new = splice_index(data, changes, known_layout=recorded == data[-20:])
         except IndexFormatUnsupported:
             new = full_rebuild(changes)
     write_index_file(index_path, new)
+    if record_path:
+        with open(record_path, "wb") as fh:
+            fh.write(new[-20:])

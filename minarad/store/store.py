@@ -670,7 +670,8 @@ class Store:
             whole.update({p: e for p, e in entries.items() if e is not None})
             return gitindex.build_index(whole)
 
-        gitindex.update_index(str(self.git_dir / "index"), entries, full_rebuild)
+        gitindex.update_index(str(self.git_dir / "index"), entries, full_rebuild,
+                              record_path=str(self.state_dir / "index-checksum"))
 
 
 def _verb(changes: dict) -> str:

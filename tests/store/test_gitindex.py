@@ -1,0 +1,49 @@
+"""The index splicer against the real git CLI's reading of the index."""
+
+from __future__ import annotations
+
+from tests.conftest import assert_repo_sound, git
+
+
+def _index_matches_head(ws):
+    staged = {line.split(None, 3)[3]: line.split()[1]
+              for line in git(ws, "ls-files", "-s").splitlines()}
+    tree = {line.split(None, 3)[3]: line.split()[2]
+            for line in git(ws, "ls-tree", "-r", "HEAD").splitlines()}
+    assert staged == tree
+
+
+def test_suffix_paths_and_long_names_are_spliced_exactly(store, ws):
+    long_name = "wiki/" + "/".join(["x" * 200] * 3) + ".md"
+    for rel in ("MEMORY.md", "a/MEMORY.md", "b/a/MEMORY.md", "zz.md", long_name):
+        store.write(rel, f"{rel}\n", author="a")
+    for round_ in range(3):
+        for rel in ("a/MEMORY.md", "MEMORY.md", long_name):
+            store.write(rel, f"{rel} {round_}\n", author="a")
+        _index_matches_head(ws)
+        assert_repo_sound(ws)
+    store.delete("a/MEMORY.md", author="a")
+    store.delete(long_name, author="a")
+    _index_matches_head(ws)
+    assert_repo_sound(ws)
+
+
+def test_index_rewritten_by_git_is_walked_again(store, ws):
+    store.write("one.md", "1\n", author="a")
+    (ws / "two.md").write_text("2\n")
+    git(ws, "add", "two.md")
+    git(ws, "-c", "user.name=g", "-c", "user.email=g@x", "commit", "-qm", "two")
+    git(ws, "update-index", "--refresh")
+    store.write("one.md", "1b\n", author="a")
+    store.write("two.md", "2b\n", author="a")
+    _index_matches_head(ws)
+    assert_repo_sound(ws)
+    commit_tree = git(ws, "write-tree").strip()
+    assert commit_tree == git(ws, "rev-parse", "HEAD^{tree}").strip()
+
+
+def test_missing_index_is_rebuilt(store, ws):
+    (ws / ".git" / "index").unlink()
+    store.write("fresh.md", "x\n", author="a")
+    _index_matches_head(ws)
+    assert_repo_sound(ws)
