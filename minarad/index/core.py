@@ -129,6 +129,7 @@ class Index:
         self._builder = QueryBuilder(self.schema, word_analyzer(), self._cjk)
         self._tv: tantivy.Index | None = None
         self._generation: str | None = None
+        self._reader_stamp = None
 
     @classmethod
     def open(cls, settings, *, version_of=None) -> "Index":
@@ -174,11 +175,22 @@ class Index:
         data = self.index_dir / state["generation"]
         return state if tantivy.Index.exists(str(data)) else {}
 
+    def _state_stamp(self):
+        try:
+            st = os.stat(self.state_path)
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size, st.st_ino
+
     def _open_reader(self) -> tantivy.Index | None:
+        """The reader, reloaded only when a writer has saved a new state since."""
+        stamp = self._state_stamp()
+        if stamp is not None and stamp == self._reader_stamp and self._tv is not None:
+            return self._tv
         state = self._usable_state()
         generation = state.get("generation")
         if generation is None:
-            self._tv, self._generation = None, None
+            self._tv, self._generation, self._reader_stamp = None, None, None
             return None
         if generation != self._generation or self._tv is None:
             self._tv = tantivy.Index.open(str(self.index_dir / generation))
@@ -186,6 +198,7 @@ class Index:
             self._generation = generation
         else:
             self._tv.reload()
+        self._reader_stamp = stamp
         return self._tv
 
     def _searcher(self):
