@@ -62,7 +62,8 @@ class HistoryDB:
 
     def __init__(self, path: str):
         self.path = path
-        self._conn = sqlite3.connect(path, timeout=60, isolation_level=None)
+        self._conn = sqlite3.connect(path, timeout=60, isolation_level=None,
+                                     check_same_thread=False)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.executescript(_SCHEMA)
