@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
+import html
 import os
 import re
 from pathlib import Path
@@ -224,10 +225,11 @@ def _priority(blocks: list[Block]) -> list[ContextFile]:
 
 def render_file(file: ContextFile, root: Path) -> str:
     """Render one file: its text in a ``<file>`` element, or a pointer to it."""
+    attr = html.escape(file.path, quote=True)
     if file.included:
         body = file.text if file.text.endswith("\n") or not file.text else file.text + "\n"
-        return f'<file path="{file.path}">\n{body}</file>\n'
-    return (f'<file path="{file.path}" chars="{file.chars}" included="no">\n'
+        return f'<file path="{attr}">\n{body}</file>\n'
+    return (f'<file path="{attr}" chars="{file.chars}" included="no">\n'
             f"Not inlined ({file.omitted}): {file.path} has {file.chars:,} characters. "
             f"Read it yourself: {root / file.path} (or `minara memory get {file.path}`).\n"
             f"</file>\n")
