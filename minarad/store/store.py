@@ -542,9 +542,17 @@ class Store:
             if not changes:
                 return None
             info = self._commit(changes, stats, author=author or self.operator,
-                                source=source, message=message)
+                                source=source, message=message, verb=self._disk_verb(changes))
             return CommitInfo(info.commit, info.paths, info.source, info.author,
                               tuple(skipped))
+
+    def _disk_verb(self, changes: dict) -> str | None:
+        """``add`` when every changed path is new, else None (derived from the changes)."""
+        def is_new(rel):
+            latest = self.history_db.latest(rel)
+            return latest is None or latest.blob is None
+
+        return "add" if all(d is not None and is_new(r) for r, d in changes.items()) else None
 
     def _disk_candidates(self, paths):
         from minarad.workspace.ignore import IgnoreFilter, scan_tree
