@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import hashlib
@@ -289,10 +290,12 @@ class Index:
             self._apply_changes(writer, repo, changes, head, indexed, problems, stats, progress)
             writer.commit()
         except BaseException:
-            writer.rollback()
+            with contextlib.suppress(Exception):  # keep the original error visible
+                writer.rollback()
             raise
         finally:
-            writer.wait_merging_threads()
+            with contextlib.suppress(Exception):
+                writer.wait_merging_threads()
 
     def _apply_changes(self, writer, repo, changes, head, indexed, problems, stats, progress):
         if indexed is None:

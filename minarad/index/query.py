@@ -15,8 +15,7 @@ SHOULD, MUST, MUST_NOT = "should", "must", "must_not"
 FILTER_FIELDS = {"kind": "kinds", "role": "kinds", "path": "path_prefix", "channel": "channel"}
 TEXT_FIELDS = {"title": "title", "heading": "heading", "tag": "tags", "tags": "tags"}
 #: field -> boost for a word or phrase in free text.
-WORD_BOOSTS = {"title": 2.0, "heading": 1.5, "text": 1.0, "tags": 1.5, "meta": 1.0,
-               "path_text": 1.0}
+WORD_BOOSTS = {"title": 2.0, "heading": 1.5, "text": 1.0, "extra": 1.0}
 #: A word counts mostly in its best field (title, heading or text), so that a
 #: title repeated in the heading path does not outweigh a rarer word.
 TIE_BREAKER = 0.2

@@ -14,7 +14,7 @@ from minarad.index.documents import IndexDoc, exact_tokens, path_prefixes
 
 #: Bump when the schema or the document rules change; an index built with
 #: another version is rebuilt by the next writer.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 CJK_TOKENIZER = "minara_cjk"
 EXACT_TOKENIZER = "minara_exact"
@@ -37,8 +37,7 @@ def build_schema() -> tantivy.Schema:
     sb.add_text_field("links", stored=True, tokenizer_name="raw", index_option="basic")
     for name in STORED_TEXT:
         sb.add_text_field(name, stored=True)
-    sb.add_text_field("meta")
-    sb.add_text_field("path_text")
+    sb.add_text_field("extra")  # front matter / entry fields, tags, path words
     sb.add_text_field("cjk", tokenizer_name=CJK_TOKENIZER)
     sb.add_text_field("exact", tokenizer_name=EXACT_TOKENIZER, index_option="freq")
     sb.add_unsigned_field("line_start", stored=True)
@@ -97,7 +96,7 @@ def to_tantivy(doc: IndexDoc, analyzer: tantivy.TextAnalyzer) -> tantivy.Documen
     out = tantivy.Document(
         path=doc.path, kind=doc.kind, role=doc.role, channel=doc.channel, blob=doc.blob,
         title=doc.title, heading=doc.heading, text=doc.text, tags=", ".join(doc.tags),
-        meta=doc.meta, path_text=doc.path.replace("/", " "),
+        extra="\n".join((doc.meta, " ".join(doc.tags), doc.path.replace("/", " "))),
         line_start=doc.line_start, line_end=doc.line_end, time=doc.time,
         visibility=f"channel:{doc.channel}" if doc.channel else "shared",
         scope="memory" if doc.is_memory else "other")
