@@ -20,6 +20,7 @@ from loguru import logger
 from minarad.daemon import state as state_file
 from minarad.daemon.debounce import Debouncer
 from minarad.daemon.notify import Notifier
+from minarad.daemon.recovery import as_busy
 from minarad.daemon.watcher import (
     WHOLE_TREE,
     WorkspaceEventHandler,
@@ -238,7 +239,10 @@ class Daemon:
         except Busy as exc:
             self._wait_busy(taken, exc)
             return False
-        except Exception:
+        except Exception as exc:
+            if as_busy(exc) is not None:
+                self._wait_busy(taken, as_busy(exc))
+                return False
             logger.exception("commit of {} failed; retrying", _names(paths))
             self._retry_later(taken, self.timings.retry * 5)
             return False
@@ -295,6 +299,8 @@ class Daemon:
                 self._use_settings(self.reload_settings())
             except MinaraError as exc:
                 logger.error("configuration not reloaded: {}", exc.message)
+            except Exception:
+                logger.exception("configuration not reloaded")
         self.ignore.reload()
         self.events_lost("configuration reloaded")
         self.notifier.ready(self._waiting or f"watching {self.root}")
@@ -303,7 +309,7 @@ class Daemon:
         if os.path.realpath(fresh.workspace) != self.root:
             logger.warning("workspace changed to {}; restart minarad to follow it",
                            fresh.workspace)
-        self.settings = dataclasses.replace(fresh, workspace=self.settings.workspace)
+        self.settings = fresh  # the store and the watcher stay on the original workspace
         timings = Timings.from_settings(fresh)
         pending = self.debouncer.take_all()
         self.debouncer = Debouncer(timings.quiet, timings.cap)

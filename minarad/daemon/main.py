@@ -69,7 +69,8 @@ def build_daemon(flags: dict, *, polling: bool, notify_socket: str | None,
     from minarad.config import load_settings
     from minarad.daemon.core import Daemon, Timings
     from minarad.daemon.notify import Notifier, watchdog_interval
-    from minarad.daemon.state import InstanceLock
+    from minarad.daemon.recovery import recover_after_crash
+    from minarad.daemon.state import InstanceLock, read_state
     from minarad.workspace.ignore import IgnoreFilter
 
     settings = load_settings(flags)
@@ -79,6 +80,7 @@ def build_daemon(flags: dict, *, polling: bool, notify_socket: str | None,
     store = open_store(settings)
     if not instance.held:
         instance.acquire()
+    recover_after_crash(store, read_state(settings.workspace))
     interval = watchdog_interval(watchdog_usec, watchdog_pid, os.getpid())
     timings = Timings.from_settings(settings, watchdog=interval)
     logger.info("minarad {} on {} (author {}, debounce {} ms, cap {} ms)", __version__,
@@ -143,6 +145,9 @@ def main(argv=None) -> int:
     except (click.Abort, KeyboardInterrupt):
         logger.warning("minarad: interrupted")
         return 130
+    except Exception:
+        logger.exception("minarad: unexpected error; pending edits are committed at next start")
+        return 1
     return 0
 
 

@@ -270,3 +270,16 @@ def test_sighup_reloads_the_configuration(daemon, daemon_env, ws, barrier):
     (ws / "MEMORY.md").write_text("after reload\n")
     commits = settle(ws, barrier, before)
     assert commits[0]["author"] == "after-sighup"
+
+
+def test_a_ref_lock_left_by_a_killed_daemon_is_cleared_at_restart(daemon, ws):
+    daemon.start()
+    daemon.kill9()
+    lock = ws / ".git" / "refs" / "heads" / git(ws, "symbolic-ref", "--short", "HEAD").strip()
+    lock = lock.with_name(lock.name + ".lock")
+    lock.write_text("")  # what a kill -9 inside dulwich's ref update leaves
+    (ws / "MEMORY.md").write_text("edited after the crash\n")
+    daemon.start()
+    wait_until(lambda: tree_equals_disk(ws), what="HEAD == disk after restart")
+    assert not lock.exists()
+    assert_repo_sound(ws)
