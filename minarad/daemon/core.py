@@ -266,6 +266,8 @@ class Daemon:
         latency_ms = (now - first_touch) * 1000
         logger.info("commit {} {} {} ({} ms, {} ms in git)", info.commit[:7], info.source,
                     _names(list(info.paths)), round(latency_ms), round((now - started) * 1000))
+        self.notifier.status(f"watching {self.root}; last commit {info.commit[:7]} "
+                             f"({len(info.paths)} path(s))")
         for reason in getattr(info, "skipped", ()):
             logger.warning("not committed: {}", reason)
         self._state["last_commit"] = {"commit": info.commit, "paths": list(info.paths)[:20],
