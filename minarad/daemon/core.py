@@ -95,7 +95,8 @@ class Daemon:
         self.polling = polling
         self.observer_factories = observer_factories
         self.reload_settings = reload_settings
-        #: Called with each CommitInfo after it lands (e.g. the index catching up).
+        #: Called with each CommitInfo after it lands (e.g. the index catching up),
+        #: and once with None at start when the start-up reconcile committed nothing.
         self.after_commit: list[Callable[[object], None]] = []
         self.root = os.path.realpath(settings.workspace)
         self.debouncer = Debouncer(self.timings.quiet, self.timings.cap)
@@ -222,7 +223,10 @@ class Daemon:
     def _startup_reconcile(self) -> None:
         self._lost_reason = "start"
         self.debouncer.touch(WHOLE_TREE, time.monotonic())
+        head = self.store.head()
         self._commit(self.debouncer.take_all())
+        if self.store.head() == head:
+            self._call_after_commit(None)  # followers catch up with commits made while down
         status = self._waiting or f"watching {self.root}"
         self._state["state"] = "waiting" if self._waiting else "watching"
         self._save_state(force=True)
@@ -272,6 +276,9 @@ class Daemon:
             logger.warning("not committed: {}", reason)
         self._state["last_commit"] = {"commit": info.commit, "paths": list(info.paths)[:20],
                                       "source": info.source, "at": _now_iso()}
+        self._call_after_commit(info)
+
+    def _call_after_commit(self, info) -> None:
         for callback in self.after_commit:
             try:
                 callback(info)

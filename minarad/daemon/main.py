@@ -92,6 +92,18 @@ def build_daemon(flags: dict, *, polling: bool, notify_socket: str | None,
     return daemon, instance
 
 
+def attach_after_commit_hooks(daemon, settings) -> list:
+    """Register what must follow each commit; return callables that stop them.
+
+    THE call site for the search index: ``daemon.after_commit`` receives each
+    ``CommitInfo`` (and ``None`` once at start when nothing needed committing,
+    to catch up with commits made while the daemon was down). The index package
+    provides ``IndexFollower(index).start()`` whose ``request`` goes here;
+    it is wired by the index work so that this module never imports tantivy.
+    """
+    return []
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--workspace", "-w", metavar="DIR",
               help="Workspace directory [env MINARA_WORKSPACE_DIR; default ~/.minara/workspace].")
@@ -119,9 +131,12 @@ def cli(workspace, log_level, polling, notify_socket, watchdog_usec, watchdog_pi
                                     notify_socket=notify_socket, watchdog_usec=watchdog_usec,
                                     watchdog_pid=watchdog_pid)
     install_signals(daemon)
+    stoppers = attach_after_commit_hooks(daemon, daemon.settings)
     try:
         code = daemon.run()
     finally:
+        for stop in stoppers:
+            stop()
         instance.release()
     raise SystemExit(code)
 
