@@ -34,6 +34,8 @@ from minarad.errors import Busy, MinaraError
 _WAKE = object()
 #: How many paths a commit log line names before "and N more".
 LOGGED_PATHS = 8
+#: Events taken from the queue per loop step.
+MAX_EVENTS_PER_STEP = 20_000
 
 
 @dataclasses.dataclass
@@ -178,7 +180,7 @@ class Daemon:
         except queue.Empty:
             return
         self._take(item)
-        while True:
+        for _ in range(MAX_EVENTS_PER_STEP):  # bounded, so a flood cannot starve commits
             try:
                 self._take(self._queue.get_nowait())
             except queue.Empty:
@@ -243,6 +245,9 @@ class Daemon:
         except Busy as exc:
             self._wait_busy(taken, exc)
             return False
+        except MinaraError as exc:
+            return self._commit_separately(taken, exc) if len(taken) > 1 else self._drop(
+                taken, exc)
         except Exception as exc:
             if as_busy(exc) is not None:
                 self._wait_busy(taken, as_busy(exc))
@@ -252,6 +257,15 @@ class Daemon:
             return False
         self._committed(info, taken, paths, started)
         return True
+
+    def _commit_separately(self, taken: dict, exc: MinaraError) -> bool:
+        logger.warning("{}; committing the {} paths one by one", exc.message, len(taken))
+        results = [self._commit({key: first}) for key, first in taken.items()]
+        return all(results)
+
+    def _drop(self, taken: dict, exc: MinaraError) -> bool:
+        logger.error("not committed: {}: {}", _names(list(taken)), exc.message)
+        return False
 
     def _committed(self, info, taken: dict, paths, started: float) -> None:
         if paths is None:

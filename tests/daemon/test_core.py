@@ -116,3 +116,21 @@ def test_polling_fallback_still_commits(settings):
         (ws / "polled.md").write_text("x\n")
         wait_until(lambda: "polled.md" in head_files(ws), what="polled commit")
     assert tree_equals_disk(ws)
+
+
+def test_a_path_the_store_refuses_does_not_hold_back_the_others(settings):
+    from loguru import logger
+
+    ws = settings.workspace
+    daemon = make_daemon(settings)
+    messages = []
+    sink = logger.add(messages.append, level="WARNING", format="{message}")
+    try:
+        with Running(daemon):
+            (ws / "good.md").write_text("fine\n")
+            (ws / "bad\x01name.md").write_text("a control character in the name\n")
+            wait_until(lambda: "good.md" in head_files(ws), what="good.md committed")
+            wait_until(lambda: any("not committed: bad" in m for m in messages),
+                       what="the refused path named")
+    finally:
+        logger.remove(sink)
