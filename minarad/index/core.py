@@ -19,7 +19,7 @@ from minarad.errors import InvalidInput
 from minarad.index import gitsource
 from minarad.index.documents import FileInfo, documents_for_file, is_indexable, wiki_link_path
 from minarad.index.lock import try_writer_lock
-from minarad.index.query import FILTER_FIELDS, QueryBuilder, parse_query, positive_terms
+from minarad.index.query import QueryBuilder, parse_query, positive_terms
 from minarad.index.schema import (SCHEMA_VERSION, build_schema, cjk_analyzer,
                                   register_tokenizers, to_tantivy, word_analyzer)
 from minarad.index.snippets import Snippet, make_snippet, term_pattern
