@@ -27,6 +27,9 @@ from minarad.workspace.paths import check_no_symlink, normalize_path
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 _SOURCE_RE = re.compile(r"^[a-z][a-z0-9_-]*(:[A-Za-z0-9_.-]+)?$")
 _MAX_PATH_TRAILERS = 50
+_COMMIT_MARKER = "commit-in-progress"
+#: A git lock file younger than this may belong to a git that is running.
+_STALE_LOCK_SECONDS = 2.0
 _BUSY_MARKERS = ("MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD",
                  "REVERT_HEAD", "BISECT_LOG")
 
@@ -105,9 +108,10 @@ class Store:
 
         Cheap when the workspace is set up: a few ``lstat`` calls.
         """
-        from minarad.workspace.seed import missing_seed_files, seed_workspace
+        from minarad.workspace.seed import missing_seed_files, record_seen, seed_workspace
 
         if self.git_dir.is_dir() and not missing_seed_files(str(self.root)):
+            record_seen(str(self.root))
             return []
         if self.root.exists() and not self.root.is_dir():
             raise InvalidInput(f"workspace {self.root} is not a folder", code="invalid_workspace")
@@ -120,6 +124,7 @@ class Store:
                                  message="start versioning this workspace")
             elif seeded:
                 self.commit_disk(seeded, author=self.operator, source="seed")
+            record_seen(str(self.root))
         return seeded
 
     def _init_repo(self) -> None:
@@ -377,7 +382,31 @@ class Store:
 
     # -- writing -----------------------------------------------------------------
 
+    def _recover_interrupted_commit(self) -> None:
+        """Clean up after a writer killed mid-commit (call under the lock).
+
+        ``_commit`` leaves a marker while it runs; finding it here, under the
+        lock, means its writer died. Git lock files it may have left (older
+        than a few seconds, so never a running git's) are removed, and the
+        index is rebuilt from HEAD, since HEAD may have moved without it.
+        """
+        marker = self.state_dir / _COMMIT_MARKER
+        if not marker.exists():
+            return
+        now = time.time()
+        heads = self.git_dir / "refs" / "heads"
+        locks = [self.git_dir / "HEAD.lock", self.git_dir / "index.lock",
+                 *(heads.rglob("*.lock") if heads.is_dir() else ())]
+        for lock in locks:
+            with contextlib.suppress(FileNotFoundError):
+                if now - lock.stat().st_mtime > _STALE_LOCK_SECONDS:
+                    lock.unlink()
+        if not (self.git_dir / "index.lock").exists() and self.head():
+            self._update_index({}, self.repo[self.head().encode()].tree, rebuild=True)
+        marker.unlink()
+
     def _check_writable(self) -> None:
+        self._recover_interrupted_commit()
         if (self.git_dir / "index.lock").exists():
             raise Busy(f"{self.git_dir / 'index.lock'} exists: another git process is working "
                        f"in this repository (remove the file if none is running)",
@@ -603,13 +632,23 @@ class Store:
     def _commit(self, changes: dict, stats: dict, *, author: str, source: str,
                 message: str | None = None, verb: str | None = None) -> CommitInfo:
         """Write blobs, trees and a commit for ``changes``; move HEAD; fix the index."""
+        if not _SOURCE_RE.match(source):
+            raise InvalidInput(f"source {source!r} is not like 'cli' or 'job:name'",
+                               code="invalid_source")
+        marker = self.state_dir / _COMMIT_MARKER
+        marker.write_text(str(os.getpid()))
+        try:
+            return self._commit_objects(changes, stats, author=author, source=source,
+                                        message=message, verb=verb)
+        finally:
+            marker.unlink()
+
+    def _commit_objects(self, changes: dict, stats: dict, *, author: str, source: str,
+                        message: str | None, verb: str | None) -> CommitInfo:
         from dulwich.objects import Blob, Commit
 
         from minarad.store.treebuild import apply_changes
 
-        if not _SOURCE_RE.match(source):
-            raise InvalidInput(f"source {source!r} is not like 'cli' or 'job:name'",
-                               code="invalid_source")
         repo, store = self.repo, self.repo.object_store
         head = self.head()
         parent_tree = repo[head.encode()].tree if head else None
@@ -665,7 +704,7 @@ class Store:
             raise Busy("HEAD moved while committing (another git process?); try again",
                        code="repository_busy")
 
-    def _update_index(self, index_changes: dict, tree_id: bytes) -> None:
+    def _update_index(self, index_changes: dict, tree_id: bytes, rebuild: bool = False) -> None:
         from minarad.store import gitindex
         from minarad.store.treebuild import iter_files
 
@@ -678,6 +717,9 @@ class Store:
             whole.update({p: e for p, e in entries.items() if e is not None})
             return gitindex.build_index(whole)
 
+        if rebuild:
+            gitindex.write_index_file(str(self.git_dir / "index"), full_rebuild(entries))
+            return
         gitindex.update_index(str(self.git_dir / "index"), entries, full_rebuild,
                               record_path=str(self.state_dir / "index-checksum"))
 

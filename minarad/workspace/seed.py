@@ -1,6 +1,7 @@
 """Seeding: give a workspace the files it must have, never overwriting.
 
-Seeding is idempotent: a file that exists (even empty) is left alone.
+Seeding is idempotent: a file that exists (even empty) is left alone, and
+a file the workspace held once and someone deleted is not brought back.
 ``BOOTSTRAP.md`` is seeded only into a brand-new workspace (none of the
 identity files present, no archived bootstrap), and ``HEARTBEAT.md`` is
 never seeded: the turn-end job creates it.
@@ -32,12 +33,44 @@ def is_brand_new(root: str) -> bool:
         return True
 
 
+def _seen_file(root: str) -> str:
+    return os.path.join(root, ".git", "minara", "seeded")
+
+
+def read_seen(root: str) -> set[str]:
+    """Names this workspace has held once: a deleted one is not seeded again."""
+    try:
+        with open(_seen_file(root), encoding="utf-8") as fh:
+            return {line.strip() for line in fh if line.strip()}
+    except FileNotFoundError:
+        return set()
+
+
+def record_seen(root: str) -> None:
+    """Remember which seeded names exist now (kept in ``.git/minara/seeded``)."""
+    present = {n for n in (*SEEDED_FILES, GITIGNORE, BOOTSTRAP)
+               if os.path.lexists(os.path.join(root, n))}
+    seen = read_seen(root)
+    if present <= seen:
+        return
+    os.makedirs(os.path.dirname(_seen_file(root)), exist_ok=True)
+    with open(_seen_file(root), "w", encoding="utf-8") as fh:
+        fh.write("".join(f"{n}\n" for n in sorted(seen | present)))
+
+
 def missing_seed_files(root: str) -> list[str]:
-    """The seeded files that do not exist yet (cheap: a few ``lstat`` calls)."""
+    """Seeded files that do not exist and never did (cheap: a few ``lstat`` calls).
+
+    A file the workspace once held and someone deleted stays deleted.
+    """
     wanted = list(SEEDED_FILES) + [GITIGNORE]
     if is_brand_new(root):
         wanted.append(BOOTSTRAP)
-    return [n for n in wanted if not os.path.lexists(os.path.join(root, n))]
+    missing = [n for n in wanted if not os.path.lexists(os.path.join(root, n))]
+    if not missing:
+        return missing
+    seen = read_seen(root)
+    return [n for n in missing if n not in seen]
 
 
 def _create_exclusive(path: str, data: bytes) -> bool:

@@ -179,6 +179,19 @@ def test_a_repository_mid_merge_is_left_alone(store, ws):
     assert "x\n" not in (ws / "MEMORY.md").read_text()
 
 
+def test_a_writer_killed_mid_commit_is_cleaned_up_after(store, ws):
+    store.write("a.md", "one\n", author="a")
+    old = os.path.getmtime(ws / ".git" / "HEAD") - 60
+    for stale in (ws / ".git" / "refs" / "heads" / "main.lock", ws / ".git" / "index.lock"):
+        stale.write_text("")
+        os.utime(stale, (old, old))
+    (ws / ".git" / "minara" / "commit-in-progress").write_text("999999")
+    store.write("a.md", "two\n", author="a")
+    assert not (ws / ".git" / "refs" / "heads" / "main.lock").exists()
+    assert git(ws, "show", "HEAD:a.md") == "two\n"
+    assert_repo_sound(ws)
+
+
 def test_versions_follow_commits_made_with_git(store, ws):
     store.write("a.md", "one\n", author="a")
     (ws / "a.md").write_text("two\n")
@@ -221,19 +234,6 @@ def test_commit_disk_commits_edits_creates_and_deletes_in_one(store, ws):
     assert store.commit_disk(None, author="op") is None
     assert ".notes.md.swp" not in git(ws, "ls-files")
     assert_repo_sound(ws)
-
-
-def test_unreadable_folder_never_counts_as_deleted(store, ws):
-    if os.geteuid() == 0:
-        pytest.skip("root reads every folder")
-    (ws / "private").mkdir()
-    (ws / "private" / "p.md").write_text("p\n")
-    store.commit_disk(None, author="op")
-    (ws / "private").chmod(0)
-    try:
-        assert store.commit_disk(None, author="op") is None
-    finally:
-        (ws / "private").chmod(0o755)
 
 
 APPENDER = """

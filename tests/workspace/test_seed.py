@@ -30,13 +30,21 @@ def test_existing_files_are_never_overwritten(ws):
     assert not (ws / "HEARTBEAT.md").exists()
 
 
-def test_a_deleted_file_is_seeded_again_and_bootstrap_is_not(store, ws):
+def test_deleted_files_and_archived_bootstrap_stay_gone(store, ws):
     store.rename("BOOTSTRAP.md", "BOOTSTRAP.md.done.20261129T120000", author="agent")
     store.delete("TOOLS.md", author="op")
-    seeded = store.ensure()
-    assert seeded == ["TOOLS.md"]
-    assert not (ws / "BOOTSTRAP.md").exists()
-    assert git(ws, "log", "-1", "--format=%s").startswith("seed: ")
+    (ws / "IDENTITY.md").unlink()  # deleted while nothing watched
+    assert store.ensure() == []
+    assert not (ws / "BOOTSTRAP.md").exists() and not (ws / "TOOLS.md").exists()
+    assert not (ws / "IDENTITY.md").exists()
+
+
+def test_a_file_never_seeded_is_seeded_later(store, ws):
+    (ws / ".git" / "minara" / "seeded").write_text("AGENTS.md\n")
+    (ws / "TOOLS.md").unlink()
+    store.commit_disk(["TOOLS.md"], author="op")
+    assert store.ensure() == ["TOOLS.md"]
+    assert git(ws, "log", "-1", "--format=%s").startswith("seed: add TOOLS.md")
     assert_repo_sound(ws)
 
 
