@@ -1,104 +1,36 @@
-"""The ``minara`` command: assembles the click groups and maps errors.
+"""The ``minara`` command.
 
-Each group lives in its own module and is registered in :data:`GROUPS`;
-heavy libraries are imported inside commands, never here.
+This module stays free of click: ``minara memory get FILE`` (the read an
+agent makes on every turn) is answered by :mod:`minarad.cli.fastpath`
+without loading the CLI framework; everything else is handed to the click
+application in :mod:`minarad.cli.root`.
 """
 
 from __future__ import annotations
 
-import json
 import sys
-
-import click
-
-from minarad import __version__
-from minarad.cli.options import CliContext
-from minarad.errors import MinaraError
-
-#: command name -> "module:attribute", loaded only when that command runs.
-GROUPS = {
-    "memory": "minarad.cli.memory:memory",
-    "config": "minarad.cli.config_cmd:config",
-    "import": "minarad.cli.importer:import_",
-    "init": "minarad.cli.config_cmd:init",
-    "context": "minarad.cli.context:context",
-    "turn-end": "minarad.cli.context:turn_end",
-    "status": "minarad.cli.daemon:status",
-    "service": "minarad.cli.daemon:service",
-    "search": "minarad.cli.search:search",
-    "index": "minarad.cli.search:index",
-}
-
-
-class LazyGroup(click.Group):
-    """A group whose subcommands are imported on first use."""
-
-    def list_commands(self, ctx):
-        return sorted(GROUPS)
-
-    def get_command(self, ctx, name):
-        spec = GROUPS.get(name)
-        if spec is None:
-            return None
-        import importlib
-
-        module, attr = spec.split(":")
-        return getattr(importlib.import_module(module), attr)
-
-
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--workspace", "-w", metavar="DIR", envvar=None,
-              help="Workspace directory [env MINARA_WORKSPACE_DIR; default ~/.minara/workspace].")
-@click.option("--as", "author", metavar="NAME",
-              help="Who is writing: recorded as the commit author [env MINARA_AUTHOR].")
-@click.option("--json", "as_json", is_flag=True, help="Machine output: one JSON document.")
-@click.version_option(__version__, prog_name="minara")
-@click.pass_context
-def cli(ctx, workspace, author, as_json):
-    """minara: an agent's Markdown memory, versioned in git and searchable.
-
-    Every write is a git commit in the workspace's own repository; a stale
-    write is refused with memory_version_conflict (exit 3).
-
-    Exit codes: 0 ok, 1 error, 2 usage, 3 version conflict, 4 not found,
-    5 forbidden.
-
-    Example: minara memory append MEMORY.md "- prefers short answers"
-    """
-    ctx.obj = CliContext(flags={"workspace": workspace, "author": author}, as_json=as_json)
-
-
-def _report(err: MinaraError, as_json: bool) -> None:
-    if as_json:
-        click.echo(json.dumps(err.to_dict(), ensure_ascii=False), err=True)
-    else:
-        click.echo(f"minara: error: {err.message}", err=True)
 
 
 def main(argv=None) -> int:
-    """Run the CLI; every library error becomes one line and its exit code."""
-    try:
-        cli.main(args=argv, prog_name="minara", standalone_mode=False)
-    except MinaraError as err:
-        as_json = "--json" in (sys.argv[1:] if argv is None else argv)
-        _report(err, as_json)
-        return err.exit_code
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
-    except click.Abort:
-        click.echo("Aborted.", err=True)
-        return 130
-    except BrokenPipeError:
-        return 0
-    except OSError as exc:
-        where = f": {exc.filename}" if exc.filename else ""
-        _report(MinaraError(f"{exc.strerror or exc}{where}", code="os_error"),
-                "--json" in (sys.argv[1:] if argv is None else argv))
-        return 1
-    return 0
+    """Run the CLI and return its exit code."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    from minarad.cli.fastpath import try_fast_path
+
+    code = try_fast_path(args)
+    if code is not None:
+        return code
+    from minarad.cli.root import main as click_main
+
+    return click_main(args)
+
+
+def __getattr__(name):
+    """``minarad.cli.cli`` is the click root group (loaded on first use)."""
+    if name == "cli":
+        from minarad.cli.root import cli
+
+        return cli
+    raise AttributeError(name)
 
 
 if __name__ == "__main__":

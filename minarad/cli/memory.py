@@ -49,7 +49,9 @@ def get(ctx: CliContext, file, version, channel):
     """
     rel = _file(file, channel)
     if version is None and not ctx.as_json:
-        text = _read_fast(ctx, rel)
+        from minarad.cli.fastpath import read_from_disk
+
+        text = read_from_disk(ctx.settings, rel)
         if text is not None:
             click.echo(text, nl=False)
             return
@@ -57,33 +59,6 @@ def get(ctx: CliContext, file, version, channel):
     emit(ctx, {**info.to_dict(), "text": text}, None)
     if not ctx.as_json:
         click.echo(text, nl=False)
-
-
-def _read_fast(ctx: CliContext, rel: str) -> str | None:
-    """Read the file from disk when the workspace needs no setting-up."""
-    import os
-
-    from minarad.errors import NotFound
-    from minarad.store.content import decode_text
-    from minarad.workspace.paths import check_no_symlink
-    from minarad.workspace.seed import missing_seed_files
-
-    root = os.path.expanduser(str(ctx.settings.workspace))
-    if not os.path.isdir(os.path.join(root, ".git")) or missing_seed_files(root):
-        return None
-    check_no_symlink(root, rel)
-    path = os.path.join(root, *rel.split("/"))
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(ctx.settings.max_file_bytes + 1)
-    except (FileNotFoundError, NotADirectoryError):
-        raise NotFound(f"{rel} does not exist in the workspace", code="file_not_found",
-                       path=rel) from None
-    except IsADirectoryError:
-        from minarad.errors import InvalidInput
-
-        raise InvalidInput(f"{rel} is a folder", code="not_a_file") from None
-    return decode_text(data, ctx.settings.max_file_bytes, rel)
 
 
 def _render_write(ctx: CliContext, result) -> None:

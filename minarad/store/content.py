@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-
 from minarad.errors import InvalidInput
 
 
@@ -41,9 +39,13 @@ def encode_text(text: str, max_bytes: int, origin: str = "text") -> bytes:
 
 def git_blob_id(data: bytes) -> str:
     """The git blob id (SHA-1 of ``blob <len>\\0<data>``) as hex."""
+    import hashlib
+
     return hashlib.sha1(b"blob %d\x00" % len(data) + data).hexdigest()
 
 
 def sha256_hex(data: bytes) -> str:
     """SHA-256 of the content, hex (the HTTP API's version id)."""
+    import hashlib
+
     return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,96 @@
+"""``minara memory get FILE`` without click.
+
+Agents read their memory on every turn, so the plain read skips the CLI
+framework: it understands exactly ``[-w DIR | --workspace DIR] [--as NAME]
+memory get FILE [--channel ID]`` and hands anything else (``--json``,
+``--version``, ``--help``, a workspace that needs seeding) to click, which
+gives the same answers more slowly. Errors print and exit exactly as the
+click path does.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from minarad.errors import InvalidInput, MinaraError, NotFound
+
+_GLOBAL = {"--workspace": "workspace", "-w": "workspace", "--as": "author"}
+
+
+def _take_options(args: list[str], known: dict, out: dict) -> list[str] | None:
+    """Consume leading ``--opt VALUE`` / ``--opt=VALUE`` pairs; None if unknown."""
+    while args and args[0].startswith("-"):
+        name, eq, value = args[0].partition("=")
+        if name not in known:
+            return None
+        if not eq:
+            if len(args) < 2:
+                return None
+            value, args = args[1], args[1:]
+        out[known[name]] = value
+        args = args[1:]
+    return args
+
+
+def parse_fast_get(args: list[str]) -> dict | None:
+    """Return the options of a plain ``memory get``, or None for anything else."""
+    opts: dict = {}
+    rest = _take_options(list(args), _GLOBAL, opts)
+    if rest is None or rest[:2] != ["memory", "get"] or len(rest) < 3:
+        return None
+    rest = rest[2:]
+    if rest[0].startswith("-"):
+        rest = _take_options(rest, {"--channel": "channel"}, opts)
+        if not rest:
+            return None
+    opts["file"], rest = rest[0], rest[1:]
+    rest = _take_options(rest, {"--channel": "channel"}, opts)
+    return opts if rest == [] else None
+
+
+def read_from_disk(settings, rel: str) -> str | None:
+    """Read a workspace file straight from disk, or None if the workspace needs setting up."""
+    from minarad.store.content import decode_text
+    from minarad.workspace.paths import check_no_symlink
+    from minarad.workspace.seed import missing_seed_files
+
+    root = os.path.expanduser(str(settings.workspace))
+    if not os.path.isdir(os.path.join(root, ".git")) or missing_seed_files(root):
+        return None
+    check_no_symlink(root, rel)
+    path = os.path.join(root, *rel.split("/"))
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(settings.max_file_bytes + 1)
+    except (FileNotFoundError, NotADirectoryError):
+        raise NotFound(f"{rel} does not exist in the workspace", code="file_not_found",
+                       path=rel) from None
+    except IsADirectoryError:
+        raise InvalidInput(f"{rel} is a folder", code="not_a_file") from None
+    return decode_text(data, settings.max_file_bytes, rel)
+
+
+def try_fast_path(args: list[str]) -> int | None:
+    """Answer a plain ``memory get`` and return its exit code, else None."""
+    opts = parse_fast_get(args)
+    if opts is None:
+        return None
+    from minarad.config import load_settings
+    from minarad.workspace.paths import channel_path
+
+    try:
+        settings = load_settings({"workspace": opts.get("workspace"),
+                                  "author": opts.get("author")})
+        text = read_from_disk(settings, channel_path(opts["file"], opts.get("channel")))
+    except MinaraError as err:
+        sys.stderr.write(f"minara: error: {err.message}\n")
+        return err.exit_code
+    if text is None:
+        return None
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        pass
+    return 0
