@@ -70,7 +70,7 @@ def _run_search(ctx, query: str, *, memory_only: bool, kind, path, channel, sinc
                 no_catch_up) -> None:
     from minarad.index import Index
 
-    index = Index.open(ctx.settings)
+    index = Index.open(ctx.settings, version_of=ctx.store().version_number)
     stats = None if no_catch_up else index.catch_up()
     hits = index.search(query, kind=list(kind) or None, path=path, channel=channel,
                         since=since, limit=limit, memory_only=memory_only)

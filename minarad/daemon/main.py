@@ -95,13 +95,21 @@ def build_daemon(flags: dict, *, polling: bool, notify_socket: str | None,
 def attach_after_commit_hooks(daemon, settings) -> list:
     """Register what must follow each commit; return callables that stop them.
 
-    THE call site for the search index: ``daemon.after_commit`` receives each
-    ``CommitInfo`` (and ``None`` once at start when nothing needed committing,
-    to catch up with commits made while the daemon was down). The index package
-    provides ``IndexFollower(index).start()`` whose ``request`` goes here;
-    it is wired by the index work so that this module never imports tantivy.
+    The search index follows the repository: ``daemon.after_commit`` receives
+    each ``CommitInfo`` (and ``None`` once at start when nothing needed
+    committing, to catch up with commits made while the daemon was down), and
+    the index follower folds a burst of them into one catch-up.
+    tantivy is imported here, inside the function, so ``minarad --help`` and
+    the daemon's own modules stay free of it.
     """
-    return []
+    from loguru import logger
+
+    from minarad.index import Index
+    from minarad.index.follower import IndexFollower
+
+    follower = IndexFollower(Index.open(settings), on_error=logger.exception).start()
+    daemon.after_commit.append(follower.request)
+    return [follower.stop]
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})

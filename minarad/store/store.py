@@ -297,6 +297,13 @@ class Store:
             return None
         return data, self._version_of(rel, data)
 
+    def version_number(self, path: str) -> int:
+        """The version number of ``path`` as committed (cheap: one indexed count)."""
+        if self.history_db.tip() != self.head():
+            with self.lock():
+                self.catch_up()
+        return self.history_db.count(path)
+
     def read(self, path: str, version: int | str | None = None) -> tuple[str, FileVersion]:
         """Return the text of ``path`` (now, or at ``version``) and its version.
 
