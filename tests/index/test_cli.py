@@ -85,10 +85,11 @@ def test_index_rebuild_and_status(ws, run):
     assert "lag:       1 commit" in text and "problem:" in text
 
 
-def test_no_workspace_is_one_clear_error(ws, run):
+def test_a_missing_workspace_is_seeded_then_searched(ws, run):
     shutil.rmtree(ws.root)
-    done = run("search", "x", check=False)
-    assert done.returncode == 4 and done.stderr.startswith("minara: error:")
+    hits = json.loads(run("search", "Preferences", "--json").stdout)["results"]
+    assert [h["path"] for h in hits][:1] == ["MEMORY.md"] and hits[0]["version"] == 1
+    assert (ws.root / ".git").is_dir()
 
 
 def test_search_module_does_not_import_tantivy():
