@@ -76,6 +76,25 @@ def _walk_entries(data: bytes, count: int) -> tuple[list[bytes], list[int]]:
     return paths, starts
 
 
+def read_stat_entries(data: bytes) -> dict[str, tuple[str, int, int, int]]:
+    """Stage-0 entries as ``path -> (blob hex, mtime_ns, size, inode)``.
+
+    Raises:
+        IndexFormatUnsupported: the index is not version 2 or 3.
+    """
+    signature, version, count = _HEADER.unpack_from(data)
+    if signature != b"DIRC" or version not in (2, 3):
+        raise IndexFormatUnsupported(f"index version {version}")
+    paths, starts = _walk_entries(data, count)
+    out = {}
+    for path, start in zip(paths, starts):
+        fields = _FIXED.unpack_from(data, start)
+        mtime_ns = fields[2] * 1_000_000_000 + fields[3]
+        out[path.decode("utf-8", "surrogateescape")] = (fields[10].hex(), mtime_ns,
+                                                        fields[9], fields[5])
+    return out
+
+
 def _optional_extensions_end(data: bytes, pos: int) -> None:
     """Check that every extension after the entries may be dropped."""
     end = len(data) - 20

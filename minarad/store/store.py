@@ -181,7 +181,12 @@ class Store:
     def _disk_path(self, rel: str) -> str:
         return os.path.join(self.root, *rel.split("/"))
 
-    def _read_disk(self, rel: str) -> tuple[bytes | None, os.stat_result | None]:
+    def read_disk(self, rel: str) -> tuple[bytes | None, os.stat_result | None]:
+        """Read a file as it is on disk: ``(bytes, stat)``, ``(None, None)`` if missing.
+
+        The stat is None when the file changed while it was read (so it must
+        not go into the git index as proof of cleanliness).
+        """
         full = self._disk_path(rel)
         try:
             before = os.lstat(full)
@@ -290,7 +295,7 @@ class Store:
             return None
         if self.history_db.tip() != self.head():
             return None
-        data, _ = self._read_disk(rel)
+        data, _ = self.read_disk(rel)
         latest = self.history_db.latest(rel)
         committed = latest.blob if latest else None
         if (git_blob_id(data) if data is not None else None) != committed:
@@ -428,7 +433,7 @@ class Store:
         """Commit an uncommitted disk change of ``rel``; return (bytes, FileVersion)."""
         self._check_writable()
         self.catch_up()
-        data, st = self._read_disk(rel)
+        data, st = self.read_disk(rel)
         latest = self.history_db.latest(rel)
         committed = latest.blob if latest else None
         if (git_blob_id(data) if data is not None else None) != committed:
@@ -568,19 +573,23 @@ class Store:
         Returns:
             The commit, or None when disk already equals HEAD.
         """
+        from minarad.store.reconcile import DiskChanges
+
         with self.lock():
             self._check_writable()
             self.catch_up()
-            candidates, may_delete = self._disk_candidates(paths)
-            changes, stats, skipped = {}, {}, []
-            for rel in sorted(candidates):
-                self._collect_disk_change(rel, changes, stats, skipped, may_delete)
-            if not changes:
+            found = DiskChanges()
+            if paths is None:
+                self._scan_whole_tree(found)
+            else:
+                self._scan_paths(paths, found)
+            if not found.changes:
                 return None
-            info = self._commit(changes, stats, author=author or self.operator,
-                                source=source, message=message, verb=self._disk_verb(changes))
+            info = self._commit(found.changes, found.stats, author=author or self.operator,
+                                source=source, message=message,
+                                verb=self._disk_verb(found.changes))
             return CommitInfo(info.commit, info.paths, info.source, info.author,
-                              tuple(skipped))
+                              tuple(found.skipped))
 
     def _disk_verb(self, changes: dict) -> str | None:
         """``add`` when every changed path is new, else None (derived from the changes)."""
@@ -590,20 +599,25 @@ class Store:
 
         return "add" if all(d is not None and is_new(r) for r, d in changes.items()) else None
 
-    def _disk_candidates(self, paths):
-        from minarad.workspace.ignore import IgnoreFilter, scan_tree
+    def _scan_paths(self, paths, found) -> None:
+        from minarad.store import reconcile
+        from minarad.workspace.ignore import IgnoreFilter
 
         ignore = IgnoreFilter(self.root)
-        if paths is not None:
-            rels = set()
-            for p in paths:
-                rel = normalize_path(p)
-                if not ignore(rel):
-                    rels.add(rel)
-            return rels, True
-        on_disk, errors = scan_tree(self.root, ignore)
+        for rel in sorted({normalize_path(p) for p in paths}):
+            if not ignore(rel):
+                latest = self.history_db.latest(rel)
+                reconcile.collect(self, rel, latest.blob if latest else None, True, found)
+
+    def _scan_whole_tree(self, found) -> None:
+        from minarad.store import reconcile
+        from minarad.workspace.ignore import IgnoreFilter, scan_tree
+
+        on_disk, errors = scan_tree(self.root, IgnoreFilter(self.root))
         committed = self._committed_files()
-        return set(on_disk) | set(committed), not errors
+        clean = reconcile.unchanged_by_stat(str(self.git_dir / "index"), on_disk, committed)
+        for rel in sorted((set(on_disk) | set(committed)) - clean):
+            reconcile.collect(self, rel, committed.get(rel), not errors, found)
 
     def _committed_files(self) -> dict[str, str]:
         from minarad.store.treebuild import iter_files
@@ -614,25 +628,6 @@ class Store:
         tree = self.repo[head.encode()].tree
         return {p.decode(): sha.decode() for p, _m, sha in iter_files(self.repo.object_store,
                                                                        tree)}
-
-    def _collect_disk_change(self, rel, changes, stats, skipped, may_delete) -> None:
-        try:
-            check_no_symlink(str(self.root), rel)
-            data, st = self._read_disk(rel)
-        except (Forbidden, InvalidInput, PermissionError, OSError) as exc:
-            skipped.append(f"{rel}: {getattr(exc, 'message', exc)}")
-            return
-        latest = self.history_db.latest(rel)
-        committed = latest.blob if latest else None
-        if data is None:
-            if committed is not None and may_delete:
-                changes[rel] = None
-            return
-        if len(data) > self.max_file_bytes:
-            skipped.append(f"{rel}: larger than {self.max_file_bytes:,} bytes")
-            return
-        if git_blob_id(data) != committed:
-            changes[rel], stats[rel] = data, st
 
     # -- the commit itself -------------------------------------------------------
 

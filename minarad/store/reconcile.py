@@ -1,0 +1,65 @@
+"""Find what differs between the disk and HEAD, for ``Store.commit_disk``.
+
+A full reconcile must not read and hash every file of a large workspace
+when almost nothing changed. Like git, it trusts the stat data in
+``.git/index``: a file whose mtime, size and inode match its index entry,
+whose entry names the blob HEAD has, and that is not racily clean (changed
+in the same instant the index was written) is unchanged without being read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from minarad.errors import Forbidden, InvalidInput
+from minarad.store import gitindex
+from minarad.store.content import git_blob_id
+
+
+@dataclasses.dataclass
+class DiskChanges:
+    """What to commit: path -> bytes (None: deleted), their stats, what was skipped."""
+
+    changes: dict = dataclasses.field(default_factory=dict)
+    stats: dict = dataclasses.field(default_factory=dict)
+    skipped: list = dataclasses.field(default_factory=list)
+
+
+def unchanged_by_stat(index_path: str, on_disk: dict, committed: dict) -> set[str]:
+    """Paths whose index stat data proves them equal to HEAD (see module doc)."""
+    try:
+        with open(index_path, "rb") as fh:
+            data = fh.read()
+            index_mtime = os.fstat(fh.fileno()).st_mtime_ns
+        entries = gitindex.read_stat_entries(data)
+    except (OSError, gitindex.IndexFormatUnsupported, ValueError, IndexError):
+        return set()
+    clean = set()
+    for rel, st in on_disk.items():
+        entry = entries.get(rel)
+        if entry is None or entry[0] != committed.get(rel):
+            continue
+        if (entry[1], entry[2], entry[3]) == (st.st_mtime_ns, st.st_size & 0xFFFFFFFF,
+                                              st.st_ino & 0xFFFFFFFF) \
+                and st.st_mtime_ns < index_mtime:
+            clean.add(rel)
+    return clean
+
+
+def collect(store, rel: str, committed: str | None, may_delete: bool, out: DiskChanges) -> None:
+    """Compare one path on disk with its committed blob; record a difference in ``out``."""
+    try:
+        store.check_path(rel)
+        data, st = store.read_disk(rel)
+    except (Forbidden, InvalidInput, OSError) as exc:
+        out.skipped.append(f"{rel}: {getattr(exc, 'message', None) or exc}")
+        return
+    if data is None:
+        if committed is not None and may_delete:
+            out.changes[rel] = None
+        return
+    if len(data) > store.max_file_bytes:
+        out.skipped.append(f"{rel}: larger than {store.max_file_bytes:,} bytes")
+    elif git_blob_id(data) != committed:
+        out.changes[rel], out.stats[rel] = data, st
