@@ -29,6 +29,8 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "daily_log_interval": ("WORKSPACE_DAILY_LOG_INTERVAL", int, 5),
     "dream_enabled": ("WORKSPACE_DREAM_ENABLED", bool, False),
     "dream_interval_hours": ("WORKSPACE_DREAM_INTERVAL_HOURS", float, 24.0),
+    "context_max_file_chars": ("MINARA_CONTEXT_MAX_FILE_CHARS", int, 12_000),
+    "context_max_total_chars": ("MINARA_CONTEXT_MAX_TOTAL_CHARS", int, 60_000),
 }
 
 

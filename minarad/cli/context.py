@@ -60,10 +60,12 @@ at_option = click.option(
 @click.option("--session", metavar="ID", help="The agent's session id.")
 @click.option("--surface", metavar="NAME", help="Where the agent runs (repl, claude-code, api).")
 @channel_option
-@click.option("--max-file-chars", type=click.IntRange(min=0), default=12_000,
-              show_default=True, help="A file longer than this is listed by name only.")
-@click.option("--max-total-chars", type=click.IntRange(min=0), default=60_000,
-              show_default=True, help="Files beyond this total are listed by name only.")
+@click.option("--max-file-chars", type=click.IntRange(min=0),
+              help="A file longer than this is listed by name only "
+                   "[setting context_max_file_chars; default 12000].")
+@click.option("--max-total-chars", type=click.IntRange(min=0),
+              help="Files beyond this total are listed by name only "
+                   "[setting context_max_total_chars; default 60000].")
 @at_option
 @hook_option
 @json_option
@@ -79,7 +81,7 @@ def context(ctx, session, surface, channel, max_file_chars, max_total_chars, at,
 
     Example: minara context --session s1 --surface repl --json
     """
-    from minarad.context import Budgets, build_context
+    from minarad.context import build_context
     from minarad.workspace.paths import channel_path
 
     payload = _hook_payload(hook)
@@ -88,8 +90,17 @@ def context(ctx, session, surface, channel, max_file_chars, max_total_chars, at,
     result = build_context(_workspace_root(ctx), now=_parse_time(at),
                            channel_memory=channel_path("MEMORY.md", channel), session=session,
                            surface=surface, channel=channel,
-                           budgets=Budgets(max_file_chars, max_total_chars))
+                           budgets=_budgets(ctx.settings, max_file_chars, max_total_chars))
     emit(ctx, result.as_dict(), result.text())
+
+
+def _budgets(settings, max_file_chars, max_total_chars):
+    """Flags win; else the settings (environment, config file, defaults)."""
+    from minarad.context import Budgets
+
+    return Budgets(settings.context_max_file_chars if max_file_chars is None else max_file_chars,
+                   settings.context_max_total_chars if max_total_chars is None
+                   else max_total_chars)
 
 
 def _message(message_file: str | None, payload) -> str:

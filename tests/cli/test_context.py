@@ -94,6 +94,11 @@ def test_large_memory_is_listed_by_name(env, ws):
     assert str(ws.resolve() / "MEMORY.md") in data["text"]
     small = context_json(env, "--max-file-chars", "300")
     assert all(not f["included"] for f in small["blocks"][0]["files"])
+    configured = context_json(env, MINARA_CONTEXT_MAX_FILE_CHARS="300")
+    assert all(not f["included"] for f in configured["blocks"][0]["files"])
+    roomy = context_json(env, "--max-file-chars", "300000", "--max-total-chars", "300000",
+                         MINARA_CONTEXT_MAX_FILE_CHARS="300")
+    assert "a remembered fact" in roomy["text"]
 
 
 def test_cache_key_stable_and_changed_by_an_edit(env, ws):
