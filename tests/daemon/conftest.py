@@ -6,15 +6,14 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-BIN = Path(sys.executable).parent
+from tests.conftest import BIN, MINARA, assert_repo_sound, commit_count, git  # noqa: F401
+
 MINARAD = str(BIN / "minarad")
-MINARA = str(BIN / "minara")
 #: Generous: outcomes are awaited, never timed.
 TIMEOUT = 30.0
 #: Variables of the outer session that must not leak into the daemon.
@@ -32,14 +31,6 @@ def wait_until(predicate, timeout: float = TIMEOUT, step: float = 0.05, what: st
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(step)
-
-
-def git(ws, *args, check=True) -> str:
-    """Run the real git CLI in ``ws`` and return its stdout."""
-    done = subprocess.run(["git", "-C", str(ws), *args], capture_output=True, text=True)
-    if check and done.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed: {done.stderr}")
-    return done.stdout
 
 
 def head_files(ws) -> dict[str, str]:
@@ -69,17 +60,6 @@ def tree_equals_disk(ws) -> bool:
         return head_files(ws) == disk_files(ws)
     except (AssertionError, OSError):
         return False
-
-
-def assert_repo_sound(ws) -> None:
-    """``git fsck --strict`` passes and ``git status`` is clean."""
-    git(ws, "fsck", "--strict")
-    assert git(ws, "status", "--porcelain", "--untracked-files=all") == ""
-
-
-def commit_count(ws) -> int:
-    """Number of commits reachable from HEAD."""
-    return int(git(ws, "rev-list", "--count", "HEAD").strip())
 
 
 def commits_since(ws, count: int) -> list[dict]:
