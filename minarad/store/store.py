@@ -8,28 +8,22 @@ file atomically and commits exactly the changed blobs and trees.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import stat
 import time
 from pathlib import Path
 
-from minarad.errors import Busy, Forbidden, InvalidInput, NotFound, VersionConflict
+from minarad.errors import Busy, InvalidInput, NotFound, VersionConflict
 from minarad.store import refs
 from minarad.store.atomic import atomic_write
 from minarad.store.content import encode_text, decode_text, git_blob_id, sha256_hex
-from minarad.store.historydb import CommitRecord, HistoryDB, PathVersion
+from minarad.store.historydb import HistoryDB, PathVersion
 from minarad.store.lock import WorkspaceLock
 from minarad.store.models import CommitInfo, FileVersion, HistoryEntry, WriteResult, iso_time
 from minarad.workspace.paths import check_no_symlink, normalize_path
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
-_SOURCE_RE = re.compile(r"^[a-z][a-z0-9_-]*(:[A-Za-z0-9_.-]+)?$")
-_MAX_PATH_TRAILERS = 50
-_COMMIT_MARKER = "commit-in-progress"
-#: A git lock file younger than this may belong to a git that is running.
-_STALE_LOCK_SECONDS = 2.0
 _BUSY_MARKERS = ("MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD",
                  "REVERT_HEAD", "BISECT_LOG")
 
@@ -53,24 +47,6 @@ def parse_base(base) -> tuple[str, object]:
         return "blob", text
     raise InvalidInput(f"base {base!r} is not a version number, git blob id or sha256",
                        code="invalid_base")
-
-
-def _identity(name: str) -> bytes:
-    match = re.fullmatch(r"\s*([^<>\n]+?)\s*<([^<>\n]*)>\s*", name)
-    if match:
-        return f"{match.group(1)} <{match.group(2)}>".encode()
-    clean = re.sub(r"[<>\n]", "", name).strip() or "unknown"
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", clean).strip("-").lower() or "unknown"
-    return f"{clean} <{slug}@minara.local>".encode()
-
-
-def _author_name(ident: bytes) -> str:
-    return ident.decode("utf-8", "replace").split(" <", 1)[0]
-
-
-def _parse_source(message: str) -> str:
-    match = re.search(r"^Minara-Source:\s*(\S+)\s*$", message, re.MULTILINE)
-    return match.group(1) if match else "git"
 
 
 class Store:
@@ -206,64 +182,9 @@ class Store:
 
     def catch_up(self) -> None:
         """Bring the history cache up to HEAD (walks only commits it lacks)."""
-        head = self.head()
-        db = self.history_db
-        tip = db.tip()
-        if head == tip:
-            return
-        if head is None:
-            db.reset()
-            return
-        new, boundary = self._unknown_ancestors(head)
-        if tip is not None and tip not in boundary:
-            db.reset()
-            new, _ = self._unknown_ancestors(head)
-        items = [(self._commit_record(c), self._changed_paths(c)) for c in new]
-        db.record_many(items, head)
+        from minarad.store.history import catch_up
 
-    def _unknown_ancestors(self, head: str):
-        """Commits reachable from ``head`` not in the cache, parents first."""
-        db, repo = self.history_db, self.repo
-        order, boundary, seen = [], set(), set()
-        stack = [(head.encode(), False)]
-        while stack:
-            sha, expanded = stack.pop()
-            if expanded:
-                order.append(repo[sha])
-                continue
-            if sha in seen:
-                continue
-            seen.add(sha)
-            if db.knows(sha.decode()):
-                boundary.add(sha.decode())
-                continue
-            stack.append((sha, True))
-            stack.extend((p, False) for p in repo[sha].parents)
-        return order, boundary
-
-    def _commit_record(self, commit) -> CommitRecord:
-        message = commit.message.decode("utf-8", "replace")
-        return CommitRecord(commit.id.decode(), _author_name(commit.author), commit.author_time,
-                            commit.author_timezone, _parse_source(message),
-                            message.split("\n", 1)[0])
-
-    def _changed_paths(self, commit) -> list:
-        from dulwich.diff_tree import tree_changes
-
-        store = self.repo.object_store
-        parents = commit.parents or [None]
-        per_parent = []
-        for parent in parents:
-            old_tree = store[parent].tree if parent is not None else None
-            found = {}
-            for change in tree_changes(store, old_tree, commit.tree):
-                if change.old is not None and change.old.path is not None:
-                    found.setdefault(change.old.path.decode(), (None, None))
-                if change.new is not None and change.new.path is not None:
-                    found[change.new.path.decode()] = (change.new.sha.decode(), change.new.mode)
-            per_parent.append(found)
-        common = set(per_parent[0]).intersection(*per_parent[1:])
-        return [(p, *per_parent[0][p]) for p in sorted(common)]
+        catch_up(self.history_db, self.head(), lambda: self.repo)
 
     # -- reading -----------------------------------------------------------------
 
@@ -394,31 +315,10 @@ class Store:
 
     # -- writing -----------------------------------------------------------------
 
-    def _recover_interrupted_commit(self) -> None:
-        """Clean up after a writer killed mid-commit (call under the lock).
-
-        ``_commit`` leaves a marker while it runs; finding it here, under the
-        lock, means its writer died. Git lock files it may have left (older
-        than a few seconds, so never a running git's) are removed, and the
-        index is rebuilt from HEAD, since HEAD may have moved without it.
-        """
-        marker = self.state_dir / _COMMIT_MARKER
-        if not marker.exists():
-            return
-        now = time.time()
-        heads = self.git_dir / "refs" / "heads"
-        locks = [self.git_dir / "HEAD.lock", self.git_dir / "index.lock",
-                 *(heads.rglob("*.lock") if heads.is_dir() else ())]
-        for lock in locks:
-            with contextlib.suppress(FileNotFoundError):
-                if now - lock.stat().st_mtime > _STALE_LOCK_SECONDS:
-                    lock.unlink()
-        if not (self.git_dir / "index.lock").exists() and self.head():
-            self._update_index({}, self.repo[self.head().encode()].tree, rebuild=True)
-        marker.unlink()
-
     def _check_writable(self) -> None:
-        self._recover_interrupted_commit()
+        from minarad.store.commit import recover_interrupted_commit
+
+        recover_interrupted_commit(self)
         if (self.git_dir / "index.lock").exists():
             raise Busy(f"{self.git_dir / 'index.lock'} exists: another git process is working "
                        f"in this repository (remove the file if none is running)",
@@ -633,106 +533,11 @@ class Store:
 
     def _commit(self, changes: dict, stats: dict, *, author: str, source: str,
                 message: str | None = None, verb: str | None = None) -> CommitInfo:
-        """Write blobs, trees and a commit for ``changes``; move HEAD; fix the index."""
-        if not _SOURCE_RE.match(source):
-            raise InvalidInput(f"source {source!r} is not like 'cli' or 'job:name'",
-                               code="invalid_source")
-        marker = self.state_dir / _COMMIT_MARKER
-        marker.write_text(str(os.getpid()))
-        try:
-            return self._commit_objects(changes, stats, author=author, source=source,
-                                        message=message, verb=verb)
-        finally:
-            marker.unlink()
+        """Commit ``changes`` (see :func:`minarad.store.commit.commit_changes`)."""
+        from minarad.store.commit import commit_changes
 
-    def _commit_objects(self, changes: dict, stats: dict, *, author: str, source: str,
-                        message: str | None, verb: str | None) -> CommitInfo:
-        from dulwich.objects import Blob, Commit
-
-        from minarad.store.treebuild import apply_changes
-
-        repo, store = self.repo, self.repo.object_store
-        head = self.head()
-        parent_tree = repo[head.encode()].tree if head else None
-        tree_changes, index_changes, recorded = {}, {}, []
-        for rel in sorted(changes):
-            data = changes[rel]
-            if data is None:
-                tree_changes[rel.encode()] = None
-                recorded.append((rel, None, None))
-                index_changes[rel.encode()] = None
-                continue
-            blob = Blob.from_string(data)
-            store.add_object(blob)
-            mode = self._file_mode(rel)
-            tree_changes[rel.encode()] = (mode, blob.id)
-            recorded.append((rel, blob.id.decode(), mode))
-            index_changes[rel.encode()] = (blob.id.decode(), mode, stats.get(rel))
-        tree_id = apply_changes(store, parent_tree, tree_changes)
-        ident = _identity(author)
-        commit = Commit()
-        commit.tree = tree_id
-        commit.parents = [head.encode()] if head else []
-        commit.author = commit.committer = ident
-        commit.author_time = commit.commit_time = int(time.time())
-        tz = time.localtime().tm_gmtoff
-        commit.author_timezone = commit.commit_timezone = tz
-        commit.encoding = b"UTF-8"
-        paths = [r[0] for r in recorded]
-        commit.message = _commit_message(source, verb or _verb(changes), paths, message).encode()
-        store.add_object(commit)
-        self._move_head(head, commit.id)
-        self._update_index(index_changes, tree_id)
-        record = CommitRecord(commit.id.decode(), _author_name(ident), commit.author_time, tz,
-                              source, commit.message.decode().split("\n", 1)[0])
-        self.history_db.record(record, recorded)
-        return CommitInfo(commit.id.decode(), tuple(r[0] for r in recorded), source,
-                          _author_name(ident))
-
-    def _file_mode(self, rel: str) -> int:
-        try:
-            executable = os.lstat(self._disk_path(rel)).st_mode & 0o111
-        except OSError:
-            executable = 0
-        return 0o100755 if executable else 0o100644
-
-    def _move_head(self, old: str | None, new: bytes) -> None:
-        refs_container = self.repo.refs
-        if old is None:
-            target = refs_container.follow(b"HEAD")[0][-1]
-            if not refs_container.add_if_new(target, new):
-                raise Busy("HEAD moved while committing; try again", code="repository_busy")
-        elif not refs_container.set_if_equals(b"HEAD", old.encode(), new):
-            raise Busy("HEAD moved while committing (another git process?); try again",
-                       code="repository_busy")
-
-    def _update_index(self, index_changes: dict, tree_id: bytes, rebuild: bool = False) -> None:
-        from minarad.store import gitindex
-        from minarad.store.treebuild import iter_files
-
-        entries = {p: (None if v is None else gitindex.stat_entry(p, v[0], v[1], v[2]))
-                   for p, v in index_changes.items()}
-
-        def full_rebuild(_changes):
-            whole = {p: gitindex.stat_entry(p, sha.decode(), mode, None)
-                     for p, mode, sha in iter_files(self.repo.object_store, tree_id)}
-            whole.update({p: e for p, e in entries.items() if e is not None})
-            return gitindex.build_index(whole)
-
-        if rebuild:
-            gitindex.write_index_file(str(self.git_dir / "index"), full_rebuild(entries))
-            return
-        gitindex.update_index(str(self.git_dir / "index"), entries, full_rebuild,
-                              record_path=str(self.state_dir / "index-checksum"))
-
-
-def _verb(changes: dict) -> str:
-    kinds = {data is None for data in changes.values()}
-    if kinds == {True}:
-        return "delete"
-    if len(changes) == 2 and kinds == {True, False}:
-        return "rename"
-    return "update"
+        return commit_changes(self, changes, stats, author=author, source=source,
+                              message=message, verb=verb)
 
 
 def join_appended(old: str, text: str) -> str:
@@ -740,13 +545,3 @@ def join_appended(old: str, text: str) -> str:
     if old and not old.endswith("\n"):
         old += "\n"
     return old + (text if text.endswith("\n") else text + "\n")
-
-
-def _commit_message(source: str, verb: str, paths: list[str], body: str | None) -> str:
-    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
-    lines = [f"{source}: {verb} {shown or 'nothing'}", ""]
-    if body:
-        lines += [body.strip(), ""]
-    lines.append(f"Minara-Source: {source}")
-    lines += [f"Minara-Path: {p}" for p in paths[:_MAX_PATH_TRAILERS]]
-    return "\n".join(lines) + "\n"
