@@ -25,6 +25,8 @@ import os
 import re
 from pathlib import Path
 
+from minarad.store.content import git_blob_id, sha256_hex
+
 MAX_FILE_CHARS = 12_000
 MAX_TOTAL_CHARS = 60_000
 
@@ -149,12 +151,8 @@ def read_workspace_file(root: Path, path: str, role: str) -> ContextFile | None:
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
     text = data.decode("utf-8", "replace")
-    return ContextFile(path=path, role=role, chars=len(text), blob_id=_git_blob_id(data),
-                       sha256=hashlib.sha256(data).hexdigest(), text=text)
-
-
-def _git_blob_id(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\x00" % len(data) + data).hexdigest()
+    return ContextFile(path=path, role=role, chars=len(text), blob_id=git_blob_id(data),
+                       sha256=sha256_hex(data), text=text)
 
 
 def journal_days(today: dt.date) -> tuple[dt.date, dt.date]:
