@@ -14,8 +14,16 @@ def iso_time(epoch: int | None, tz_offset: int = 0) -> str | None:
     return datetime.datetime.fromtimestamp(epoch, zone).isoformat()
 
 
+class Record:
+    """Base of the records below: ``to_dict()`` for JSON output."""
+
+    def to_dict(self) -> dict:
+        """Return the record as a JSON-ready mapping."""
+        return dataclasses.asdict(self)
+
+
 @dataclasses.dataclass(frozen=True)
-class FileVersion:
+class FileVersion(Record):
     """Where a file stands: its version number and content ids.
 
     ``version`` counts the commits that changed the path (0 = never saved);
@@ -32,12 +40,9 @@ class FileVersion:
     time: str | None = None
     source: str | None = None
 
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
 
 @dataclasses.dataclass(frozen=True)
-class WriteResult:
+class WriteResult(Record):
     """What a write did: the new version, or ``changed=False`` for a no-op."""
 
     path: str
@@ -48,12 +53,9 @@ class WriteResult:
     commit: str | None
     previous_version: int
 
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
 
 @dataclasses.dataclass(frozen=True)
-class HistoryEntry:
+class HistoryEntry(Record):
     """One version in a file's history."""
 
     path: str
@@ -66,12 +68,9 @@ class HistoryEntry:
     blob_id: str | None
     deleted: bool
 
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
 
 @dataclasses.dataclass(frozen=True)
-class CommitInfo:
+class CommitInfo(Record):
     """A commit the store made."""
 
     commit: str
@@ -79,6 +78,3 @@ class CommitInfo:
     source: str
     author: str
     skipped: tuple = ()
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)

@@ -17,6 +17,7 @@ from minarad.errors import InvalidInput, NotFound
 from minarad.store.atomic import atomic_write
 from minarad.store.content import decode_text, git_blob_id
 from minarad.store.merge import merge_texts
+from minarad.store.models import Record
 from minarad.workspace.paths import channel_path
 
 MANIFEST = ".minara-pull.json"
@@ -25,7 +26,7 @@ _READER_RE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 @dataclasses.dataclass(frozen=True)
-class PulledFile:
+class PulledFile(Record):
     """One file written by a pull."""
 
     name: str
@@ -35,12 +36,9 @@ class PulledFile:
     changed: bool
     size: int
 
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
 
 @dataclasses.dataclass(frozen=True)
-class PushedFile:
+class PushedFile(Record):
     """What a push did with one file: unchanged, saved, merged or merged_appended."""
 
     name: str
@@ -48,9 +46,6 @@ class PushedFile:
     action: str
     version: int
     conflicts: int = 0
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
 
 
 def pull(store, dest: str, *, channel: str | None = None, reader: str | None = None,
