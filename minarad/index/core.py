@@ -20,8 +20,9 @@ from minarad.index import gitsource
 from minarad.index.documents import FileInfo, documents_for_file, is_indexable, wiki_link_path
 from minarad.index.lock import try_writer_lock
 from minarad.index.query import QueryBuilder, parse_query, positive_terms
-from minarad.index.schema import (SCHEMA_VERSION, build_schema, cjk_analyzer,
-                                  register_tokenizers, to_tantivy, word_analyzer)
+from minarad.index.schema import (SCHEMA_VERSION, build_schema, cjk_analyzer, decode_record,
+                                  register_tokenizers, set_docstore_blocksize, to_tantivy,
+                                  word_analyzer)
 from minarad.index.snippets import Snippet, make_snippet, term_pattern
 
 #: Files longer than this are indexed up to it (and reported).
@@ -101,6 +102,21 @@ class IndexStatus:
         return dataclasses.asdict(self)
 
 
+@dataclasses.dataclass(frozen=True)
+class _ReaderView:
+    """One saved state opened for reading, kept until a writer saves another.
+
+    ``channels`` are the visibility terms of channel documents in this
+    searcher; a search excludes those its caller did not ask for.
+    """
+
+    stamp: tuple
+    generation: str
+    index: tantivy.Index
+    searcher: tantivy.Searcher
+    channels: tuple[str, ...]
+
+
 def index_dir_for(state_dir: str | os.PathLike, workspace: str | os.PathLike) -> Path:
     """``<state_dir>/index/<short hash of the absolute workspace path>``."""
     absolute = os.path.realpath(os.path.abspath(os.fspath(workspace)))
@@ -128,9 +144,8 @@ class Index:
         self.schema = build_schema()
         self._cjk = cjk_analyzer()
         self._builder = QueryBuilder(self.schema, word_analyzer(), self._cjk)
-        self._tv: tantivy.Index | None = None
-        self._generation: str | None = None
-        self._reader_stamp = None
+        self._state_file = os.fspath(self.state_path)
+        self._view: _ReaderView | None = None
 
     @classmethod
     def open(cls, settings, *, version_of=None) -> "Index":
@@ -178,33 +193,38 @@ class Index:
 
     def _state_stamp(self):
         try:
-            st = os.stat(self.state_path)
+            st = os.stat(self._state_file)
         except OSError:
             return None
         return st.st_mtime_ns, st.st_size, st.st_ino
 
-    def _open_reader(self) -> tantivy.Index | None:
-        """The reader, reloaded only when a writer has saved a new state since."""
-        stamp = self._state_stamp()
-        if stamp is not None and stamp == self._reader_stamp and self._tv is not None:
-            return self._tv
-        state = self._usable_state()
-        generation = state.get("generation")
+    def _reader_view(self) -> _ReaderView | None:
+        """The searcher of the saved state; reopened only when a writer saved a new one."""
+        stamp, view = self._state_stamp(), self._view
+        if view is not None and stamp == view.stamp:
+            return view
+        view = self._open_view(stamp, view) if stamp is not None else None
+        self._view = view  # one assignment: threads see the old view or the new one
+        return view
+
+    def _open_view(self, stamp, old: _ReaderView | None) -> _ReaderView | None:
+        generation = self._usable_state().get("generation")
         if generation is None:
-            self._tv, self._generation, self._reader_stamp = None, None, None
             return None
-        if generation != self._generation or self._tv is None:
-            self._tv = tantivy.Index.open(str(self.index_dir / generation))
-            register_tokenizers(self._tv)
-            self._generation = generation
+        if old is not None and old.generation == generation:
+            index = old.index
+            index.reload()
         else:
-            self._tv.reload()
-        self._reader_stamp = stamp
-        return self._tv
+            index = tantivy.Index.open(str(self.index_dir / generation))
+            register_tokenizers(index)
+        searcher = index.searcher()
+        channels = tuple(term for term, _count in
+                         searcher.terms_with_prefix("visibility", "channel:"))
+        return _ReaderView(stamp, generation, index, searcher, channels)
 
     def _searcher(self):
-        index = self._open_reader()
-        return index.searcher() if index is not None else None
+        view = self._reader_view()
+        return view.searcher if view is not None else None
 
     # -- writing -----------------------------------------------------------
 
@@ -279,6 +299,7 @@ class Index:
         data = self.index_dir / generation
         data.mkdir(parents=True)
         tantivy.Index(self.schema, path=str(data), reuse=False)
+        set_docstore_blocksize(data)
         return {"schema": SCHEMA_VERSION, "generation": generation, "commit": None,
                 "workspace": str(self.workspace.resolve()), "problems": {}}
 
@@ -349,21 +370,34 @@ class Index:
         Returns:
             Hits, best first, each with a highlighted snippet.
         """
-        searcher = self._searcher()
-        if searcher is None or limit <= 0:
+        view = self._reader_view()
+        if view is None or limit <= 0:
             return []
         clauses = parse_query(query or "")
-        filters = self._filters(clauses, kind, path, channel, since, memory_only)
-        result = searcher.search(self._builder.build(clauses, filters), limit)
+        filters = self._filters(kind, path, since, memory_only)
+        hidden = self._hidden_channels(view, clauses, channel)
+        searcher = view.searcher
+        result = searcher.search(self._builder.build(clauses, filters, hidden), limit,
+                                 count=False)
+        if not result.hits:
+            return []
         pattern = term_pattern(positive_terms(clauses))
         return [self._hit(searcher.doc(address), score, pattern)
                 for score, address in result.hits]
 
-    def _filters(self, clauses, kind, path, channel, since, memory_only) -> list:
-        q, filters = self._builder, []
+    def _hidden_channels(self, view: _ReaderView, clauses, channel) -> list:
+        """The exclusion of channels not asked for (none when the index has none).
+
+        Excluding the few channel documents costs by their number; requiring
+        ``visibility:shared`` would cost by the number of all documents.
+        """
         asked = [c.text for c in clauses if c.field == "channel"] + ([channel] if channel else [])
-        visible = ["shared"] + [f"channel:{c}" for c in asked]
-        filters.append(q.filter_query("visibility", visible))
+        visible = {f"channel:{c}" for c in asked}
+        hidden = [term for term in view.channels if term not in visible]
+        return [self._builder.filter_query("visibility", hidden)] if hidden else []
+
+    def _filters(self, kind, path, since, memory_only) -> list:
+        q, filters = self._builder, []
         if kind:
             filters.append(q.filter_query("kind", [kind] if isinstance(kind, str) else list(kind)))
         if path:
@@ -376,24 +410,18 @@ class Index:
         return filters
 
     def _hit(self, doc, score: float, pattern) -> Hit:
-        def first(name, default=""):
-            value = doc.get_first(name)
-            return default if value is None else value
-
-        text = first("text")
-        hit = Hit(path=first("path"), heading=first("heading"), title=first("title"),
-                  kind=first("kind"), role=first("role"), channel=first("channel"),
-                  line_start=first("line_start", 0), line_end=first("line_end", 0),
-                  score=float(score), time=first("time", 0), blob=first("blob"),
-                  snippet=make_snippet(text or first("title"), pattern), text=text,
-                  links=doc.get_all("links"))
+        r = decode_record(doc.get_first("record"))
+        hit = Hit(path=r.path, heading=r.heading, title=r.title, kind=r.kind, role=r.role,
+                  channel=r.channel, line_start=r.line_start, line_end=r.line_end,
+                  score=float(score), time=r.time, blob=r.blob,
+                  snippet=make_snippet(r.text or r.title, pattern), text=r.text, links=r.links)
         if self.version_of is not None:
             hit.version = self.version_of(hit.path)
         return hit
 
     def _path_docs(self, path: str, searcher) -> list[Hit]:
         query = tantivy.Query.term_query(self.schema, "path", path)
-        found = searcher.search(query, 100_000).hits
+        found = searcher.search(query, 100_000, count=False).hits
         hits = [self._hit(searcher.doc(address), 0.0, None) for _, address in found]
         return sorted(hits, key=lambda h: h.line_start)
 
@@ -426,7 +454,7 @@ class Index:
             return []
         target = path if "." in path.rsplit("/", 1)[-1] else wiki_link_path(path)
         query = tantivy.Query.term_query(self.schema, "links", target)
-        found = searcher.search(query, 10_000).hits
+        found = searcher.search(query, 10_000, count=False).hits
         hits = [self._hit(searcher.doc(address), 0.0, None) for _, address in found]
         return sorted(hits, key=lambda h: (h.path, h.line_start))
 
@@ -435,9 +463,9 @@ class Index:
         searcher = self._searcher()
         if searcher is None or searcher.num_docs == 0:
             return []
-        found = searcher.search(tantivy.Query.all_query(), searcher.num_docs).hits
-        docs = [{k: v for k, v in searcher.doc(a).to_dict().items()} for _, a in found]
-        return sorted(docs, key=lambda d: (d["path"], d["line_start"], d.get("heading", [""])))
+        found = searcher.search(tantivy.Query.all_query(), searcher.num_docs, count=False).hits
+        docs = [decode_record(searcher.doc(a).get_first("record"))._asdict() for _, a in found]
+        return sorted(docs, key=lambda d: (d["path"], d["line_start"], d["heading"]))
 
     def status(self) -> IndexStatus:
         """Documents, indexed commit, lag behind HEAD, size on disk, problems."""

@@ -23,6 +23,8 @@ EXACT_BOOST = 2.0
 CJK_BOOST = 1.0
 
 _TOKEN_RE = re.compile(r'([+-]?)(?:([A-Za-z_]+):)?("([^"]*)"?|\S+)')
+#: A token holding one of these is also looked up whole in the exact field.
+_COMPOUND_RE = re.compile(r"[-_./:@#+]")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,25 +92,32 @@ class QueryBuilder:
     def __init__(self, schema, words, cjk):
         import tantivy
 
+        from minarad.index.schema import cjk_runs
+
         self.tv = tantivy
         self.schema = schema
         self.words = words
         self.cjk = cjk
+        self._cjk_runs = cjk_runs
+        self._occur = {SHOULD: tantivy.Occur.Should, MUST: tantivy.Occur.Must,
+                       MUST_NOT: tantivy.Occur.MustNot}
 
-    def build(self, clauses: list[Clause], filters: list) -> object:
-        """Combine clauses and extra filter queries into one query.
+    def build(self, clauses: list[Clause], filters: list, exclusions: list = ()) -> object:
+        """Combine clauses, filter queries and excluded sets into one query.
 
         Free words are optional one by one, but at least one must match;
-        filters never change the score.
+        filters (documents must match) and exclusions (documents must not)
+        never change the score.
         """
         tv = self.tv
         parts = [part for part in map(self._part, clauses) if part is not None]
         if not any(occur != tv.Occur.MustNot for occur, _ in parts):
             parts.append((tv.Occur.Must, tv.Query.all_query()))
         main = tv.Query.boolean_query(parts)
-        if not filters:
+        if not filters and not exclusions:
             return main
         fixed = [(tv.Occur.Must, tv.Query.const_score_query(f, 0.0)) for f in filters]
+        fixed += [(tv.Occur.MustNot, e) for e in exclusions]
         return tv.Query.boolean_query([(tv.Occur.Must, main)] + fixed)
 
     def _part(self, clause: Clause):
@@ -116,8 +125,7 @@ class QueryBuilder:
         query = self.clause_query(clause)
         if query is None:
             return None
-        occur = {SHOULD: tv.Occur.Should, MUST: tv.Occur.Must,
-                 MUST_NOT: tv.Occur.MustNot}[clause.occur]
+        occur = self._occur[clause.occur]
         if clause.field in FILTER_FIELDS and occur == tv.Occur.Must:
             query = tv.Query.const_score_query(query, 0.0)
         return occur, query
@@ -136,9 +144,15 @@ class QueryBuilder:
         return options[0] if len(options) == 1 else self._any(options)
 
     def filter_query(self, name: str, values: list[str]):
-        """Match documents whose filter field ``name`` holds one of ``values``."""
+        """Match documents whose filter field ``name`` holds one of ``values``.
+
+        One value is a term query, which an intersection skips through; a
+        term set reads every posting of its terms, whatever the other clauses.
+        """
         field = FILTER_FIELDS.get(name, name)
         values = [v.strip("/") if field == "path_prefix" else v for v in values]
+        if len(values) == 1:
+            return self.tv.Query.term_query(self.schema, field, values[0], index_option="basic")
         return self.tv.Query.term_set_query(self.schema, field, values)
 
     def _any(self, queries: list):
@@ -161,15 +175,15 @@ class QueryBuilder:
 
     def _exact_query(self, text: str):
         token = text.strip(".,;:!?()[]{}<>'\"").lower()
-        if not token or not any(ch in "-_./:@#+" for ch in token) or " " in token:
+        if not token or not _COMPOUND_RE.search(token) or " " in token:
             return None
         query = self.tv.Query.term_query(self.schema, "exact", token)
         return self.tv.Query.boost_query(query, EXACT_BOOST)
 
     def _cjk_query(self, text: str):
-        from minarad.index.schema import cjk_runs
-
-        runs = [self._cjk_run_query(run) for _, run in cjk_runs(text)]
+        if text.isascii():
+            return None
+        runs = [self._cjk_run_query(run) for _, run in self._cjk_runs(text)]
         if not runs:
             return None
         query = runs[0] if len(runs) == 1 else self.tv.Query.boolean_query(

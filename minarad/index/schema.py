@@ -6,7 +6,10 @@ tantivy keeps custom analyzers in memory only.
 
 from __future__ import annotations
 
+import json
+import os
 import re
+from typing import NamedTuple
 
 import tantivy
 
@@ -14,7 +17,7 @@ from minarad.index.documents import IndexDoc, exact_tokens, path_prefixes
 
 #: Bump when the schema or the document rules change; an index built with
 #: another version is rebuilt by the next writer.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 CJK_TOKENIZER = "minara_cjk"
 EXACT_TOKENIZER = "minara_exact"
@@ -24,26 +27,79 @@ _CJK_RUN_RE = re.compile(
     "[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf"
     "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]+")
 
-STORED_TEXT = ("title", "heading", "text", "tags")
+#: Bytes per compressed block of stored documents. Fetching a hit
+#: decompresses its whole block; tantivy's 16 KiB default costs more than
+#: the rest of a hit, 4 KiB makes the store about a tenth larger.
+DOCSTORE_BLOCKSIZE = 4096
+
+
+class StoredRecord(NamedTuple):
+    """What a hit shows, stored as one JSON list per document.
+
+    One stored field is read and converted much faster than a dozen.
+    """
+
+    path: str
+    kind: str
+    role: str
+    channel: str
+    blob: str
+    title: str
+    heading: str
+    text: str
+    tags: str
+    links: list
+    line_start: int
+    line_end: int
+    time: int
+
+
+def encode_record(record: StoredRecord) -> bytes:
+    """The stored form of a record (a compact JSON list)."""
+    text = json.dumps(list(record), ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8", "replace")
+
+
+def decode_record(data: bytes) -> StoredRecord:
+    """The record from its stored form."""
+    return StoredRecord(*json.loads(data))
 
 
 def build_schema() -> tantivy.Schema:
     """Return the schema of a minara index (see :data:`SCHEMA_VERSION`)."""
     sb = tantivy.SchemaBuilder()
-    for name in ("path", "kind", "role", "channel", "blob"):
-        sb.add_text_field(name, stored=True, tokenizer_name="raw", index_option="basic")
-    for name in ("path_prefix", "kinds", "visibility", "scope"):
+    for name in ("path", "kind", "role", "channel", "blob", "links",
+                 "path_prefix", "kinds", "visibility", "scope"):
         sb.add_text_field(name, tokenizer_name="raw", index_option="basic")
-    sb.add_text_field("links", stored=True, tokenizer_name="raw", index_option="basic")
-    for name in STORED_TEXT:
-        sb.add_text_field(name, stored=True)
+    for name in ("title", "heading", "text", "tags"):
+        sb.add_text_field(name)
     sb.add_text_field("extra")  # front matter / entry fields, tags, path words
     sb.add_text_field("cjk", tokenizer_name=CJK_TOKENIZER)
     sb.add_text_field("exact", tokenizer_name=EXACT_TOKENIZER, index_option="freq")
-    sb.add_unsigned_field("line_start", stored=True)
-    sb.add_unsigned_field("line_end", stored=True)
-    sb.add_integer_field("time", stored=True, indexed=True, fast=True)
+    sb.add_integer_field("time", indexed=True, fast=True)
+    sb.add_bytes_field("record", stored=True)
     return sb.build()
+
+
+def set_docstore_blocksize(index_path: str | os.PathLike,
+                           blocksize: int = DOCSTORE_BLOCKSIZE) -> None:
+    """Set the stored-document block size of a new, still empty index.
+
+    tantivy keeps it in ``meta.json`` (``index_settings``) and uses it for
+    every segment it writes or merges; tantivy-py has no argument for it.
+    Left as is when the file does not have that shape.
+    """
+    meta_path = os.path.join(index_path, "meta.json")
+    with open(meta_path, encoding="utf-8") as fh:
+        meta = json.load(fh)
+    settings = meta.get("index_settings")
+    if not isinstance(settings, dict) or "docstore_blocksize" not in settings:
+        return
+    settings["docstore_blocksize"] = blocksize
+    tmp = meta_path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(meta, fh)
+    os.replace(tmp, meta_path)
 
 
 def cjk_analyzer() -> tantivy.TextAnalyzer:
@@ -93,13 +149,16 @@ def cjk_tokens(text: str, analyzer: tantivy.TextAnalyzer) -> list[tantivy.Token]
 
 def to_tantivy(doc: IndexDoc, analyzer: tantivy.TextAnalyzer) -> tantivy.Document:
     """Convert an :class:`IndexDoc` to a tantivy document."""
+    tags = ", ".join(doc.tags)
     out = tantivy.Document(
         path=doc.path, kind=doc.kind, role=doc.role, channel=doc.channel, blob=doc.blob,
-        title=doc.title, heading=doc.heading, text=doc.text, tags=", ".join(doc.tags),
+        title=doc.title, heading=doc.heading, text=doc.text, tags=tags,
         extra="\n".join((doc.meta, " ".join(doc.tags), doc.path.replace("/", " "))),
-        line_start=doc.line_start, line_end=doc.line_end, time=doc.time,
-        visibility=f"channel:{doc.channel}" if doc.channel else "shared",
+        time=doc.time, visibility=f"channel:{doc.channel}" if doc.channel else "shared",
         scope="memory" if doc.is_memory else "other")
+    out.add_bytes("record", encode_record(StoredRecord(
+        doc.path, doc.kind, doc.role, doc.channel, doc.blob, doc.title, doc.heading, doc.text,
+        tags, list(doc.links), doc.line_start, doc.line_end, doc.time)))
     for value in path_prefixes(doc.path):
         out.add_text("path_prefix", value)
     for value in dict.fromkeys((doc.kind, doc.role)):

@@ -6,12 +6,14 @@ matches anywhere inside words, like the n-gram field.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
 
 from minarad.index.query import Clause
 
 _WORD_SPLIT_RE = re.compile(r"[^\w]+|_")
+_LETTER_RE = re.compile(r"[^\W_]", re.IGNORECASE)
 _CJK_CHAR_RE = re.compile("[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf"
                           "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
@@ -33,26 +35,124 @@ class Snippet:
         return "".join(out)
 
 
-def term_pattern(clauses: list[Clause]) -> re.Pattern | None:
-    """One regex matching any of the clauses' words or phrases."""
-    alternatives = sorted({_clause_regex(c) for c in clauses if c.text} - {""},
-                          key=len, reverse=True)
+
+def _has_odd_fold(text: str) -> bool:
+    """True if ``text`` holds a dotless i or a long s.
+
+    Case-insensitively these match an ASCII letter but lower-case to something
+    else; a dotted capital I lower-cases to two characters (found by length).
+    """
+    return "\u0131" in text or "\u017f" in text
+
+
+class TermPattern:
+    """The query's words and phrases, found as one case-insensitive regex would.
+
+    The reference is :attr:`regex`: its alternatives, longest first, each word
+    bounded by non-letters (CJK runs match anywhere). :meth:`spans` gives the
+    same matches as ``regex.finditer`` but looks for each alternative's first
+    word with ``str.find`` in the lower-cased text and checks only there;
+    regexes are compiled when first needed (a new regex costs more than a
+    search), and a one-word alternative needs none.
+    """
+
+    def __init__(self, alternatives: list[_Alternative]):
+        self.alternatives = alternatives
+        self._regex: re.Pattern | None = None
+
+    @property
+    def regex(self) -> re.Pattern:
+        """All the alternatives as one regex (compiled on first use)."""
+        if self._regex is None:
+            self._regex = re.compile("|".join(a.source for a in self.alternatives),
+                                     re.IGNORECASE)
+        return self._regex
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """The ``(start, end)`` of each match in ``text``, in order, none overlapping."""
+        lowered = text.lower()
+        if not text.isascii() and (len(lowered) != len(text) or _has_odd_fold(text)):
+            return [m.span() for m in self.regex.finditer(text)]
+        found: list[tuple[int, int, int]] = []
+        for rank, alternative in enumerate(self.alternatives):
+            alternative.add_matches(found, rank, text, lowered)
+        if len(found) > 1:
+            found.sort()  # by place; at one place the first alternative wins
+        spans, last_end = [], 0
+        for start, _rank, end in found:
+            if start >= last_end:
+                spans.append((start, end))
+                last_end = end
+        return spans
+
+
+class _Alternative:
+    """One word or phrase of a query: its regex and the word it starts with."""
+
+    def __init__(self, words: list[str], bounded: bool):
+        body = r"[\W_]+".join(re.escape(w) for w in words)
+        self.source = rf"(?<![^\W_]){body}(?![^\W_])" if bounded else body
+        first = words[0].lower()
+        self.needle = first if _is_plain(first) else None
+        self.single = len(words) == 1
+        self.bounded = bounded
+        self._regex: re.Pattern | None = None
+
+    def regex(self) -> re.Pattern:
+        """The alternative's regex (compiled on first use)."""
+        if self._regex is None:
+            self._regex = re.compile(self.source, re.IGNORECASE)
+        return self._regex
+
+    def add_matches(self, found: list, rank: int, text: str, lowered: str) -> None:
+        """Add ``(start, rank, end)`` for every match, overlapping ones too."""
+        if self.needle is None:
+            match = self.regex().search(text)
+            while match is not None:
+                found.append((match.start(), rank, match.end()))
+                match = self.regex().search(text, match.start() + 1)
+            return
+        size, at = len(self.needle), lowered.find(self.needle)
+        while at >= 0:
+            if not self.single:
+                match = self.regex().match(text, at)
+                if match is not None:
+                    found.append((at, rank, match.end()))
+            elif not self.bounded or _stands_alone(text, at, at + size):
+                found.append((at, rank, at + size))
+            at = lowered.find(self.needle, at + 1)
+
+
+def _stands_alone(text: str, start: int, end: int) -> bool:
+    """True when no letter or digit touches ``text[start:end]`` on either side."""
+    return not ((start > 0 and _LETTER_RE.match(text, start - 1)) or _LETTER_RE.match(text, end))
+
+
+def _is_plain(needle: str) -> bool:
+    """True when only the characters of ``needle`` itself, in any case, match it."""
+    return all(ch.isascii() or _CJK_CHAR_RE.match(ch) for ch in needle)
+
+
+def term_pattern(clauses: list[Clause]) -> TermPattern | None:
+    """A pattern matching any of the clauses' words or phrases."""
+    alternatives = {}
+    for clause in clauses:
+        alternative = _clause_alternative(clause) if clause.text else None
+        if alternative is not None:
+            alternatives.setdefault(alternative.source, alternative)
     if not alternatives:
         return None
-    return re.compile("|".join(alternatives), re.IGNORECASE)
+    return TermPattern(sorted(alternatives.values(), key=lambda a: len(a.source), reverse=True))
 
 
-def _clause_regex(clause: Clause) -> str:
+def _clause_alternative(clause: Clause) -> _Alternative | None:
     words = [w for w in _WORD_SPLIT_RE.split(clause.text) if w]
     if not words:
-        return ""
-    body = r"[\W_]+".join(re.escape(w) for w in words)
-    if _CJK_CHAR_RE.search(clause.text):
-        return body
-    return rf"(?<![^\W_]){body}(?![^\W_])"
+        return None
+    return _Alternative(words, bounded=not _CJK_CHAR_RE.search(clause.text))
 
 
-def make_snippet(text: str, pattern: re.Pattern | None, width: int = 200) -> Snippet:
+def make_snippet(text: str, pattern: TermPattern | None, width: int = 200) -> Snippet:
     """Cut the part of ``text`` that holds the most matches, and mark them.
 
     Args:
@@ -63,28 +163,36 @@ def make_snippet(text: str, pattern: re.Pattern | None, width: int = 200) -> Sni
     Returns:
         The snippet; ``highlights`` are offsets into ``snippet.text``.
     """
-    spans = [m.span() for m in pattern.finditer(text)] if pattern else []
-    start = _best_window(spans, width)
-    start, end = _widen_to_spaces(text, start, start + width)
-    fragment = text[start:end]
-    lead = fragment.lstrip()
-    offset = start + (len(fragment) - len(lead))
-    fragment = lead.rstrip()
-    marks = tuple((a - offset, b - offset) for a, b in spans
-                  if a >= offset and b <= offset + len(fragment))
-    return _with_ellipses(text, offset, fragment, marks)
+    spans = pattern.spans(text) if pattern else []
+    start, end = _widen_to_spaces(text, _best_window(spans, width), width)
+    lead = text[start:end].lstrip()
+    offset = end - len(lead)
+    fragment = lead.rstrip().replace("\n", " ")
+    limit = offset + len(fragment)
+    prefix = "…" if offset > 0 and not text[:offset].isspace() else ""
+    rest = text[limit:]
+    suffix = "…" if rest and not rest.isspace() else ""
+    shift = offset - len(prefix)
+    marks = tuple([(a - shift, b - shift) for a, b in spans if a >= offset and b <= limit])
+    return Snippet(prefix + fragment + suffix, marks)
 
 
 def _best_window(spans: list[tuple[int, int]], width: int) -> int:
+    """Where the window of ``width`` holding the most whole matches starts."""
+    if not spans:
+        return 0
+    ends = [end for _start, end in spans]  # sorted: the spans are in order, apart
     best_start, best_count = 0, 0
     for index, (start, _end) in enumerate(spans):
-        count = sum(1 for a, b in spans[index:] if b <= start + width)
+        count = bisect.bisect_right(ends, start + width) - index
         if count > best_count:
             best_start, best_count = start, count
-    return max(0, best_start - width // 4) if spans else 0
+    return max(0, best_start - width // 4)
 
 
-def _widen_to_spaces(text: str, start: int, end: int) -> tuple[int, int]:
+def _widen_to_spaces(text: str, start: int, width: int) -> tuple[int, int]:
+    """The window from ``start``, widened to the nearby spaces."""
+    end = start + width
     if start > 0:
         space = text.rfind(" ", max(0, start - 20), start)
         start = space + 1 if space >= 0 else start
@@ -92,11 +200,3 @@ def _widen_to_spaces(text: str, start: int, end: int) -> tuple[int, int]:
         space = text.find(" ", end, end + 20)
         end = space if space >= 0 else end
     return start, min(end, len(text))
-
-
-def _with_ellipses(text: str, offset: int, fragment: str, marks) -> Snippet:
-    fragment = " ".join(fragment.split("\n"))
-    prefix = "…" if offset > 0 and text[:offset].strip() else ""
-    suffix = "…" if text[offset + len(fragment):].strip() else ""
-    marks = tuple((a + len(prefix), b + len(prefix)) for a, b in marks)
-    return Snippet(prefix + fragment + suffix, marks)

@@ -115,3 +115,16 @@ def test_head_is_read_without_dulwich_for_loose_and_packed_refs(ws):
     ws.git("checkout", "-q", "--detach")
     assert read_head_without_dulwich(ws.root) == commit
     assert read_head_without_dulwich(ws.root / "missing") is None
+
+
+def test_new_index_uses_small_docstore_blocks(ws, index):
+    import json
+
+    from minarad.index.schema import DOCSTORE_BLOCKSIZE
+
+    ws.commit(**{"MEMORY.md": "# Memory\n\n- likes pelicans\n"})
+    index.catch_up()
+    data = index.index_dir / index.read_state()["generation"]
+    settings = json.loads((data / "meta.json").read_text())["index_settings"]
+    assert settings["docstore_blocksize"] == DOCSTORE_BLOCKSIZE
+    assert paths(index.search("pelicans")) == ["MEMORY.md"]

@@ -76,3 +76,11 @@ def test_snippet_words_are_whole_but_cjk_is_inside_words():
     pattern = term_pattern([Clause(SHOULD, "cat"), Clause(SHOULD, "메모리")])
     snippet = make_snippet("cat category 가상메모리와", pattern)
     assert snippet.render("[", "]") == "[cat] category 가상[메모리]와"
+
+
+def test_stored_record_round_trip():
+    from minarad.index.schema import StoredRecord, decode_record, encode_record
+
+    record = StoredRecord("wiki/a/b.md", "wiki", "wiki", "", "0" * 40, "Title", "A > B",
+                          "text with \x00, \u2028 and 메모리", "x, y", ["wiki/c.md"], 3, 9, 1700)
+    assert decode_record(encode_record(record)) == record

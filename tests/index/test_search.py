@@ -174,3 +174,22 @@ def test_learn_entries_are_documents(corpus):
 def test_odd_queries_do_not_raise(corpus):
     for query in ['"unclosed', "+", "-", "kind:", "::", "AND OR", "((", "*", ""]:
         corpus.search(query)
+
+
+def test_channel_search_keeps_shared_files(corpus):
+    hits = corpus.search("memory OR bananas", channel="c1", limit=50)
+    assert "channels/c1/MEMORY.md" in paths(hits) and "MEMORY.md" in paths(hits)
+    assert "channels/c2/MEMORY.md" not in paths(hits)
+
+
+def test_a_reader_sees_a_new_channel_after_the_writer_commits(ws, corpus):
+    from minarad.index import Index
+
+    reader = Index(ws.root, corpus.index_dir)
+    assert reader.search("kiwis") == []
+    ws.commit(**{"channels__c3__MEMORY.md": "# Channel memory\n\nkiwis in c3\n",
+                 "wiki__fruit.md": "# Fruit\n\nkiwis for all\n"})
+    corpus.catch_up()
+    assert paths(reader.search("kiwis")) == ["wiki/fruit.md"]
+    assert paths(reader.search("kiwis", channel="c3")) == ["channels/c3/MEMORY.md",
+                                                          "wiki/fruit.md"]
