@@ -463,12 +463,15 @@ class Store:
     # -- committing what is on disk ----------------------------------------------
 
     def commit_disk(self, paths=None, *, author: str | None = None, source: str = "editor",
-                    message: str | None = None) -> CommitInfo | None:
+                    message: str | None = None, skipped: list | None = None
+                    ) -> CommitInfo | None:
         """Commit what is on disk for ``paths`` (None: the whole tree) in one commit.
 
         A path missing on disk is a deletion. With ``paths=None`` the tree is
         scanned, and deletions are committed only if the scan had no errors.
-        Files over the size limit are skipped and named in ``skipped``.
+        Files that cannot be versioned (over the size limit, unreadable) are
+        left out and named in the returned ``skipped``, and appended to the
+        ``skipped`` list when one is given (also when nothing is committed).
 
         Returns:
             The commit, or None when disk already equals HEAD.
@@ -483,6 +486,8 @@ class Store:
                 self._scan_whole_tree(found)
             else:
                 self._scan_paths(paths, found)
+            if skipped is not None:
+                skipped.extend(found.skipped)
             if not found.changes:
                 return None
             info = self._commit(found.changes, found.stats, author=author or self.operator,
