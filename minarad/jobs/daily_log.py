@@ -2,7 +2,9 @@
 
 Every ``WORKSPACE_DAILY_LOG_INTERVAL`` turns, the turns since the last entry
 are appended as one entry to the file of the local date of that turn end.
-One file per session, so two surfaces never append to the same file.
+One file per session, so two surfaces never append to the same file;
+``<session>`` is :func:`minarad.jobs.sessions.session_slug` of the id, which
+differs for different ids (``s-3``, ``s-3-<hash>`` for ``s 3``, ``세션``).
 """
 
 from __future__ import annotations

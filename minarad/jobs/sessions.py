@@ -13,6 +13,8 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
+import unicodedata
 from pathlib import Path
 
 
@@ -29,12 +31,38 @@ class SessionState:
     pending: list[dict] = dataclasses.field(default_factory=list)
 
 
-def session_slug(session: str) -> str:
-    """A file-name-safe form of a session id (letters, digits, ``_``, ``.``, ``-``)."""
-    import re
+#: Longest slug, in UTF-8 bytes (a journal name adds the date and a hash; 255 is the limit).
+SLUG_MAX_BYTES = 80
 
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", session).strip("-.")
-    return slug[:80] or "session"
+
+def session_slug(session: str) -> str:
+    """A file-name-safe form of a session id, distinct for distinct ids.
+
+    Unicode letters, digits and combining marks, ``_``, ``.`` and ``-`` are
+    kept; any other run of characters becomes ``-``. When the result is not
+    the id itself (something was replaced, stripped or cut), six hex digits
+    of the id's sha256 are appended, so ``s 3`` (``s-3-<hash>``) never
+    shares a file with ``s-3`` (``s-3``), nor ``세션`` with ``작업``.
+    """
+    kept = "".join(ch if _is_kept(ch) else "\0" for ch in session)
+    slug = re.sub("\0+", "-", kept).strip("-.")
+    slug = _truncate(slug, SLUG_MAX_BYTES).rstrip("-.")
+    if slug and slug == session:
+        return slug
+    digest = hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:6]
+    return f"{slug or 'session'}-{digest}"
+
+
+def _is_kept(ch: str) -> bool:
+    return ch.isalnum() or ch in "_.-" or unicodedata.category(ch).startswith("M")
+
+
+def _truncate(text: str, max_bytes: int) -> str:
+    """``text`` cut to at most ``max_bytes`` of UTF-8, on a character boundary."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= max_bytes:
+        return text
+    return data[:max_bytes].decode("utf-8", "ignore")
 
 
 def state_file(state_dir: Path, workspace: Path, session: str) -> Path:

@@ -179,6 +179,22 @@ def test_journal_at_midnight_in_local_time(env, ws):
     assert files(data, "memory_snapshot")[-1] == "memory/2026-11-30-web-7.md"
 
 
+def test_non_ascii_and_punctuated_sessions_do_not_share_a_journal(env, ws):
+    log = {"WORKSPACE_DAILY_LOG_ENABLED": "1", "WORKSPACE_DAILY_LOG_INTERVAL": "1"}
+    said = {}
+    for session in ("세션", "작업", "s-3", "s 3"):
+        said[session] = run(env, "turn-end", "--session", session, "--surface", "repl", "--at",
+                            "2026-11-29T10:00:00Z", input=f"reply of {session}\n", **log).stdout
+    assert said["작업"].startswith("turn 1 of session 작업;")
+    assert said["s 3"].startswith("turn 1 of session s 3;")
+    names = sorted(p.name for p in (ws / "memory").iterdir())
+    assert len(names) == 4 and {"2026-11-29-세션.md", "2026-11-29-작업.md",
+                                "2026-11-29-s-3.md"} <= set(names)
+    assert "reply of 작업" not in (ws / "memory/2026-11-29-세션.md").read_text()
+    data = context_json(env, "--at", "2026-11-29T11:00:00Z", **log)
+    assert len([f for f in files(data, "memory_snapshot") if f.startswith("memory/")]) == 4
+
+
 def test_legacy_journal_is_read(env, ws):
     run(env, "context")
     (ws / "memory").mkdir()

@@ -1,6 +1,7 @@
 """The daily journal: cadence, one file per session, local dates at midnight."""
 
 import datetime as dt
+import re
 
 from minarad.jobs.daily_log import excerpt, is_due, journal_path
 from minarad.jobs.sessions import session_slug
@@ -43,7 +44,8 @@ def test_one_file_per_session(make_settings, store, local_tz):
     end(store, settings, "repl-1", t0, surface="repl")
     end(store, settings, "api/2", t0, surface="api")
     end(store, settings, "repl-1", t0 + dt.timedelta(minutes=1), surface="repl")
-    assert journal_files(store) == ["2026-11-29-api-2.md", "2026-11-29-repl-1.md"]
+    assert journal_files(store) == [f"2026-11-29-{session_slug('api/2')}.md",
+                                    "2026-11-29-repl-1.md"]
     assert (store.root / "memory/2026-11-29-repl-1.md").read_text().count("\n## ") == 2
 
 
@@ -75,7 +77,35 @@ def test_disabled_journal_writes_nothing(make_settings, store):
 def test_pure_helpers():
     assert [is_due(n, 5) for n in (0, 4, 5, 10)] == [False, False, True, True]
     assert not is_due(3, 0)
-    assert journal_path(dt.date(2026, 1, 2), "a b/c") == "memory/2026-01-02-a-b-c.md"
-    assert session_slug("../..") == "session"
+    assert journal_path(dt.date(2026, 1, 2), "a-b_c.1") == "memory/2026-01-02-a-b_c.1.md"
+    assert re.fullmatch(r"memory/2026-01-02-a-b-c-[0-9a-f]{6}\.md",
+                        journal_path(dt.date(2026, 1, 2), "a b/c"))
+    assert re.fullmatch(r"session-[0-9a-f]{6}", session_slug("../.."))
     assert excerpt("a\n\n  b   c") == "a b c"
     assert len(excerpt("x" * 1000)) == 280
+
+
+def test_session_slugs_are_distinct_per_id():
+    ids = ["세션", "작업", "s 3", "s-3", "s/3", "s_3", "नमस्ते", "..", "session", "a" * 100,
+           "a" * 100 + "b", "가" * 60, "가" * 61]
+    slugs = [session_slug(i) for i in ids]
+    assert len(set(slugs)) == len(ids), slugs
+    assert slugs[:4] == ["세션", "작업", slugs[2], "s-3"]
+    assert re.fullmatch(r"s-3-[0-9a-f]{6}", slugs[2])
+    assert session_slug("s 3") == slugs[2]  # stable
+    assert all(len(s.encode()) <= 87 for s in slugs)  # 80 bytes + "-" + 6 hex digits
+
+
+def test_non_ascii_sessions_keep_their_own_file_and_counter(make_settings, store, local_tz):
+    local_tz("UTC")
+    settings = make_settings(WORKSPACE_DAILY_LOG_ENABLED="1", WORKSPACE_DAILY_LOG_INTERVAL="1")
+    t0 = dt.datetime(2026, 11, 29, 10, 0, tzinfo=UTC)
+    first = [end(store, settings, s, t0, f"from {s}") for s in ("세션", "작업", "s-3", "s 3")]
+    assert [r.turn for r in first] == [1, 1, 1, 1]
+    assert first[0].journal == "memory/2026-11-29-세션.md"
+    assert first[1].journal == "memory/2026-11-29-작업.md"
+    assert first[2].journal == "memory/2026-11-29-s-3.md"
+    assert re.fullmatch(r"memory/2026-11-29-s-3-[0-9a-f]{6}\.md", first[3].journal)
+    assert len(journal_files(store)) == 4
+    assert "from 작업" not in (store.root / first[0].journal).read_text()
+    assert end(store, settings, "작업", t0 + dt.timedelta(minutes=1)).turn == 2
