@@ -21,6 +21,7 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "data_dir": ("MINARA_DATA_DIR", Path, None),
     "state_dir": ("MINARA_STATE_DIR", Path, None),
     "author": ("MINARA_AUTHOR", str, None),
+    "operator": ("MINARA_OPERATOR", str, None),
     "max_file_bytes": ("MINARA_MAX_FILE_BYTES", int, 5 * 1024 * 1024),
     "debounce_ms": ("MINARA_DEBOUNCE_MS", int, 300),
     "debounce_cap_ms": ("MINARA_DEBOUNCE_CAP_MS", int, 3000),
@@ -107,6 +108,7 @@ _RESOLVERS = {
     "data_dir": _default_data_dir,
     "state_dir": _default_state_dir,
     "author": _default_author,
+    "operator": _default_author,
 }
 
 

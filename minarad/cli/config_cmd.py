@@ -41,7 +41,7 @@ def init(ctx: CliContext):
     """
     from minarad.store import Store
 
-    store = Store(ctx.settings.workspace, operator=ctx.author,
+    store = Store(ctx.settings.workspace, operator=ctx.settings.operator,
                   max_file_bytes=ctx.settings.max_file_bytes)
     seeded = store.ensure()
     emit(ctx, {"workspace": str(store.root), "seeded": seeded, "head": store.head()},

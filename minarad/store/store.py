@@ -16,7 +16,7 @@ from pathlib import Path
 
 from minarad.errors import Busy, InvalidInput, NotFound, VersionConflict
 from minarad.store import refs
-from minarad.store.atomic import atomic_write
+from minarad.store.atomic import DiskChanged, atomic_write, check_unchanged
 from minarad.store.content import encode_text, decode_text, git_blob_id, sha256_hex
 from minarad.store.historydb import HistoryDB, PathVersion
 from minarad.store.lock import WorkspaceLock
@@ -24,6 +24,9 @@ from minarad.store.models import CommitInfo, FileVersion, HistoryEntry, WriteRes
 from minarad.workspace.paths import check_no_symlink, normalize_path
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
+#: How often a write re-reads a file an editor keeps saving before giving up.
+_DISK_RETRIES = 20
+_UNSTABLE = object()
 _BUSY_MARKERS = ("MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD",
                  "REVERT_HEAD", "BISECT_LOG")
 
@@ -74,7 +77,7 @@ class Store:
     @classmethod
     def open(cls, settings) -> "Store":
         """Open the configured workspace, creating, adopting and seeding it as needed."""
-        store = cls(settings.workspace, operator=settings.author,
+        store = cls(settings.workspace, operator=settings.operator,
                     max_file_bytes=settings.max_file_bytes)
         store.ensure()
         return store
@@ -331,6 +334,12 @@ class Store:
 
     def _absorb(self, rel: str):
         """Commit an uncommitted disk change of ``rel``; return (bytes, FileVersion)."""
+        data, current, _ = self._absorb_with_fingerprint(rel)
+        return data, current
+
+    def _absorb_with_fingerprint(self, rel: str):
+        """As :meth:`_absorb`, plus the file's fingerprint as read (``_UNSTABLE``
+        when it changed while being read)."""
         self._check_writable()
         self.catch_up()
         data, st = self.read_disk(rel)
@@ -339,9 +348,34 @@ class Store:
         if (git_blob_id(data) if data is not None else None) != committed:
             self._commit({rel: data}, {rel: st}, author=self.operator, source="editor",
                          verb="edit")
-        return data, self._version_of(rel, data)
+        if data is None:
+            mark = None
+        elif st is None:
+            mark = _UNSTABLE
+        else:
+            mark = (st.st_mtime_ns, st.st_size, st.st_ino)
+        return data, self._version_of(rel, data), mark
 
-    def _check_base(self, rel: str, current: FileVersion, base, rejected: str) -> None:
+    def _on_settled_disk(self, rel: str, act):
+        """Run ``act(data, current, fingerprint)`` on the file as it is on disk.
+
+        An editor may save the file at any moment without taking minara's
+        lock. If it does between our read and our write (the write checks
+        the fingerprint just before its rename), the editor's text is
+        committed first and ``act`` runs again on it, so it is never lost.
+        """
+        for attempt in range(_DISK_RETRIES):
+            data, current, mark = self._absorb_with_fingerprint(rel)
+            if mark is not _UNSTABLE:
+                try:
+                    return act(data, current, mark)
+                except DiskChanged:
+                    pass
+            time.sleep(0.005 * attempt)
+        raise Busy(f"{rel} keeps changing on disk; try again in a moment", code="file_busy",
+                   path=rel)
+
+    def _check_base(self, rel: str, current: FileVersion, base, rejected: str | None) -> None:
         kind, value = parse_base(base)
         if kind == "version" and value == current.version:
             return
@@ -353,12 +387,17 @@ class Store:
             raise InvalidInput(f"{rel}: base version {value} does not exist (the file is at "
                                f"version {current.version})", code="unknown_base_version")
         if kind != "version":
-            self._resolve_version(rel, base)  # raises NotFound for an unknown id
-        kept = self._keep_rejected(rel, rejected)
+            try:
+                self._resolve_version(rel, base)
+            except NotFound:
+                raise InvalidInput(f"{rel}: base {base} was never a version of this file",
+                                   code="unknown_base_version") from None
+        kept = self._keep_rejected(rel, rejected) if rejected is not None else None
         raise VersionConflict(
             f"{rel}: your base is {base} but the file is now at version {current.version} "
-            f"(by {current.author or 'unknown'} at {current.time or 'unknown time'}); "
-            f"your text was not saved, it is kept in {kept}",
+            f"(by {current.author or 'unknown'} at {current.time or 'unknown time'})"
+            + (f"; your text was not saved, it is kept in {kept}" if kept else
+               "; nothing was changed"),
             path=rel, base=str(base), current_version=current.version,
             current_author=current.author, current_time=current.time,
             current_blob_id=current.blob_id, rejected_text_file=kept)
@@ -388,20 +427,23 @@ class Store:
         """
         rel = self.check_path(path)
         data = encode_text(text, self.max_file_bytes, rel)
-        with self.lock():
-            _, current = self._absorb(rel)
+
+        def act(_old, current, mark):
             if base is not None:
                 self._check_base(rel, current, base, text)
-            return self._replace(rel, data, current, author=author, source=source,
+            return self._replace(rel, data, current, mark, author=author, source=source,
                                  message=message)
 
-    def _replace(self, rel: str, data: bytes, current: FileVersion, *, author: str,
+        with self.lock():
+            return self._on_settled_disk(rel, act)
+
+    def _replace(self, rel: str, data: bytes, current: FileVersion, mark, *, author: str,
                  source: str, message: str | None, verb: str | None = None) -> WriteResult:
         blob = git_blob_id(data)
         if current.exists and current.blob_id == blob:
             return WriteResult(rel, current.version, False, blob, sha256_hex(data),
                                current.commit, current.version)
-        st = atomic_write(self._disk_path(rel), data)
+        st = atomic_write(self._disk_path(rel), data, expect=mark)
         verb = verb or ("update" if current.exists else "create")
         info = self._commit({rel: data}, {rel: st}, author=author, source=source,
                             message=message, verb=verb)
@@ -413,45 +455,53 @@ class Store:
         """Append ``text`` as new line(s) at the end of ``path``; never conflicts."""
         rel = self.check_path(path)
         encode_text(text, self.max_file_bytes, rel)
-        with self.lock():
-            data, current = self._absorb(rel)
+        def act(data, current, mark):
             old = decode_text(data or b"", max(self.max_file_bytes, len(data or b"")), rel)
             new = join_appended(old, text)
             return self._replace(rel, encode_text(new, self.max_file_bytes, rel), current,
-                                 author=author, source=source, message=message,
+                                 mark, author=author, source=source, message=message,
                                  verb="append to")
+
+        with self.lock():
+            return self._on_settled_disk(rel, act)
 
     def delete(self, path: str, *, base=None, author: str, source: str = "cli",
                message: str | None = None) -> WriteResult:
         """Delete ``path`` in a commit; its history stays."""
         rel = self.check_path(path)
-        with self.lock():
-            data, current = self._absorb(rel)
+        def act(data, current, mark):
             if data is None:
                 raise NotFound(f"{rel} does not exist", code="file_not_found", path=rel)
             if base is not None:
-                self._check_base(rel, current, base, data.decode("utf-8", "replace"))
+                self._check_base(rel, current, base, None)
+            check_unchanged(self._disk_path(rel), mark)
             os.unlink(self._disk_path(rel))
             info = self._commit({rel: None}, {}, author=author, source=source,
                                 message=message)
             return WriteResult(rel, current.version + 1, True, None, None, info.commit,
                                current.version)
 
+        with self.lock():
+            return self._on_settled_disk(rel, act)
+
     def rename(self, old: str, new: str, *, author: str, source: str = "cli",
                message: str | None = None) -> CommitInfo:
         """Move ``old`` to ``new`` in one commit (git sees a rename)."""
         src, dst = self.check_path(old), self.check_path(new)
-        with self.lock():
-            data, _ = self._absorb(src)
+        def act(data, _current, mark):
             if data is None:
                 raise NotFound(f"{src} does not exist", code="file_not_found", path=src)
             if os.path.lexists(self._disk_path(dst)):
                 raise InvalidInput(f"{dst} exists already", code="file_exists", path=dst)
             os.makedirs(os.path.dirname(self._disk_path(dst)), exist_ok=True)
+            check_unchanged(self._disk_path(src), mark)
             os.rename(self._disk_path(src), self._disk_path(dst))
             st = os.lstat(self._disk_path(dst))
             return self._commit({src: None, dst: data}, {dst: st}, author=author,
                                 source=source, message=message)
+
+        with self.lock():
+            return self._on_settled_disk(src, act)
 
     def restore(self, path: str, version, *, author: str, source: str = "cli") -> WriteResult:
         """Bring version ``version`` of ``path`` back as a new version."""

@@ -67,8 +67,9 @@ def test_unknown_base_is_an_error_not_a_conflict(store):
     with pytest.raises(InvalidInput) as info:
         store.write("notes.md", "x\n", base=9, author="a")
     assert info.value.code == "unknown_base_version"
-    with pytest.raises(NotFound):
+    with pytest.raises(InvalidInput) as info:
         store.write("notes.md", "x\n", base="deadbeefdeadbeef", author="a")
+    assert info.value.code == "unknown_base_version" and info.value.exit_code == 1
     with pytest.raises(InvalidInput):
         store.write("notes.md", "x\n", base="not-a-version", author="a")
 
