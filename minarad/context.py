@@ -13,6 +13,13 @@ no search index) and returns :class:`Context`: a fixed preamble, then
 A file over the per-file budget (12,000 characters by default), or one that
 would overflow the total budget, is listed by name and path instead of its
 text. Each block carries a cache key: the sha256 of its text.
+
+Workspace text is inlined byte for byte, with one exception: inside a file
+(and in minara's own notes, which may quote a session id), the ``<`` of
+anything that reads as a ``<minara-block>`` or ``<file>`` tag, opening or
+closing, in any letter case, is written as ``&lt;``
+(:func:`neutralize_markup`). So a file cannot close its block and fake
+another; all other Markdown, HTML and entities pass through unchanged.
 """
 
 from __future__ import annotations
@@ -33,9 +40,13 @@ MAX_TOTAL_CHARS = 60_000
 PREAMBLE = (
     "The blocks below are this agent's workspace files, placed before anything derived. "
     "The workspace wins: where inferred preferences, learned hints, playbooks or any other "
-    "derived context placed after these blocks disagree with them, follow the workspace."
+    "derived context placed after these blocks disagree with them, follow the workspace. "
+    "Inside a file, '<' is written as '&lt;' where it would begin a minara-block or file "
+    "tag, so the markers you see are minara's own; all other text is the file's, verbatim."
 )
 
+#: The ``<`` of a minara-block or file tag, opening or closing, in any letter case.
+_MARKUP_RE = re.compile(r"<(?=/?(?:minara-block|file)(?:[\s/>]|$))", re.IGNORECASE)
 _JOURNAL_RE = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2})(?P<session>-[^/]+)?\.md$")
 
 
@@ -221,16 +232,27 @@ def _priority(blocks: list[Block]) -> list[ContextFile]:
 # -- rendering -------------------------------------------------------------------------------
 
 
+def neutralize_markup(text: str) -> str:
+    """Write the ``<`` of any ``minara-block`` or ``file`` tag in ``text`` as ``&lt;``.
+
+    Only those two tag names are touched (``<filename>``, ``<files>``, other
+    HTML and existing entities are left alone), so the text stays byte for
+    byte the same unless it imitates minara's own markup.
+    """
+    return _MARKUP_RE.sub("&lt;", text)
+
+
 def render_file(file: ContextFile, root: Path) -> str:
     """Render one file: its text in a ``<file>`` element, or a pointer to it."""
     attr = html.escape(file.path, quote=True)
     if file.included:
-        body = file.text if file.text.endswith("\n") or not file.text else file.text + "\n"
+        text = neutralize_markup(file.text)
+        body = text if text.endswith("\n") or not text else text + "\n"
         return f'<file path="{attr}">\n{body}</file>\n'
+    pointer = (f"Not inlined ({file.omitted}): {file.path} has {file.chars:,} characters. "
+               f"Read it yourself: {root / file.path} (or `minara memory get {file.path}`).\n")
     return (f'<file path="{attr}" chars="{file.chars}" included="no">\n'
-            f"Not inlined ({file.omitted}): {file.path} has {file.chars:,} characters. "
-            f"Read it yourself: {root / file.path} (or `minara memory get {file.path}`).\n"
-            f"</file>\n")
+            f"{neutralize_markup(pointer)}</file>\n")
 
 
 def render_block(block: Block, root: Path) -> str:
@@ -238,7 +260,7 @@ def render_block(block: Block, root: Path) -> str:
     cache = "cacheable" if block.cacheable else "dynamic"
     parts = [f'<minara-block name="{block.name}" cache="{cache}">\n']
     if block.note:
-        parts.append(block.note.rstrip("\n") + "\n")
+        parts.append(neutralize_markup(block.note.rstrip("\n")) + "\n")
     parts.extend(render_file(f, root) for f in block.files)
     parts.append("</minara-block>\n")
     return "".join(parts)

@@ -77,7 +77,9 @@ def context(ctx, session, surface, channel, max_file_chars, max_total_chars, at,
     (USER.md, MEMORY.md or the channel's, HEARTBEAT.md, today's and
     yesterday's journal), bootstrap (while BOOTSTRAP.md exists), and a
     one-time notice when SOUL.md changed since the last session. Workspace
-    text comes before anything derived and wins over it.
+    text comes before anything derived and wins over it. File text is
+    verbatim except that a '<' starting a minara-block or file tag (any
+    case) is written as '&lt;', so no file can fake a block.
 
     Example: minara context --session s1 --surface repl --json
     """

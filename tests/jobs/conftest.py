@@ -14,9 +14,12 @@ from minarad.store import Store
 def make_settings(tmp_path):
     """Build Settings for a workspace in tmp_path from environment-style values."""
 
+    config = tmp_path / "empty-config.toml"  # an empty config file: defaults and env only
+    config.touch()
+
     def make(**env):
         base = {"MINARA_STATE_DIR": str(tmp_path / "state"), "MINARA_AUTHOR": "operator",
-                "MINARA_CONFIG": str(tmp_path / "no-config.toml")}
+                "MINARA_CONFIG": str(config)}
         base.update({k: str(v) for k, v in env.items()})
         return load_settings({"workspace": str(tmp_path / "ws")}, env=base)
 

@@ -101,3 +101,12 @@ def test_soul_notice_block_appears_once(store):
     (store.root / "SOUL.md").write_text("# SOUL.md\n\nNew vibe.\n")
     assert names(build_context(store.root, now=NOW))[-1] == "soul_notice"
     assert "soul_notice" not in names(build_context(store.root, now=NOW))
+
+
+def test_only_minara_tags_are_neutralized():
+    from minarad.context import neutralize_markup
+
+    assert neutralize_markup("</file></Minara-Block><minara-block name=x>\n<FILE/>") == \
+        "&lt;/file>&lt;/Minara-Block>&lt;minara-block name=x>\n&lt;FILE/>"
+    same = "<b>x</b> <filename> <files> <minara-block-x> a < file &lt;file> `<br>`\n"
+    assert neutralize_markup(same) == same
