@@ -18,7 +18,7 @@ import os
 import time
 from pathlib import Path
 
-from minarad.errors import MinaraError
+from minarad.errors import InvalidInput, MinaraError
 
 STATE_NAME = "daemon.json"
 LOCK_NAME = "daemon.lock"
@@ -99,7 +99,7 @@ def is_daemon_running(workspace: str | os.PathLike) -> bool:
     path = state_dir(workspace) / LOCK_NAME
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return False
     try:
         return not _try_flock(fd, fcntl.LOCK_SH)
@@ -144,7 +144,13 @@ class DaemonStatus:
 
 
 def read_status(workspace: str | os.PathLike) -> DaemonStatus:
-    """Tell whether a daemon runs on ``workspace`` and what it last reported."""
+    """Tell whether a daemon runs on ``workspace`` and what it last reported.
+
+    Raises:
+        InvalidInput: ``workspace`` exists but is not a folder.
+    """
+    if os.path.exists(workspace) and not os.path.isdir(workspace):
+        raise InvalidInput(f"workspace {workspace} is not a folder", code="invalid_workspace")
     running = is_daemon_running(workspace)
     state = read_state(workspace) or {}
     fields = {f.name for f in dataclasses.fields(DaemonStatus)} - {"workspace", "running"}

@@ -107,3 +107,12 @@ def test_service_install_without_systemd_prints_what_to_run(env, tmp_path):
     assert "systemctl --user daemon-reload" in done.stdout
     assert "systemctl --user enable --now minarad.service" in done.stdout
     assert (tmp_path / "home" / ".config" / "systemd" / "user" / "minarad.service").is_file()
+
+
+def test_status_of_a_workspace_that_is_a_file(env, tmp_path):
+    (tmp_path / "afile").write_text("not a folder\n")
+    done = minara(env, "-w", str(tmp_path / "afile"), "status")
+    assert done.returncode == 1
+    assert "afile is not a folder" in done.stderr and "daemon.lock" not in done.stderr
+    under = minara(env, "--json", "-w", str(tmp_path / "afile" / "ws"), "status")
+    assert json.loads(under.stdout)["running"] is False and "daemon.lock" not in under.stderr
