@@ -71,6 +71,11 @@ def _plain(value):
     return str(value) if isinstance(value, Path) else value
 
 
+#: The least value a numeric setting may take (0 when not listed).
+_MINIMUM = {"max_file_bytes": 1, "daily_log_interval": 1, "dream_interval_hours": 0.01,
+            "context_max_file_chars": 0, "debounce_cap_ms": 1}
+
+
 def _default_config_file(env) -> Path:
     if env.get("MINARA_CONFIG"):
         return Path(env["MINARA_CONFIG"]).expanduser()
@@ -125,15 +130,29 @@ def parse_value(name: str, raw, kind: type):
                 return False
             raise ValueError(raw)
         if kind is Path:
+            if not str(raw).strip():
+                raise ValueError(raw)
             return Path(str(raw)).expanduser()
-        return kind(raw)
+        if kind is str and not str(raw).strip():
+            raise ValueError(raw)
+        value = kind(raw)
+        if kind in (int, float) and value < _MINIMUM.get(name, 0):
+            raise ValueError(raw)
+        return value
     except (TypeError, ValueError):
-        raise InvalidInput(f"setting {name}: {raw!r} is not a valid {kind.__name__}",
+        least = _MINIMUM.get(name, 0)
+        what = (f"a number >= {least}" if kind in (int, float) else
+                "a non-empty path" if kind is Path else "non-empty text" if kind is str
+                else "one of 1/0, true/false, yes/no, on/off")
+        raise InvalidInput(f"setting {name}: {raw!r} is not valid; use {what}",
                            code="invalid_setting") from None
 
 
-def _read_config_file(path: Path) -> dict:
+def _read_config_file(path: Path, named: bool) -> dict:
     if not path.is_file():
+        if named:
+            raise InvalidInput(f"config file {path} (MINARA_CONFIG) does not exist",
+                               code="invalid_config")
         return {}
     import tomllib
 
@@ -161,8 +180,9 @@ def load_settings(flags: dict | None = None, env=None) -> Settings:
     """
     env = os.environ if env is None else env
     flags = {k: v for k, v in (flags or {}).items() if v is not None}
+    # an empty flag (-w "") is an error, not "the current folder"
     config_file = _default_config_file(env)
-    file_values = _read_config_file(config_file)
+    file_values = _read_config_file(config_file, bool(env.get("MINARA_CONFIG")))
     values, sources, lazy = {}, {}, {}
     for name, (var, kind, default) in FIELDS.items():
         if name in flags:

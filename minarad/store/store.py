@@ -14,7 +14,7 @@ import stat
 import time
 from pathlib import Path
 
-from minarad.errors import Busy, InvalidInput, NotFound, VersionConflict
+from minarad.errors import Busy, Forbidden, InvalidInput, NotFound, VersionConflict
 from minarad.store import refs
 from minarad.store.atomic import DiskChanged, atomic_write, check_unchanged
 from minarad.store.content import encode_text, decode_text, git_blob_id, sha256_hex
@@ -71,6 +71,7 @@ class Store:
         self._lock = WorkspaceLock(self.state_dir / "lock")
         self._repo = None
         self._history = None
+        self._ignore = None
 
     # -- opening -------------------------------------------------------------
 
@@ -156,6 +157,29 @@ class Store:
         rel = normalize_path(path)
         check_no_symlink(str(self.root), rel)
         return rel
+
+    def check_writable_path(self, path: str) -> str:
+        """As :meth:`check_path`, and refuse what the workspace's ignore rules exclude.
+
+        An ignored file (``.soul-state.json``, editor leftovers) belongs to
+        this machine: versioning it would make ``git status`` disagree.
+        """
+        rel = self.check_path(path)
+        if self.ignore_filter()(rel):
+            raise Forbidden(f"{rel} is ignored by the workspace's .gitignore (or is an editor "
+                            f"temporary); minara does not version it", code="path_ignored",
+                            path=rel)
+        return rel
+
+    def ignore_filter(self):
+        """The workspace's :class:`IgnoreFilter`, re-read when ``.gitignore`` changes."""
+        from minarad.workspace.ignore import IgnoreFilter
+
+        stamp = tuple(os.stat(p).st_mtime_ns if os.path.exists(p) else 0
+                      for p in (self.root / ".gitignore", self.git_dir / "info" / "exclude"))
+        if self._ignore is None or self._ignore[0] != stamp:
+            self._ignore = (stamp, IgnoreFilter(self.root))
+        return self._ignore[1]
 
     def _disk_path(self, rel: str) -> str:
         return os.path.join(self.root, *rel.split("/"))
@@ -425,7 +449,7 @@ class Store:
         Raises:
             VersionConflict: ``base`` is not the current version.
         """
-        rel = self.check_path(path)
+        rel = self.check_writable_path(path)
         data = encode_text(text, self.max_file_bytes, rel)
 
         def act(_old, current, mark):
@@ -453,7 +477,7 @@ class Store:
     def append(self, path: str, text: str, *, author: str, source: str = "cli",
                message: str | None = None) -> WriteResult:
         """Append ``text`` as new line(s) at the end of ``path``; never conflicts."""
-        rel = self.check_path(path)
+        rel = self.check_writable_path(path)
         encode_text(text, self.max_file_bytes, rel)
         def act(data, current, mark):
             old = decode_text(data or b"", max(self.max_file_bytes, len(data or b"")), rel)
@@ -487,7 +511,7 @@ class Store:
     def rename(self, old: str, new: str, *, author: str, source: str = "cli",
                message: str | None = None) -> CommitInfo:
         """Move ``old`` to ``new`` in one commit (git sees a rename)."""
-        src, dst = self.check_path(old), self.check_path(new)
+        src, dst = self.check_path(old), self.check_writable_path(new)
         def act(data, _current, mark):
             if data is None:
                 raise NotFound(f"{src} does not exist", code="file_not_found", path=src)
@@ -556,9 +580,8 @@ class Store:
 
     def _scan_paths(self, paths, found) -> None:
         from minarad.store import reconcile
-        from minarad.workspace.ignore import IgnoreFilter
 
-        ignore = IgnoreFilter(self.root)
+        ignore = self.ignore_filter()
         for rel in sorted({normalize_path(p) for p in paths}):
             if not ignore(rel):
                 latest = self.history_db.latest(rel)
@@ -566,9 +589,9 @@ class Store:
 
     def _scan_whole_tree(self, found) -> None:
         from minarad.store import reconcile
-        from minarad.workspace.ignore import IgnoreFilter, scan_tree
+        from minarad.workspace.ignore import scan_tree
 
-        on_disk, errors = scan_tree(self.root, IgnoreFilter(self.root))
+        on_disk, errors = scan_tree(self.root, self.ignore_filter())
         committed = self._committed_files()
         clean = reconcile.unchanged_by_stat(str(self.git_dir / "index"), on_disk, committed)
         for rel in sorted((set(on_disk) | set(committed)) - clean):

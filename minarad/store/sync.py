@@ -111,15 +111,40 @@ def _load_manifest(dest: str) -> dict:
 
 
 def push(store, dest: str, *, author: str, source: str = "cli") -> list[PushedFile]:
-    """Save every copy under ``dest`` that was edited since it was pulled."""
+    """Save every copy under ``dest`` that was edited since it was pulled.
+
+    Everything is checked before anything is saved: the folder must have
+    been pulled from this workspace, every copy must be readable text, and
+    every base must be a version the file had.
+    """
     manifest = _load_manifest(dest)
-    results = []
-    for name, entry in sorted(manifest["files"].items()):
-        results.append(_push_one(store, dest, name, entry, author=author, source=source))
-        entry["version"] = results[-1].version
-        entry["blob_id"] = git_blob_id(_read_copy(dest, name, store).encode())
+    if os.path.realpath(str(manifest.get("workspace", ""))) != str(store.root):
+        raise InvalidInput(f"{dest} was pulled from {manifest.get('workspace')!r}, not from "
+                           f"{store.root}; push it there or pull again here",
+                           code="other_workspace")
+    copies = {name: _read_copy(dest, name, store) for name in sorted(manifest["files"])}
+    with store.lock():
+        for name, entry in sorted(manifest["files"].items()):
+            _check_pulled_base(store, name, entry)
+        results = []
+        for name, entry in sorted(manifest["files"].items()):
+            results.append(_push_one(store, dest, name, entry, copies[name], author=author,
+                                     source=source))
+            entry["version"] = results[-1].version
+            entry["blob_id"] = git_blob_id(_read_copy(dest, name, store).encode())
     atomic_write(os.path.join(dest, MANIFEST), json.dumps(manifest, indent=2).encode())
     return results
+
+
+def _check_pulled_base(store, name: str, entry: dict) -> None:
+    try:
+        rel, base = store.check_path(str(entry["path"])), int(entry.get("version", 0))
+    except (KeyError, TypeError, ValueError):
+        raise InvalidInput(f"{MANIFEST}: the entry for {name} has no valid path and version",
+                           code="invalid_manifest") from None
+    if base < 0 or base > store.version_number(rel):
+        raise InvalidInput(f"{name}: pulled as version {base} of {rel}, which never existed "
+                           f"here; pull again", code="unknown_base_version")
 
 
 def _read_copy(dest: str, name: str, store) -> str:
@@ -131,16 +156,14 @@ def _read_copy(dest: str, name: str, store) -> str:
         raise NotFound(f"{path} is missing; pull again", code="file_not_found") from None
 
 
-def _push_one(store, dest, name, entry, *, author, source) -> PushedFile:
+def _push_one(store, dest, name, entry, mine, *, author, source) -> PushedFile:
     rel, base = entry["path"], int(entry.get("version", 0))
-    mine = _read_copy(dest, name, store)
     if git_blob_id(mine.encode()) == entry.get("blob_id") or (not mine and base == 0):
         return PushedFile(name, rel, "unchanged", base)
-    with store.lock():
-        if store.current(rel).version == base:
-            result = store.write(rel, mine, base=base, author=author, source=source)
-            return PushedFile(name, rel, "saved", result.version)
-        return _merge_one(store, dest, name, rel, base, mine, author=author, source=source)
+    if store.current(rel).version == base:
+        result = store.write(rel, mine, base=base, author=author, source=source)
+        return PushedFile(name, rel, "saved", result.version)
+    return _merge_one(store, dest, name, rel, base, mine, author=author, source=source)
 
 
 def _merge_one(store, dest, name, rel, base, mine, *, author, source) -> PushedFile:

@@ -55,8 +55,8 @@ class IgnoreFilter:
     def __call__(self, rel: str, is_dir: bool = False) -> bool:
         """Return True when ``rel`` (relative, POSIX) is ignored."""
         parts = rel.split("/")
-        if parts[0] == ".git" or any(is_editor_temporary(p) for p in parts):
-            return True
+        if ".git" in parts or any(is_editor_temporary(p) for p in parts):
+            return True  # a nested repository's .git/ is never content either
         if self._gitignore is None:
             return False
         try:

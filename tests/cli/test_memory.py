@@ -198,3 +198,37 @@ def test_many_cli_appenders_at_once(minara, ws, env):
     assert all(f"- proc {n} line {i}\n" in text for n in range(8) for i in range(1, 6))
     assert commit_count(ws) == before + 40
     assert_repo_sound(ws)
+
+
+def test_push_into_another_workspace_is_refused(minara, tmp_path):
+    d = tmp_path / "copy"
+    minara("memory", "pull", "--dir", d, check=0)
+    (d / "MEMORY.md").write_text("- from workspace A\n")
+    other = tmp_path / "other"
+    minara("--workspace", other, "memory", "get", "MEMORY.md", check=0)
+    before = (other / "MEMORY.md").read_text()
+    proc = minara("--workspace", other, "memory", "push", "--dir", d, check=1)
+    assert "was pulled from" in proc.stderr
+    assert (other / "MEMORY.md").read_text() == before
+
+
+def test_push_checks_every_copy_before_saving_any(minara, ws, tmp_path):
+    d = tmp_path / "copy"
+    minara("memory", "pull", "--dir", d, check=0)
+    head = git(ws, "rev-parse", "HEAD")
+    (d / "AGENTS.md").write_text("")
+    (d / "SOUL.md").unlink()
+    proc = minara("memory", "push", "--dir", d, check=4)
+    assert "SOUL.md is missing" in proc.stderr
+    assert git(ws, "rev-parse", "HEAD") == head
+
+
+def test_an_empty_workspace_flag_is_an_error(minara, tmp_path):
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    (cwd / "main.py").write_text("print('hi')\n")
+    for args in (("-w", "", "memory", "get", "MEMORY.md"), ("--workspace=", "init")):
+        proc = subprocess.run([MINARA, *args], cwd=cwd, env=minara.env, capture_output=True,
+                              text=True)
+        assert proc.returncode == 1 and "workspace" in proc.stderr
+    assert sorted(p.name for p in cwd.iterdir()) == ["main.py"]

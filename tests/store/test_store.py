@@ -169,6 +169,32 @@ def test_bad_content_is_refused(ws, text, code):
     assert not (ws / "x.md").exists()
 
 
+def test_nested_repositories_never_bring_their_git_folder(tmp_path):
+    ws = tmp_path / "nested"
+    (ws / "skills" / "foo").mkdir(parents=True)
+    git(ws / "skills" / "foo", "init", "-q")
+    (ws / "skills" / "foo" / "SKILL.md").write_text("# Foo skill\n")
+    store = Store(ws, operator="t")
+    store.ensure()
+    (ws / "skills" / "foo" / ".git" / "description").write_text("changed\n")
+    store.commit_disk(None, author="t")
+    tracked = git(ws, "ls-files").split()
+    assert "skills/foo/SKILL.md" in tracked
+    assert not [p for p in tracked if "/.git/" in p]
+    assert_repo_sound(ws)
+
+
+def test_ignored_files_are_not_versioned(store, ws):
+    with pytest.raises(Forbidden) as info:
+        store.write(".soul-state.json", "{}", author="a")
+    assert info.value.code == "path_ignored"
+    store.append(".gitignore", "private/", author="a")
+    with pytest.raises(Forbidden):
+        store.append("private/diary.md", "x", author="a")
+    assert not (ws / "private").exists()
+    assert_repo_sound(ws)
+
+
 def test_a_repository_mid_merge_is_left_alone(store, ws):
     (ws / ".git" / "MERGE_HEAD").write_text(git(ws, "rev-parse", "HEAD"))
     with pytest.raises(Busy):
