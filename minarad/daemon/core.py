@@ -75,7 +75,8 @@ class Daemon:
     """Watches one workspace and commits every settled edit.
 
     Args:
-        settings: the effective settings (workspace, author, debounce).
+        settings: the effective settings (workspace, operator, debounce); editor
+            commits are credited to ``settings.operator``.
         store: an open :class:`minarad.store.Store`.
         ignore: the shared ignore filter (watcher and scans).
         timings: loop intervals.
@@ -240,8 +241,8 @@ class Daemon:
         message = "offline edits" if paths is None and self._lost_reason else None
         started = time.monotonic()
         try:
-            info = self.store.commit_disk(paths, author=self.settings.author, source="editor",
-                                          message=message)
+            info = self.store.commit_disk(paths, author=self.settings.operator,
+                                          source="editor", message=message)
         except Busy as exc:
             self._wait_busy(taken, exc)
             return False
@@ -337,8 +338,8 @@ class Daemon:
         pending = self.debouncer.take_all()
         self.debouncer = Debouncer(timings.quiet, timings.cap)
         self.debouncer.put_back(pending, 0.0)
-        logger.info("configuration reloaded (author {}, debounce {} ms, cap {} ms)",
-                    fresh.author, fresh.debounce_ms, fresh.debounce_cap_ms)
+        logger.info("configuration reloaded (operator {}, debounce {} ms, cap {} ms)",
+                    fresh.operator, fresh.debounce_ms, fresh.debounce_cap_ms)
 
     def _ping_watchdog(self) -> None:
         if not self.timings.watchdog:

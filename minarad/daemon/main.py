@@ -83,8 +83,8 @@ def build_daemon(flags: dict, *, polling: bool, notify_socket: str | None,
     recover_after_crash(store, read_state(settings.workspace))
     interval = watchdog_interval(watchdog_usec, watchdog_pid, os.getpid())
     timings = Timings.from_settings(settings, watchdog=interval)
-    logger.info("minarad {} on {} (author {}, debounce {} ms, cap {} ms)", __version__,
-                settings.workspace, settings.author, settings.debounce_ms,
+    logger.info("minarad {} on {} (editor commits by operator {}, debounce {} ms, cap {} ms)",
+                __version__, settings.workspace, settings.operator, settings.debounce_ms,
                 settings.debounce_cap_ms)
     daemon = Daemon(settings, store, IgnoreFilter(settings.workspace), timings=timings,
                     notifier=Notifier(notify_socket), polling=polling,

@@ -18,7 +18,8 @@ MINARAD = str(BIN / "minarad")
 TIMEOUT = 30.0
 #: Variables of the outer session that must not leak into the daemon.
 SCRUB = ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM", "MINARA_CONFIG",
-         "MINARA_DATA_DIR", "MINARA_STATE_DIR", "MINARA_DEBOUNCE_CAP_MS", "LISTEN_FDS")
+         "MINARA_OPERATOR", "MINARA_DATA_DIR", "MINARA_STATE_DIR", "MINARA_DEBOUNCE_CAP_MS",
+         "LISTEN_FDS")
 
 
 def wait_until(predicate, timeout: float = TIMEOUT, step: float = 0.05, what: str = "condition"):
@@ -139,8 +140,8 @@ def daemon_env(tmp_path) -> dict:
     env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / "config"),
                XDG_STATE_HOME=str(home / "state"), XDG_DATA_HOME=str(home / "data"),
                XDG_CACHE_HOME=str(home / "cache"), MINARA_WORKSPACE_DIR=str(tmp_path / "ws"),
-               MINARA_AUTHOR="tester", MINARA_DEBOUNCE_MS="150",
-               MINARA_DEBOUNCE_CAP_MS="1500", PYTHONUNBUFFERED="1")
+               MINARA_AUTHOR="tester", MINARA_OPERATOR="the-operator",
+               MINARA_DEBOUNCE_MS="150", MINARA_DEBOUNCE_CAP_MS="1500", PYTHONUNBUFFERED="1")
     return env
 
 

@@ -16,7 +16,8 @@ from tests.daemon.conftest import commits_since, commit_count, git, head_files, 
 
 @pytest.fixture
 def settings(tmp_path):
-    env = {"MINARA_AUTHOR": "tester", "MINARA_CONFIG": str(tmp_path / "none.toml"),
+    (tmp_path / "empty.toml").touch()
+    env = {"MINARA_AUTHOR": "tester", "MINARA_CONFIG": str(tmp_path / "empty.toml"),
            "MINARA_STATE_DIR": str(tmp_path / "state"), "MINARA_DEBOUNCE_MS": "100",
            "MINARA_DEBOUNCE_CAP_MS": "1000"}
     return load_settings({"workspace": str(tmp_path / "ws")}, env=env)

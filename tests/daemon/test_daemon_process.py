@@ -41,8 +41,9 @@ def test_plain_overwrite_is_one_editor_commit(daemon, ws, barrier):
     (ws / "MEMORY.md").write_text("# Memory\n\n## Facts\n- the sky is blue\n")
     commits = settle(ws, barrier, before)
     assert [c["paths"] for c in commits] == [["MEMORY.md"]]
-    assert commits[0]["author"] == "tester"
+    assert commits[0]["author"] == "the-operator"  # the operator's setting, not MINARA_AUTHOR
     assert commits[0]["subject"].startswith("editor:")
+    assert "editor commits by operator the-operator" in daemon.log()
 
 
 def test_vim_style_save_is_one_commit_without_temporaries(daemon, ws, barrier):
@@ -258,12 +259,12 @@ def test_sighup_reloads_the_configuration(daemon, daemon_env, ws, barrier):
     daemon.start()
     config = Path(daemon_env["XDG_CONFIG_HOME"]) / "minara" / "config.toml"
     config.parent.mkdir(parents=True)
-    config.write_text('author = "reloaded-operator"\n')
-    daemon_env_no_author = {k: v for k, v in daemon_env.items() if k != "MINARA_AUTHOR"}
+    config.write_text('operator = "reloaded-operator"\n')
+    daemon_env_no_operator = {k: v for k, v in daemon_env.items() if k != "MINARA_OPERATOR"}
     daemon.stop()
-    daemon.env = daemon_env_no_author
+    daemon.env = daemon_env_no_operator
     daemon.start()
-    config.write_text('author = "after-sighup"\n')
+    config.write_text('operator = "after-sighup"\n')
     daemon.proc.send_signal(signal.SIGHUP)
     wait_until(lambda: "configuration reloaded" in daemon.log(), what="reload logged")
     before = commit_count(ws)
