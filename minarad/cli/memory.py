@@ -78,7 +78,8 @@ def _render_write(ctx: CliContext, result) -> None:
 def append(ctx: CliContext, file, text, channel):
     """Append TEXT to FILE as new line(s); never conflicts.
 
-    TEXT may be '-' (read stdin) or '@path' (read a file).
+    TEXT may be '-' (read stdin), '@path' (read a file) or '@@...' (a
+    literal text starting with '@').
 
     Example: minara memory append MEMORY.md "- prefers short answers"
     """
@@ -172,7 +173,7 @@ def _render_changed(ctx: CliContext, directory: str, files) -> None:
         else:
             blocks.append(f"## {f.path} (version {f.version}, changed; {len(text):,} "
                           f"characters: read {os.path.join(directory, f.name)})\n")
-    emit(ctx, {"dir": directory, "changed": out}, "\n".join(blocks) if blocks else "")
+    emit(ctx, {"dir": directory, "changed": out}, "\n".join(blocks) if blocks else None)
 
 
 @memory.command()

@@ -70,12 +70,14 @@ def channel_option(f):
 
 
 def read_text_arg(value: str, max_bytes: int) -> str:
-    """Resolve a TEXT argument: ``-`` is stdin, ``@path`` a file, else literal.
+    """Resolve a TEXT argument: ``-`` is stdin, ``@path`` a file, ``@@...`` a literal ``@...``.
 
     The bytes are checked (size, UTF-8) by the store; here they are only read.
     """
     from minarad.store.content import decode_text
 
+    if value.startswith("@@"):
+        return value[1:]
     if value == "-":
         data = sys.stdin.buffer.read(max_bytes + 1)
     elif value.startswith("@") and len(value) > 1:
@@ -92,7 +94,7 @@ def read_text_arg(value: str, max_bytes: int) -> str:
 
 
 class TextCommand(click.Command):
-    """A command whose TEXT argument may start with '-' (Markdown bullets).
+    """A command whose TEXT or QUERY may start with '-' (bullets, exclusions).
 
     Only this command's own option names are read as options; any other
     argument, ``- a bullet`` included, is positional.
@@ -111,7 +113,11 @@ class TextCommand(click.Command):
             elif arg in flags or arg.split("=", 1)[0] in takes_value and "=" in arg:
                 options.append(arg)
             elif arg in takes_value:
-                options += [arg, next(it, "")]
+                value = next(it, None)
+                if value is None:
+                    raise click.BadOptionUsage(arg, f"Option '{arg}' requires an argument.",
+                                               ctx=ctx)
+                options += [arg, value]
             else:
                 positional.append(arg)
         return super().parse_args(ctx, options + ["--"] + positional)

@@ -76,17 +76,21 @@ def _report(err: MinaraError, as_json: bool) -> None:
 
 
 def main(argv=None) -> int:
-    """Run the CLI; every library error becomes one line and its exit code."""
+    """Run the CLI; every error becomes one line (JSON with ``--json``) and its exit code."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    as_json = "--json" in args
     try:
-        cli.main(args=argv, prog_name="minara", standalone_mode=False)
+        cli.main(args=args, prog_name="minara", standalone_mode=False)
     except MinaraError as err:
-        as_json = "--json" in (sys.argv[1:] if argv is None else argv)
         _report(err, as_json)
         return err.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:
-        exc.show()
+        if as_json:
+            _report(MinaraError(exc.format_message(), code="usage"), True)
+        else:
+            exc.show()
         return exc.exit_code
     except click.Abort:
         click.echo("Aborted.", err=True)
@@ -95,7 +99,10 @@ def main(argv=None) -> int:
         return 0
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
-        _report(MinaraError(f"{exc.strerror or exc}{where}", code="os_error"),
-                "--json" in (sys.argv[1:] if argv is None else argv))
+        _report(MinaraError(f"{exc.strerror or exc}{where}", code="os_error"), as_json)
+        return 1
+    except Exception as exc:  # a bug: one line, never a traceback dump of user data
+        _report(MinaraError(f"unexpected {type(exc).__name__}: {exc} (please report this)",
+                            code="unexpected_error"), as_json)
         return 1
     return 0

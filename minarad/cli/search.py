@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from minarad.cli.options import emit, json_option, pass_ctx
+from minarad.cli.options import TextCommand, emit, json_option, pass_ctx
 
 HIGHLIGHT_ON = "\x1b[1;33m"
 HIGHLIGHT_OFF = "\x1b[0m"
@@ -36,7 +36,7 @@ def search_options(f):
     return f
 
 
-@click.command("search")
+@click.command("search", cls=TextCommand)
 @click.argument("query", nargs=-1, required=True)
 @search_options
 @pass_ctx
@@ -52,7 +52,7 @@ def search(ctx, query, **filters):
     _run_search(ctx, " ".join(query), memory_only=False, **filters)
 
 
-@click.command("search")
+@click.command("search", cls=TextCommand)
 @click.argument("query", nargs=-1, required=True)
 @search_options
 @pass_ctx

@@ -31,7 +31,7 @@ def identity(name: str) -> bytes:
     if match:
         return f"{match.group(1)} <{match.group(2)}>".encode()
     clean = re.sub(r"[<>\n]", "", name).strip() or "unknown"
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", clean).strip("-").lower() or "unknown"
+    slug = re.sub(r"[^\w.-]+", "-", clean).strip("-").lower() or "unknown"
     return f"{clean} <{slug}@minara.local>".encode()
 
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 import dataclasses
 import sqlite3
 
+from minarad.errors import MinaraError
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS commits (
@@ -62,11 +64,15 @@ class HistoryDB:
 
     def __init__(self, path: str):
         self.path = path
-        self._conn = sqlite3.connect(path, timeout=60, isolation_level=None,
-                                     check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.executescript(_SCHEMA)
+        try:
+            self._conn = sqlite3.connect(path, timeout=60, isolation_level=None,
+                                         check_same_thread=False)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise MinaraError(f"cannot open the history cache {path}: {exc} (is the "
+                              f"workspace read-only?)", code="history_unavailable") from None
 
     def close(self) -> None:
         self._conn.close()

@@ -48,8 +48,8 @@ def parse_base(base) -> tuple[str, object]:
         return "sha256", text
     elif re.fullmatch(r"[0-9a-f]{7,40}", text):
         return "blob", text
-    raise InvalidInput(f"base {base!r} is not a version number, git blob id or sha256",
-                       code="invalid_base")
+    raise InvalidInput(f"version {base!r} is not a version number, git blob id or sha256",
+                       code="invalid_version")
 
 
 class Store:
@@ -449,6 +449,11 @@ class Store:
         Raises:
             VersionConflict: ``base`` is not the current version.
         """
+        return self._write(path, text, base=base, author=author, source=source,
+                           message=message)
+
+    def _write(self, path: str, text: str, *, base=None, author: str, source: str,
+               message: str | None, verb: str | None = None) -> WriteResult:
         rel = self.check_writable_path(path)
         data = encode_text(text, self.max_file_bytes, rel)
 
@@ -456,7 +461,7 @@ class Store:
             if base is not None:
                 self._check_base(rel, current, base, text)
             return self._replace(rel, data, current, mark, author=author, source=source,
-                                 message=message)
+                                 message=message, verb=verb)
 
         with self.lock():
             return self._on_settled_disk(rel, act)
@@ -531,8 +536,8 @@ class Store:
         """Bring version ``version`` of ``path`` back as a new version."""
         rel = self.check_path(path)
         text, info = self._read_version(rel, version)
-        return self.write(rel, text, author=author, source=source,
-                          message=f"restore {rel} to version {info.version}")
+        return self._write(rel, text, author=author, source=source,
+                           message=f"restore {rel} to version {info.version}", verb="restore")
 
     # -- committing what is on disk ----------------------------------------------
 
@@ -619,7 +624,10 @@ class Store:
 
 
 def join_appended(old: str, text: str) -> str:
-    """``old`` with ``text`` added as whole line(s) at the end."""
+    """``old`` with ``text`` added as whole line(s) at the end, in ``old``'s line endings."""
+    eol = "\r\n" if "\r\n" in old else "\n"
+    if eol == "\r\n":
+        text = text.replace("\r\n", "\n").replace("\n", "\r\n")
     if old and not old.endswith("\n"):
-        old += "\n"
-    return old + (text if text.endswith("\n") else text + "\n")
+        old += eol
+    return old + (text if text.endswith("\n") else text + eol)

@@ -28,12 +28,17 @@ def normalize_path(path: str) -> str:
     if path.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:", path):
         raise Forbidden(f"path {path!r} is absolute; give a path inside the workspace",
                         code="path_outside_workspace", path=path)
-    parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+    parts: list[str] = []
+    for part in path.replace("\\", "/").split("/"):
+        if part == "..":
+            if not parts:
+                raise Forbidden(f"path {path!r} leaves the workspace",
+                                code="path_outside_workspace", path=path)
+            parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
     if not parts:
         raise InvalidInput(f"path {path!r} names the workspace itself", code="invalid_path")
-    if ".." in parts:
-        raise Forbidden(f"path {path!r} leaves the workspace", code="path_outside_workspace",
-                        path=path)
     if any(p.lower() == ".git" for p in parts):
         raise Forbidden(f"path {path!r} is inside .git/, which minara never reads or writes",
                         code="path_in_git_dir", path=path)

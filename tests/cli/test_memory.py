@@ -171,7 +171,7 @@ def test_pull_changed_prints_only_what_changed_for_this_reader(minara, tmp_path)
     first = minara("memory", "pull", "--dir", d, "--changed", "--reader", "r1", check=0).stdout
     assert "## SOUL.md" in first and "## MEMORY.md" in first
     assert minara("memory", "pull", "--dir", d, "--changed", "--reader", "r1",
-                  check=0).stdout.strip() == ""
+                  check=0).stdout == ""
     minara("memory", "append", "MEMORY.md", "- news", check=0)
     out = minara("memory", "pull", "--dir", d, "--changed", "--reader", "r1", check=0).stdout
     assert "## MEMORY.md" in out and "- news" in out and "SOUL.md" not in out
@@ -232,3 +232,20 @@ def test_an_empty_workspace_flag_is_an_error(minara, tmp_path):
                               text=True)
         assert proc.returncode == 1 and "workspace" in proc.stderr
     assert sorted(p.name for p in cwd.iterdir()) == ["main.py"]
+
+
+def test_small_edges_users_hit(minara, ws):
+    minara("memory", "append", "MEMORY.md", "@@alice likes tea", check=0)
+    assert (ws / "MEMORY.md").read_text().endswith("@alice likes tea\n")
+    (ws / "win.md").write_bytes(b"# Windows\r\nline\r\n")
+    minara("memory", "append", "win.md", "- added", check=0)
+    assert (ws / "win.md").read_bytes() == b"# Windows\r\nline\r\n- added\r\n"
+    minara("memory", "get", "notes/../MEMORY.md", check=0)
+    minara("memory", "set", "MEMORY.md", "x", "--base", check=2)
+    err = minara("--json", "memory", "get", check=2).stderr
+    assert json.loads(err)["error"] == "usage"
+    minara("--as", "José Ñ", "memory", "append", "MEMORY.md", "- from josé", check=0)
+    assert git(ws, "log", "-1", "--format=%an <%ae>").strip() == "José Ñ <josé-ñ@minara.local>"
+    minara("memory", "restore", "MEMORY.md", "1", check=0)
+    assert git(ws, "log", "-1", "--format=%s").strip() == "cli: restore MEMORY.md"
+    assert_repo_sound(ws)
