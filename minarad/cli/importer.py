@@ -31,18 +31,20 @@ def openclaw(ctx: CliContext, src, dry_run):
     store = ctx.store()
     plan = plan_import(src or DEFAULT_SOURCE, str(store.root))
     commit = None
-    if not dry_run and plan.copied:
-        commit = _copy(store, read_planned(plan), ctx.author)
+    if not dry_run and (plan.copied or plan.removed):
+        commit = _copy(store, read_planned(plan), list(plan.removed), ctx.author)
     data = {"source": plan.source, "copied": plan.copied, "skipped": plan.skipped,
-            "commit": commit, "dry_run": dry_run}
+            "removed": plan.removed, "commit": commit, "dry_run": dry_run}
     verb = "would copy" if dry_run else "copied"
     lines = [f"{verb} {p}" for p in plan.copied]
     lines += [f"skipped {p} ({why})" for p, why in sorted(plan.skipped.items())]
+    lines += [f"{'would remove' if dry_run else 'removed'} {p} ({why})"
+              for p, why in sorted(plan.removed.items())]
     lines.append(f"{len(plan.copied)} {verb}, {len(plan.skipped)} skipped")
     emit(ctx, data, "\n".join(lines))
 
 
-def _copy(store, files: dict, author: str) -> str | None:
+def _copy(store, files: dict, removed: list, author: str) -> str | None:
     import os
 
     from minarad.store.atomic import atomic_write
@@ -51,6 +53,8 @@ def _copy(store, files: dict, author: str) -> str | None:
         for rel, data in files.items():
             store.check_path(rel)
             atomic_write(os.path.join(store.root, rel), data)
-        info = store.commit_disk(list(files), author=author, source="import",
+        for rel in removed:
+            os.unlink(os.path.join(store.root, store.check_path(rel)))
+        info = store.commit_disk([*files, *removed], author=author, source="import",
                                  message="import an OpenClaw workspace")
     return info.commit if info else None

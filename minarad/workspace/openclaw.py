@@ -24,11 +24,13 @@ DEFAULT_SOURCE = os.path.join("~", ".openclaw", "workspace")
 
 @dataclasses.dataclass
 class ImportPlan:
-    """What an import copies (``copied``) and leaves (``skipped``: path -> why)."""
+    """What an import copies (``copied``), leaves (``skipped``: path -> why) and
+    removes (``removed``: path -> why)."""
 
     source: str
     copied: list = dataclasses.field(default_factory=list)
     skipped: dict = dataclasses.field(default_factory=dict)
+    removed: dict = dataclasses.field(default_factory=dict)
 
 
 def _candidate_files(src: str):
@@ -42,7 +44,7 @@ def _candidate_files(src: str):
 
 def _is_untouched_template(dest: str, rel: str) -> bool:
     """A seeded file still byte-identical to its template holds no user data."""
-    if rel not in SEEDED_FILES:
+    if rel not in (*SEEDED_FILES, "BOOTSTRAP.md"):
         return False
     try:
         with open(os.path.join(dest, rel), "rb") as fh:
@@ -72,6 +74,9 @@ def plan_import(src: str, dest: str) -> ImportPlan:
             plan.skipped[rel] = "exists in the workspace"
         else:
             plan.copied.append(rel)
+    if not os.path.exists(os.path.join(src, "BOOTSTRAP.md")) \
+            and _is_untouched_template(dest, "BOOTSTRAP.md"):
+        plan.removed["BOOTSTRAP.md"] = "onboarding already done in the source"
     return plan
 
 

@@ -65,3 +65,14 @@ def test_import_copies_bytes_and_skips_bootstrap_and_heartbeat(openclaw, minara,
 def test_import_of_a_missing_folder_is_a_clear_error(minara, tmp_path):
     proc = minara("import", "openclaw", tmp_path / "nowhere", check=4)
     assert "no OpenClaw workspace" in proc.stderr
+
+
+def test_import_of_an_onboarded_workspace_ends_onboarding_here(openclaw, minara, ws):
+    (openclaw / "BOOTSTRAP.md").unlink(missing_ok=True)
+    minara("init", check=0)
+    assert (ws / "BOOTSTRAP.md").exists()
+    result = minara.json("import", "openclaw", openclaw)
+    assert result["removed"] == {"BOOTSTRAP.md": "onboarding already done in the source"}
+    assert not (ws / "BOOTSTRAP.md").exists()
+    assert "bootstrap" not in {b["name"] for b in minara.json("context")["blocks"]}
+    assert_repo_sound(ws)
