@@ -215,8 +215,10 @@ def bench_edit_to_searchable(root: Path, state_dir: Path, index, rounds: int) ->
     except ImportError as exc:
         print(f"  (edit-to-searchable skipped: {exc})")
         return None
+    config = state_dir / "bench.toml"  # empty: defaults, not the user's config
+    config.write_text("", encoding="utf-8")
     settings = load_settings({"workspace": str(root), "state_dir": str(state_dir)},
-                             env={"MINARA_CONFIG": str(state_dir / "none.toml")})
+                             env={"MINARA_CONFIG": str(config)})
     follower = IndexFollower(index).start()
     holder: dict = {}
 

@@ -162,7 +162,7 @@ class QueryBuilder:
         tokens = self.words.analyze(text)
         if not tokens:
             return None
-        per_field = [self.tv.Query.boost_query(self._tokens_query(f, tokens), boost)
+        per_field = [self._boosted(self._tokens_query(f, tokens), boost)
                      for f, boost in fields.items()]
         if len(per_field) == 1:
             return per_field[0]
@@ -188,7 +188,11 @@ class QueryBuilder:
             return None
         query = runs[0] if len(runs) == 1 else self.tv.Query.boolean_query(
             [(self.tv.Occur.Must, q) for q in runs])
-        return self.tv.Query.boost_query(query, CJK_BOOST)
+        return self._boosted(query, CJK_BOOST)
+
+    def _boosted(self, query, boost: float):
+        """``query`` with its score times ``boost`` (a boost of 1 changes nothing)."""
+        return query if boost == 1.0 else self.tv.Query.boost_query(query, boost)
 
     def _cjk_run_query(self, run: str):
         tokens = self.cjk.pre_tokenize(run).tokens

@@ -17,7 +17,7 @@ from minarad.index.documents import IndexDoc, exact_tokens, path_prefixes
 
 #: Bump when the schema or the document rules change; an index built with
 #: another version is rebuilt by the next writer.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 CJK_TOKENIZER = "minara_cjk"
 EXACT_TOKENIZER = "minara_exact"
@@ -34,7 +34,7 @@ DOCSTORE_BLOCKSIZE = 4096
 
 
 class StoredRecord(NamedTuple):
-    """What a hit shows, stored as one JSON list per document.
+    """What a hit shows, stored as one value per document.
 
     One stored field is read and converted much faster than a dozen.
     """
@@ -55,14 +55,28 @@ class StoredRecord(NamedTuple):
 
 
 def encode_record(record: StoredRecord) -> bytes:
-    """The stored form of a record (a compact JSON list)."""
-    text = json.dumps(list(record), ensure_ascii=False, separators=(",", ":"))
-    return text.encode("utf-8", "replace")
+    """The stored form of a record.
+
+    ``N`` and the values separated by NUL characters (the links last), which
+    reads several times faster than JSON; ``J`` and a JSON list when a value
+    holds a NUL itself.
+    """
+    *texts, links, line_start, line_end, time = record
+    parts = [*texts, str(line_start), str(line_end), str(time), *links]
+    if any("\x00" in part for part in parts):
+        text = json.dumps(list(record), ensure_ascii=False, separators=(",", ":"))
+        return b"J" + text.encode("utf-8", "replace")
+    return b"N" + "\x00".join(parts).encode("utf-8", "replace")
 
 
 def decode_record(data: bytes) -> StoredRecord:
-    """The record from its stored form."""
-    return StoredRecord(*json.loads(data))
+    """The record from its stored form (see :func:`encode_record`)."""
+    if data[:1] == b"J":
+        return StoredRecord(*json.loads(data[1:]))
+    (path, kind, role, channel, blob, title, heading, text, tags,
+     line_start, line_end, time, *links) = data[1:].decode("utf-8").split("\x00")
+    return StoredRecord(path, kind, role, channel, blob, title, heading, text, tags, links,
+                        int(line_start), int(line_end), int(time))
 
 
 def build_schema() -> tantivy.Schema:

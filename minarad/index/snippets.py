@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 import re
 
 from minarad.index.query import Clause
@@ -76,7 +77,7 @@ class TermPattern:
         found: list[tuple[int, int, int]] = []
         for rank, alternative in enumerate(self.alternatives):
             alternative.add_matches(found, rank, text, lowered)
-        if len(found) > 1:
+        if len(self.alternatives) > 1:
             found.sort()  # by place; at one place the first alternative wins
         spans, last_end = [], 0
         for start, _rank, end in found:
@@ -125,16 +126,27 @@ class _Alternative:
 
 def _stands_alone(text: str, start: int, end: int) -> bool:
     """True when no letter or digit touches ``text[start:end]`` on either side."""
-    return not ((start > 0 and _LETTER_RE.match(text, start - 1)) or _LETTER_RE.match(text, end))
+    return not ((start > 0 and _is_letter(text[start - 1]))
+                or (end < len(text) and _is_letter(text[end])))
+
+
+def _is_letter(char: str) -> bool:
+    """``[^\\W_]`` as the regexes see it (``isalnum`` for ASCII, which is the same)."""
+    return char.isalnum() if char.isascii() else _LETTER_RE.match(char) is not None
 
 
 def _is_plain(needle: str) -> bool:
     """True when only the characters of ``needle`` itself, in any case, match it."""
-    return all(ch.isascii() or _CJK_CHAR_RE.match(ch) for ch in needle)
+    return needle.isascii() or all(ch.isascii() or _CJK_CHAR_RE.match(ch) for ch in needle)
 
 
 def term_pattern(clauses: list[Clause]) -> TermPattern | None:
     """A pattern matching any of the clauses' words or phrases."""
+    return _cached_term_pattern(tuple(clauses))
+
+
+@functools.lru_cache(maxsize=256)  # as re caches compiled patterns
+def _cached_term_pattern(clauses: tuple[Clause, ...]) -> TermPattern | None:
     alternatives = {}
     for clause in clauses:
         alternative = _clause_alternative(clause) if clause.text else None

@@ -82,5 +82,7 @@ def test_stored_record_round_trip():
     from minarad.index.schema import StoredRecord, decode_record, encode_record
 
     record = StoredRecord("wiki/a/b.md", "wiki", "wiki", "", "0" * 40, "Title", "A > B",
-                          "text with \x00, \u2028 and 메모리", "x, y", ["wiki/c.md"], 3, 9, 1700)
-    assert decode_record(encode_record(record)) == record
+                          "text with \u2028 and 메모리\n", "x, y", ["wiki/c.md", ""], 3, 9, 1700)
+    with_nul = record._replace(text="a \x00 b", links=[])
+    for value in (record, with_nul, record._replace(links=[])):
+        assert decode_record(encode_record(value)) == value
