@@ -13,7 +13,7 @@ import dataclasses
 
 @dataclasses.dataclass(frozen=True)
 class MergeResult:
-    """The merged text and how many regions clashed."""
+    """The merged text and how many regions clashed (lines both sides changed)."""
 
     text: str
     conflicts: int
@@ -41,8 +41,8 @@ def merge_texts(base: str, latest: str, mine: str) -> MergeResult:
         elif kind == "b":
             out += mine_l[region[1]:region[2]]
         else:
-            conflicts += 1
             _, zs, ze, as_, ae, bs, be = region
+            conflicts += ze > zs  # both sides only adding at one place is no clash
             out += latest_l[as_:ae]
             base_region = set(base_l[zs:ze])
             appended += [line for line in mine_l[bs:be] if line not in base_region]
