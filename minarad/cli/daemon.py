@@ -7,6 +7,9 @@ import click
 from minarad.cli.options import emit, json_option, pass_ctx
 from minarad.errors import MinaraError
 
+#: How many not-versioned files the text status names.
+SHOWN_SKIPPED = 10
+
 
 def _render_status(st) -> str:
     if not st.running:
@@ -24,6 +27,10 @@ def _render_status(st) -> str:
         lines.append("  last commit: none since start")
     shown = ", ".join(st.pending[:10]) + (" ..." if st.pending_count > 10 else "")
     lines.append(f"  pending:  {st.pending_count}" + (f" ({shown})" if st.pending_count else ""))
+    lines += [f"  not versioned: {entry}" for entry in st.skipped[:SHOWN_SKIPPED]]
+    if st.skipped_count > SHOWN_SKIPPED:
+        lines.append(f"  not versioned: {st.skipped_count - SHOWN_SKIPPED} more "
+                     f"(minara status --json lists up to 100)")
     return "\n".join(lines)
 
 
@@ -33,8 +40,9 @@ def _render_status(st) -> str:
 def status(ctx):
     """Tell whether minarad watches this workspace (exit 1 when it does not).
 
-    Shows pid, start time, watcher kind, the last commit and pending paths,
-    as the running daemon last reported them.
+    Shows pid, start time, watcher kind, the last commit, pending paths and
+    the files it cannot version (too large, unreadable, symlinks), as the
+    running daemon last reported them.
 
     Example: minara status --json
     """

@@ -21,6 +21,7 @@ from minarad.daemon import state as state_file
 from minarad.daemon.debounce import Debouncer
 from minarad.daemon.notify import Notifier
 from minarad.daemon.recovery import as_busy
+from minarad.daemon.skips import SkippedPaths, find_symlinks
 from minarad.daemon.watcher import (
     WHOLE_TREE,
     WorkspaceEventHandler,
@@ -112,7 +113,10 @@ class Daemon:
         self.watcher_kind: str | None = None
         self._state = {"pid": os.getpid(), "since": _now_iso(), "workspace": self.root,
                        "watcher": None, "state": "starting", "last_commit": None,
-                       "pending": [], "pending_count": 0}
+                       "pending": [], "pending_count": 0, "skipped": [], "skipped_count": 0}
+        #: Files left out of the repository (too large, unreadable, symlinks), each
+        #: logged once per path and reason.
+        self.skipped = SkippedPaths()
         self._state_dirty = True
         self._state_written = 0.0
         self._next_ping = 0.0
@@ -240,9 +244,10 @@ class Daemon:
         paths = None if WHOLE_TREE in taken else sorted(taken)
         message = "offline edits" if paths is None and self._lost_reason else None
         started = time.monotonic()
+        skipped: list[str] = []
         try:
             info = self.store.commit_disk(paths, author=self.settings.operator,
-                                          source="editor", message=message)
+                                          source="editor", message=message, skipped=skipped)
         except Busy as exc:
             self._wait_busy(taken, exc)
             return False
@@ -256,8 +261,17 @@ class Daemon:
             logger.exception("commit of {} failed; retrying", _names(paths))
             self._retry_later(taken, self.timings.retry * 5)
             return False
+        self._note_skipped(paths, skipped)
         self._committed(info, taken, paths, started)
         return True
+
+    def _note_skipped(self, paths, skipped: list[str]) -> None:
+        """Log what a scan left out, once per path and reason; keep it for the state file."""
+        if paths is None:
+            skipped += find_symlinks(self.root, self.ignore)  # the store's scan never lists them
+        for entry in self.skipped.update(_normalized(paths), skipped):
+            logger.warning("not versioned: {}", entry)
+        self._state_dirty = True
 
     def _commit_separately(self, taken: dict, exc: MinaraError) -> bool:
         logger.warning("{}; committing the {} paths one by one", exc.message, len(taken))
@@ -287,8 +301,6 @@ class Daemon:
                     _names(list(info.paths)), round(latency_ms), round((now - started) * 1000))
         self.notifier.status(f"watching {self.root}; last commit {info.commit[:7]} "
                              f"({len(info.paths)} path(s))")
-        for reason in getattr(info, "skipped", ()):
-            logger.warning("not committed: {}", reason)
         self._state["last_commit"] = {"commit": info.commit, "paths": list(info.paths)[:20],
                                       "source": info.source, "at": _now_iso()}
         self._call_after_commit(info)
@@ -356,6 +368,8 @@ class Daemon:
             return
         pending = [p for p in self.debouncer.pending() if p != WHOLE_TREE]
         self._state["pending"], self._state["pending_count"] = state_file.describe_pending(pending)
+        self._state["skipped"], self._state["skipped_count"] = state_file.describe_skipped(
+            self.skipped.entries())
         self._state["updated_at"] = _now_iso()
         try:
             state_file.write_state(self.root, self._state)
@@ -378,6 +392,21 @@ class Daemon:
             time.sleep(self.timings.retry)
         self._state["state"] = "stopped"
         self._save_state(force=True)
+
+
+def _normalized(paths) -> list[str] | None:
+    """The scanned paths as the store names them in its skip entries."""
+    from minarad.workspace.paths import normalize_path
+
+    if paths is None:
+        return None
+    out = []
+    for path in paths:
+        try:
+            out.append(normalize_path(str(path)))
+        except MinaraError:
+            out.append(str(path))
+    return out
 
 
 def _names(paths) -> str:

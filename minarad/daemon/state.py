@@ -4,7 +4,7 @@ Both live in the workspace's ``.git/minara/`` folder: ``daemon.lock`` is held
 (``flock``) for the daemon's whole life, so a second daemon on the same
 workspace is refused and ``minara status`` can tell a live daemon from a
 stale state file; ``daemon.json`` holds pid, start time, last commit,
-pending paths and the watcher kind.
+pending paths, the files it cannot version and the watcher kind.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ STATE_NAME = "daemon.json"
 LOCK_NAME = "daemon.lock"
 #: At most this many pending paths are written to the state file.
 MAX_LISTED_PENDING = 100
+#: At most this many files not versioned are written to the state file.
+MAX_LISTED_SKIPPED = 100
 
 
 class DaemonAlreadyRunning(MinaraError):
@@ -125,7 +127,11 @@ def read_state(workspace: str | os.PathLike) -> dict | None:
 
 @dataclasses.dataclass
 class DaemonStatus:
-    """What ``minara status`` reports."""
+    """What ``minara status`` reports.
+
+    ``skipped`` lists the files the daemon leaves out of the repository as
+    ``"<path>: <reason>"`` (e.g. ``"huge.md: larger than 5,242,880 bytes"``).
+    """
 
     workspace: str
     running: bool
@@ -136,6 +142,8 @@ class DaemonStatus:
     last_commit: dict | None = None
     pending: list = dataclasses.field(default_factory=list)
     pending_count: int = 0
+    skipped: list = dataclasses.field(default_factory=list)
+    skipped_count: int = 0
     updated_at: str | None = None
 
     def as_dict(self) -> dict:
@@ -159,9 +167,15 @@ def read_status(workspace: str | os.PathLike) -> DaemonStatus:
     if not running:
         status.state = "stopped"
         status.pending, status.pending_count = [], 0
+        status.skipped, status.skipped_count = [], 0
     return status
 
 
 def describe_pending(paths: list) -> tuple[list, int]:
     """Return the pending list as written to the state file, and its full count."""
     return [str(p) for p in paths[:MAX_LISTED_PENDING]], len(paths)
+
+
+def describe_skipped(entries: list[str]) -> tuple[list, int]:
+    """Return the not-versioned list as written to the state file, and its full count."""
+    return list(entries[:MAX_LISTED_SKIPPED]), len(entries)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -284,3 +285,39 @@ def test_a_ref_lock_left_by_a_killed_daemon_is_cleared_at_restart(daemon, ws):
     wait_until(lambda: tree_equals_disk(ws), what="HEAD == disk after restart")
     assert not lock.exists()
     assert_repo_sound(ws)
+
+
+def not_versioned(env) -> dict:
+    return json.loads(minara(env, "--json", "status").stdout)
+
+
+def test_files_it_cannot_version_are_told_once_and_shown_in_status(daemon, daemon_env, ws,
+                                                                    barrier, tmp_path):
+    huge_line = "not versioned: huge.md: larger than 5,242,880 bytes"
+    link_line = ("not versioned: link.md: link.md is a symlink to outside the workspace; "
+                 "minara does not follow links")
+    (tmp_path / "outside.md").write_text("outside\n")
+    daemon.start()
+    (ws / "huge.md").write_bytes(b"x" * (6 * 1024 * 1024))
+    os.symlink(tmp_path / "outside.md", ws / "link.md")
+    wait_until(lambda: huge_line in daemon.log() and link_line in daemon.log(), what="skips")
+    for n in range(3):
+        with open(ws / "huge.md", "ab") as fh:
+            fh.write(f"more {n}\n".encode())
+        barrier()
+    assert daemon.log().count(huge_line) == 1 and daemon.log().count(link_line) == 1
+    wanted = [huge_line.split(": ", 1)[1], link_line.split(": ", 1)[1]]
+    wait_until(lambda: not_versioned(daemon_env)["skipped"] == wanted, what="status lists them")
+    assert not_versioned(daemon_env)["skipped_count"] == 2
+    text = minara(daemon_env, "status").stdout
+    assert huge_line in text and link_line in text
+    assert {"huge.md", "link.md"}.isdisjoint(head_files(ws))
+
+    assert daemon.stop() == 0
+    daemon.start()  # told again by the new process, once, from the start-up reconcile
+    assert daemon.log().count(huge_line) == 1 and daemon.log().count(link_line) == 1
+    wait_until(lambda: not_versioned(daemon_env)["skipped"] == wanted, what="listed again")
+
+    (ws / "huge.md").write_text("small enough now\n")
+    wait_until(lambda: "huge.md" in head_files(ws), what="huge.md committed once small")
+    wait_until(lambda: not_versioned(daemon_env)["skipped"] == wanted[1:], what="list shrinks")

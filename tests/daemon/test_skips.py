@@ -1,0 +1,46 @@
+"""SkippedPaths and find_symlinks: what the daemon cannot version, told once."""
+
+import os
+
+from minarad.daemon.skips import SkippedPaths, find_symlinks, split_entry
+from minarad.workspace.ignore import IgnoreFilter
+from tests.daemon.conftest import git
+
+BIG = "huge.md: larger than 5,242,880 bytes"
+LINK = "l.md: l.md: l.md is a symlink to outside the workspace; minara does not follow links"
+
+
+def test_each_path_and_reason_is_new_once():
+    skipped = SkippedPaths()
+    assert skipped.update(None, [BIG, LINK]) == [BIG, LINK[len("l.md: "):]]
+    assert skipped.update(["huge.md"], [BIG]) == []  # the same skip, seen again
+    assert skipped.update(None, [BIG, LINK]) == []  # and again by a whole-tree scan
+    assert skipped.update(["huge.md"], ["huge.md: Permission denied"]) == [
+        "huge.md: Permission denied"]  # a new reason is told
+    assert skipped.update(["huge.md", "other.md"], []) == []  # committed or gone: dropped
+    assert skipped.entries() == [LINK[len("l.md: "):]]
+    assert skipped.update(["huge.md"], [BIG]) == [BIG]  # back again: told again
+    assert skipped.update(None, []) == [] and len(skipped) == 0
+
+
+def test_split_entry_prefers_the_scanned_path():
+    assert split_entry("a: b.md: larger than 1 bytes", ["a: b.md"]) == (
+        "a: b.md", "larger than 1 bytes")
+    assert split_entry(BIG) == ("huge.md", "larger than 5,242,880 bytes")
+    assert split_entry(LINK)[1].startswith("l.md is a symlink")
+
+
+def test_find_symlinks_reports_links_without_following_them(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "notes").mkdir(parents=True)
+    git(ws, "init", "-q")
+    (ws / ".gitignore").write_text("ignored.md\n")
+    os.symlink(tmp_path, ws / "notes" / "out")
+    os.symlink("../notes", ws / "notes" / "up.md")
+    os.symlink(tmp_path, ws / "ignored.md")
+    found = find_symlinks(str(ws), IgnoreFilter(ws))
+    assert found == [
+        "notes/out: notes/out: notes/out is a symlink to outside the workspace; "
+        "minara does not follow links",
+        "notes/up.md: notes/up.md: notes/up.md is a symlink to inside the workspace; "
+        "minara does not follow links"]
