@@ -21,7 +21,7 @@ from minarad.daemon import state as state_file
 from minarad.daemon.debounce import Debouncer
 from minarad.daemon.notify import Notifier
 from minarad.daemon.recovery import as_busy
-from minarad.daemon.skips import SkippedPaths, find_symlinks
+from minarad.daemon.skips import SkippedPaths
 from minarad.daemon.watcher import (
     WHOLE_TREE,
     WorkspaceEventHandler,
@@ -267,8 +267,6 @@ class Daemon:
 
     def _note_skipped(self, paths, skipped: list[str]) -> None:
         """Log what a scan left out, once per path and reason; keep it for the state file."""
-        if paths is None:
-            skipped += find_symlinks(self.root, self.ignore)  # the store's scan never lists them
         for entry in self.skipped.update(_normalized(paths), skipped):
             logger.warning("not versioned: {}", entry)
         self._state_dirty = True

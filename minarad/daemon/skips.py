@@ -6,18 +6,12 @@ scan that meets it. :class:`SkippedPaths` keeps the current set, so that the
 daemon logs a skip when it first appears (or its reason changes), not on
 every event, and can show the set in its state file.
 
-A whole-tree scan of the store never meets symlinks (it does not follow or
-list them), so :func:`find_symlinks` looks for them when the tree is compared
-with HEAD, and they are reported in the store's own words.
+A whole-tree scan reports symlinks too (never following them).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
 
-from minarad.errors import MinaraError
-from minarad.workspace.paths import check_no_symlink
 
 
 class SkippedPaths:
@@ -76,38 +70,3 @@ def split_entry(entry: str, scanned: list[str] | None = None) -> tuple[str, str]
 
 def _join(path: str, reason: str) -> str:
     return f"{path}: {reason}" if reason else path
-
-
-def find_symlinks(root: str, ignore: Callable[..., bool]) -> list[str]:
-    """Return a skip entry for each symlink in the workspace (never followed).
-
-    Args:
-        root: the workspace directory.
-        ignore: the shared ignore filter; ignored paths and folders are passed over.
-    """
-    found, stack = [], [""]
-    while stack:
-        rel_dir = stack.pop()
-        try:
-            entries = list(os.scandir(os.path.join(root, rel_dir)))
-        except OSError:
-            continue  # the store's own scan reports unreadable folders
-        for entry in entries:
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            try:
-                if entry.is_symlink():
-                    if not ignore(rel):
-                        found.append(_symlink_entry(root, rel))
-                elif entry.is_dir() and not ignore(rel, is_dir=True):
-                    stack.append(rel)
-            except OSError:
-                continue
-    return sorted(found)
-
-
-def _symlink_entry(root: str, rel: str) -> str:
-    try:
-        check_no_symlink(root, rel)
-    except MinaraError as exc:
-        return f"{rel}: {exc.message}"
-    return f"{rel}: a symlink; minara does not follow links"

@@ -53,7 +53,8 @@ def collect(store, rel: str, committed: str | None, may_delete: bool, out: DiskC
         store.check_path(rel)
         data, st = store.read_disk(rel)
     except (Forbidden, InvalidInput, OSError) as exc:
-        out.skipped.append(f"{rel}: {getattr(exc, 'message', None) or exc}")
+        reason = getattr(exc, "message", None) or exc.strerror or str(exc)
+        out.skipped.append(reason if reason.startswith(f"{rel}: ") else f"{rel}: {reason}")
         return
     if data is None:
         if committed is not None and may_delete:

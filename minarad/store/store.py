@@ -596,11 +596,20 @@ class Store:
         from minarad.store import reconcile
         from minarad.workspace.ignore import scan_tree
 
-        on_disk, errors = scan_tree(self.root, self.ignore_filter())
+        links: list[str] = []
+        on_disk, errors = scan_tree(self.root, self.ignore_filter(), links)
+        found.skipped += [self._symlink_reason(rel) for rel in sorted(links)]
         committed = self._committed_files()
         clean = reconcile.unchanged_by_stat(str(self.git_dir / "index"), on_disk, committed)
         for rel in sorted((set(on_disk) | set(committed)) - clean):
             reconcile.collect(self, rel, committed.get(rel), not errors, found)
+
+    def _symlink_reason(self, rel: str) -> str:
+        try:
+            check_no_symlink(str(self.root), rel)
+        except Forbidden as exc:
+            return exc.message
+        return f"{rel}: a symlink; minara does not follow links"
 
     def _committed_files(self) -> dict[str, str]:
         from minarad.store.treebuild import iter_files

@@ -69,11 +69,13 @@ class ScanError(Exception):
     """A scan could not read part of the tree; carries what failed."""
 
 
-def scan_tree(root: str | os.PathLike, ignore: IgnoreFilter) -> tuple[dict, list[str]]:
+def scan_tree(root: str | os.PathLike, ignore: IgnoreFilter,
+              links: list | None = None) -> tuple[dict, list[str]]:
     """Walk the workspace and return ``({rel_path: os.stat_result}, errors)``.
 
-    Symlinks are skipped (never followed); unreadable folders are reported in
-    ``errors`` so that a caller never mistakes them for deletions.
+    Symlinks are never followed; those not ignored are appended to ``links``
+    when a list is given. Unreadable folders are reported in ``errors`` so
+    that a caller never mistakes them for deletions.
     """
     root = os.fspath(root)
     files: dict[str, os.stat_result] = {}
@@ -90,6 +92,8 @@ def scan_tree(root: str | os.PathLike, ignore: IgnoreFilter) -> tuple[dict, list
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             try:
                 if entry.is_symlink():
+                    if links is not None and not ignore(rel):
+                        links.append(rel)
                     continue
                 if entry.is_dir():
                     if not ignore(rel, is_dir=True):

@@ -1,10 +1,6 @@
-"""SkippedPaths and find_symlinks: what the daemon cannot version, told once."""
+"""SkippedPaths: what the daemon cannot version, told once."""
 
-import os
-
-from minarad.daemon.skips import SkippedPaths, find_symlinks, split_entry
-from minarad.workspace.ignore import IgnoreFilter
-from tests.daemon.conftest import git
+from minarad.daemon.skips import SkippedPaths, split_entry
 
 BIG = "huge.md: larger than 5,242,880 bytes"
 LINK = "l.md: l.md: l.md is a symlink to outside the workspace; minara does not follow links"
@@ -30,17 +26,3 @@ def test_split_entry_prefers_the_scanned_path():
     assert split_entry(LINK)[1].startswith("l.md is a symlink")
 
 
-def test_find_symlinks_reports_links_without_following_them(tmp_path):
-    ws = tmp_path / "ws"
-    (ws / "notes").mkdir(parents=True)
-    git(ws, "init", "-q")
-    (ws / ".gitignore").write_text("ignored.md\n")
-    os.symlink(tmp_path, ws / "notes" / "out")
-    os.symlink("../notes", ws / "notes" / "up.md")
-    os.symlink(tmp_path, ws / "ignored.md")
-    found = find_symlinks(str(ws), IgnoreFilter(ws))
-    assert found == [
-        "notes/out: notes/out: notes/out is a symlink to outside the workspace; "
-        "minara does not follow links",
-        "notes/up.md: notes/up.md: notes/up.md is a symlink to inside the workspace; "
-        "minara does not follow links"]

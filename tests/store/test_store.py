@@ -263,6 +263,18 @@ def test_commit_disk_commits_edits_creates_and_deletes_in_one(store, ws):
     assert_repo_sound(ws)
 
 
+def test_whole_tree_commit_names_what_it_leaves_out(ws, tmp_path):
+    store = Store(ws, operator="t", max_file_bytes=1000)
+    store.ensure()
+    (ws / "huge.md").write_text("x" * 2000)
+    os.symlink(tmp_path, ws / "out")
+    skipped = []
+    assert store.commit_disk(None, author="t", skipped=skipped) is None
+    assert sorted(skipped) == ["huge.md: larger than 1,000 bytes",
+                               "out: out is a symlink to outside the workspace; "
+                               "minara does not follow links"]
+
+
 APPENDER = """
 import sys
 from minarad.store import Store
