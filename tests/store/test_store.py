@@ -264,13 +264,13 @@ def test_commit_disk_commits_edits_creates_and_deletes_in_one(store, ws):
 
 
 def test_whole_tree_commit_names_what_it_leaves_out(ws, tmp_path):
-    store = Store(ws, operator="t", max_file_bytes=1000)
+    store = Store(ws, operator="t", max_file_bytes=20_000)
     store.ensure()
-    (ws / "huge.md").write_text("x" * 2000)
+    (ws / "huge.md").write_text("x" * 30_000)
     os.symlink(tmp_path, ws / "out")
     skipped = []
     assert store.commit_disk(None, author="t", skipped=skipped) is None
-    assert sorted(skipped) == ["huge.md: larger than 1,000 bytes",
+    assert sorted(skipped) == ["huge.md: larger than 20,000 bytes",
                                "out: out is a symlink to outside the workspace; "
                                "minara does not follow links"]
 
