@@ -65,11 +65,32 @@ class HistoryDB:
     def __init__(self, path: str):
         self.path = path
         try:
-            self._conn = sqlite3.connect(path, timeout=60, isolation_level=None,
-                                         check_same_thread=False)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.executescript(_SCHEMA)
+            self._conn = self._connect_for_writing(path)
+        except sqlite3.Error:
+            self._conn = self._connect_read_only(path)
+
+    @staticmethod
+    def _connect_for_writing(path: str):
+        conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(_SCHEMA)
+        except sqlite3.Error:
+            conn.close()
+            raise
+        return conn
+
+    @staticmethod
+    def _connect_read_only(path: str):
+        """A read-only workspace: read the cache as it is (writes will fail clearly)."""
+        from urllib.parse import quote
+
+        try:
+            conn = sqlite3.connect(f"file:{quote(path)}?immutable=1", uri=True,
+                                   isolation_level=None, check_same_thread=False)
+            conn.execute("SELECT 1 FROM meta LIMIT 1")
+            return conn
         except sqlite3.Error as exc:
             raise MinaraError(f"cannot open the history cache {path}: {exc} (is the "
                               f"workspace read-only?)", code="history_unavailable") from None

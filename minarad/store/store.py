@@ -207,6 +207,16 @@ class Store:
 
     # -- the history cache -----------------------------------------------------
 
+    def catch_up_for_reading(self) -> None:
+        """Make sure the cache is at HEAD; take the lock only if it is not.
+
+        Readers of an up-to-date cache need no lock, so history, old
+        versions and diffs work on a read-only workspace too.
+        """
+        if self.history_db.tip() != self.head():
+            with self.lock():
+                self.catch_up()
+
     def catch_up(self) -> None:
         """Bring the history cache up to HEAD (walks only commits it lacks)."""
         from minarad.store.history import catch_up
@@ -252,9 +262,7 @@ class Store:
 
     def version_number(self, path: str) -> int:
         """The version number of ``path`` as committed (cheap: one indexed count)."""
-        if self.history_db.tip() != self.head():
-            with self.lock():
-                self.catch_up()
+        self.catch_up_for_reading()
         return self.history_db.count(path)
 
     def read(self, path: str, version: int | str | None = None) -> tuple[str, FileVersion]:
@@ -277,8 +285,7 @@ class Store:
         return decode_text(data, max(self.max_file_bytes, len(data)), rel), info
 
     def _resolve_version(self, rel: str, version) -> PathVersion:
-        with self.lock():
-            self.catch_up()
+        self.catch_up_for_reading()
         kind, value = parse_base(version)
         versions = self.history_db.versions(rel)
         for v in versions:
@@ -307,8 +314,7 @@ class Store:
     def history(self, path: str) -> list[HistoryEntry]:
         """Every version of ``path``, newest first."""
         rel = self.check_path(path)
-        with self.lock():
-            self.catch_up()
+        self.catch_up_for_reading()
         entries = [HistoryEntry(rel, v.version, v.commit.sha, v.commit.author,
                                 iso_time(v.commit.time, v.commit.tz), v.commit.source,
                                 v.commit.subject, v.blob, v.blob is None)
