@@ -16,7 +16,7 @@ from pathlib import Path
 
 from minarad.errors import Busy, Forbidden, InvalidInput, NotFound, VersionConflict
 from minarad.store import refs
-from minarad.store.atomic import DiskChanged, atomic_write, check_unchanged
+from minarad.store.atomic import DiskChanged, append_in_place, atomic_write, check_unchanged
 from minarad.store.content import encode_text, decode_text, git_blob_id, sha256_hex
 from minarad.store.historydb import HistoryDB, PathVersion
 from minarad.store.lock import WorkspaceLock
@@ -487,15 +487,25 @@ class Store:
 
     def append(self, path: str, text: str, *, author: str, source: str = "cli",
                message: str | None = None) -> WriteResult:
-        """Append ``text`` as new line(s) at the end of ``path``; never conflicts."""
+        """Append ``text`` as new line(s) at the end of ``path``; never conflicts.
+
+        The bytes are appended in place (``O_APPEND``), so an editor or a
+        shell appending at the same moment can never overwrite them, nor
+        they its; the commit holds the text as read plus this append.
+        """
         rel = self.check_writable_path(path)
         encode_text(text, self.max_file_bytes, rel)
         def act(data, current, mark):
             old = decode_text(data or b"", max(self.max_file_bytes, len(data or b"")), rel)
-            new = join_appended(old, text)
-            return self._replace(rel, encode_text(new, self.max_file_bytes, rel), current,
-                                 mark, author=author, source=source, message=message,
-                                 verb="append to")
+            new = encode_text(join_appended(old, text), self.max_file_bytes, rel)
+            if data is None:
+                return self._replace(rel, new, current, mark, author=author, source=source,
+                                     message=message, verb="append to")
+            st = append_in_place(self._disk_path(rel), new[len(data):], expect=mark)
+            info = self._commit({rel: new}, {rel: st}, author=author, source=source,
+                                message=message, verb="append to")
+            return WriteResult(rel, current.version + 1, True, git_blob_id(new),
+                               sha256_hex(new), info.commit, current.version)
 
         with self.lock():
             return self._on_settled_disk(rel, act)
