@@ -53,9 +53,12 @@ def record_seen(root: str) -> None:
     seen = read_seen(root)
     if present <= seen:
         return
-    os.makedirs(os.path.dirname(_seen_file(root)), exist_ok=True)
-    with open(_seen_file(root), "w", encoding="utf-8") as fh:
-        fh.write("".join(f"{n}\n" for n in sorted(seen | present)))
+    try:
+        os.makedirs(os.path.dirname(_seen_file(root)), exist_ok=True)
+        with open(_seen_file(root), "w", encoding="utf-8") as fh:
+            fh.write("".join(f"{n}\n" for n in sorted(seen | present)))
+    except OSError:  # a read-only workspace: remembered next time it is writable
+        pass
 
 
 def missing_seed_files(root: str) -> list[str]:
