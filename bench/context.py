@@ -26,8 +26,9 @@ def make_workspace(root: Path) -> None:
     from minarad.config import load_settings
     from minarad.store import Store
 
+    (root.parent / "empty.toml").write_text("")
     env = {"MINARA_STATE_DIR": str(root.parent / "state"), "MINARA_AUTHOR": "bench",
-           "MINARA_CONFIG": str(root.parent / "none.toml")}
+           "MINARA_CONFIG": str(root.parent / "empty.toml")}
     store = Store.open(load_settings({"workspace": str(root)}, env=env))
     line = "- a fact worth keeping about the operator's preferences and plans\n"
     (root / "MEMORY.md").write_text("## Facts\n" + line * (MEMORY_BYTES // len(line)))
