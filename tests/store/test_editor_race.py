@@ -28,23 +28,22 @@ for i in range(int(sys.argv[2])):
 """
 
 
-def _run_beside(editor_code, target, count, work):
-    editor = subprocess.Popen([sys.executable, "-c", editor_code, str(target), str(count)])
+def _race(store, ws, editor_code, rel, editor_saves, agent_appends) -> str:
+    """Run an editor process beside store appends; return the settled text."""
+    store.write(rel, "# Race\n", author="t")
+    editor = subprocess.Popen([sys.executable, "-c", editor_code, str(ws / rel),
+                               str(editor_saves)])
     try:
-        work()
+        for i in range(agent_appends):
+            store.append(rel, f"- agent line {i}", author="agent")
     finally:
         assert editor.wait(timeout=120) == 0
+    store.commit_disk(None, author="op")
+    return (ws / rel).read_text()
 
 
 def test_appending_editor_and_store_appends_keep_every_line(store, ws):
-    def appends():
-        for i in range(60):
-            store.append("race.md", f"- agent line {i}", author="agent")
-
-    store.write("race.md", "# Race\n", author="t")
-    _run_beside(APPEND_EDITOR, ws / "race.md", 150, appends)
-    store.commit_disk(None, author="op")
-    text = (ws / "race.md").read_text()
+    text = _race(store, ws, APPEND_EDITOR, "race.md", 150, 60)
     missing = [f"editor line {i}" for i in range(150) if f"- editor line {i}\n" not in text]
     missing += [f"agent line {i}" for i in range(60) if f"- agent line {i}\n" not in text]
     assert missing == []
@@ -53,14 +52,7 @@ def test_appending_editor_and_store_appends_keep_every_line(store, ws):
 
 
 def test_saving_editor_never_loses_an_agent_line_from_history(store, ws):
-    def appends():
-        for i in range(40):
-            store.append("notes.md", f"- agent line {i}", author="agent")
-
-    store.write("notes.md", "# Notes\n", author="t")
-    _run_beside(RENAME_EDITOR, ws / "notes.md", 100, appends)
-    store.commit_disk(None, author="op")
-    text = (ws / "notes.md").read_text()
+    text = _race(store, ws, RENAME_EDITOR, "notes.md", 100, 40)
     assert all(f"- saved line {i}\n" in text for i in range(100))
     history = git(ws, "log", "-p", "--", "notes.md")
     assert all(f"+- agent line {i}" in history for i in range(40))
