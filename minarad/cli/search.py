@@ -12,6 +12,8 @@ import click
 
 from minarad.cli.options import TextCommand, emit, json_option, pass_ctx
 
+#: How long a search waits for another process to finish updating the index.
+WRITER_WAIT_SECONDS = 2.5
 HIGHLIGHT_ON = "\x1b[1;33m"
 HIGHLIGHT_OFF = "\x1b[0m"
 PLAIN_MARK = "**"
@@ -71,13 +73,24 @@ def _run_search(ctx, query: str, *, memory_only: bool, kind, path, channel, sinc
     from minarad.index import Index
 
     index = Index.open(ctx.settings, version_of=ctx.store().version_number)
-    stats = None if no_catch_up else index.catch_up()
+    stats = None if no_catch_up else index.catch_up(wait=WRITER_WAIT_SECONDS)
+    _check_kinds(index, kind)
     hits = index.search(query, kind=list(kind) or None, path=path, channel=channel,
                         since=since, limit=limit, memory_only=memory_only)
     if stats is not None and stats.busy and stats.lag and not ctx.as_json:
         click.echo(f"minara: note: the index is {_lag_text(stats.lag)} behind HEAD "
                    f"(another process is updating it)", err=True)
     emit(ctx, _search_json(query, hits, stats), _render_hits(hits, sys.stdout.isatty()))
+
+
+def _check_kinds(index, kinds) -> None:
+    """An unknown ``--kind`` is a usage error (exit 2) that lists the valid kinds."""
+    from minarad.errors import InvalidInput
+
+    try:
+        index.check_kinds(kinds)
+    except InvalidInput as exc:
+        raise click.BadParameter(exc.message, param_hint="'--kind'") from None
 
 
 def _search_json(query: str, hits, stats) -> dict:

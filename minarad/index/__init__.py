@@ -12,6 +12,8 @@ Library API (the daemon, CLI, wiki, jobs and gateway call these)::
     stats = index.catch_up()                  # after each commit; never blocks:
                                               # stats.busy / stats.lag if another
                                               # process is writing
+    stats = index.catch_up(wait=2.5)          # a search: wait a little for that
+                                              # writer first
     hits = index.search("deploy handbook", kind="wiki", path="wiki/handbook",
                         channel=None, since="7d", limit=10, memory_only=False)
     hit.path, hit.heading, hit.line_start, hit.line_end, hit.score,
@@ -32,8 +34,12 @@ one catch-up::
 the store (``path -> version``); without it versions are None.
 
 Only one process writes: ``catch_up`` and ``rebuild`` take an exclusive,
-non-blocking flock on ``writer.lock``; a second would-be writer returns at
-once with ``busy=True`` and the lag, and its searches read what is there.
+non-blocking flock on ``writer.lock``; a second would-be writer returns
+with ``busy=True`` and the lag (at once, or after ``wait`` seconds of
+polling the lock), and its searches read what is there.
+
+``search`` raises InvalidInput for a query without words (``empty_query``)
+and for an unknown kind (``unknown_kind``; ``index.known_kinds()`` lists them).
 Importing this package imports tantivy: CLI modules import it inside
 the commands that search.
 """

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -17,7 +18,8 @@ import tantivy
 
 from minarad.errors import InvalidInput
 from minarad.index import gitsource
-from minarad.index.documents import FileInfo, documents_for_file, is_indexable, wiki_link_path
+from minarad.index.documents import (KNOWN_KINDS, FileInfo, documents_for_file, is_indexable,
+                                     wiki_link_path)
 from minarad.index.lock import try_writer_lock
 from minarad.index.query import QueryBuilder, parse_query, positive_terms
 from minarad.index.schema import (SCHEMA_VERSION, build_schema, cjk_analyzer, decode_record,
@@ -29,6 +31,14 @@ from minarad.index.snippets import Snippet, make_snippet, term_pattern
 DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
 MEMORY_SCOPE = "memory"
 Progress = Callable[[int, int, str], None]
+#: Writer heap for a first (or full) build: large segments, two threads.
+FULL_BUILD_HEAP = 64_000_000
+#: Writer heap for a catch-up: a few changed files. tantivy needs at least
+#: 15 MB per thread; the heap's hash table is sized from it up front, so a
+#: small heap keeps a long-running daemon small.
+CATCH_UP_HEAP = 16_000_000
+#: How often a writer waiting for the lock looks again, in seconds.
+LOCK_POLL_SECONDS = 0.05
 
 
 @dataclasses.dataclass
@@ -228,14 +238,16 @@ class Index:
 
     # -- writing -----------------------------------------------------------
 
-    def catch_up(self, progress: Progress | None = None) -> CatchUpStats:
+    def catch_up(self, progress: Progress | None = None, wait: float = 0.0) -> CatchUpStats:
         """Index what changed between the indexed commit and HEAD.
 
-        Never blocks: if another process is writing, nothing is done and the
-        stats say ``busy`` with the current lag.
+        If another process is writing, waits up to ``wait`` seconds for it
+        (done as soon as the index reaches HEAD or the lock is free); then
+        nothing is done and the stats say ``busy`` with the current lag.
 
         Args:
             progress: called as ``progress(done, total, path)`` per file.
+            wait: seconds to wait for another writer (0: never block).
 
         Returns:
             What was done.
@@ -243,7 +255,7 @@ class Index:
         current = self._current_commit()
         if current is not None:
             return CatchUpStats(current, current)
-        return self._write(progress, full=False)
+        return self._write(progress, full=False, wait=wait)
 
     def _current_commit(self) -> str | None:
         """The indexed commit when it is HEAD (checked without dulwich), else None."""
@@ -255,16 +267,23 @@ class Index:
         """Index the whole HEAD tree from scratch (same result as catching up)."""
         return self._write(progress, full=True)
 
-    def _write(self, progress, full: bool) -> CatchUpStats:
+    def _write(self, progress, full: bool, wait: float = 0.0) -> CatchUpStats:
         self.index_dir.mkdir(parents=True, exist_ok=True)
-        with try_writer_lock(self.lock_path) as owned:
-            if not owned:
+        deadline = time.monotonic() + wait
+        while True:
+            with try_writer_lock(self.lock_path) as owned:
+                if owned:
+                    repo = gitsource.open_repo(self.workspace)
+                    try:
+                        return self._write_locked(repo, progress, full)
+                    finally:
+                        repo.close()
+            if time.monotonic() >= deadline:
                 return self._busy_stats()
-            repo = gitsource.open_repo(self.workspace)
-            try:
-                return self._write_locked(repo, progress, full)
-            finally:
-                repo.close()
+            time.sleep(LOCK_POLL_SECONDS)
+            current = None if full else self._current_commit()
+            if current is not None:  # the other writer got there
+                return CatchUpStats(current, current)
 
     def _busy_stats(self) -> CatchUpStats:
         indexed = self._usable_state().get("commit")
@@ -306,7 +325,10 @@ class Index:
     def _apply(self, repo, state, changes, head, indexed, problems, stats, progress) -> None:
         index = tantivy.Index.open(str(self.index_dir / state["generation"]))
         register_tokenizers(index)
-        writer = index.writer(heap_size=64_000_000, num_threads=2 if indexed is None else 1)
+        if indexed is None:
+            writer = index.writer(heap_size=FULL_BUILD_HEAP, num_threads=2)
+        else:
+            writer = index.writer(heap_size=CATCH_UP_HEAP, num_threads=1)
         try:
             self._apply_changes(writer, repo, changes, head, indexed, problems, stats, progress)
             writer.commit()
@@ -368,22 +390,48 @@ class Index:
             memory_only: only memory files (MEMORY.md, journals, channel memory, learn).
 
         Returns:
-            Hits, best first, each with a highlighted snippet.
+            Hits, best first, each with a highlighted snippet; a section that is
+            a heading alone never comes before a section whose text matched.
+
+        Raises:
+            InvalidInput: the query has no words (``empty_query``), a kind is
+                unknown (``unknown_kind``), or ``since`` cannot be read.
         """
-        view = self._reader_view()
-        if view is None or limit <= 0:
-            return []
         clauses = parse_query(query or "")
+        if kind:
+            self.check_kinds(kind)
+        view = self._reader_view()
+        if view is None:
+            self._builder.build(clauses, [])  # the same errors with or without an index
+            return []
         filters = self._filters(kind, path, since, memory_only)
         hidden = self._hidden_channels(view, clauses, channel)
         searcher = view.searcher
-        result = searcher.search(self._builder.build(clauses, filters, hidden), limit,
-                                 count=False)
+        built = self._builder.build(clauses, filters, hidden)
+        if limit <= 0:
+            return []
+        result = searcher.search(built, limit, count=False)
         if not result.hits:
             return []
         pattern = term_pattern(positive_terms(clauses))
-        return [self._hit(searcher.doc(address), score, pattern)
+        hits = [self._hit(searcher.doc(address), score, pattern)
                 for score, address in result.hits]
+        return _bodiless_after_body_matches(hits)
+
+    def known_kinds(self) -> list[str]:
+        """The kinds and roles a ``kind`` filter may name (those of JSONL entries too)."""
+        view = self._reader_view()
+        found = [t for t, _n in view.searcher.terms_with_prefix("kinds", "")] if view else []
+        return sorted(set(KNOWN_KINDS).union(found))
+
+    def check_kinds(self, kinds) -> None:
+        """Raise InvalidInput (``unknown_kind``) naming the valid kinds if one is unknown."""
+        wanted = [kinds] if isinstance(kinds, str) else list(kinds or ())
+        known = self.known_kinds()
+        unknown = [k for k in wanted if k not in known]
+        if unknown:
+            raise InvalidInput(f"unknown kind {unknown[0]!r}; valid kinds: {', '.join(known)}",
+                               code="unknown_kind", valid=known)
 
     def _hidden_channels(self, view: _ReaderView, clauses, channel) -> list:
         """The exclusion of channels not asked for (none when the index has none).
@@ -414,7 +462,8 @@ class Index:
         hit = Hit(path=r.path, heading=r.heading, title=r.title, kind=r.kind, role=r.role,
                   channel=r.channel, line_start=r.line_start, line_end=r.line_end,
                   score=float(score), time=r.time, blob=r.blob,
-                  snippet=make_snippet(r.text or r.title, pattern), text=r.text, links=r.links)
+                  snippet=make_snippet(_snippet_source(r), pattern), text=r.text,
+                  links=r.links)
         if self.version_of is not None:
             hit.version = self.version_of(hit.path)
         return hit
@@ -488,6 +537,33 @@ class Index:
             return False
         with try_writer_lock(self.lock_path) as owned:
             return not owned
+
+
+def _snippet_source(record) -> str:
+    """What a snippet is cut from: the text, else the heading (or title) that matched."""
+    if record.text.strip():
+        return record.text
+    return record.heading or record.title
+
+
+def _is_bodiless(hit: Hit) -> bool:
+    """True for a section that is a heading alone."""
+    return hit.kind == "section" and bool(hit.heading) and not hit.text.strip()
+
+
+def _bodiless_after_body_matches(hits: list[Hit]) -> list[Hit]:
+    """Move each heading-alone section below the last lower-ranked hit whose text matched.
+
+    A heading alone is short, so it can score above the section holding
+    the words; it keeps its place among hits whose text did not match.
+    """
+    matched = [i for i, h in enumerate(hits) if h.snippet.highlights and h.text.strip()]
+    if not matched or not any(map(_is_bodiless, hits)):
+        return hits
+    places = [max([j for j in matched if j > i], default=i) + 0.5 if _is_bodiless(h) else i
+              for i, h in enumerate(hits)]
+    return [hit for _place, _i, hit in sorted(zip(places, range(len(hits)), hits),
+                                              key=lambda t: t[:2])]
 
 
 def _folder_size(folder: Path) -> int:

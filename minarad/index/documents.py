@@ -12,7 +12,7 @@ import json
 import posixpath
 import re
 
-from minarad.workspace.layout import is_memory_path, role_of
+from minarad.workspace.layout import ROLES, is_memory_path, role_of
 from minarad.workspace.markdown import front_matter_text, parse_front_matter, parse_sections
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".txt")
@@ -23,6 +23,10 @@ _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _CHANNEL_RE = re.compile(r"^channels/([^/]+)/")
 _EXACT_RE = re.compile(r"[\w][\w.\-/:@#+]*[\w]")
 _SEPARATORS = set("-_./:@#+")
+#: Every role :func:`minarad.workspace.layout.role_of` gives.
+FILE_ROLES = (*ROLES.values(), "journal", "channel_memory", "wiki", "learn", "knowledge", "other")
+#: The kinds and roles a ``kind`` filter may name; JSONL entries may bring their own.
+KNOWN_KINDS = ("section", "entry", *LEARN_KINDS.values(), *FILE_ROLES)
 
 
 @dataclasses.dataclass
@@ -118,24 +122,87 @@ def _cut_at_line(data: bytes, limit: int) -> bytes:
 
 
 def markdown_documents(info: FileInfo, text: str) -> tuple[list[IndexDoc], list[Problem]]:
-    """One document per section; the front matter's text goes to the first."""
+    """One document per section; the front matter's text goes to the first.
+
+    A heading with no text of its own, followed by a section nested under
+    it (``# Title`` then ``## Part``), is no document: its title lives on in
+    the heading paths of the sections under it (and its links in the next).
+    """
     front_matter, _body = parse_front_matter(text)
-    problems = [Problem(info.path, 1, error) for error in front_matter.errors]
+    errors = front_matter.errors + front_matter_value_errors(front_matter.raw, front_matter.errors)
+    problems = [Problem(info.path, 1, error) for error in sorted(errors, key=_front_matter_line)]
     sections = parse_sections(text)
     file_title = _file_title(front_matter, sections)
-    docs = []
+    docs, carried_links = [], []
     for number, section in enumerate(sections):
         body = section.body
         if number == 0 and front_matter.raw:
             body = body[len(front_matter.raw):] if body.startswith(front_matter.raw) else body
-        if not body.strip() and not section.title and not (number == 0 and front_matter):
-            continue
+        has_meta = number == 0 and bool(front_matter)
+        if not body.strip() and not has_meta:
+            if section.title and _opens_next(sections, number):
+                carried_links += extract_links(info.path, section.text)
+            if not section.title or _opens_next(sections, number):
+                continue
         doc = _section_doc(info, section, body, file_title)
-        if number == 0 and front_matter:
+        if carried_links:
+            doc.links = list(dict.fromkeys(carried_links + doc.links))
+            carried_links = []
+        if has_meta:
             doc.meta = "\n".join(front_matter_text(front_matter))
             doc.tags = _tags(front_matter.get("tags"))
         docs.append(doc)
     return docs, problems
+
+
+def _opens_next(sections, number: int) -> bool:
+    """True when the section after ``number`` is nested under it."""
+    following = sections[number + 1] if number + 1 < len(sections) else None
+    return following is not None and following.level > sections[number].level
+
+
+_FM_VALUE_RE = re.compile(r"^(?:\s*-\s+|[^\s#-][^:]*:\s+)(\S.*?)\s*$")
+_FM_LINE_RE = re.compile(r"front matter line (\d+):")
+_FM_CLOSERS = {"[": "]", "{": "}", '"': '"', "'": "'"}
+
+
+def front_matter_value_errors(raw: str, known: list[str] = ()) -> list[str]:
+    """Front matter values that open a list, a mapping or a quote and never close it.
+
+    The front matter parser reads ``title: [unclosed`` as text; YAML would
+    refuse it. Lines already in ``known`` (the parser's own errors) are not
+    repeated.
+
+    Args:
+        raw: the front matter block with its fences.
+        known: errors already found, as ``front matter line N: ...``.
+
+    Returns:
+        ``front matter line N: ...`` messages, in line order.
+    """
+    errors = []
+    for number, line in enumerate(raw.splitlines()[1:-1], start=2):
+        match = _FM_VALUE_RE.match(line)
+        prefix = f"front matter line {number}:"
+        if match is None or any(e.startswith(prefix) for e in known):
+            continue
+        value = match.group(1)
+        opener = value[0]
+        closer = _FM_CLOSERS.get(opener)
+        if closer is not None and not _closes(value, opener, closer):
+            errors.append(f"{prefix} {opener!r} is not closed in {line.strip()[:60]!r}")
+    return errors
+
+
+def _front_matter_line(error: str) -> int:
+    match = _FM_LINE_RE.match(error)
+    return int(match.group(1)) if match else 0
+
+
+def _closes(value: str, opener: str, closer: str) -> bool:
+    if opener == closer:
+        return value.find(closer, 1) > 0
+    return value.count(opener) <= value.count(closer)
 
 
 def _file_title(front_matter: dict, sections) -> str:

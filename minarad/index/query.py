@@ -4,12 +4,18 @@ Syntax: words (any may match; pages holding more of them rank higher),
 ``"a phrase"``, ``+required``, ``-excluded`` (also ``NOT word``), and the
 fields ``kind:``, ``path:``, ``channel:``, ``tag:``, ``title:``. Unknown
 ``name:value`` words are searched as written (``user:id`` stays a word).
+A Korean, Japanese or Chinese word matches text holding a third or more of
+its character pairs, best first (``가상메모리를`` finds ``가상메모리와``);
+quoted, it must appear exactly. A query with no word at all (``*``, ``((``)
+is refused.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+
+from minarad.errors import InvalidInput
 
 SHOULD, MUST, MUST_NOT = "should", "must", "must_not"
 FILTER_FIELDS = {"kind": "kinds", "role": "kinds", "path": "path_prefix", "channel": "channel"}
@@ -25,6 +31,10 @@ CJK_BOOST = 1.0
 _TOKEN_RE = re.compile(r'([+-]?)(?:([A-Za-z_]+):)?("([^"]*)"?|\S+)')
 #: A token holding one of these is also looked up whole in the exact field.
 _COMPOUND_RE = re.compile(r"[-_./:@#+]")
+
+
+def _has_letter(token: str) -> bool:
+    return any(ch.isalnum() for ch in token)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,9 +118,15 @@ class QueryBuilder:
         Free words are optional one by one, but at least one must match;
         filters (documents must match) and exclusions (documents must not)
         never change the score.
+
+        Raises:
+            InvalidInput: no clause holds a word or a field to search for
+                (``*``, ``((``, ``AND``, an empty query).
         """
         tv = self.tv
         parts = [part for part in map(self._part, clauses) if part is not None]
+        if not parts:
+            raise InvalidInput("the query has no words to search for", code="empty_query")
         if not any(occur != tv.Occur.MustNot for occur, _ in parts):
             parts.append((tv.Occur.Must, tv.Query.all_query()))
         main = tv.Query.boolean_query(parts)
@@ -137,7 +153,7 @@ class QueryBuilder:
         fields = {TEXT_FIELDS[clause.field]: 1.0} if clause.field else WORD_BOOSTS
         options = [self._word_query(clause.text, fields)]
         if not clause.field:
-            options += [self._exact_query(clause.text), self._cjk_query(clause.text)]
+            options += [self._exact_query(clause.text), self._cjk_query(clause.text, clause.phrase)]
         options = [q for q in options if q is not None]
         if not options:
             return None
@@ -175,31 +191,66 @@ class QueryBuilder:
 
     def _exact_query(self, text: str):
         token = text.strip(".,;:!?()[]{}<>'\"").lower()
-        if not token or not _COMPOUND_RE.search(token) or " " in token:
+        if not _COMPOUND_RE.search(token) or " " in token or not _has_letter(token):
             return None
         query = self.tv.Query.term_query(self.schema, "exact", token)
         return self.tv.Query.boost_query(query, EXACT_BOOST)
 
-    def _cjk_query(self, text: str):
+    def _cjk_query(self, text: str, phrase: bool):
         if text.isascii():
             return None
-        runs = [self._cjk_run_query(run) for _, run in self._cjk_runs(text)]
+        runs = [run for _, run in self._cjk_runs(text)]
         if not runs:
             return None
-        query = runs[0] if len(runs) == 1 else self.tv.Query.boolean_query(
-            [(self.tv.Occur.Must, q) for q in runs])
+        query = self._cjk_exact_query(runs) if phrase else self._cjk_share_query(runs)
         return self._boosted(query, CJK_BOOST)
+
+    def _cjk_exact_query(self, runs: list[str]):
+        """Every run as an exact phrase of n-grams (a quoted query)."""
+        queries = [self._cjk_run_query(run) for run in runs]
+        return queries[0] if len(queries) == 1 else self.tv.Query.boolean_query(
+            [(self.tv.Occur.Must, q) for q in queries])
+
+    def _cjk_share_query(self, runs: list[str]):
+        """Documents holding a third of the runs' bigrams or more, scored by how many.
+
+        A particle or an inflection (``가상메모리를``, ``東京に``) changes a
+        gram or two, so a run need not match whole. Where it does, or does
+        but for its last character (a particle, an ending), the phrase of
+        its grams adds to the score.
+        """
+        tv, grams, phrases = self.tv, {}, []
+        for run in runs:
+            run_grams = self._cjk_grams(run)
+            grams.update((text, None) for _offset, text in run_grams)
+            for stem in (run_grams, run_grams[:-1]):
+                if len(stem) > 1:
+                    phrases.append(tv.Query.phrase_query(self.schema, "cjk", stem))
+        terms = [tv.Query.term_query(self.schema, "cjk", gram) for gram in grams]
+        if len(terms) == 1 and not phrases:
+            return terms[0]
+        share = tv.Query.boolean_query([(tv.Occur.Should, q) for q in terms],
+                                       minimum_number_should_match=cjk_minimum_match(len(terms)))
+        return self._any([share] + phrases)
+
+    def _cjk_grams(self, run: str) -> list[tuple[int, str]]:
+        """``(offset, bigram)`` of a run; a one-character run is its own gram."""
+        tokens = self.cjk.pre_tokenize(run).tokens
+        grams = [(t.char_offset_from, t.text) for t in tokens
+                 if t.char_offset_to - t.char_offset_from == 2]
+        return grams or [(0, run.lower())]
 
     def _boosted(self, query, boost: float):
         """``query`` with its score times ``boost`` (a boost of 1 changes nothing)."""
         return query if boost == 1.0 else self.tv.Query.boost_query(query, boost)
 
     def _cjk_run_query(self, run: str):
-        tokens = self.cjk.pre_tokenize(run).tokens
-        grams = [(t.char_offset_from, t.text) for t in tokens
-                 if t.char_offset_to - t.char_offset_from == 2]
-        if not grams:
-            return self.tv.Query.term_query(self.schema, "cjk", run.lower())
+        grams = self._cjk_grams(run)
         if len(grams) == 1:
             return self.tv.Query.term_query(self.schema, "cjk", grams[0][1])
         return self.tv.Query.phrase_query(self.schema, "cjk", grams)
+
+
+def cjk_minimum_match(grams: int) -> int:
+    """How many of a CJK query's ``grams`` bigrams a document must hold: a third, rounded up."""
+    return max(1, (grams + 2) // 3)

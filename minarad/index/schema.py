@@ -17,7 +17,7 @@ from minarad.index.documents import IndexDoc, exact_tokens, path_prefixes
 
 #: Bump when the schema or the document rules change; an index built with
 #: another version is rebuilt by the next writer.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 CJK_TOKENIZER = "minara_cjk"
 EXACT_TOKENIZER = "minara_exact"

@@ -17,6 +17,7 @@ _WORD_SPLIT_RE = re.compile(r"[^\w]+|_")
 _LETTER_RE = re.compile(r"[^\W_]", re.IGNORECASE)
 _CJK_CHAR_RE = re.compile("[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf"
                           "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_CJK_RUN_RE = re.compile(_CJK_CHAR_RE.pattern + "+")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,19 +150,43 @@ def term_pattern(clauses: list[Clause]) -> TermPattern | None:
 def _cached_term_pattern(clauses: tuple[Clause, ...]) -> TermPattern | None:
     alternatives = {}
     for clause in clauses:
-        alternative = _clause_alternative(clause) if clause.text else None
-        if alternative is not None:
+        found = _clause_alternatives(clause) if clause.text else []
+        for alternative in found:
             alternatives.setdefault(alternative.source, alternative)
     if not alternatives:
         return None
     return TermPattern(sorted(alternatives.values(), key=lambda a: len(a.source), reverse=True))
 
 
-def _clause_alternative(clause: Clause) -> _Alternative | None:
+def _clause_alternatives(clause: Clause) -> list[_Alternative]:
+    """The clause as written and, for unquoted CJK, the parts the index matches too.
+
+    An unquoted CJK run matches documents holding some of its bigrams
+    (``가상메모리를`` finds ``가상메모리와``), so every part of two or more
+    characters is an alternative: longest first, the longest one present is
+    marked whole.
+    """
     words = [w for w in _WORD_SPLIT_RE.split(clause.text) if w]
     if not words:
-        return None
-    return _Alternative(words, bounded=not _CJK_CHAR_RE.search(clause.text))
+        return []
+    whole = _Alternative(words, bounded=not _CJK_CHAR_RE.search(clause.text))
+    if clause.phrase or whole.bounded:
+        return [whole]
+    return [whole] + [_Alternative([part], bounded=False)
+                      for part in _cjk_parts(clause.text)]
+
+
+#: Parts of a CJK run longer than this are not highlighted whole (but in pieces).
+MAX_CJK_PART = 8
+
+
+def _cjk_parts(text: str) -> list[str]:
+    """Every substring of two to :data:`MAX_CJK_PART` characters of each CJK run."""
+    parts = []
+    for run in _CJK_RUN_RE.findall(text):
+        for size in range(min(len(run), MAX_CJK_PART), 1, -1):
+            parts += [run[at:at + size] for at in range(len(run) - size + 1)]
+    return list(dict.fromkeys(parts))
 
 
 def make_snippet(text: str, pattern: TermPattern | None, width: int = 200) -> Snippet:

@@ -88,11 +88,63 @@ def test_index_rebuild_and_status(ws, run):
 def test_a_missing_workspace_is_seeded_then_searched(ws, run):
     shutil.rmtree(ws.root)
     hits = json.loads(run("search", "Preferences", "--json").stdout)["results"]
-    assert [h["path"] for h in hits][:1] == ["MEMORY.md"] and hits[0]["version"] == 1
+    memory = [h for h in hits if h["path"] == "MEMORY.md"]
+    assert memory and memory[0]["version"] == 1 and memory[0]["snippet"]
     assert (ws.root / ".git").is_dir()
+
+
+def test_front_matter_problems_in_index_status(ws, run):
+    ws.commit(**{"wiki__v.md": "---\ntitle: [unclosed\n---\n# Page\n\nquokka\n"})
+    run("index", "rebuild")
+    text = run("index", "status").stdout
+    assert "problem:   wiki/v.md:1: front matter line 2: '[' is not closed" in text
+
+
+@pytest.mark.parametrize("query", ["*", "((", "AND", "\\"])
+def test_a_query_without_words_is_an_error(ws, run, query):
+    ws.commit(**{"MEMORY.md": "# M\n\nkiwi\n"})
+    done = run("search", query, check=False)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.strip() == "minara: error: the query has no words to search for"
+    done = run("--json", "memory", "search", query, check=False)
+    assert done.returncode == 1
+    assert json.loads(done.stderr)["error"] == "empty_query"
+
+
+def test_an_unknown_kind_is_a_usage_error_listing_the_kinds(ws, run):
+    ws.commit(**{"MEMORY.md": "# M\n\nkiwi\n"})
+    done = run("search", "kiwi", "--kind", "bogus", check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "unknown kind 'bogus'" in done.stderr and "lesson" in done.stderr
+    assert "journal" in done.stderr
+    assert run("search", "kiwi", "--kind", "memory").stdout.startswith("MEMORY.md")
+
+
+def test_cjk_with_a_particle_through_the_cli(ws, run):
+    ws.commit(**{"MEMORY.md": "# M\n\n가상메모리와 東京都\n"})
+    for query, word in (("가상메모리를", "가상메모리"), ("東京に", "東京")):
+        assert f"**{word}**" in run("search", query).stdout
 
 
 def test_search_module_does_not_import_tantivy():
     code = ("import sys, minarad.cli.search; "
             "sys.exit(1 if 'tantivy' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_concurrent_searches_after_writes_all_find_the_new_words(ws, run, tmp_path):
+    ws.commit(**{"MEMORY.md": "# M\n\nkiwi\n"})
+    run("search", "kiwi")
+    for n in range(11):
+        ws.commit(**{f"wiki__w{n}.md": f"# W{n}\n\nwombat{n} burrow\n"})
+    env = {**os.environ, "MINARA_WORKSPACE_DIR": str(ws.root),
+           "MINARA_STATE_DIR": str(tmp_path / "state"), "HOME": str(tmp_path / "home"),
+           "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    env.pop("MINARA_CONFIG", None)
+    searches = [subprocess.Popen([str(MINARA), "search", "burrow", "-n", "20"], env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for _ in range(10)]
+    outputs = [p.communicate() for p in searches]
+    assert [p.returncode for p in searches] == [0] * 10
+    for out, err in outputs:
+        assert out.count("**burrow**") == 11 and "behind" not in err

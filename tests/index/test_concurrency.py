@@ -68,6 +68,25 @@ def test_busy_writer_lock_means_read_and_report_lag(ws, index):
     assert index.search("old") == []
 
 
+def test_catch_up_waits_for_the_other_writer_when_asked(ws, index):
+    import threading
+
+    ws.commit(**{"MEMORY.md": "# M\n\nold words\n"})
+    index.catch_up()
+    ws.commit(**{"MEMORY.md": "# M\n\nnew words\n"})
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(index.lock_path)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "locked"
+    result = {}
+    waiter = threading.Thread(target=lambda: result.update(stats=index.catch_up(wait=60)))
+    waiter.start()
+    waiter.join(0.3)  # let it find the lock taken (the outcome does not depend on it)
+    holder.communicate("\n")
+    waiter.join()
+    assert not result["stats"].busy and result["stats"].files_indexed == 1
+    assert [h.path for h in index.search("new")] == ["MEMORY.md"]
+
+
 def test_two_index_objects_in_one_process(ws, index):
     ws.commit(**{"MEMORY.md": "# M\n\nkoala\n"})
     other = Index(ws.root, index.index_dir)

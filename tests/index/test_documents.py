@@ -16,11 +16,43 @@ def test_markdown_file_gives_a_document_per_section():
     found, problems = docs("channels/c9/MEMORY.md",
                            "---\ntitle: Team\ntags: a, b\n---\n# Memory\n\n## Facts\n\nx\n")
     assert [(d.heading, d.line_start, d.line_end) for d in found] == [
-        ("", 1, 4), ("Memory", 5, 6), ("Memory > Facts", 7, 9)]
+        ("", 1, 4), ("Memory > Facts", 7, 9)]
     assert {d.title for d in found} == {"Team"}
     assert found[0].meta == "Team\na, b" and found[0].tags == ["a", "b"]
     assert {(d.role, d.channel) for d in found} == {("channel_memory", "c9")}
     assert problems == []
+
+
+def test_a_heading_alone_folds_into_the_sections_under_it():
+    found, _ = docs("wiki/a.md", ("# Guide [[x/y]]\n\n## Part\n\ntext\n### Deeper\n\nmore\n"
+                                  "## Empty\n## Sibling\n\nwords\n## Last\n"))
+    assert [(d.heading, d.line_start) for d in found] == [
+        ("Guide [[x/y]] > Part", 3), ("Guide [[x/y]] > Part > Deeper", 6),
+        ("Guide [[x/y]] > Empty", 9), ("Guide [[x/y]] > Sibling", 10),
+        ("Guide [[x/y]] > Last", 13)]
+    assert found[0].links == ["wiki/x/y.md"]
+
+
+def test_unclosed_front_matter_values_are_problems():
+    text = ("---\ntitle: [unclosed\ntags: [a, b] # ok\nq: \"x\" # ok\nr: \"open\n"
+            "d: {a: 1\nlist:\n  - [x\n::: nonsense\n---\n# Page\n\nbody\n")
+    found, problems = docs("wiki/p.md", text)
+    assert [str(p) for p in problems] == [
+        "wiki/p.md:1: front matter line 2: '[' is not closed in 'title: [unclosed'",
+        "wiki/p.md:1: front matter line 5: '\"' is not closed in 'r: \"open'",
+        "wiki/p.md:1: front matter line 6: '{' is not closed in 'd: {a: 1'",
+        "wiki/p.md:1: front matter line 8: '[' is not closed in '- [x'",
+        "wiki/p.md:1: front matter line 9: cannot read '::: nonsense'"]
+    assert "body" in found[-1].text
+
+
+@pytest.mark.parametrize("path", ["SOUL.md", "memory/2026-01-02-s.md", "channels/c/MEMORY.md",
+                                  "wiki/a.md", "learn/x.jsonl", "knowledge/k.jsonl", "x/y.md"])
+def test_every_role_is_a_known_kind(path):
+    from minarad.index.documents import KNOWN_KINDS
+    from minarad.workspace.layout import role_of
+
+    assert role_of(path) in KNOWN_KINDS
 
 
 def test_title_falls_back_to_the_first_heading():

@@ -18,6 +18,16 @@ def test_invalid_front_matter_is_reported_and_the_page_indexed(ws, index):
     assert any("wiki/x/z.md:1: front matter is not closed" in p for p in stats.problems)
 
 
+def test_an_unclosed_front_matter_value_alone_is_reported(ws, index):
+    ws.commit(**{"wiki__x__v.md": "---\ntitle: [unclosed\n---\n# Page\n\nquokka\n"})
+    stats = index.catch_up()
+
+    assert paths(index.search("quokka")) == ["wiki/x/v.md"]
+    assert stats.problems == ["wiki/x/v.md:1: front matter line 2: '[' is not closed "
+                              "in 'title: [unclosed'"]
+    assert list(index.status().problems) == ["wiki/x/v.md"]
+
+
 def test_broken_jsonl_line_is_skipped_and_the_rest_indexed(ws, index):
     ws.commit(**{"learn__lessons.jsonl": ('{"title": "first lesson", "detail": "alpha"}\n'
                                           '{"title": broken\n'

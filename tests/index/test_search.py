@@ -2,6 +2,8 @@
 
 import pytest
 
+from minarad.errors import InvalidInput
+
 
 def paths(hits):
     return [h.path for h in hits]
@@ -171,9 +173,79 @@ def test_learn_entries_are_documents(corpus):
     assert corpus.search("flaky")[0].kind == "error"
 
 
-def test_odd_queries_do_not_raise(corpus):
-    for query in ['"unclosed', "+", "-", "kind:", "::", "AND OR", "((", "*", ""]:
+def test_odd_queries_with_words_do_not_raise(corpus):
+    for query in ['"unclosed', "kind:", "deploy AND", "((deploy))", "-rollback"]:
         corpus.search(query)
+
+
+@pytest.mark.parametrize("query", ["*", "((", "AND", "\\", "AND OR", "+", "-", "::", '"', "",
+                                   "-*"])
+def test_queries_without_words_are_refused(corpus, query):
+    with pytest.raises(InvalidInput, match="no words to search for") as caught:
+        corpus.search(query)
+    assert caught.value.code == "empty_query"
+
+
+def test_queries_without_words_are_refused_before_any_index_exists(ws, index):
+    ws.commit(**{"MEMORY.md": "# M\n\nx\n"})
+    with pytest.raises(InvalidInput, match="no words"):
+        index.search("*")
+
+
+@pytest.mark.parametrize("query, text", [("가상메모리를", "가상메모리"), ("東京に", "東京"),
+                                         ("메모리를", "메모리")])
+def test_cjk_particles_and_inflections_still_match(corpus, query, text):
+    hits = corpus.search(query)
+    assert paths(hits)[:1] == ["MEMORY.md"] or query == "메모리를"
+    assert any(h.snippet.text[a:b] == text for h in hits for a, b in h.snippet.highlights)
+
+
+def test_cjk_ranks_documents_by_how_many_grams_they_hold(ws, index):
+    ws.commit(**{"wiki__a.md": "# A\n\n가상메모리와 운영체제\n",
+                 "wiki__b.md": "# B\n\n가상현실 장비\n",
+                 "wiki__c.md": "# C\n\n東京都に住む\n"})
+    index.catch_up()
+    assert paths(index.search("가상메모리를")) == ["wiki/a.md"]  # 가상 alone is too little
+    assert paths(index.search("東京に住んだ")) == ["wiki/c.md"]
+    assert set(paths(index.search("가상"))) == {"wiki/a.md", "wiki/b.md"}
+    assert index.search("가상현실을")[0].path == "wiki/b.md"
+
+
+def test_quoted_cjk_stays_exact(corpus):
+    assert corpus.search('"가상메모리를"') == []
+    assert corpus.search('"京東"') == []
+    assert paths(corpus.search('"가상메모리"')) == ["MEMORY.md"]
+
+
+def test_unknown_kind_is_refused_with_the_valid_kinds(corpus):
+    with pytest.raises(InvalidInput, match="unknown kind 'bogus'") as caught:
+        corpus.search("deploy", kind="bogus")
+    assert caught.value.code == "unknown_kind"
+    assert "lesson" in caught.value.message and "wiki" in caught.value.message
+    with pytest.raises(InvalidInput):
+        corpus.search("deploy", kind=["wiki", "bogus"])
+
+
+def test_kinds_of_jsonl_entries_are_valid_kinds(ws, index):
+    ws.commit(**{"knowledge__facts.jsonl": '{"kind": "fact", "content": "otters hold hands"}\n'})
+    index.catch_up()
+    assert "fact" in index.known_kinds()
+    assert paths(index.search("otters", kind="fact")) == ["knowledge/facts.jsonl"]
+
+
+def test_a_title_over_sections_does_not_outrank_the_text(ws, index):
+    ws.commit(**{"wiki__ops__deploy.md": ("# Deploy\n\n## Rollback\n\n"
+                                           "If the deploy fails, roll back.\n"),
+                 "wiki__ops__notes.md": ("# Notes\n\nintro\n\n## Deploy\n\n## Steps\n\n"
+                                          "Run the deploy script.\n")})
+    index.catch_up()
+    hits = index.search("deploy", limit=20)
+    assert [h.heading for h in hits if h.path == "wiki/ops/deploy.md"] == ["Deploy > Rollback"]
+    steps, alone = (next(i for i, h in enumerate(hits) if h.heading == heading)
+                    for heading in ("Notes > Steps", "Notes > Deploy"))
+    assert steps < alone
+    assert all(h.snippet.text.strip() for h in hits)
+    assert "[Deploy]" in hits[alone].snippet.render("[", "]")
 
 
 def test_channel_search_keeps_shared_files(corpus):
