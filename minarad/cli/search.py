@@ -46,8 +46,11 @@ def search(ctx, query, **filters):
     """Search the whole workspace: ranked sections with highlighted snippets.
 
     QUERY: words (pages with more of them rank higher), "a phrase",
-    +required, -excluded, kind:lesson, path:wiki/handbook. Channel files
-    show only with --channel ID.
+    +required, -excluded, kind:lesson, path:wiki/handbook. Korean,
+    Japanese and Chinese words match with a particle or ending too
+    (가상메모리를 finds 가상메모리와); quoted, only exactly. Channel files
+    show only with --channel ID. If another process is updating the
+    index, the search waits for it up to 2.5 s.
 
     Example: minara search deploy rollback --path wiki
     """
@@ -72,7 +75,7 @@ def _run_search(ctx, query: str, *, memory_only: bool, kind, path, channel, sinc
                 no_catch_up) -> None:
     from minarad.index import Index
 
-    index = Index.open(ctx.settings, version_of=ctx.store().version_number)
+    index = Index.open(ctx.settings, version_of=_version_lookup(ctx))
     stats = None if no_catch_up else index.catch_up(wait=WRITER_WAIT_SECONDS)
     _check_kinds(index, kind)
     hits = index.search(query, kind=list(kind) or None, path=path, channel=channel,
@@ -81,6 +84,22 @@ def _run_search(ctx, query: str, *, memory_only: bool, kind, path, channel, sinc
         click.echo(f"minara: note: the index is {_lag_text(stats.lag)} behind HEAD "
                    f"(another process is updating it)", err=True)
     emit(ctx, _search_json(query, hits, stats), _render_hits(hits, sys.stdout.isatty()))
+
+
+def _version_lookup(ctx):
+    """The store's ``version_number``, opening the store only when a hit needs it.
+
+    Opening the store costs more than a search that finds nothing; a
+    workspace that is missing or not yet seeded is set up first, as always.
+    """
+    import os
+
+    from minarad.workspace.seed import missing_seed_files
+
+    root = os.path.expanduser(str(ctx.settings.workspace))
+    if not os.path.isdir(os.path.join(root, ".git")) or missing_seed_files(root):
+        return ctx.store().version_number
+    return lambda path: ctx.store().version_number(path)
 
 
 def _check_kinds(index, kinds) -> None:

@@ -5,21 +5,17 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-import hashlib
 import json
 import os
 import re
-import shutil
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import tantivy
 
 from minarad.errors import InvalidInput
 from minarad.index import gitsource
-from minarad.index.documents import (KNOWN_KINDS, FileInfo, documents_for_file, is_indexable,
-                                     wiki_link_path)
 from minarad.index.lock import try_writer_lock
 from minarad.index.query import QueryBuilder, parse_query, positive_terms
 from minarad.index.schema import (SCHEMA_VERSION, build_schema, cjk_analyzer, decode_record,
@@ -112,8 +108,7 @@ class IndexStatus:
         return dataclasses.asdict(self)
 
 
-@dataclasses.dataclass(frozen=True)
-class _ReaderView:
+class _ReaderView(NamedTuple):
     """One saved state opened for reading, kept until a writer saves another.
 
     ``channels`` are the visibility terms of channel documents in this
@@ -130,8 +125,24 @@ class _ReaderView:
 def index_dir_for(state_dir: str | os.PathLike, workspace: str | os.PathLike) -> Path:
     """``<state_dir>/index/<short hash of the absolute workspace path>``."""
     absolute = os.path.realpath(os.path.abspath(os.fspath(workspace)))
-    digest = hashlib.sha256(absolute.encode()).hexdigest()[:16]
+    digest = _sha256(absolute.encode()).hexdigest()[:16]
     return Path(state_dir) / "index" / digest
+
+
+def _sha256(data: bytes):
+    """hashlib's sha256 without loading OpenSSL (a few ms of every CLI search).
+
+    Python's built-in implementation, as the ``random`` module imports it;
+    hashlib where it is missing.
+    """
+    try:
+        from _sha2 import sha256  # Python 3.12+
+    except ImportError:
+        try:
+            from _sha256 import sha256  # Python 3.11
+        except ImportError:
+            from hashlib import sha256
+    return sha256(data)
 
 
 class Index:
@@ -341,6 +352,8 @@ class Index:
                 writer.wait_merging_threads()
 
     def _apply_changes(self, writer, repo, changes, head, indexed, problems, stats, progress):
+        from minarad.index.documents import is_indexable
+
         if indexed is None:
             writer.delete_all_documents()
         wanted = {c.path for c in changes if c.blob and is_indexable(c.path)}
@@ -357,6 +370,8 @@ class Index:
                 progress(done, len(changes), change.path)
 
     def _add_file(self, writer, repo, change, time: int, problems, stats) -> None:
+        from minarad.index.documents import FileInfo, documents_for_file
+
         info = FileInfo(change.path, change.blob, time)
         docs, found = documents_for_file(info, gitsource.read_blob(repo, change.blob),
                                          self.max_file_bytes)
@@ -368,6 +383,8 @@ class Index:
         stats.documents += len(docs)
 
     def _drop_old_generations(self, keep: str) -> None:
+        import shutil
+
         for entry in self.index_dir.iterdir():
             if entry.is_dir() and entry.name.startswith("data-") and entry.name != keep:
                 shutil.rmtree(entry, ignore_errors=True)
@@ -420,6 +437,8 @@ class Index:
 
     def known_kinds(self) -> list[str]:
         """The kinds and roles a ``kind`` filter may name (those of JSONL entries too)."""
+        from minarad.index.documents import KNOWN_KINDS
+
         view = self._reader_view()
         found = [t for t, _n in view.searcher.terms_with_prefix("kinds", "")] if view else []
         return sorted(set(KNOWN_KINDS).union(found))
@@ -427,6 +446,8 @@ class Index:
     def check_kinds(self, kinds) -> None:
         """Raise InvalidInput (``unknown_kind``) naming the valid kinds if one is unknown."""
         wanted = [kinds] if isinstance(kinds, str) else list(kinds or ())
+        if not wanted:
+            return
         known = self.known_kinds()
         unknown = [k for k in wanted if k not in known]
         if unknown:
@@ -498,6 +519,8 @@ class Index:
 
     def backlinks(self, path: str) -> list[Hit]:
         """Sections that link to ``path`` (a workspace path or a wiki name like ``a/b``)."""
+        from minarad.index.documents import wiki_link_path
+
         searcher = self._searcher()
         if searcher is None:
             return []

@@ -6,9 +6,9 @@ unchanged subtrees) and walks only the commits it has not seen.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
+from typing import NamedTuple
 
 from minarad.errors import NotFound
 
@@ -16,8 +16,7 @@ from minarad.errors import NotFound
 WALK_LIMIT = 5000
 
 
-@dataclasses.dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     """A path whose content differs between two commits (``blob`` None: deleted)."""
 
     path: str

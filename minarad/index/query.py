@@ -12,8 +12,8 @@ is refused.
 
 from __future__ import annotations
 
-import dataclasses
 import re
+from typing import NamedTuple
 
 from minarad.errors import InvalidInput
 
@@ -37,8 +37,7 @@ def _has_letter(token: str) -> bool:
     return any(ch.isalnum() for ch in token)
 
 
-@dataclasses.dataclass(frozen=True)
-class Clause:
+class Clause(NamedTuple):
     """One part of a query: ``occur`` is should, must or must_not."""
 
     occur: str
@@ -102,7 +101,7 @@ class QueryBuilder:
     def __init__(self, schema, words, cjk):
         import tantivy
 
-        from minarad.index.schema import cjk_runs
+        from minarad.index.cjk import cjk_runs
 
         self.tv = tantivy
         self.schema = schema

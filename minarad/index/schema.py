@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import tantivy
 
-from minarad.index.documents import IndexDoc, exact_tokens, path_prefixes
+from minarad.index.cjk import cjk_runs
+
+if TYPE_CHECKING:
+    from minarad.index.documents import IndexDoc
 
 #: Bump when the schema or the document rules change; an index built with
 #: another version is rebuilt by the next writer.
@@ -21,11 +23,6 @@ SCHEMA_VERSION = 5
 
 CJK_TOKENIZER = "minara_cjk"
 EXACT_TOKENIZER = "minara_exact"
-
-#: Hangul, kana, CJK ideographs (with extension A and compatibility forms).
-_CJK_RUN_RE = re.compile(
-    "[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf"
-    "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]+")
 
 #: Bytes per compressed block of stored documents. Fetching a hit
 #: decompresses its whole block: with tantivy's 16 KiB default that costs
@@ -141,11 +138,6 @@ def register_tokenizers(index: tantivy.Index) -> None:
     index.register_tokenizer(EXACT_TOKENIZER, exact_analyzer())
 
 
-def cjk_runs(text: str) -> list[tuple[int, str]]:
-    """Return ``(char offset, run)`` for each run of Hangul, kana or ideographs."""
-    return [(m.start(), m.group(0)) for m in _CJK_RUN_RE.finditer(text)]
-
-
 def cjk_tokens(text: str, analyzer: tantivy.TextAnalyzer) -> list[tantivy.Token]:
     """N-grams of the CJK runs in ``text``, positioned by character offset.
 
@@ -164,6 +156,8 @@ def cjk_tokens(text: str, analyzer: tantivy.TextAnalyzer) -> list[tantivy.Token]
 
 def to_tantivy(doc: IndexDoc, analyzer: tantivy.TextAnalyzer) -> tantivy.Document:
     """Convert an :class:`IndexDoc` to a tantivy document."""
+    from minarad.index.documents import exact_tokens, path_prefixes
+
     tags = ", ".join(doc.tags)
     out = tantivy.Document(
         path=doc.path, kind=doc.kind, role=doc.role, channel=doc.channel, blob=doc.blob,

@@ -7,21 +7,18 @@ matches anywhere inside words, like the n-gram field.
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import functools
 import re
+from typing import NamedTuple
 
+from minarad.index import cjk
 from minarad.index.query import Clause
 
 _WORD_SPLIT_RE = re.compile(r"[^\w]+|_")
 _LETTER_RE = re.compile(r"[^\W_]", re.IGNORECASE)
-_CJK_CHAR_RE = re.compile("[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf"
-                          "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-_CJK_RUN_RE = re.compile(_CJK_CHAR_RE.pattern + "+")
 
 
-@dataclasses.dataclass(frozen=True)
-class Snippet:
+class Snippet(NamedTuple):
     """A fragment of a section and the character ranges to highlight in it."""
 
     text: str
@@ -138,7 +135,7 @@ def _is_letter(char: str) -> bool:
 
 def _is_plain(needle: str) -> bool:
     """True when only the characters of ``needle`` itself, in any case, match it."""
-    return needle.isascii() or all(ch.isascii() or _CJK_CHAR_RE.match(ch) for ch in needle)
+    return needle.isascii() or all(ch.isascii() or cjk.char_regex().match(ch) for ch in needle)
 
 
 def term_pattern(clauses: list[Clause]) -> TermPattern | None:
@@ -169,7 +166,7 @@ def _clause_alternatives(clause: Clause) -> list[_Alternative]:
     words = [w for w in _WORD_SPLIT_RE.split(clause.text) if w]
     if not words:
         return []
-    whole = _Alternative(words, bounded=not _CJK_CHAR_RE.search(clause.text))
+    whole = _Alternative(words, bounded=not cjk.has_cjk(clause.text))
     if clause.phrase or whole.bounded:
         return [whole]
     return [whole] + [_Alternative([part], bounded=False)
@@ -183,7 +180,7 @@ MAX_CJK_PART = 8
 def _cjk_parts(text: str) -> list[str]:
     """Every substring of two to :data:`MAX_CJK_PART` characters of each CJK run."""
     parts = []
-    for run in _CJK_RUN_RE.findall(text):
+    for _offset, run in cjk.cjk_runs(text):
         for size in range(min(len(run), MAX_CJK_PART), 1, -1):
             parts += [run[at:at + size] for at in range(len(run) - size + 1)]
     return list(dict.fromkeys(parts))

@@ -148,3 +148,35 @@ def test_concurrent_searches_after_writes_all_find_the_new_words(ws, run, tmp_pa
     assert [p.returncode for p in searches] == [0] * 10
     for out, err in outputs:
         assert out.count("**burrow**") == 11 and "behind" not in err
+
+
+LOADED_BY_A_SEARCH = """
+import sys
+from minarad.cli import main
+code = main(sys.argv[1:])
+heavy = ["minarad.store.store", "minarad.index.documents", "minarad.workspace.markdown",
+         "hashlib", "shutil", "dulwich"]
+print(" ".join(m for m in heavy if m in sys.modules) or "-", file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_a_search_loads_only_what_it_needs(ws, run, tmp_path):
+    ws.commit(**{"MEMORY.md": "# M\n\n## Facts\n\nkiwi\n"})
+    run("search", "kiwi")  # seeds, indexes
+    env = {**os.environ, "MINARA_WORKSPACE_DIR": str(ws.root),
+           "MINARA_STATE_DIR": str(tmp_path / "state"), "HOME": str(tmp_path / "home"),
+           "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    env.pop("MINARA_CONFIG", None)
+
+    def loaded(*args):
+        done = subprocess.run([sys.executable, "-c", LOADED_BY_A_SEARCH, *args], env=env,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout, done.stderr.split()
+
+    out, heavy = loaded("memory", "search", "nothingmatches")
+    assert out.strip() == "no results" and heavy == ["-"]
+    out, heavy = loaded("memory", "search", "kiwi")  # the store gives the version
+    assert "MEMORY.md:3-5" in out and ", v1)" in out and "minarad.store.store" in heavy
+    assert not {"minarad.index.documents", "hashlib", "dulwich"}.intersection(heavy)
