@@ -9,7 +9,9 @@ commits it with git, then measures in one run over the same text:
 - ripgrep over the files (skipped cleanly when ``rg`` is missing);
 - edit-to-searchable latency through the daemon (watcher, debounce,
   commit, index catch-up);
-- wall time of ``minara memory search`` as a fresh process.
+- wall time of ``minara memory search`` as a fresh process (a query with
+  hits, and one without: the store is opened only for hits' versions);
+- the resident memory of a ``minarad`` process after a burst of edits.
 
 Usage: python bench/search.py [--files N] [--large] [--queries N] [--keep DIR]
 """
@@ -263,12 +265,66 @@ def bench_cli(root: Path, state_dir: Path, words: list[str], rounds: int) -> dic
            "PYTHONPYCACHEPREFIX": str(state_dir / "pycache")}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     subprocess.run([str(minara), "memory", "search", words[0]], env=env, capture_output=True)
-    samples = []
+    samples, empty = [], []
     for n in range(rounds):
         ms, done = timed(subprocess.run, [str(minara), "memory", "search", words[n % len(words)]],
                          env=env, capture_output=True)
         samples.append(ms)
-    return {"ms": percentiles(samples)}
+        ms, done = timed(subprocess.run, [str(minara), "memory", "search", f"nothing{n}xq"],
+                         env=env, capture_output=True)
+        empty.append(ms)
+    return {"ms": percentiles(samples), "empty_ms": percentiles(empty)}
+
+
+def bench_daemon_memory(root: Path, state_dir: Path, vocab: list[str], files: int) -> dict | None:
+    """RSS of a ``minarad`` process before and after ``files`` files are rewritten at once."""
+    minarad = Path(sys.executable).with_name("minarad")
+    if not minarad.exists() or not os.path.exists("/proc/self/status"):
+        return None
+    state_dir.mkdir(parents=True, exist_ok=True)
+    config = state_dir / "bench.toml"
+    config.write_text("", encoding="utf-8")
+    env = {**os.environ, "MINARA_WORKSPACE_DIR": str(root), "MINARA_STATE_DIR": str(state_dir),
+           "MINARA_CONFIG": str(config)}
+    daemon = subprocess.Popen([str(minarad)], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        if not _wait_searchable(root, state_dir, vocab[0], 1):
+            return None
+        before = _rss_kib(daemon.pid)
+        rng, word = random.Random(11), f"burstword{random.randint(0, 10**9)}"
+        for n in range(files):
+            text = "\n".join(zipf_sentence(vocab, rng, 14) for _ in range(60))
+            (root / "wiki" / "burst" / f"b{n}.md").parent.mkdir(parents=True, exist_ok=True)
+            (root / "wiki" / "burst" / f"b{n}.md").write_text(f"# B{n}\n\n{word}\n{text}\n")
+        if not _wait_searchable(root, state_dir, word, files):
+            return None
+        time.sleep(1.0)
+        return {"files": files, "before_kib": before, "after_kib": _rss_kib(daemon.pid),
+                "peak_kib": _rss_kib(daemon.pid, "VmHWM")}
+    finally:
+        daemon.terminate()
+        daemon.wait(30)
+
+
+def _wait_searchable(root: Path, state_dir: Path, word: str, hits: int, timeout=300) -> bool:
+    from minarad.index import Index, index_dir_for
+
+    index = Index(root, index_dir_for(state_dir, root))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if len(index.search(word, limit=hits)) >= hits:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def _rss_kib(pid: int, field: str = "VmRSS") -> int:
+    with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
 
 
 # -- report ------------------------------------------------------------------
@@ -277,7 +333,7 @@ def ratio(other: float, ours: float) -> str:
     return f"{other / ours:.1f}x" if ours > 0 else "-"
 
 
-def report(args, tv, fts, rg, edit, cli) -> None:
+def report(args, tv, fts, rg, edit, cli, memory=None) -> None:
     t50, t95 = tv["query_ms"]
     f50, f95 = fts["query_ms"]
     print(f"\nworkspace: {tv['files']} files, {tv['docs']} sections/entries")
@@ -302,7 +358,12 @@ def report(args, tv, fts, rg, edit, cli) -> None:
         print(f"edit->searchable via daemon p50 {e50:.0f} ms  p95 {e95:.0f} ms "
               f"(debounce quiet window {edit['debounce_ms']} ms)")
     c50, c95 = cli["ms"]
-    print(f"cli        minara memory search p50 {c50:.0f} ms  p95 {c95:.0f} ms (fresh process)")
+    n50, n95 = cli["empty_ms"]
+    print(f"cli        minara memory search p50 {c50:.0f} ms  p95 {c95:.0f} ms (fresh process); "
+          f"no results p50 {n50:.0f} ms  p95 {n95:.0f} ms")
+    if memory is not None:
+        print(f"daemon     RSS {memory['before_kib'] / 1024:.0f} MB, after {memory['files']} files "
+              f"rewritten {memory['after_kib'] / 1024:.0f} MB (peak {memory['peak_kib'] / 1024:.0f} MB)")
 
 
 def main(argv=None) -> int:
@@ -314,6 +375,8 @@ def main(argv=None) -> int:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--rg-queries", type=int, default=30)
     parser.add_argument("--edits", type=int, default=10)
+    parser.add_argument("--burst", type=int, default=300,
+                        help="files rewritten at once for the daemon memory figure")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     args = parser.parse_args(argv)
     if args.large:
@@ -344,7 +407,9 @@ def run(args, work: Path, sections: int) -> int:
     cli = bench_cli(root, state, [q for q in queries if '"' not in q][:10], 10)
     print("edit -> searchable through the daemon ...")
     edit = bench_edit_to_searchable(root, state, tv["index"], args.edits)
-    report(args, tv, fts, rg, edit, cli)
+    print("daemon memory after a burst ...")
+    memory = bench_daemon_memory(root, work / "daemon-state", vocab, args.burst)
+    report(args, tv, fts, rg, edit, cli, memory)
     return 0
 
 
