@@ -20,7 +20,6 @@ from loguru import logger
 from minarad.daemon import state as state_file
 from minarad.daemon.debounce import Debouncer
 from minarad.daemon.notify import Notifier
-from minarad.daemon.recovery import as_busy
 from minarad.daemon.skips import SkippedPaths
 from minarad.daemon.watcher import (
     WHOLE_TREE,
@@ -254,10 +253,7 @@ class Daemon:
         except MinaraError as exc:
             return self._commit_separately(taken, exc) if len(taken) > 1 else self._drop(
                 taken, exc)
-        except Exception as exc:
-            if as_busy(exc) is not None:
-                self._wait_busy(taken, as_busy(exc))
-                return False
+        except Exception:
             logger.exception("commit of {} failed; retrying", _names(paths))
             self._retry_later(taken, self.timings.retry * 5)
             return False

@@ -69,8 +69,7 @@ def build_daemon(flags: dict, *, polling: bool, notify_socket: str | None,
     from minarad.config import load_settings
     from minarad.daemon.core import Daemon, Timings
     from minarad.daemon.notify import Notifier, watchdog_interval
-    from minarad.daemon.recovery import recover_after_crash
-    from minarad.daemon.state import InstanceLock, read_state
+    from minarad.daemon.state import InstanceLock
     from minarad.workspace.ignore import IgnoreFilter
 
     settings = load_settings(flags)
@@ -80,7 +79,6 @@ def build_daemon(flags: dict, *, polling: bool, notify_socket: str | None,
     store = open_store(settings)
     if not instance.held:
         instance.acquire()
-    recover_after_crash(store, read_state(settings.workspace))
     interval = watchdog_interval(watchdog_usec, watchdog_pid, os.getpid())
     timings = Timings.from_settings(settings, watchdog=interval)
     logger.info("minarad {} on {} (editor commits by operator {}, debounce {} ms, cap {} ms)",

@@ -113,6 +113,18 @@ def _file_mode(store, rel: str) -> int:
 
 def _move_head(repo, old: str | None, new: bytes) -> None:
     """Compare-and-swap the branch HEAD points to."""
+    from dulwich.file import FileLocked
+
+    try:
+        _swap_head(repo, old, new)
+    except FileLocked as exc:
+        lock = os.fsdecode(exc.lockfilename)
+        raise Busy(f"{lock} exists: another git is working here, or one was killed (it is "
+                   f"removed once stale, or remove it if no git runs)",
+                   code="repository_busy") from None
+
+
+def _swap_head(repo, old: str | None, new: bytes) -> None:
     if old is None:
         target = repo.refs.follow(b"HEAD")[0][-1]
         if not repo.refs.add_if_new(target, new):
@@ -149,7 +161,8 @@ def recover_interrupted_commit(store) -> None:
     Finding the marker under the lock means its writer died. Git lock files
     it may have left (older than a few seconds, so never a running git's)
     are removed, and the index is rebuilt from HEAD, since HEAD may have
-    moved without it.
+    moved without it. While a lock is too young to judge, the marker stays
+    and the writer meets :class:`Busy`; a later try finishes the clean-up.
     """
     marker = store.state_dir / _COMMIT_MARKER
     if not marker.exists():
@@ -158,12 +171,18 @@ def recover_interrupted_commit(store) -> None:
     heads = store.git_dir / "refs" / "heads"
     locks = [store.git_dir / "HEAD.lock", store.git_dir / "index.lock",
              *(heads.rglob("*.lock") if heads.is_dir() else ())]
+    young = []
     for lock in locks:
         with contextlib.suppress(FileNotFoundError):
             if now - lock.stat().st_mtime > _STALE_LOCK_SECONDS:
                 lock.unlink()
+            else:
+                young.append(lock)
+    if young:  # maybe a running git's: keep the marker, clean up on a later try
+        raise Busy(f"{young[0]} exists: another git is working here, or one was killed (it "
+                   f"is removed once stale)", code="repository_busy")
     head = store.head()
-    if not (store.git_dir / "index.lock").exists() and head:
+    if head:
         update_index(store, {}, store.repo[head.encode()].tree, rebuild=True)
     marker.unlink()
 

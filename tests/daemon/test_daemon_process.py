@@ -279,7 +279,8 @@ def test_a_ref_lock_left_by_a_killed_daemon_is_cleared_at_restart(daemon, ws):
     daemon.kill9()
     lock = ws / ".git" / "refs" / "heads" / git(ws, "symbolic-ref", "--short", "HEAD").strip()
     lock = lock.with_name(lock.name + ".lock")
-    lock.write_text("")  # what a kill -9 inside dulwich's ref update leaves
+    lock.write_text("")  # what a kill -9 inside dulwich's ref update leaves,
+    (ws / ".git" / "minara" / "commit-in-progress").write_text("1")  # with the store's marker
     (ws / "MEMORY.md").write_text("edited after the crash\n")
     daemon.start()
     wait_until(lambda: tree_equals_disk(ws), what="HEAD == disk after restart")

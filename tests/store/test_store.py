@@ -219,6 +219,21 @@ def test_a_writer_killed_mid_commit_is_cleaned_up_after(store, ws):
     assert_repo_sound(ws)
 
 
+def test_a_young_ref_lock_is_busy_until_it_is_stale(store, ws):
+    store.write("a.md", "one\n", author="a")
+    lock = ws / ".git" / "refs" / "heads" / "main.lock"
+    lock.write_text("")
+    (ws / ".git" / "minara" / "commit-in-progress").write_text("999999")
+    with pytest.raises(Busy) as info:
+        store.write("a.md", "two\n", author="a")
+    assert "main.lock exists" in info.value.message and lock.exists()
+    old = os.path.getmtime(lock) - 60
+    os.utime(lock, (old, old))  # as it is a minute later
+    store.write("a.md", "two\n", author="a")
+    assert not lock.exists() and git(ws, "show", "HEAD:a.md") == "two\n"
+    assert_repo_sound(ws)
+
+
 def test_versions_follow_commits_made_with_git(store, ws):
     store.write("a.md", "one\n", author="a")
     (ws / "a.md").write_text("two\n")
