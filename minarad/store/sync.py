@@ -70,8 +70,10 @@ def pull(store, dest: str, *, channel: str | None = None, reader: str | None = N
         InvalidInput: a copy holds edits not pushed yet (``unpushed_edits``),
             a file in the way was not written by a pull (``file_not_pulled``)
             or the folder's manifest is broken (``invalid_manifest``).
-        Forbidden: a copy is a symlink or not a regular file.
+        Forbidden: a copy is a symlink or not a regular file, or ``dest``
+            lies inside the workspace (``pull_dir_in_workspace``).
     """
+    _check_outside_workspace(store, dest)
     os.makedirs(dest, exist_ok=True)
     seen = _load_reader(store, reader)
     previous = _load_manifest(dest, missing_ok=True)["files"]
@@ -183,14 +185,28 @@ def _reader_file(store, reader: str) -> str:
     return os.path.join(store.state_dir, "readers", _READER_RE.sub("_", reader) + ".json")
 
 
+def _check_outside_workspace(store, dest: str) -> None:
+    """Refuse a pull folder inside the workspace: its copies would be versioned
+    as workspace files (or land in ``.git/``)."""
+    real = os.path.realpath(dest)
+    if real == str(store.root) or real.startswith(str(store.root) + os.sep):
+        raise Forbidden(f"the pull folder {dest} is inside the workspace {store.root}; "
+                        f"pull into a folder outside it", code="pull_dir_in_workspace")
+
+
 def _load_reader(store, reader: str | None) -> dict:
+    """What ``reader`` pulled last time; a missing or damaged record is empty
+    (it only decides which files are reported as changed)."""
     if not reader:
         return {}
     try:
         with open(_reader_file(store, reader), encoding="utf-8") as fh:
-            return json.load(fh)
-    except (FileNotFoundError, ValueError):
+            seen = json.load(fh)
+    except (OSError, ValueError):
         return {}
+    if not isinstance(seen, dict):
+        return {}
+    return {k: v for k, v in seen.items() if isinstance(k, str) and isinstance(v, (str, type(None)))}
 
 
 def _save_reader(store, reader: str | None, seen: dict) -> None:

@@ -269,3 +269,24 @@ def test_pull_refuses_a_folder_with_a_broken_manifest(store, folder):
         pull(store, str(folder), force=True)
     assert err.value.code == "invalid_manifest"
     assert (folder / "MEMORY.md").read_text() == "- unpushed\n"
+
+
+@pytest.mark.parametrize("inside", ["", "notes", ".git/x"])
+def test_pull_refuses_a_folder_inside_the_workspace(store, ws, inside):
+    head = git(ws, "rev-parse", "HEAD")
+    with pytest.raises(Forbidden) as exc:
+        pull(store, str(ws / inside))
+    assert exc.value.code == "pull_dir_in_workspace"
+    assert not (ws / inside / MANIFEST).exists()
+    assert git(ws, "rev-parse", "HEAD") == head
+    assert_repo_sound(ws)
+
+
+@pytest.mark.parametrize("record", ["[1, 2]", "{\"MEMORY.md\": 7}", "not json", ""])
+def test_pull_with_a_damaged_reader_record_reports_every_file_changed(store, tmp_path, record):
+    pull(store, str(tmp_path / "a"), reader="agent")
+    readers = store.state_dir / "readers"
+    for f in readers.iterdir():
+        f.write_text(record)
+    pulled = pull(store, str(tmp_path / "b"), reader="agent")
+    assert pulled and all(p.changed for p in pulled)
