@@ -69,7 +69,9 @@ def check_gitignore_change(store, rel: str, data: bytes, *, force: bool = False)
 
 def hidden_by(store, rel: str, data: bytes) -> list[str]:
     """Tracked files that ``data`` as the text of ``rel`` would newly ignore."""
-    before = store.ignore_filter()
+    from minarad.workspace.ignore import IgnoreFilter
+
+    before = IgnoreFilter(store.root)  # fresh: the store's copy may predate a nested .gitignore
     after = before.with_gitignore(rel, data)
     return [p for p in sorted(store._committed_files()) if after(p) and not before(p)]
 
@@ -85,9 +87,9 @@ def tracked_but_ignored(store) -> list[PathNote]:
             notes.append(PathNote(rel, "matched by .gitignore, still versioned: minara "
                                        "needs this file", True))
         elif ignore(rel):
-            notes.append(PathNote(rel, "tracked but ignored: minara no longer commits its "
-                                       "changes (un-ignore it, or untrack it with "
-                                       "'git rm --cached')"))
+            notes.append(PathNote(rel, "tracked but ignored: minara refuses writes to it and "
+                                       "does not commit its edits as they happen (un-ignore "
+                                       "it, or untrack it with 'git rm --cached')"))
     return notes
 
 

@@ -25,7 +25,7 @@ _EDITOR_RE = re.compile("|".join(fnmatch.translate(p) for p in EDITOR_PATTERNS))
 
 #: Files minara needs under version control, whatever ``.gitignore`` says.
 _PROTECTED_RE = re.compile(
-    r"(SOUL|AGENTS|IDENTITY|USER|MEMORY|BOOTSTRAP|TOOLS|HEARTBEAT)\.md|\.gitignore"
+    r"(SOUL|AGENTS|IDENTITY|USER|MEMORY|BOOTSTRAP|TOOLS|HEARTBEAT)\.md|(.+/)?\.gitignore"
     r"|\.dreamed-state\.json|memory/[^/]+\.md|wiki/.+\.md|learn/.+\.jsonl|knowledge/.+"
     r"|channels/[^/]+/(MEMORY|MEMBERS)\.md|agents/[^/]+/NOTES\.md")
 #: Folders that may hold such files (a scan must enter them).

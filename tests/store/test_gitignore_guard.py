@@ -108,3 +108,15 @@ def test_a_rename_onto_gitignore_that_would_hide_tracked_files_is_refused(store,
     assert info.value.details["hidden"] == ["notes/a.md"]
     assert (ws / "rules.txt").exists() and not (ws / ".gitignore").exists()
     assert_repo_sound(ws)
+
+
+def test_a_gitignore_in_a_folder_is_guarded_too_and_never_ignores_itself(store, ws):
+    store.write("sub/a.md", "a\n", author="t")
+    store.write("sub/.gitignore", "*.log\n", author="t")
+    with pytest.raises(InvalidInput) as info:
+        store.write("sub/.gitignore", "*.log\n*.md\n", author="t")
+    assert info.value.details["hidden"] == ["sub/a.md"]
+    store.write("sub/.gitignore", "*.log\n.gitignore\n", author="t")
+    store.append("sub/.gitignore", "*.bak", author="t")  # still versioned, still writable
+    assert "*.bak" in git(ws, "show", "HEAD:sub/.gitignore")
+    assert_repo_sound(ws)
