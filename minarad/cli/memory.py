@@ -72,10 +72,12 @@ def _render_write(ctx: CliContext, result) -> None:
 @memory.command(cls=TextCommand)
 @click.argument("file")
 @click.argument("text")
+@click.option("--force", is_flag=True,
+              help="Change a .gitignore even if it would stop versioning tracked files.")
 @channel_option
 @json_option
 @pass_ctx
-def append(ctx: CliContext, file, text, channel):
+def append(ctx: CliContext, file, text, channel, force):
     """Append TEXT to FILE as new line(s); never conflicts.
 
     TEXT may be '-' (read stdin), '@path' (read a file) or '@@...' (a
@@ -84,7 +86,8 @@ def append(ctx: CliContext, file, text, channel):
     Example: minara memory append MEMORY.md "- prefers short answers"
     """
     body = read_text_arg(text, ctx.settings.max_file_bytes)
-    result = ctx.store().append(_file(file, channel), body, author=ctx.author, source="cli")
+    result = ctx.store().append(_file(file, channel), body, author=ctx.author, source="cli",
+                                force=force)
     _render_write(ctx, result)
 
 
@@ -94,17 +97,19 @@ def append(ctx: CliContext, file, text, channel):
 @click.option("--base", metavar="V",
               help="The version you read (number, blob id or sha256); refused with exit 3 "
                    "if the file has moved on since.")
+@click.option("--force", is_flag=True,
+              help="Change a .gitignore even if it would stop versioning tracked files.")
 @channel_option
 @json_option
 @pass_ctx
-def set_(ctx: CliContext, file, text, base, channel):
+def set_(ctx: CliContext, file, text, base, channel, force):
     """Replace FILE with TEXT ('-' for stdin, '@path' for a file).
 
     Example: minara memory set USER.md @USER.md --base 4
     """
     body = read_text_arg(text, ctx.settings.max_file_bytes)
     result = ctx.store().write(_file(file, channel), body, base=base, author=ctx.author,
-                               source="cli")
+                               source="cli", force=force)
     _render_write(ctx, result)
 
 

@@ -19,6 +19,7 @@ from minarad.store import refs
 from minarad.store.atomic import DiskChanged, append_in_place, atomic_write, check_unchanged
 from minarad.store.content import encode_text, decode_text, git_blob_id, sha256_hex
 from minarad.store.historydb import HistoryDB, PathVersion
+from minarad.store.ignoreguard import check_gitignore_change
 from minarad.store.lock import WorkspaceLock
 from minarad.store.models import CommitInfo, FileVersion, HistoryEntry, WriteResult, iso_time
 from minarad.workspace.paths import check_no_symlink, normalize_path
@@ -440,7 +441,7 @@ class Store:
         return str(folder / name)
 
     def write(self, path: str, text: str, *, base=None, author: str, source: str = "cli",
-              message: str | None = None) -> WriteResult:
+              message: str | None = None, force: bool = False) -> WriteResult:
         """Replace the text of ``path``; one commit.
 
         Args:
@@ -451,21 +452,23 @@ class Store:
             author: who is writing.
             source: ``cli``, ``api``, ``editor`` or ``job:<name>``.
             message: an optional line for the commit body.
+            force: write a ``.gitignore`` even if it hides tracked files.
 
         Raises:
             VersionConflict: ``base`` is not the current version.
         """
         return self._write(path, text, base=base, author=author, source=source,
-                           message=message)
+                           message=message, force=force)
 
     def _write(self, path: str, text: str, *, base=None, author: str, source: str,
-               message: str | None, verb: str | None = None) -> WriteResult:
+               message: str | None, verb: str | None = None, force: bool = False) -> WriteResult:
         rel = self.check_writable_path(path)
         data = encode_text(text, self.max_file_bytes, rel)
 
         def act(_old, current, mark):
             if base is not None:
                 self._check_base(rel, current, base, text)
+            check_gitignore_change(self, rel, data, force=force)
             return self._replace(rel, data, current, mark, author=author, source=source,
                                  message=message, verb=verb)
 
@@ -486,7 +489,7 @@ class Store:
                            info.commit, current.version)
 
     def append(self, path: str, text: str, *, author: str, source: str = "cli",
-               message: str | None = None) -> WriteResult:
+               message: str | None = None, force: bool = False) -> WriteResult:
         """Append ``text`` as new line(s) at the end of ``path``; never conflicts.
 
         The bytes are appended in place (``O_APPEND``), so an editor or a
@@ -498,6 +501,7 @@ class Store:
         def act(data, current, mark):
             old = decode_text(data or b"", max(self.max_file_bytes, len(data or b"")), rel)
             new = encode_text(join_appended(old, text), self.max_file_bytes, rel)
+            check_gitignore_change(self, rel, new, force=force)
             if data is None:
                 return self._replace(rel, new, current, mark, author=author, source=source,
                                      message=message, verb="append to")
@@ -538,6 +542,7 @@ class Store:
                 raise NotFound(f"{src} does not exist", code="file_not_found", path=src)
             if os.path.lexists(self._disk_path(dst)):
                 raise InvalidInput(f"{dst} exists already", code="file_exists", path=dst)
+            check_gitignore_change(self, dst, data)
             os.makedirs(os.path.dirname(self._disk_path(dst)), exist_ok=True)
             check_unchanged(self._disk_path(src), mark)
             os.rename(self._disk_path(src), self._disk_path(dst))
