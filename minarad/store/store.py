@@ -16,7 +16,8 @@ from pathlib import Path
 
 from minarad.errors import Busy, Forbidden, InvalidInput, NotFound, VersionConflict
 from minarad.store import refs
-from minarad.store.atomic import DiskChanged, append_in_place, atomic_write, check_unchanged
+from minarad.store.atomic import (DiskChanged, append_file_at, atomic_write, check_unchanged,
+                                  read_file_at, remove_file_at, rename_file_at, write_file_at)
 from minarad.store.content import encode_text, decode_text, git_blob_id, sha256_hex
 from minarad.store.historydb import HistoryDB, PathVersion
 from minarad.store.ignoreguard import check_gitignore_change
@@ -189,22 +190,10 @@ class Store:
         """Read a file as it is on disk: ``(bytes, stat)``, ``(None, None)`` if missing.
 
         The stat is None when the file changed while it was read (so it must
-        not go into the git index as proof of cleanliness).
+        not go into the git index as proof of cleanliness). No symlink is
+        followed, not even a folder swapped for one meanwhile (Forbidden).
         """
-        full = self._disk_path(rel)
-        try:
-            before = os.lstat(full)
-            if not stat.S_ISREG(before.st_mode):
-                raise InvalidInput(f"{rel} is not a regular file", code="not_a_file")
-            with open(full, "rb") as fh:
-                data = fh.read()
-            after = os.lstat(full)
-        except (FileNotFoundError, NotADirectoryError):
-            return None, None
-        except IsADirectoryError:
-            raise InvalidInput(f"{rel} is a folder", code="not_a_file") from None
-        stable = (before.st_mtime_ns, before.st_size) == (after.st_mtime_ns, after.st_size)
-        return data, (after if stable and after.st_size == len(data) else None)
+        return read_file_at(self.root, rel)
 
     # -- the history cache -----------------------------------------------------
 
@@ -481,7 +470,7 @@ class Store:
         if current.exists and current.blob_id == blob:
             return WriteResult(rel, current.version, False, blob, sha256_hex(data),
                                current.commit, current.version)
-        st = atomic_write(self._disk_path(rel), data, expect=mark)
+        st = write_file_at(self.root, rel, data, expect=mark)
         verb = verb or ("update" if current.exists else "create")
         info = self._commit({rel: data}, {rel: st}, author=author, source=source,
                             message=message, verb=verb)
@@ -505,7 +494,7 @@ class Store:
             if data is None:
                 return self._replace(rel, new, current, mark, author=author, source=source,
                                      message=message, verb="append to")
-            st = append_in_place(self._disk_path(rel), new[len(data):], expect=mark)
+            st = append_file_at(self.root, rel, new[len(data):], expect=mark)
             info = self._commit({rel: new}, {rel: st}, author=author, source=source,
                                 message=message, verb="append to")
             return WriteResult(rel, current.version + 1, True, git_blob_id(new),
@@ -524,7 +513,7 @@ class Store:
             if base is not None:
                 self._check_base(rel, current, base, None)
             check_unchanged(self._disk_path(rel), mark)
-            os.unlink(self._disk_path(rel))
+            remove_file_at(self.root, rel, expect=mark)
             info = self._commit({rel: None}, {}, author=author, source=source,
                                 message=message)
             return WriteResult(rel, current.version + 1, True, None, None, info.commit,
@@ -543,10 +532,8 @@ class Store:
             if os.path.lexists(self._disk_path(dst)):
                 raise InvalidInput(f"{dst} exists already", code="file_exists", path=dst)
             check_gitignore_change(self, dst, data)
-            os.makedirs(os.path.dirname(self._disk_path(dst)), exist_ok=True)
             check_unchanged(self._disk_path(src), mark)
-            os.rename(self._disk_path(src), self._disk_path(dst))
-            st = os.lstat(self._disk_path(dst))
+            st = rename_file_at(self.root, src, dst, expect=mark)
             return self._commit({src: None, dst: data}, {dst: st}, author=author,
                                 source=source, message=message)
 

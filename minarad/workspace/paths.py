@@ -55,7 +55,10 @@ def check_no_symlink(root: str, rel: str) -> None:
     for part in rel.split("/"):
         current = os.path.join(current, part)
         if os.path.islink(current):
-            target = os.path.realpath(current)
+            try:
+                target = os.path.realpath(current)
+            except OSError:  # the link went away meanwhile; writes re-check without following
+                continue
             where = "outside" if not _is_within(target, os.path.realpath(root)) else "inside"
             raise Forbidden(f"{rel}: {current[len(root) + 1:]} is a symlink to {where} the "
                             f"workspace; minara does not follow links", code="symlink",
