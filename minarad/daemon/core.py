@@ -24,6 +24,7 @@ from minarad.daemon.skips import SkippedPaths
 from minarad.daemon.watcher import (
     WHOLE_TREE,
     WorkspaceEventHandler,
+    drain_observer,
     install_lost_events_log,
     observer_healthy,
     start_observer,
@@ -109,6 +110,7 @@ class Daemon:
         self._lost_reason: str | None = None
         self._waiting: str | None = None
         self._observer = None
+        self._handler = None
         self.watcher_kind: str | None = None
         self._state = {"pid": os.getpid(), "since": _now_iso(), "workspace": self.root,
                        "watcher": None, "state": "starting", "last_commit": None,
@@ -204,11 +206,18 @@ class Daemon:
     # -- watching --------------------------------------------------------------
 
     def _start_watching(self) -> None:
-        handler = WorkspaceEventHandler(self.root, self.ignore, self._sink)
+        self._handler = WorkspaceEventHandler(self.root, self.ignore, self._sink)
         self._observer, self.watcher_kind = start_observer(
-            self.root, handler, polling=self.polling, factories=self.observer_factories)
+            self.root, self._handler, polling=self.polling, factories=self.observer_factories)
         self._state["watcher"] = self.watcher_kind
         logger.info("watching {} with {}", self.root, self.watcher_kind)
+
+    def _drain_watcher(self) -> None:
+        """Stop watching and queue every event the observer had not handed over yet."""
+        if self._observer is not None:
+            drain_observer(self._observer, self._handler)
+            self._observer = None
+        self._wait_for_events(0)
 
     def _stop_watching(self) -> None:
         if self._observer is not None:
@@ -373,8 +382,11 @@ class Daemon:
 
     def _shutdown(self) -> None:
         self.notifier.stopping()
-        logger.info("stopping: flushing {} pending path(s)", len(self.debouncer))
-        self._wait_for_events(0)
+        self._drain_watcher()
+        logger.info("stopping: flushing {} pending path(s) and comparing the tree with HEAD",
+                    len(self.debouncer))
+        # An edit whose event had not arrived yet is on disk all the same.
+        self.debouncer.touch(WHOLE_TREE, time.monotonic())
         deadline = time.monotonic() + self.timings.flush_timeout
         while len(self.debouncer):
             if self._commit(self.debouncer.take_all()):

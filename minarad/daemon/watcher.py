@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import queue
 from collections.abc import Callable
 
 from loguru import logger
@@ -189,6 +190,24 @@ def stop_observer(observer, timeout: float = 5.0) -> None:
     """Stop an observer and wait for its threads."""
     observer.stop()
     observer.join(timeout=timeout)
+
+
+def drain_observer(observer, handler: FileSystemEventHandler, timeout: float = 5.0) -> int:
+    """Stop an observer, then hand ``handler`` the events it queued but never dispatched.
+
+    Returns:
+        How many events were handed over.
+    """
+    stop_observer(observer, timeout)
+    drained = 0
+    while True:
+        try:
+            entry = observer.event_queue.get_nowait()
+        except queue.Empty:
+            return drained
+        if isinstance(entry, tuple):  # (event, watch); the stop sentinel is not
+            handler.dispatch(entry[0])
+            drained += 1
 
 
 def observer_healthy(observer) -> bool:

@@ -230,6 +230,20 @@ def test_sigterm_commits_pending_edits_before_exit(daemon, ws):
     assert_repo_sound(ws)
 
 
+def test_an_edit_made_just_before_sigterm_is_committed_before_exit(daemon, ws):
+    daemon.start()
+    before = commit_count(ws)
+    (ws / "MEMORY.md").write_text("written just before SIGTERM\n")
+    deep = ws / "wiki" / "new" / "deep"
+    deep.mkdir(parents=True)
+    (deep / "deep.md").write_text("in a folder made just before SIGTERM\n")
+    assert daemon.stop(signal.SIGTERM) == 0  # no wait: the events may not have arrived yet
+    assert git(ws, "show", "HEAD:MEMORY.md") == "written just before SIGTERM\n"
+    assert git(ws, "show", "HEAD:wiki/new/deep/deep.md") == "in a folder made just before SIGTERM\n"
+    assert commit_count(ws) > before
+    assert_repo_sound(ws)
+
+
 def test_a_second_daemon_on_the_same_workspace_is_refused(daemon, daemon_env, tmp_path):
     from tests.daemon.conftest import DaemonProcess
 
