@@ -244,6 +244,46 @@ def test_an_edit_made_just_before_sigterm_is_committed_before_exit(daemon, ws):
     assert_repo_sound(ws)
 
 
+def watched_inodes(pid: int) -> list[int]:
+    """The inode of every inotify watch the process holds (from /proc/<pid>/fdinfo)."""
+    inodes = []
+    for info in Path(f"/proc/{pid}/fdinfo").iterdir():
+        try:
+            lines = info.read_text().splitlines()
+        except OSError:  # an fd closed meanwhile
+            continue
+        for line in lines:
+            if line.startswith("inotify wd:"):
+                fields = dict(f.split(":", 1) for f in line.split()[1:] if ":" in f)
+                inodes.append(int(fields["ino"], 16))
+    return inodes
+
+
+def folder_inodes(top: Path, inside_git: bool) -> set[int]:
+    """Inodes of the folders under ``top`` (itself included) inside or outside ``.git``."""
+    found = set()
+    for folder, dirs, _ in os.walk(top):
+        rel_parts = Path(folder).relative_to(top).parts
+        if (".git" in rel_parts) == inside_git:
+            found.add(os.stat(folder).st_ino)
+    return found
+
+
+def test_nothing_inside_git_is_watched(daemon, ws, barrier):
+    (ws / "wiki" / "people").mkdir(parents=True)
+    (ws / "wiki" / "people" / "ada.md").write_text("# Ada\n")
+    daemon.start()
+    for n in range(5):  # commits fill .git/objects with folders
+        (ws / f"note-{n}.md").write_text(f"note {n}\n")
+        barrier()
+    (ws / "wiki" / "places" / "paris").mkdir(parents=True)  # a folder made while watching
+    (ws / "wiki" / "places" / "paris" / "paris.md").write_text("# Paris\n")
+    barrier()
+    watched = watched_inodes(daemon.proc.pid)
+    assert not set(watched) & folder_inodes(ws, inside_git=True)
+    assert sorted(watched) == sorted(folder_inodes(ws, inside_git=False))
+
+
 def test_a_second_daemon_on_the_same_workspace_is_refused(daemon, daemon_env, tmp_path):
     from tests.daemon.conftest import DaemonProcess
 
