@@ -35,8 +35,10 @@ class DaemonAlreadyRunning(MinaraError):
 
 
 def state_dir(workspace: str | os.PathLike) -> Path:
-    """Return the daemon's folder inside the workspace repository."""
-    return Path(workspace) / ".git" / "minara"
+    """Return the daemon's folder inside the workspace repository (a worktree's own)."""
+    from minarad.store.refs import find_git_dir
+
+    return Path(find_git_dir(workspace)) / "minara"
 
 
 class InstanceLock:
