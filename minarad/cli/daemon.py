@@ -19,6 +19,8 @@ def _render_status(st) -> str:
              f"  since:    {st.since}",
              f"  watcher:  {st.watcher}",
              f"  state:    {st.state}"]
+    if st.waiting_for:
+        lines.append(f"  waiting for: {st.waiting_for}")
     if st.last_commit:
         c = st.last_commit
         lines.append(f"  last commit: {c['commit'][:7]} {c['source']} {', '.join(c['paths'][:5])}"
@@ -40,9 +42,10 @@ def _render_status(st) -> str:
 def status(ctx):
     """Tell whether minarad watches this workspace (exit 1 when it does not).
 
-    Shows pid, start time, watcher kind, the last commit, pending paths and
-    the files it cannot version (too large, unreadable, symlinks), as the
-    running daemon last reported them.
+    Shows pid, start time, watcher kind, the last commit, pending paths,
+    the files it cannot version (too large, unreadable, symlinks) and, while
+    it waits, why (a stale git lock and how to remove it, a detached HEAD, a
+    damaged repository), as the running daemon last reported them.
 
     Example: minara status --json
     """

@@ -114,7 +114,8 @@ class Daemon:
         self.watcher_kind: str | None = None
         self._state = {"pid": os.getpid(), "since": _now_iso(), "workspace": self.root,
                        "watcher": None, "state": "starting", "last_commit": None,
-                       "pending": [], "pending_count": 0, "skipped": [], "skipped_count": 0}
+                       "pending": [], "pending_count": 0, "skipped": [], "skipped_count": 0,
+                       "waiting_for": None, "waiting_code": None}
         #: Files left out of the repository (too large, unreadable, symlinks), each
         #: logged once per path and reason.
         self.skipped = SkippedPaths()
@@ -291,7 +292,7 @@ class Daemon:
         if self._waiting:
             logger.info("repository is free again; committing")
             self._waiting = None
-            self._state["state"] = "watching"
+            self._state.update(state="watching", waiting_for=None, waiting_code=None)
             self.notifier.status(f"watching {self.root}")
         if info is not None:
             self._report(info, min(taken.values()), started)
@@ -318,10 +319,11 @@ class Daemon:
     def _wait_busy(self, taken: dict, exc: Busy) -> None:
         reason = f"waiting: {exc.message}"
         if reason != self._waiting:
-            logger.warning("{}; not committing until it is done", reason)
+            logger.warning("{}; edits wait on disk and are committed once that is resolved",
+                           reason)
             self.notifier.status(reason)
         self._waiting = reason
-        self._state["state"] = "waiting"
+        self._state.update(state="waiting", waiting_for=exc.message, waiting_code=exc.code)
         self._retry_later(taken, self.timings.retry)
 
     def _retry_later(self, taken: dict, delay: float) -> None:

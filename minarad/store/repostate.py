@@ -68,17 +68,9 @@ def lock_error(lock: str, age: float) -> Busy:
         return Busy(f"{lock} exists: a git command is working in this repository; try again "
                     f"in a moment (if no git is running, remove it: {remove})",
                     code="repository_busy", lock=lock)
-    return Busy(f"{lock} is {_duration(age)} old: a git command left it behind (or is still "
-                f"running) and no commit can be made while it exists; if no git is running, "
-                f"remove it: {remove}", code="stale_git_lock", lock=lock)
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 120:
-        return f"{int(seconds)} s"
-    if seconds < 7200:
-        return f"{int(seconds // 60)} min"
-    return f"{int(seconds // 3600)} h"
+    return Busy(f"{lock} is stale: a git command left it behind (or is still running) and "
+                f"no commit can be made while it exists; if no git is running, remove it: "
+                f"{remove}", code="stale_git_lock", lock=lock, age_seconds=int(age))
 
 
 def check_no_operation(git_dir: str) -> None:
