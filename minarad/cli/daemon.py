@@ -42,10 +42,9 @@ def _render_status(st) -> str:
 def status(ctx):
     """Tell whether minarad watches this workspace (exit 1 when it does not).
 
-    Shows pid, start time, watcher kind, the last commit, pending paths,
-    the files it cannot version (too large, unreadable, symlinks) and, while
-    it waits, why (a stale git lock and how to remove it, a detached HEAD, a
-    damaged repository), as the running daemon last reported them.
+    Shows pid, start time, watcher kind, the last commit, pending paths and
+    the files it cannot version (too large, unreadable, symlinks), as the
+    running daemon last reported them.
 
     Example: minara status --json
     """

@@ -37,6 +37,8 @@ _WAKE = object()
 LOGGED_PATHS = 8
 #: Events taken from the queue per loop step.
 MAX_EVENTS_PER_STEP = 20_000
+#: Refusals that a few more seconds will not end: shutdown does not wait them out.
+LASTING_WAITS = ("stale_git_lock", "head_detached", "repository_damaged")
 
 
 @dataclasses.dataclass
@@ -385,15 +387,16 @@ class Daemon:
     def _shutdown(self) -> None:
         self.notifier.stopping()
         self._drain_watcher()
+        pending = [p for p in self.debouncer.pending() if p != WHOLE_TREE]
         logger.info("stopping: flushing {} pending path(s) and comparing the tree with HEAD",
-                    len(self.debouncer))
+                    len(pending))
         # An edit whose event had not arrived yet is on disk all the same.
         self.debouncer.touch(WHOLE_TREE, time.monotonic())
         deadline = time.monotonic() + self.timings.flush_timeout
         while len(self.debouncer):
             if self._commit(self.debouncer.take_all()):
                 continue
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= deadline or self._state["waiting_code"] in LASTING_WAITS:
                 logger.error("could not commit {} before exit; the next start will",
                              _names(self.debouncer.pending()))
                 break

@@ -465,3 +465,14 @@ def test_a_shallow_clone_or_a_linked_worktree_is_watched_as_usual(daemon, daemon
     assert daemon.stop() == 0
     assert "Traceback" not in daemon.log()
     assert_repo_sound(other)
+
+
+def test_sigterm_on_a_detached_head_leaves_the_edit_for_the_next_start(daemon, daemon_env, ws):
+    daemon.start(env={"MINARA_DEBOUNCE_MS": "60000", "MINARA_DEBOUNCE_CAP_MS": "120000"})
+    detach_head(ws)
+    (ws / "MEMORY.md").write_text("edited on a detached HEAD\n")
+    before = commit_count(ws)
+    assert daemon.stop() == 0
+    assert "could not commit" in daemon.log() and "the next start will" in daemon.log()
+    assert commit_count(ws) == before
+    assert (ws / "MEMORY.md").read_text() == "edited on a detached HEAD\n"
