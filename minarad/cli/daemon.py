@@ -19,6 +19,8 @@ def _render_status(st) -> str:
              f"  since:    {st.since}",
              f"  watcher:  {st.watcher}",
              f"  state:    {st.state}"]
+    if st.waiting_for:
+        lines.append(f"  waiting for: {st.waiting_for}")
     if st.last_commit:
         c = st.last_commit
         lines.append(f"  last commit: {c['commit'][:7]} {c['source']} {', '.join(c['paths'][:5])}"

@@ -8,6 +8,7 @@ file atomically and commits exactly the changed blobs and trees.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
@@ -29,8 +30,6 @@ DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 #: How often a write re-reads a file an editor keeps saving before giving up.
 _DISK_RETRIES = 20
 _UNSTABLE = object()
-_BUSY_MARKERS = ("MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD",
-                 "REVERT_HEAD", "BISECT_LOG")
 
 
 def parse_base(base) -> tuple[str, object]:
@@ -66,7 +65,7 @@ class Store:
     def __init__(self, root: str | os.PathLike, *, operator: str = "operator",
                  max_file_bytes: int = DEFAULT_MAX_BYTES):
         self.root = Path(os.path.realpath(os.path.expanduser(os.fspath(root))))
-        self.git_dir = self.root / ".git"
+        self.git_dir = Path(refs.find_git_dir(self.root))  # a worktree's .git file is followed
         self.state_dir = self.git_dir / "minara"
         self.operator = operator
         self.max_file_bytes = max_file_bytes
@@ -101,11 +100,14 @@ class Store:
         self._init_repo()
         with self.lock():
             seeded = seed_workspace(str(self.root))
-            if self.head() is None:
-                self.commit_disk(None, author=self.operator, source="init",
-                                 message="start versioning this workspace")
-            elif seeded:
-                self.commit_disk(seeded, author=self.operator, source="seed")
+            try:
+                if self.head() is None:
+                    self.commit_disk(None, author=self.operator, source="init",
+                                     message="start versioning this workspace")
+                elif seeded:
+                    self.commit_disk(seeded, author=self.operator, source="seed")
+            except Busy:  # e.g. a detached HEAD: the seeds wait on disk for the next commit
+                pass
             record_seen(str(self.root))
         return seeded
 
@@ -144,9 +146,17 @@ class Store:
             self._history.close()
             self._history = None
 
+    @contextlib.contextmanager
     def lock(self):
-        """The workspace's inter-process lock (re-entrant), as a context manager."""
-        return self._lock.hold()
+        """The workspace's inter-process lock (re-entrant), as a context manager.
+
+        A git object found missing while it is held is reported as a damaged
+        repository (``repository_damaged``), not as a ``KeyError``.
+        """
+        from minarad.store.repostate import missing_objects_are_damage
+
+        with self._lock.hold(), missing_objects_are_damage():
+            yield
 
     def head(self) -> str | None:
         """The commit HEAD points to (hex), or None before the first commit."""
@@ -339,18 +349,16 @@ class Store:
     # -- writing -----------------------------------------------------------------
 
     def _check_writable(self) -> None:
+        """Refuse (:class:`Busy`) a repository minara must not commit to now.
+
+        Git lock files, an operation in progress, a detached HEAD or a missing
+        HEAD object (see :mod:`minarad.store.repostate`).
+        """
+        from minarad.store import repostate
         from minarad.store.commit import recover_interrupted_commit
 
         recover_interrupted_commit(self)
-        if (self.git_dir / "index.lock").exists():
-            raise Busy(f"{self.git_dir / 'index.lock'} exists: another git process is working "
-                       f"in this repository (remove the file if none is running)",
-                       code="repository_busy")
-        for marker in _BUSY_MARKERS:
-            if (self.git_dir / marker).exists():
-                raise Busy(f"the repository is in the middle of a git operation "
-                           f"({marker} exists); finish or abort it with git first",
-                           code="repository_busy")
+        repostate.check_writable(str(self.git_dir), lambda: self.repo)
 
     def _absorb(self, rel: str):
         """Commit an uncommitted disk change of ``rel``; return (bytes, FileVersion)."""
