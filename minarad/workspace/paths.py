@@ -1,7 +1,10 @@
 """Workspace-relative paths: normalise, validate, and refuse escapes.
 
-Pure functions plus one disk check (:func:`check_no_symlink`). A workspace
-path is a POSIX-style relative path such as ``memory/2026-11-29-s1.md``.
+Pure functions plus two disk checks (:func:`check_no_symlink`,
+:func:`check_can_create`). A workspace path is a POSIX-style relative path
+such as ``memory/2026-11-29-s1.md``: ``/`` separates folders, and a name is
+refused only when git, the file system or another system (where a clone
+may be checked out) would misread it.
 """
 
 from __future__ import annotations
@@ -26,7 +29,6 @@ PATH_MAX_BYTES = 4095
 #: Code points HFS+ ignores in names, so ``.g\u200cit`` is ``.git`` on macOS (git's list).
 _HFS_IGNORED = frozenset([0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x202F),
                           *range(0x206A, 0x2070), 0xFEFF])
-_LINE_BREAKS = frozenset("\x85\u2028\u2029")
 
 
 def normalize_path(path: str) -> str:
@@ -44,7 +46,7 @@ def normalize_path(path: str) -> str:
     """
     if not isinstance(path, str) or not path.strip():
         raise InvalidInput("empty path", code="invalid_path")
-    if any(ord(ch) < 32 or ord(ch) == 127 or ch in _LINE_BREAKS for ch in path):
+    if any(ord(ch) < 32 for ch in path):
         raise InvalidInput(f"path {path!r} holds a control character", code="invalid_path")
     if path.startswith("/") or path == "~" or path.startswith("~/"):
         raise Forbidden(f"path {path!r} is absolute; give a path inside the workspace",
@@ -54,7 +56,7 @@ def normalize_path(path: str) -> str:
         check_name(part, path)
     rel = "/".join(parts)
     _check_reserved(rel, path)
-    if len(rel.encode("utf-8", "surrogatepass")) > PATH_MAX_BYTES:
+    if _byte_length(rel) > PATH_MAX_BYTES:
         raise InvalidInput(f"path {path[:60]!r}... is longer than {PATH_MAX_BYTES} bytes, "
                            f"too long for the file system", code="path_too_long")
     return rel
@@ -103,9 +105,17 @@ def check_name(name: str, path: str | None = None) -> None:
     if any(is_gitmodules_name(piece) for piece in pieces):
         raise Forbidden(f"path {path!r} names .gitmodules, where git reads submodule URLs "
                         f"and paths; minara does not write it", code="path_gitmodules", path=path)
-    if len(name.encode("utf-8", "surrogatepass")) > NAME_MAX_BYTES:
+    if _byte_length(name) > NAME_MAX_BYTES:
         raise InvalidInput(f"path {path[:60]!r}...: a name is longer than {NAME_MAX_BYTES} "
                            f"bytes, too long for the file system", code="path_too_long")
+
+
+def _byte_length(text: str) -> int:
+    """How many bytes ``text`` takes as a file name on disk."""
+    try:
+        return len(os.fsencode(text))
+    except UnicodeEncodeError:
+        return len(text.encode("utf-8", "surrogatepass"))
 
 
 def _check_reserved(rel: str, path: str) -> None:
