@@ -100,8 +100,9 @@ def check_name(name: str, path: str | None = None) -> None:
         raise Forbidden(f"path {path!r} leaves the workspace where '\\' separates folders "
                         f"(Windows)", code="path_outside_workspace", path=path)
     if any(is_dotgit_name(piece) for piece in pieces):
-        raise Forbidden(f"path {path!r}: {name!r} is .git on Windows or macOS (or to git), "
-                        f"which minara never reads or writes", code="path_in_git_dir", path=path)
+        raise Forbidden(f"path {path!r}: {name!r} is read as .git (by git, on Windows or on "
+                        f"macOS), which minara never reads or writes", code="path_in_git_dir",
+                        path=path)
     if any(is_gitmodules_name(piece) for piece in pieces):
         raise Forbidden(f"path {path!r} names .gitmodules, where git reads submodule URLs "
                         f"and paths; minara does not write it", code="path_gitmodules", path=path)

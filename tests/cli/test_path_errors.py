@@ -99,8 +99,8 @@ def test_newlines_never_become_heartbeat_fields(minara, ws, flag, value):
 
 def test_import_skips_names_git_would_refuse(minara, ws, tmp_path):
     src = tmp_path / "openclaw"
-    bad = {".gitmodules": "submodule", "git~1/config": ".git on", "notes/GIT~1/x.md": ".git on",
-           ".git.": ".git on", "memory": "folder"}
+    bad = {".gitmodules": "submodule", "git~1/config": "as .git", "notes/GIT~1/x.md": "as .git",
+           ".git.": "as .git", "memory": "folder"}
     good = ["a: b.md", "Q:A.md", "notes\\x.md", "notes/fine.md"]
     for rel in [*bad, *good]:
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -127,7 +127,7 @@ def test_the_daemon_lists_git_names_as_not_versioned_and_commits_the_rest(minara
                                                                           daemon):
     minara("memory", "get", "MEMORY.md", check=0)
     daemon.start()
-    bad = {".git./config": ".git on", "git~1/config": ".git on", ".gitmodules": "submodule",
+    bad = {".git./config": "as .git", "git~1/config": "as .git", ".gitmodules": "submodule",
            "memory": "folder"}
     for rel in [*bad, "Q:A.md", "a\\b.md"]:
         (ws / rel).parent.mkdir(parents=True, exist_ok=True)

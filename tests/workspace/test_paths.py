@@ -120,8 +120,8 @@ def test_a_file_in_the_way_of_a_folder_is_a_clear_error(store, ws):
 
 def _editor_files(ws) -> dict[str, str]:
     """Files an editor could make; path -> why minara leaves it out (None: versioned)."""
-    files = {".git./config": ".git on", ".git /config": ".git on", "git~1/config": ".git on",
-             ".g\u200cit/config": ".git on", ".gitmodules": "submodule",
+    files = {".git./config": "as .git", ".git /config": "as .git", "git~1/config": "as .git",
+             ".g\u200cit/config": "as .git", ".gitmodules": "submodule",
              "sub/.gitmodules.": "submodule", "memory": "folder",
              "a: b.md": None, "Q:A.md": None, "a\\b.md": None, "x\\y\\z.md": None}
     for rel in files:
