@@ -24,7 +24,7 @@ from minarad.store.historydb import HistoryDB, PathVersion
 from minarad.store.ignoreguard import check_gitignore_change
 from minarad.store.lock import WorkspaceLock
 from minarad.store.models import CommitInfo, FileVersion, HistoryEntry, WriteResult, iso_time
-from minarad.workspace.paths import check_no_symlink, normalize_path
+from minarad.workspace.paths import check_can_create, check_no_symlink, normalize_path
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 #: How often a write re-reads a file an editor keeps saving before giving up.
@@ -177,6 +177,7 @@ class Store:
         this machine: versioning it would make ``git status`` disagree.
         """
         rel = self.check_path(path)
+        check_can_create(str(self.root), rel)
         if self.ignore_filter()(rel):
             raise Forbidden(f"{rel} is ignored by the workspace's .gitignore (or is an editor "
                             f"temporary); minara does not version it", code="path_ignored",
@@ -603,7 +604,7 @@ class Store:
         from minarad.store import reconcile
 
         ignore = self.ignore_filter()
-        for rel in sorted({normalize_path(p) for p in paths}):
+        for rel in sorted({reconcile.normalized_or_as_given(p) for p in paths}):
             if not ignore(rel):
                 latest = self.history_db.latest(rel)
                 reconcile.collect(self, rel, latest.blob if latest else None, True, found)

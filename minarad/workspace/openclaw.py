@@ -13,9 +13,10 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from minarad.errors import InvalidInput, NotFound
+from minarad.errors import Forbidden, InvalidInput, NotFound
 from minarad.workspace.ignore import is_editor_temporary
 from minarad.workspace.layout import SEEDED_FILES
+from minarad.workspace.paths import normalize_path
 from minarad.workspace.seed import template_bytes
 
 SKIPPED_BY_RULE = {"BOOTSTRAP.md": "onboarding file", "HEARTBEAT.md": "runtime state"}
@@ -53,6 +54,15 @@ def _is_untouched_template(dest: str, rel: str) -> bool:
         return False
 
 
+def _refused_name(rel: str) -> str | None:
+    """Why the workspace's path rules refuse ``rel`` (``.gitmodules``, ``git~1``...), or None."""
+    try:
+        normalize_path(rel)
+    except (Forbidden, InvalidInput) as exc:
+        return exc.message
+    return None
+
+
 def plan_import(src: str, dest: str) -> ImportPlan:
     """Decide, file by file, what importing ``src`` into ``dest`` would do."""
     src = os.path.abspath(os.path.expanduser(src))
@@ -66,6 +76,8 @@ def plan_import(src: str, dest: str) -> ImportPlan:
         name = rel.rsplit("/", 1)[-1]
         if rel in SKIPPED_BY_RULE:
             plan.skipped[rel] = SKIPPED_BY_RULE[rel]
+        elif (refused := _refused_name(rel)) is not None:
+            plan.skipped[rel] = refused
         elif os.path.islink(full):
             plan.skipped[rel] = "symlink"
         elif is_editor_temporary(name):
