@@ -50,6 +50,10 @@ def _workspace_notes(settings) -> dict:
     try:
         return {"tracked_ignored": [n.to_dict() for n in tracked_but_ignored(store)],
                 "untracked": [n.to_dict() for n in untracked_explained(store)]}
+    except (KeyError, OSError, MinaraError):
+        # A damaged repository (a missing tree): the daemon's own status
+        # line says what is wrong; the notes need an intact HEAD.
+        return {"tracked_ignored": [], "untracked": []}
     finally:
         store.close()
 
