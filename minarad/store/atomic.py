@@ -25,6 +25,10 @@ class DiskChanged(Exception):
     """The file changed on disk after it was read (an editor saved meanwhile)."""
 
 
+class DiskReplaced(DiskChanged):
+    """The file was replaced while being appended to: the new one may hold the bytes or not."""
+
+
 def fingerprint(path: str | os.PathLike) -> tuple | None:
     """``(mtime_ns, size, inode)`` of a file, or None when it does not exist."""
     try:
@@ -109,7 +113,7 @@ def append_in_place(path: str | os.PathLike, suffix: bytes, expect) -> os.stat_r
         os.close(fd)
     now = fingerprint(path)
     if now is None or now[2] != after.st_ino:
-        raise DiskChanged(path)
+        raise DiskReplaced(path)
     exact = after.st_size == st.st_size + len(suffix) and now == (
         after.st_mtime_ns, after.st_size, after.st_ino)
     return after if exact else None
