@@ -70,7 +70,6 @@ def test_an_append_on_a_full_disk_changes_nothing_and_a_retry_writes_once(minara
     assert (ws / "MEMORY.md").read_bytes() == before
     assert error["error"] == "disk_full", failed.stderr
     assert "nothing was changed" in error["message"]
-    assert (ws / "MEMORY.md").read_bytes() == before
     assert commit_count(ws) == count
     os.unlink(tiny_disk / "filler")
     minara("memory", "append", "MEMORY.md", "- written once", check=0, extra_env=disk_env)
@@ -87,6 +86,8 @@ done
 
 
 def test_appends_beside_a_sed_loop_land_exactly_once(minara, ws, tmp_path):
+    """No line twice. (sed may still drop a line it read before the append reached the
+    file: that is sed's lost update, and the line stays in the history.)"""
     minara("memory", "set", "log.md", "# Log\ntouched by sed\n", check=0)
     stop = tmp_path / "stop"
     sed = subprocess.Popen(["sh", "-c", SED_LOOP, "sed-loop", str(ws / "log.md"), str(stop)])
@@ -97,11 +98,13 @@ def test_appends_beside_a_sed_loop_land_exactly_once(minara, ws, tmp_path):
         stop.touch()
         assert sed.wait(timeout=60) == 0
     lines = (ws / "log.md").read_text().splitlines()
+    history = git(ws, "log", "-p", "--", "log.md")
     for i, code in enumerate(codes):
-        assert lines.count(f"- entry {i}") == (1 if code == 0 else 0), (i, code)
-    assert len(lines) == 2 + codes.count(0)
+        assert lines.count(f"- entry {i}") <= (1 if code == 0 else 0), (i, code, lines)
+        assert (f"\n+- entry {i}\n" in history) == (code == 0), (i, code)
+    assert lines[:2] == ["# Log", "touched by sed"] and len(lines) <= 2 + codes.count(0)
     assert codes.count(0) >= 30
-    minara("memory", "get", "log.md", check=0)
+    minara("--json", "memory", "get", "log.md", check=0)
     assert git(ws, "show", "HEAD:log.md").splitlines() == lines
     assert_repo_sound(ws)
 
