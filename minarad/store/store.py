@@ -3,7 +3,9 @@
 Each verb takes the workspace lock, brings the history cache up to HEAD,
 commits any uncommitted editor change to the path first (so nothing on
 disk is ever overwritten unrecorded), checks the writer's base, writes the
-file atomically and commits exactly the changed blobs and trees.
+commit's objects and locks the branch, then changes the file atomically
+and moves HEAD; if HEAD cannot move, the file is put back. A write that
+fails therefore changes nothing, and a retry writes once.
 """
 
 from __future__ import annotations
@@ -370,12 +372,14 @@ class Store:
 
     def _absorb(self, rel: str):
         """Commit an uncommitted disk change of ``rel``; return (bytes, FileVersion)."""
-        data, current, _ = self._absorb_with_fingerprint(rel)
+        with _failures_named(rel):
+            data, current, _ = self._absorb_with_fingerprint(rel)
         return data, current
 
     def _absorb_with_fingerprint(self, rel: str):
         """As :meth:`_absorb`, plus the file's fingerprint as read (``_UNSTABLE``
-        when it changed while being read)."""
+        when it changed while being read). A file over the size limit is never
+        committed (it stays unversioned, as a whole-tree commit leaves it)."""
         self._check_writable()
         self.catch_up()
         data, st = self.read_disk(rel)
@@ -400,6 +404,8 @@ class Store:
         lock. If it does between our read and our write (the write checks
         the fingerprint just before its rename), the editor's text is
         committed first and ``act`` runs again on it, so it is never lost.
+        A file over the size limit is refused rather than written over, and a
+        full disk or unwritable repository becomes one clear error.
         """
         with _failures_named(rel):
             for attempt in range(_DISK_RETRIES):
