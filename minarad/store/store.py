@@ -24,7 +24,6 @@ from minarad.errors import Busy, Forbidden, InvalidInput, MinaraError, NotFound,
 from minarad.store import refs
 from minarad.store.atomic import DiskChanged, DiskReplaced, append_in_place, atomic_write, \
     check_unchanged, fingerprint
-from minarad.store.commit import file_mode
 from minarad.store.content import encode_text, decode_text, git_blob_id, sha256_hex
 from minarad.store.historydb import HistoryDB, PathVersion
 from minarad.store.lock import WorkspaceLock
@@ -609,6 +608,8 @@ class Store:
     def rename(self, old: str, new: str, *, author: str, source: str = "cli",
                message: str | None = None) -> CommitInfo:
         """Move ``old`` to ``new`` in one commit (git sees a rename)."""
+        from minarad.store.commit import file_mode
+
         src, dst = self.check_path(old), self.check_writable_path(new)
         def act(data, _current, mark):
             if data is None:
