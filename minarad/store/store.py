@@ -548,11 +548,15 @@ class Store:
 
     def _append_bytes(self, rel: str, old: bytes, new: bytes, mark, meta: dict) -> CommitInfo:
         """Commit ``new`` and append its tail to the file in place (cut back on failure)."""
-        path = self._disk_path(rel)
+        path, added = self._disk_path(rel), len(new) - len(old)
 
         def change_disk():
-            st = append_in_place(path, new[len(old):], expect=mark)
-            return {rel: st}, lambda: _cut_back(path, mark, len(new) - len(old))
+            try:
+                st = append_in_place(path, new[len(old):], expect=mark)
+            except OSError:  # a full disk may take part of the bytes
+                _cut_back(path, mark, added)
+                raise
+            return {rel: st}, lambda: _cut_back(path, mark, added)
 
         return self._commit_with_disk_change({rel: new}, change_disk, verb="append to", **meta)
 
@@ -803,11 +807,11 @@ def _put_back(path: str, old: bytes | None, written) -> None:
 
 
 def _cut_back(path: str, mark: tuple, added: int) -> None:
-    """Undo an in-place append: truncate to the old length if nothing came after it."""
+    """Undo an in-place append, whole or partial, unless something came after it."""
     fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
     try:
         st = os.fstat(fd)
-        if st.st_ino == mark[2] and st.st_size == mark[1] + added:
+        if st.st_ino == mark[2] and mark[1] < st.st_size <= mark[1] + added:
             os.ftruncate(fd, mark[1])
             os.fsync(fd)
     finally:

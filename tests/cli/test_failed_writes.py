@@ -56,15 +56,24 @@ def _fill(path) -> None:
                 continue
 
 
+#: (bytes left free, text): none at all; or room for the commit's small objects but
+#: not for the appended text itself, which then reaches the file only in part.
+DISK_CASES = {"full": (0, "- written once"),
+              "room-for-objects": (100 * 1024, "- written once " + "x" * 300_000)}
+
+
+@pytest.mark.parametrize("case", sorted(DISK_CASES))
 def test_an_append_on_a_full_disk_changes_nothing_and_a_retry_writes_once(minara, env,
-                                                                          tiny_disk):
+                                                                          tiny_disk, case):
+    free, text = DISK_CASES[case]
     ws = tiny_disk / "ws"
     disk_env = {"MINARA_WORKSPACE_DIR": str(ws)}
     minara("memory", "append", "MEMORY.md", "- before the disk filled", check=0,
            extra_env=disk_env)
     before, count = (ws / "MEMORY.md").read_bytes(), commit_count(ws)
     _fill(tiny_disk / "filler")
-    failed = minara("--json", "memory", "append", "MEMORY.md", "- written once", check=1,
+    os.truncate(tiny_disk / "filler", max(0, os.path.getsize(tiny_disk / "filler") - free))
+    failed = minara("--json", "memory", "append", "MEMORY.md", "-", input=text, check=1,
                     extra_env=disk_env)
     error = _error(failed)
     assert (ws / "MEMORY.md").read_bytes() == before
@@ -72,8 +81,8 @@ def test_an_append_on_a_full_disk_changes_nothing_and_a_retry_writes_once(minara
     assert "nothing was changed" in error["message"]
     assert commit_count(ws) == count
     os.unlink(tiny_disk / "filler")
-    minara("memory", "append", "MEMORY.md", "- written once", check=0, extra_env=disk_env)
-    assert (ws / "MEMORY.md").read_text().count("- written once\n") == 1
+    minara("memory", "append", "MEMORY.md", "-", input=text, check=0, extra_env=disk_env)
+    assert (ws / "MEMORY.md").read_text().count(text + "\n") == 1
     assert commit_count(ws) == count + 1
     assert_repo_sound(ws)
 
