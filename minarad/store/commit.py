@@ -1,8 +1,15 @@
 """Make one commit: blobs, the trees on the changed paths, the commit, HEAD, the index.
 
+A commit is made in two steps so that a write can change its file in
+between: :func:`prepare_commit` writes the objects and locks the branch
+(whatever can fail does so here, before the file changes), and
+:func:`finish_commit` moves HEAD by renaming the lock, then updates the
+index and the history cache.
+
 A marker in ``.git/minara/`` stands while a commit is being made; a writer
-killed mid-commit leaves it behind, and the next writer (under the
-workspace lock) cleans up after it (:func:`recover_interrupted_commit`).
+killed mid-commit leaves it behind, and so does one whose index update
+failed after HEAD moved. The next writer (under the workspace lock) cleans
+up after it (:func:`recover_interrupted_commit`).
 """
 
 from __future__ import annotations

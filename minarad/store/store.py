@@ -566,7 +566,9 @@ class Store:
 
         The replacing program may have read the file before the appended bytes
         reached it (they are gone with the old file: append again) or after
-        (the new file holds them: commit it, never append a second copy).
+        (the new file holds them: commit it, never append a second copy). The
+        other program's change is committed first, as an editor edit. If a
+        commit fails, the appended bytes are cut from the file again.
 
         Raises:
             DiskChanged: the appended bytes are not in the file; redo the append.
@@ -577,10 +579,17 @@ class Store:
             raise DiskChanged(rel)
         self._refuse_unversioned(rel, now)
         edited, version = now[:-len(suffix)], current.version
-        if git_blob_id(edited) != current.blob_id:
-            self._commit({rel: edited}, {}, author=self.operator, source="editor", verb="edit")
-            version += 1
-        info = self._commit({rel: now}, {rel: st}, verb="append to", **meta)
+        try:
+            if git_blob_id(edited) != current.blob_id:
+                self._commit({rel: edited}, {}, author=self.operator, source="editor",
+                             verb="edit")
+                version += 1
+            info = self._commit({rel: now}, {rel: st}, verb="append to", **meta)
+        except BaseException:
+            if st is not None:
+                _cut_back(self._disk_path(rel), (st.st_mtime_ns, len(edited), st.st_ino),
+                          len(suffix))
+            raise
         return WriteResult(rel, version + 1, True, git_blob_id(now), sha256_hex(now),
                            info.commit, version)
 
