@@ -42,6 +42,10 @@ class DiskChanged(Exception):
     """The file changed on disk after it was read (an editor saved meanwhile)."""
 
 
+class DiskReplaced(DiskChanged):
+    """The file was replaced while being appended to: the new one may hold the bytes or not."""
+
+
 def fingerprint(path: str | os.PathLike) -> tuple | None:
     """``(mtime_ns, size, inode)`` of a file, or None when it does not exist."""
     try:
@@ -126,7 +130,7 @@ def append_in_place(path: str | os.PathLike, suffix: bytes, expect) -> os.stat_r
         os.close(fd)
     now = fingerprint(path)
     if now is None or now[2] != after.st_ino:
-        raise DiskChanged(path)
+        raise DiskReplaced(path)
     exact = after.st_size == st.st_size + len(suffix) and now == (
         after.st_mtime_ns, after.st_size, after.st_ino)
     return after if exact else None
@@ -306,7 +310,7 @@ def append_file_at(root: str | os.PathLike, rel: str, suffix: bytes, expect
     finally:
         os.close(dir_fd)
     if now is None or now[2] != after.st_ino:
-        raise DiskChanged(rel)
+        raise DiskReplaced(rel)
     exact = after.st_size == st.st_size + len(suffix) and now == (
         after.st_mtime_ns, after.st_size, after.st_ino)
     return after if exact else None
@@ -320,6 +324,43 @@ def _append_checked(fd: int, suffix: bytes, expect, rel: str):
     _write_all(fd, suffix)
     os.fsync(fd)
     return st, os.fstat(fd)
+
+
+def cut_back_at(root: str | os.PathLike, rel: str, mark: tuple, added: int) -> None:
+    """Undo an in-place append of ``added`` bytes to ``rel`` (whole or partial), unless
+    the file was replaced or something was appended after it; follows no symlink."""
+    try:
+        dir_fd = _open_folder(os.fspath(root), rel)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    try:
+        fd = os.open(_name(rel), os.O_WRONLY | _FILE_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return
+    finally:
+        os.close(dir_fd)
+    try:
+        st = os.fstat(fd)
+        if st.st_ino == mark[2] and mark[1] < st.st_size <= mark[1] + added:
+            os.ftruncate(fd, mark[1])
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def stat_at(root: str | os.PathLike, rel: str) -> os.stat_result | None:
+    """``lstat`` of workspace path ``rel`` reached without following a symlinked folder;
+    None when it does not exist."""
+    try:
+        dir_fd = _open_folder(os.fspath(root), rel)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        return os.stat(_name(rel), dir_fd=dir_fd, follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    finally:
+        os.close(dir_fd)
 
 
 def remove_file_at(root: str | os.PathLike, rel: str, expect=ANY) -> None:

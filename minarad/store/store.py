@@ -3,22 +3,28 @@
 Each verb takes the workspace lock, brings the history cache up to HEAD,
 commits any uncommitted editor change to the path first (so nothing on
 disk is ever overwritten unrecorded), checks the writer's base, writes the
-file atomically and commits exactly the changed blobs and trees.
+commit's objects and locks the branch, then changes the file atomically
+and moves HEAD; if HEAD cannot move, the file is put back. A write that
+fails therefore changes nothing, and a retry writes once.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
+import sqlite3
 import stat
 import time
 from pathlib import Path
 
-from minarad.errors import Busy, Forbidden, InvalidInput, NotFound, VersionConflict
+from minarad.errors import Busy, Forbidden, InvalidInput, MinaraError, NotFound, \
+    VersionConflict
 from minarad.store import refs
-from minarad.store.atomic import (DiskChanged, append_file_at, atomic_write, check_unchanged,
-                                  read_file_at, remove_file_at, rename_file_at, write_file_at)
+from minarad.store.atomic import (DiskChanged, DiskReplaced, append_file_at, atomic_write,
+                                  check_unchanged, cut_back_at, read_file_at, remove_file_at,
+                                  rename_file_at, stat_at, write_file_at)
 from minarad.store.content import encode_text, decode_text, git_blob_id, sha256_hex
 from minarad.store.historydb import HistoryDB, PathVersion
 from minarad.store.ignoreguard import check_gitignore_change
@@ -363,18 +369,21 @@ class Store:
 
     def _absorb(self, rel: str):
         """Commit an uncommitted disk change of ``rel``; return (bytes, FileVersion)."""
-        data, current, _ = self._absorb_with_fingerprint(rel)
+        with _failures_named(rel):
+            data, current, _ = self._absorb_with_fingerprint(rel)
         return data, current
 
     def _absorb_with_fingerprint(self, rel: str):
         """As :meth:`_absorb`, plus the file's fingerprint as read (``_UNSTABLE``
-        when it changed while being read)."""
+        when it changed while being read). A file over the size limit is never
+        committed (it stays unversioned, as a whole-tree commit leaves it)."""
         self._check_writable()
         self.catch_up()
         data, st = self.read_disk(rel)
         latest = self.history_db.latest(rel)
         committed = latest.blob if latest else None
-        if (git_blob_id(data) if data is not None else None) != committed:
+        if (git_blob_id(data) if data is not None else None) != committed \
+                and not self._over_limit(data):
             self._commit({rel: data}, {rel: st}, author=self.operator, source="editor",
                          verb="edit")
         if data is None:
@@ -392,17 +401,32 @@ class Store:
         lock. If it does between our read and our write (the write checks
         the fingerprint just before its rename), the editor's text is
         committed first and ``act`` runs again on it, so it is never lost.
+        A file over the size limit is refused rather than written over, and a
+        full disk or unwritable repository becomes one clear error.
         """
-        for attempt in range(_DISK_RETRIES):
-            data, current, mark = self._absorb_with_fingerprint(rel)
-            if mark is not _UNSTABLE:
-                try:
-                    return act(data, current, mark)
-                except DiskChanged:
-                    pass
-            time.sleep(0.005 * attempt)
+        with _failures_named(rel):
+            for attempt in range(_DISK_RETRIES):
+                data, current, mark = self._absorb_with_fingerprint(rel)
+                self._refuse_unversioned(rel, data)
+                if mark is not _UNSTABLE:
+                    try:
+                        return act(data, current, mark)
+                    except DiskChanged:
+                        pass
+                time.sleep(0.005 * attempt)
         raise Busy(f"{rel} keeps changing on disk; try again in a moment", code="file_busy",
                    path=rel)
+
+    def _over_limit(self, data: bytes | None) -> bool:
+        return data is not None and len(data) > self.max_file_bytes
+
+    def _refuse_unversioned(self, rel: str, data: bytes | None) -> None:
+        """Refuse to write over a file too large to version (it would be lost)."""
+        if self._over_limit(data):
+            raise InvalidInput(f"{rel}: the file on disk is {len(data):,} bytes, over the "
+                               f"{self.max_file_bytes:,}-byte limit, so it is not versioned; "
+                               f"nothing was changed (shrink it, or set MINARA_MAX_FILE_BYTES)",
+                               code="file_too_large", path=rel, size=len(data))
 
     def _check_base(self, rel: str, current: FileVersion, base, rejected: str | None) -> None:
         kind, value = parse_base(base)
@@ -463,26 +487,32 @@ class Store:
         rel = self.check_writable_path(path)
         data = encode_text(text, self.max_file_bytes, rel)
 
-        def act(_old, current, mark):
+        def act(old, current, mark):
             if base is not None:
                 self._check_base(rel, current, base, text)
             check_gitignore_change(self, rel, data, force=force)
-            return self._replace(rel, data, current, mark, author=author, source=source,
+            return self._replace(rel, data, old, current, mark, author=author, source=source,
                                  message=message, verb=verb)
 
         with self.lock():
             return self._on_settled_disk(rel, act)
 
-    def _replace(self, rel: str, data: bytes, current: FileVersion, mark, *, author: str,
-                 source: str, message: str | None, verb: str | None = None) -> WriteResult:
+    def _replace(self, rel: str, data: bytes, old: bytes | None, current: FileVersion, mark, *,
+                 author: str, source: str, message: str | None,
+                 verb: str | None = None) -> WriteResult:
         blob = git_blob_id(data)
         if current.exists and current.blob_id == blob:
             return WriteResult(rel, current.version, False, blob, sha256_hex(data),
                                current.commit, current.version)
-        st = write_file_at(self.root, rel, data, expect=mark)
+        root = self.root
+
+        def change_disk():
+            st = write_file_at(root, rel, data, expect=mark)
+            return {rel: st}, lambda: _put_back(root, rel, old, _mark_of(st))
+
         verb = verb or ("update" if current.exists else "create")
-        info = self._commit({rel: data}, {rel: st}, author=author, source=source,
-                            message=message, verb=verb)
+        info = self._commit_with_disk_change({rel: data}, change_disk, author=author,
+                                             source=source, message=message, verb=verb)
         return WriteResult(rel, current.version + 1, True, blob, sha256_hex(data),
                            info.commit, current.version)
 
@@ -496,21 +526,73 @@ class Store:
         """
         rel = self.check_writable_path(path)
         encode_text(text, self.max_file_bytes, rel)
+        if not text.strip():
+            raise InvalidInput(f"{rel}: nothing to append (the text is empty or blank)",
+                               code="empty_append", path=rel)
+        meta = {"author": author, "source": source, "message": message}
+
         def act(data, current, mark):
             old = decode_text(data or b"", max(self.max_file_bytes, len(data or b"")), rel)
             new = encode_text(join_appended(old, text), self.max_file_bytes, rel)
             check_gitignore_change(self, rel, new, force=force)
             if data is None:
-                return self._replace(rel, new, current, mark, author=author, source=source,
-                                     message=message, verb="append to")
-            st = append_file_at(self.root, rel, new[len(data):], expect=mark)
-            info = self._commit({rel: new}, {rel: st}, author=author, source=source,
-                                message=message, verb="append to")
+                return self._replace(rel, new, None, current, mark, verb="append to", **meta)
+            try:
+                info = self._append_bytes(rel, data, new, mark, meta)
+            except DiskReplaced:
+                return self._settle_replaced_append(rel, data, new, current, meta)
             return WriteResult(rel, current.version + 1, True, git_blob_id(new),
                                sha256_hex(new), info.commit, current.version)
 
         with self.lock():
             return self._on_settled_disk(rel, act)
+
+    def _append_bytes(self, rel: str, old: bytes, new: bytes, mark, meta: dict) -> CommitInfo:
+        """Commit ``new`` and append its tail to the file in place (cut back on failure)."""
+        root, added = self.root, len(new) - len(old)
+
+        def change_disk():
+            try:
+                st = append_file_at(root, rel, new[len(old):], expect=mark)
+            except OSError:  # a full disk may take part of the bytes
+                cut_back_at(root, rel, mark, added)
+                raise
+            return {rel: st}, lambda: cut_back_at(root, rel, mark, added)
+
+        return self._commit_with_disk_change({rel: new}, change_disk, verb="append to", **meta)
+
+    def _settle_replaced_append(self, rel: str, old: bytes, new: bytes, current: FileVersion,
+                                meta: dict) -> WriteResult:
+        """Finish an append whose file was replaced (``sed -i``) while it was written.
+
+        The replacing program may have read the file before the appended bytes
+        reached it (they are gone with the old file: append again) or after
+        (the new file holds them: commit it, never append a second copy). The
+        other program's change is committed first, as an editor edit. If a
+        commit fails, the appended bytes are cut from the file again.
+
+        Raises:
+            DiskChanged: the appended bytes are not in the file; redo the append.
+        """
+        suffix = new[len(old):]
+        now, st = self.read_disk(rel)
+        if now is None or not now.endswith(suffix) or now.count(suffix) <= old.count(suffix):
+            raise DiskChanged(rel)
+        self._refuse_unversioned(rel, now)
+        edited, version = now[:-len(suffix)], current.version
+        try:
+            if git_blob_id(edited) != current.blob_id:
+                self._commit({rel: edited}, {}, author=self.operator, source="editor",
+                             verb="edit")
+                version += 1
+            info = self._commit({rel: now}, {rel: st}, verb="append to", **meta)
+        except BaseException:
+            if st is not None:
+                cut_back_at(self.root, rel, (st.st_mtime_ns, len(edited), st.st_ino),
+                            len(suffix))
+            raise
+        return WriteResult(rel, version + 1, True, git_blob_id(now), sha256_hex(now),
+                           info.commit, version)
 
     def delete(self, path: str, *, base=None, author: str, source: str = "cli",
                message: str | None = None) -> WriteResult:
@@ -521,10 +603,18 @@ class Store:
                 raise NotFound(f"{rel} does not exist", code="file_not_found", path=rel)
             if base is not None:
                 self._check_base(rel, current, base, None)
-            check_unchanged(self._disk_path(rel), mark)
-            remove_file_at(self.root, rel, expect=mark)
-            info = self._commit({rel: None}, {}, author=author, source=source,
-                                message=message)
+            root = self.root
+
+            def change_disk():
+                before = stat_at(root, rel)
+                if before is None:
+                    raise DiskChanged(rel)
+                mode = stat.S_IMODE(before.st_mode)
+                remove_file_at(root, rel, expect=mark)
+                return {}, lambda: write_file_at(root, rel, data, mode=mode, expect=None)
+
+            info = self._commit_with_disk_change({rel: None}, change_disk, author=author,
+                                                 source=source, message=message)
             return WriteResult(rel, current.version + 1, True, None, None, info.commit,
                                current.version)
 
@@ -534,6 +624,8 @@ class Store:
     def rename(self, old: str, new: str, *, author: str, source: str = "cli",
                message: str | None = None) -> CommitInfo:
         """Move ``old`` to ``new`` in one commit (git sees a rename)."""
+        from minarad.store.commit import file_mode
+
         src, dst = self.check_path(old), self.check_writable_path(new)
         def act(data, _current, mark):
             if data is None:
@@ -541,10 +633,15 @@ class Store:
             if os.path.lexists(self._disk_path(dst)):
                 raise InvalidInput(f"{dst} exists already", code="file_exists", path=dst)
             check_gitignore_change(self, dst, data)
-            check_unchanged(self._disk_path(src), mark)
-            st = rename_file_at(self.root, src, dst, expect=mark)
-            return self._commit({src: None, dst: data}, {dst: st}, author=author,
-                                source=source, message=message)
+            root = self.root
+
+            def change_disk():
+                st = rename_file_at(root, src, dst, expect=mark)
+                return {dst: st}, lambda: _move_back(root, dst, src)
+
+            return self._commit_with_disk_change({src: None, dst: data}, change_disk,
+                                                 author=author, source=source, message=message,
+                                                 modes={dst: file_mode(self, src)})
 
         with self.lock():
             return self._on_settled_disk(src, act)
@@ -640,6 +737,32 @@ class Store:
 
     # -- the commit itself -------------------------------------------------------
 
+    def _commit_with_disk_change(self, changes: dict, change_disk, *, author: str,
+                                 source: str, message: str | None = None,
+                                 verb: str | None = None, modes: dict | None = None
+                                 ) -> CommitInfo:
+        """Commit ``changes`` and make them on disk, all or nothing.
+
+        The commit's objects are written and its branch locked first, so a
+        full disk or a git lock fails the write before the file changes;
+        ``change_disk()`` then changes the file and returns ``(stats, undo)``;
+        if HEAD cannot be moved after all, ``undo()`` puts the file back.
+        """
+        from minarad.store.commit import abort_commit, finish_commit, prepare_commit
+
+        prepared = prepare_commit(self, changes, author=author, source=source,
+                                  message=message, verb=verb, modes=modes)
+        try:
+            stats, undo = change_disk()
+        except BaseException:
+            abort_commit(prepared)
+            raise
+        try:
+            return finish_commit(prepared, stats)
+        except BaseException as exc:
+            _undo_or_say_so(undo, sorted(changes), exc)
+            raise
+
     def _commit(self, changes: dict, stats: dict, *, author: str, source: str,
                 message: str | None = None, verb: str | None = None) -> CommitInfo:
         """Commit ``changes`` (see :func:`minarad.store.commit.commit_changes`)."""
@@ -647,6 +770,57 @@ class Store:
 
         return commit_changes(self, changes, stats, author=author, source=source,
                               message=message, verb=verb)
+
+
+@contextlib.contextmanager
+def _failures_named(rel: str):
+    """Turn a full disk or an unwritable repository into one clear error.
+
+    Raised before the commit point (the write was undone or never started),
+    so the message can say that nothing changed.
+    """
+    try:
+        yield
+    except sqlite3.Error as exc:
+        code = "disk_full" if "full" in str(exc) else "history_cache_failed"
+        raise MinaraError(f"{rel}: nothing was changed: the history cache in .git/minara "
+                          f"could not be written ({exc})", code=code, path=rel) from None
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise MinaraError(f"{rel}: nothing was changed: no space left on the device"
+                              f"{where}", code="disk_full", path=rel) from None
+        raise MinaraError(f"{rel}: nothing was changed: {exc.strerror or exc}{where}",
+                          code="write_failed", path=rel) from None
+
+
+def _undo_or_say_so(undo, paths: list[str], failure: BaseException) -> None:
+    """Run ``undo``; if even that fails, raise an error naming the file left changed."""
+    try:
+        undo()
+    except (OSError, DiskChanged) as exc:
+        raise MinaraError(f"{', '.join(paths)}: the commit failed ({failure}) and the file "
+                          f"could not be put back ({exc}); it holds the new text, not yet "
+                          f"committed", code="write_not_undone") from failure
+
+
+def _mark_of(st: os.stat_result) -> tuple:
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _put_back(root, rel: str, old: bytes | None, written) -> None:
+    """Undo a replacement: the old bytes (or no file), unless someone changed it since."""
+    with contextlib.suppress(DiskChanged):
+        if old is not None:
+            write_file_at(root, rel, old, expect=written)
+        else:
+            remove_file_at(root, rel, expect=written)
+
+
+def _move_back(root, new_rel: str, old_rel: str) -> None:
+    """Undo a rename, unless something took the old name meanwhile."""
+    if stat_at(root, old_rel) is None:
+        rename_file_at(root, new_rel, old_rel)
 
 
 def join_appended(old: str, text: str) -> str:
