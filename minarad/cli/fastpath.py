@@ -10,12 +10,10 @@ click path does.
 
 from __future__ import annotations
 
-import errno
 import os
-import stat
 import sys
 
-from minarad.errors import Forbidden, InvalidInput, MinaraError, NotFound
+from minarad.errors import MinaraError
 
 _GLOBAL = {"--workspace": "workspace", "-w": "workspace", "--as": "author"}
 
@@ -55,6 +53,7 @@ def read_from_disk(settings, rel: str) -> str | None:
     """Read a workspace file straight from disk, or None if the workspace needs setting up."""
     from minarad.store.content import decode_text
     from minarad.workspace.paths import check_no_symlink
+    from minarad.workspace.regular import read_regular_file
     from minarad.workspace.seed import missing_seed_files
 
     root = os.path.expanduser(str(settings.workspace))
@@ -64,44 +63,6 @@ def read_from_disk(settings, rel: str) -> str | None:
     path = os.path.join(root, *rel.split("/"))
     data = read_regular_file(path, rel, settings.max_file_bytes + 1)
     return decode_text(data, settings.max_file_bytes, rel)
-
-
-def read_regular_file(path: str, rel: str, limit: int) -> bytes:
-    """Read up to ``limit`` bytes of ``path`` if it is a regular file, never blocking.
-
-    The file is opened without following a final symlink and without
-    waiting for a FIFO's writer, and its type is checked on the open
-    descriptor, so a FIFO, socket or device swapped in is refused, not read.
-
-    Raises:
-        NotFound: nothing is there (``file_not_found``).
-        InvalidInput: a folder, FIFO, socket or device (``not_a_file``).
-        Forbidden: the file itself became a symlink (``symlink``).
-    """
-    fd = _open_without_blocking(path, rel)
-    with os.fdopen(fd, "rb") as fh:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise InvalidInput(f"{rel} is a folder", code="not_a_file")
-        if not stat.S_ISREG(mode):
-            raise InvalidInput(f"{rel} is not a regular file", code="not_a_file")
-        return fh.read(limit)
-
-
-def _open_without_blocking(path: str, rel: str) -> int:
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    try:
-        return os.open(path, flags)
-    except (FileNotFoundError, NotADirectoryError):
-        raise NotFound(f"{rel} does not exist in the workspace", code="file_not_found",
-                       path=rel) from None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise Forbidden(f"{rel} is a symlink; minara does not follow links",
-                            code="symlink", path=rel) from None
-        if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket, a device without driver
-            raise InvalidInput(f"{rel} is not a regular file", code="not_a_file") from None
-        raise
 
 
 def try_fast_path(args: list[str]) -> int | None:
@@ -119,7 +80,7 @@ def try_fast_path(args: list[str]) -> int | None:
     except MinaraError as err:
         sys.stderr.write(f"minara: error: {err.message}\n")
         return err.exit_code
-    except OSError:  # unreadable: click reads again and reports it in its one way
+    except OSError:  # unreadable: click reads it again and reports the error in one line
         return None
     if text is None:
         return None
