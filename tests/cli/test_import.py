@@ -106,3 +106,15 @@ def test_a_file_in_the_way_of_a_folder_rolls_everything_back(minara, env, ws, tm
     assert _workspace_files(ws) == before and commit_count(ws) == head
     assert not (ws / "deep").exists()
     assert_repo_sound(ws)
+
+
+def test_a_fifo_in_the_workspace_where_a_template_was_is_not_read(minara, env, ws, tmp_path):
+    minara("init", check=0)
+    (ws / "SOUL.md").unlink()
+    os.mkfifo(ws / "SOUL.md")
+    src = _source(tmp_path, **{"SOUL.md": "# my soul\n", "a.md": "# a\n"})
+    proc = _run_import(env, src)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["copied"] == ["a.md"]
+    assert result["skipped"]["SOUL.md"] == "exists in the workspace"
