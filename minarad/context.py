@@ -26,12 +26,15 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import errno
 import hashlib
 import html
 import os
 import re
+import stat
 from pathlib import Path
 
+from minarad.errors import Forbidden, InvalidInput
 from minarad.store.content import git_blob_id, sha256_hex
 
 MAX_FILE_CHARS = 12_000
@@ -75,6 +78,7 @@ class ContextFile:
         sha256: sha256 of its bytes (the HTTP API's version).
         included: whether its text is in the prompt.
         omitted: why it is not (``None`` when included).
+        readable: False when minara refused to read it (a symlink, a FIFO...).
     """
 
     path: str
@@ -85,6 +89,7 @@ class ContextFile:
     text: str = dataclasses.field(repr=False, default="")
     included: bool = True
     omitted: str | None = None
+    readable: bool = True
 
     def as_dict(self) -> dict:
         """Return the file's metadata (without its text) for ``--json``."""
@@ -158,12 +163,46 @@ def read_workspace_file(root: Path, path: str, role: str) -> ContextFile | None:
         role: the file's role, recorded in the result.
     """
     try:
-        data = (root / path).read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        data = read_regular_file(root, path)
+    except FileNotFoundError:
         return None
+    except (Forbidden, InvalidInput) as exc:
+        return ContextFile(path=path, role=role, chars=0, blob_id="", sha256="",
+                           included=False, omitted=exc.message, readable=False)
     text = data.decode("utf-8", "replace")
     return ContextFile(path=path, role=role, chars=len(text), blob_id=git_blob_id(data),
                        sha256=sha256_hex(data), text=text)
+
+
+def read_regular_file(root: Path, path: str) -> bytes:
+    """The bytes of a regular file in the workspace, never through a symlink.
+
+    Raises:
+        FileNotFoundError: there is no such file (or a folder stands there).
+        Forbidden: the file or a folder on its way is a symlink.
+        InvalidInput: it is a FIFO, socket or device (``not_a_file``).
+    """
+    from minarad.workspace.paths import check_no_symlink
+
+    check_no_symlink(str(root), path)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(root / path, flags)
+    except (IsADirectoryError, NotADirectoryError):
+        raise FileNotFoundError(path) from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Forbidden(f"{path} is a symlink; minara does not follow links",
+                            code="symlink", path=path) from None
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise FileNotFoundError(path)
+        if not stat.S_ISREG(mode):
+            raise InvalidInput(f"{path} is not a regular file (a FIFO, socket or device)",
+                               code="not_a_file", path=path)
+        return fh.read()
 
 
 def journal_days(today: dt.date) -> tuple[dt.date, dt.date]:
@@ -211,6 +250,8 @@ def apply_budgets(files_by_priority: list[ContextFile], budgets: Budgets) -> Non
     """
     used = 0
     for file in files_by_priority:
+        if not file.readable:
+            continue
         if file.chars > budgets.max_file_chars:
             _omit(file, f"over the {budgets.max_file_chars:,}-character limit for one file")
         elif used + file.chars > budgets.max_total_chars:
@@ -245,6 +286,9 @@ def neutralize_markup(text: str) -> str:
 def render_file(file: ContextFile, root: Path) -> str:
     """Render one file: its text in a ``<file>`` element, or a pointer to it."""
     attr = html.escape(file.path, quote=True)
+    if not file.readable:
+        note = f"Not read: {file.omitted}.\n"
+        return f'<file path="{attr}" included="no">\n{neutralize_markup(note)}</file>\n'
     if file.included:
         text = neutralize_markup(file.text)
         body = text if text.endswith("\n") or not text else text + "\n"
@@ -310,7 +354,7 @@ def soul_notice_block(root: Path, seen_at: str, soul: ContextFile | None) -> Blo
     """The one-time SOUL.md change notice; resets the baseline as it is read."""
     from minarad.jobs.soul import check_soul, notice_text
 
-    data = None if soul is None else (root / soul.path).read_bytes()
+    data = None if soul is None or not soul.readable else read_regular_file(root, soul.path)
     change = check_soul(root, seen_at, soul_bytes=data)
     return None if change is None else Block("soul_notice", False, note=notice_text(change))
 

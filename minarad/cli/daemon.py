@@ -19,6 +19,8 @@ def _render_status(st) -> str:
              f"  since:    {st.since}",
              f"  watcher:  {st.watcher}",
              f"  state:    {st.state}"]
+    if st.waiting_for:
+        lines.append(f"  waiting for: {st.waiting_for}")
     if st.last_commit:
         c = st.last_commit
         lines.append(f"  last commit: {c['commit'][:7]} {c['source']} {', '.join(c['paths'][:5])}"
@@ -34,6 +36,39 @@ def _render_status(st) -> str:
     return "\n".join(lines)
 
 
+def _workspace_notes(settings) -> dict:
+    """Tracked files that are ignored, and git's ``??`` lines, each with its reason."""
+    import os
+
+    from minarad.store import Store
+    from minarad.store.ignoreguard import tracked_but_ignored, untracked_explained
+
+    if not os.path.isdir(os.path.join(settings.workspace, ".git")):
+        return {"tracked_ignored": [], "untracked": []}
+    store = Store(settings.workspace, operator=settings.operator,
+                  max_file_bytes=settings.max_file_bytes)
+    try:
+        return {"tracked_ignored": [n.to_dict() for n in tracked_but_ignored(store)],
+                "untracked": [n.to_dict() for n in untracked_explained(store)]}
+    except (KeyError, OSError, MinaraError):
+        # A damaged repository (a missing tree): the daemon's own status
+        # line says what is wrong; the notes need an intact HEAD.
+        return {"tracked_ignored": [], "untracked": []}
+    finally:
+        store.close()
+
+
+def _render_notes(notes: dict) -> list[str]:
+    lines = []
+    for key, label in (("tracked_ignored", "ignored but tracked"), ("untracked", "git shows ??")):
+        entries = notes[key]
+        lines += [f"  {label}: {n['path']}: {n['reason']}" for n in entries[:SHOWN_SKIPPED]]
+        if len(entries) > SHOWN_SKIPPED:
+            lines.append(f"  {label}: {len(entries) - SHOWN_SKIPPED} more "
+                         f"(minara status --json lists them all)")
+    return lines
+
+
 @click.command()
 @json_option
 @pass_ctx
@@ -42,15 +77,21 @@ def status(ctx):
 
     Shows pid, start time, watcher kind, the last commit, pending paths and
     the files it cannot version (too large, unreadable, symlinks), as the
-    running daemon last reported them.
+    running daemon last reported them. Running or not, it lists tracked
+    files that .gitignore ignores, and explains each file 'git status'
+    shows as untracked (??).
 
     Example: minara status --json
     """
     from minarad.daemon.state import read_status
 
     st = read_status(ctx.settings.workspace)
+    notes = _workspace_notes(ctx.settings)
     if st.running or ctx.as_json:
-        emit(ctx, st.as_dict(), _render_status(st))
+        emit(ctx, {**st.as_dict(), **notes}, "\n".join([_render_status(st),
+                                                         *_render_notes(notes)]))
+    elif _render_notes(notes):
+        click.echo(f"workspace {st.workspace}:\n" + "\n".join(_render_notes(notes)))
     if not st.running:
         raise MinaraError(_render_status(st), code="daemon_not_running")
 

@@ -72,10 +72,12 @@ def _render_write(ctx: CliContext, result) -> None:
 @memory.command(cls=TextCommand)
 @click.argument("file")
 @click.argument("text")
+@click.option("--force", is_flag=True,
+              help="Change a .gitignore even if it would stop versioning tracked files.")
 @channel_option
 @json_option
 @pass_ctx
-def append(ctx: CliContext, file, text, channel):
+def append(ctx: CliContext, file, text, channel, force):
     """Append TEXT to FILE as new line(s); never conflicts.
 
     TEXT may be '-' (read stdin), '@path' (read a file) or '@@...' (a
@@ -84,7 +86,8 @@ def append(ctx: CliContext, file, text, channel):
     Example: minara memory append MEMORY.md "- prefers short answers"
     """
     body = read_text_arg(text, ctx.settings.max_file_bytes)
-    result = ctx.store().append(_file(file, channel), body, author=ctx.author, source="cli")
+    result = ctx.store().append(_file(file, channel), body, author=ctx.author, source="cli",
+                                force=force)
     _render_write(ctx, result)
 
 
@@ -94,17 +97,19 @@ def append(ctx: CliContext, file, text, channel):
 @click.option("--base", metavar="V",
               help="The version you read (number, blob id or sha256); refused with exit 3 "
                    "if the file has moved on since.")
+@click.option("--force", is_flag=True,
+              help="Change a .gitignore even if it would stop versioning tracked files.")
 @channel_option
 @json_option
 @pass_ctx
-def set_(ctx: CliContext, file, text, base, channel):
+def set_(ctx: CliContext, file, text, base, channel, force):
     """Replace FILE with TEXT ('-' for stdin, '@path' for a file).
 
     Example: minara memory set USER.md @USER.md --base 4
     """
     body = read_text_arg(text, ctx.settings.max_file_bytes)
     result = ctx.store().write(_file(file, channel), body, base=base, author=ctx.author,
-                               source="cli")
+                               source="cli", force=force)
     _render_write(ctx, result)
 
 
@@ -132,23 +137,27 @@ def delete(ctx: CliContext, file, base, channel):
               help="Print only files that changed since this reader's last pull.")
 @click.option("--reader", metavar="ID",
               help="Who is reading, for --changed [default: the --as author].")
+@click.option("--force", is_flag=True,
+              help="Overwrite copies edited since the last pull (their edits are discarded).")
 @channel_option
 @json_option
 @pass_ctx
-def pull(ctx: CliContext, directory, changed, reader, channel):
+def pull(ctx: CliContext, directory, changed, reader, force, channel):
     """Copy SOUL.md, AGENTS.md and MEMORY.md into --dir with a version manifest.
 
     Edit the copies anywhere, then 'minara memory push --dir D'. With
     --changed, the text of each file that changed since this reader's last
     pull is printed (files over 12,000 characters by name only), ready to
-    be put on top of the next message.
+    be put on top of the next message. A copy edited since the last pull
+    is not overwritten (push it first, or --force to discard the edit), nor
+    is any file the folder's manifest does not list.
 
     Example: minara memory pull --dir /tmp/mem --channel team-a
     """
     from minarad.store.sync import pull as do_pull
 
     reader = reader or (ctx.author if changed else None)
-    files = do_pull(ctx.store(), directory, channel=channel, reader=reader)
+    files = do_pull(ctx.store(), directory, channel=channel, reader=reader, force=force)
     if changed:
         _render_changed(ctx, directory, [f for f in files if f.changed])
         return
@@ -162,10 +171,11 @@ INLINE_LIMIT = 12_000
 def _render_changed(ctx: CliContext, directory: str, files) -> None:
     import os
 
+    from minarad.store.sync import read_copy
+
     out, blocks = [], []
     for f in files:
-        with open(os.path.join(directory, f.name), encoding="utf-8") as fh:
-            text = fh.read()
+        text = (read_copy(directory, f.name) or b"").decode("utf-8", "replace")
         inline = len(text) <= INLINE_LIMIT
         out.append({**f.to_dict(), "text": text if inline else None})
         if inline:

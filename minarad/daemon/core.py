@@ -24,6 +24,7 @@ from minarad.daemon.skips import SkippedPaths
 from minarad.daemon.watcher import (
     WHOLE_TREE,
     WorkspaceEventHandler,
+    drain_observer,
     install_lost_events_log,
     observer_healthy,
     start_observer,
@@ -36,6 +37,8 @@ _WAKE = object()
 LOGGED_PATHS = 8
 #: Events taken from the queue per loop step.
 MAX_EVENTS_PER_STEP = 20_000
+#: Refusals that a few more seconds will not end: shutdown does not wait them out.
+LASTING_WAITS = ("stale_git_lock", "head_detached", "repository_damaged")
 
 
 @dataclasses.dataclass
@@ -109,10 +112,12 @@ class Daemon:
         self._lost_reason: str | None = None
         self._waiting: str | None = None
         self._observer = None
+        self._handler = None
         self.watcher_kind: str | None = None
         self._state = {"pid": os.getpid(), "since": _now_iso(), "workspace": self.root,
                        "watcher": None, "state": "starting", "last_commit": None,
-                       "pending": [], "pending_count": 0, "skipped": [], "skipped_count": 0}
+                       "pending": [], "pending_count": 0, "skipped": [], "skipped_count": 0,
+                       "waiting_for": None, "waiting_code": None}
         #: Files left out of the repository (too large, unreadable, symlinks), each
         #: logged once per path and reason.
         self.skipped = SkippedPaths()
@@ -204,11 +209,18 @@ class Daemon:
     # -- watching --------------------------------------------------------------
 
     def _start_watching(self) -> None:
-        handler = WorkspaceEventHandler(self.root, self.ignore, self._sink)
+        self._handler = WorkspaceEventHandler(self.root, self.ignore, self._sink)
         self._observer, self.watcher_kind = start_observer(
-            self.root, handler, polling=self.polling, factories=self.observer_factories)
+            self.root, self._handler, polling=self.polling, factories=self.observer_factories)
         self._state["watcher"] = self.watcher_kind
         logger.info("watching {} with {}", self.root, self.watcher_kind)
+
+    def _drain_watcher(self) -> None:
+        """Stop watching and queue every event the observer had not handed over yet."""
+        if self._observer is not None:
+            drain_observer(self._observer, self._handler)
+            self._observer = None
+        self._wait_for_events(0)
 
     def _stop_watching(self) -> None:
         if self._observer is not None:
@@ -282,7 +294,7 @@ class Daemon:
         if self._waiting:
             logger.info("repository is free again; committing")
             self._waiting = None
-            self._state["state"] = "watching"
+            self._state.update(state="watching", waiting_for=None, waiting_code=None)
             self.notifier.status(f"watching {self.root}")
         if info is not None:
             self._report(info, min(taken.values()), started)
@@ -309,10 +321,11 @@ class Daemon:
     def _wait_busy(self, taken: dict, exc: Busy) -> None:
         reason = f"waiting: {exc.message}"
         if reason != self._waiting:
-            logger.warning("{}; not committing until it is done", reason)
+            logger.warning("{}; edits wait on disk and are committed once that is resolved",
+                           reason)
             self.notifier.status(reason)
         self._waiting = reason
-        self._state["state"] = "waiting"
+        self._state.update(state="waiting", waiting_for=exc.message, waiting_code=exc.code)
         self._retry_later(taken, self.timings.retry)
 
     def _retry_later(self, taken: dict, delay: float) -> None:
@@ -373,13 +386,17 @@ class Daemon:
 
     def _shutdown(self) -> None:
         self.notifier.stopping()
-        logger.info("stopping: flushing {} pending path(s)", len(self.debouncer))
-        self._wait_for_events(0)
+        self._drain_watcher()
+        pending = [p for p in self.debouncer.pending() if p != WHOLE_TREE]
+        logger.info("stopping: flushing {} pending path(s) and comparing the tree with HEAD",
+                    len(pending))
+        # An edit whose event had not arrived yet is on disk all the same.
+        self.debouncer.touch(WHOLE_TREE, time.monotonic())
         deadline = time.monotonic() + self.timings.flush_timeout
         while len(self.debouncer):
             if self._commit(self.debouncer.take_all()):
                 continue
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= deadline or self._state["waiting_code"] in LASTING_WAITS:
                 logger.error("could not commit {} before exit; the next start will",
                              _names(self.debouncer.pending()))
                 break

@@ -90,6 +90,20 @@ def build_daemon(flags: dict, *, polling: bool, notify_socket: str | None,
     return daemon, instance
 
 
+def log_index_error(exc: BaseException) -> None:
+    """Log a failed index catch-up: one line for a known cause, a traceback for a bug."""
+    from loguru import logger
+
+    from minarad.store.repostate import damaged, missing_object
+
+    if isinstance(exc, KeyError) and missing_object(exc):
+        exc = damaged(missing_object(exc))
+    if isinstance(exc, MinaraError):
+        logger.error("search index not updated: {}", exc.message)
+    else:
+        logger.opt(exception=exc).error("search index not updated")
+
+
 def attach_after_commit_hooks(daemon, settings) -> list:
     """Register what must follow each commit; return callables that stop them.
 
@@ -105,7 +119,7 @@ def attach_after_commit_hooks(daemon, settings) -> list:
     from minarad.index import Index
     from minarad.index.follower import IndexFollower
 
-    follower = IndexFollower(Index.open(settings), on_error=logger.exception).start()
+    follower = IndexFollower(Index.open(settings), on_error=log_index_error).start()
     daemon.after_commit.append(follower.request)
     return [follower.stop]
 

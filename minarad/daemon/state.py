@@ -35,8 +35,10 @@ class DaemonAlreadyRunning(MinaraError):
 
 
 def state_dir(workspace: str | os.PathLike) -> Path:
-    """Return the daemon's folder inside the workspace repository."""
-    return Path(workspace) / ".git" / "minara"
+    """Return the daemon's folder inside the workspace repository (a worktree's own)."""
+    from minarad.store.refs import find_git_dir
+
+    return Path(find_git_dir(workspace)) / "minara"
 
 
 class InstanceLock:
@@ -131,6 +133,9 @@ class DaemonStatus:
 
     ``skipped`` lists the files the daemon leaves out of the repository as
     ``"<path>: <reason>"`` (e.g. ``"huge.md: larger than 5,242,880 bytes"``).
+    While ``state`` is ``"waiting"``, ``waiting_for`` says why (a stale git
+    lock and how to remove it, a detached HEAD, a damaged repository) and
+    ``waiting_code`` is that error's code.
     """
 
     workspace: str
@@ -144,6 +149,8 @@ class DaemonStatus:
     pending_count: int = 0
     skipped: list = dataclasses.field(default_factory=list)
     skipped_count: int = 0
+    waiting_for: str | None = None
+    waiting_code: str | None = None
     updated_at: str | None = None
 
     def as_dict(self) -> dict:
@@ -168,6 +175,7 @@ def read_status(workspace: str | os.PathLike) -> DaemonStatus:
         status.state = "stopped"
         status.pending, status.pending_count = [], 0
         status.skipped, status.skipped_count = [], 0
+        status.waiting_for = status.waiting_code = None
     return status
 
 

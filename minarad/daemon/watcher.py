@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import queue
 from collections.abc import Callable
 
 from loguru import logger
@@ -94,7 +95,11 @@ class WorkspaceEventHandler(FileSystemEventHandler):
 
 
 class LostEventsLog(logging.Handler):
-    """Catches watchdog's own warning that the inotify queue overflowed.
+    """Catches watchdog's own warnings, above all that the inotify queue overflowed.
+
+    Each kind of warning is logged once, on one line; its repeats (an
+    overflow names itself twice, a polling error recurs every interval) go
+    to the debug log. Every overflow still asks for a whole-tree reconcile.
 
     Args:
         on_lost: called with a reason when events may have been lost.
@@ -103,13 +108,21 @@ class LostEventsLog(logging.Handler):
     def __init__(self, on_lost: Callable[[str], None]):
         super().__init__(logging.WARNING)
         self.on_lost = on_lost
+        self._told: set[str] = set()
 
     def emit(self, record: logging.LogRecord) -> None:
-        """Log watchdog's warning; forward overflow and watch-rebuild failures."""
+        """Log watchdog's warning once per kind; forward overflow and watch-rebuild failures."""
         text = record.getMessage()
-        level = "DEBUG" if "inactive" in text else "WARNING"
-        logger.log(level, "watchdog: {}", text)
-        if "overflow" in text.lower() or "unable to rebuild" in text.lower():
+        lost = "overflow" in text.lower() or "unable to rebuild" in text.lower()
+        kind = "overflow" if "overflow" in text.lower() else str(record.msg)
+        if "inactive" in text or kind in self._told:
+            logger.debug("watchdog: {}", text)
+        elif lost:
+            logger.warning("watchdog: {}; comparing the tree with HEAD (told once)", text)
+        else:
+            logger.warning("watchdog: {} (told once)", text)
+        self._told.add(kind)
+        if lost:
             self.on_lost(text)
 
 
@@ -121,9 +134,50 @@ def install_lost_events_log(on_lost: Callable[[str], None]) -> LostEventsLog:
 
 
 def _inotify_observer():
-    from watchdog.observers.inotify import InotifyObserver
+    try:
+        return _git_pruned_inotify_observer()
+    except (ImportError, AttributeError, TypeError):  # other watchdog internals
+        from watchdog.observers.inotify import InotifyObserver
 
-    return InotifyObserver()
+        logger.debug("this watchdog cannot leave .git unwatched; watching all of it")
+        return InotifyObserver()
+
+
+def _inside_git(root: bytes, path: bytes) -> bool:
+    """True when ``path`` is a ``.git`` folder below ``root``, or inside one."""
+    rel = path[len(root):] if path.startswith(root) else path
+    return b".git" in rel.split(b"/")
+
+
+def _git_pruned_inotify_observer():
+    """An inotify observer that puts no watch on or inside any ``.git`` folder.
+
+    A repository's object folders would otherwise take most of the watches
+    (and their events are dropped anyway). Built on watchdog's inotify
+    watch group: only the step that adds one watch is narrowed.
+    """
+    from watchdog.observers.inotify import InotifyEmitter, InotifyObserver, InotifyWatchGroup
+
+    class GitPrunedWatchGroup(InotifyWatchGroup):
+        def _add_all_callbacks(self, path: bytes) -> None:
+            if not _inside_git(self.path, path):
+                super()._add_all_callbacks(path)
+
+        def _add_callback(self, path: bytes) -> None:
+            if not _inside_git(self.path, path):
+                super()._add_callback(path)
+
+    class GitPrunedEmitter(InotifyEmitter):
+        def on_thread_start(self) -> None:
+            self._inotify = GitPrunedWatchGroup(
+                self._inotify_fd, os.fsencode(self.watch.path),
+                is_recursive=self.watch.is_recursive,
+                event_mask=self.get_event_mask_from_filter(),
+                follow_symlink=self.watch.follow_symlink)
+
+    observer = InotifyObserver()
+    observer._emitter_class = GitPrunedEmitter
+    return observer
 
 
 def _polling_observer(interval: float = 1.0):
@@ -189,6 +243,24 @@ def stop_observer(observer, timeout: float = 5.0) -> None:
     """Stop an observer and wait for its threads."""
     observer.stop()
     observer.join(timeout=timeout)
+
+
+def drain_observer(observer, handler: FileSystemEventHandler, timeout: float = 5.0) -> int:
+    """Stop an observer, then hand ``handler`` the events it queued but never dispatched.
+
+    Returns:
+        How many events were handed over.
+    """
+    stop_observer(observer, timeout)
+    drained = 0
+    while True:
+        try:
+            entry = observer.event_queue.get_nowait()
+        except queue.Empty:
+            return drained
+        if isinstance(entry, tuple):  # (event, watch); the stop sentinel is not
+            handler.dispatch(entry[0])
+            drained += 1
 
 
 def observer_healthy(observer) -> bool:

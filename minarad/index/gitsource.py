@@ -154,7 +154,7 @@ def last_change_times(repo, head: str, paths: set[str], stop: str | None) -> dic
         if not pending or commit.id.decode() == stop:
             break
         oldest = int(commit.commit_time)
-        parent = repo[commit.parents[0]] if commit.parents else None
+        parent = repo[commit.parents[0]] if _has_parent(repo, commit) else None
         parent_tree = parent.tree if parent is not None else None
         for change in tree_changes(repo.object_store, parent_tree, commit.tree):
             for entry in (change.old, change.new):
@@ -168,13 +168,18 @@ def last_change_times(repo, head: str, paths: set[str], stop: str | None) -> dic
     return {**{p: oldest for p in pending}, **times}
 
 
+def _has_parent(repo, commit) -> bool:
+    """True unless ``commit`` is a root, or a shallow clone's graft (its parent is not there)."""
+    return bool(commit.parents) and commit.parents[0] in repo.object_store
+
+
 def commits_between(repo, head: str | None, indexed: str | None) -> int | None:
     """How many first-parent commits HEAD is ahead of ``indexed`` (None: unknown)."""
     if head is None or head == indexed:
         return 0
     commit = repo[head.encode()]
     for count in range(1, WALK_LIMIT + 1):
-        if not commit.parents:
+        if not _has_parent(repo, commit):
             return count if indexed is None else None
         commit = repo[commit.parents[0]]
         if commit.id.decode() == indexed:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import unicodedata
 
+from minarad.errors import InvalidInput
 from minarad.jobs import bootstrap, daily_log, heartbeat, sessions
 
 SOURCE = "job:turn-end"
@@ -33,6 +35,22 @@ class TurnEnd:
     message: str
     when: dt.datetime
     open_loops: tuple[str, ...] | None = None
+
+    def __post_init__(self):
+        check_one_line("session", self.session)
+        check_one_line("surface", self.surface)
+
+
+def check_one_line(name: str, value: str) -> None:
+    """Refuse a field value that would break its line in HEARTBEAT.md or the journal.
+
+    Raises:
+        InvalidInput: ``value`` holds a line break or another control character
+            (code ``invalid_<name>``).
+    """
+    if any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in value):
+        raise InvalidInput(f"{name} {value!r} holds a line break or control character; "
+                           f"give it on one line", code=f"invalid_{name}")
 
 
 @dataclasses.dataclass

@@ -1,11 +1,28 @@
-"""Atomic file replacement: temp file, fsync, rename, folder fsync."""
+"""Atomic file replacement: temp file, fsync, rename, folder fsync.
+
+Workspace files are reached through folder file descriptors: each folder
+on a path is opened relative to the one before it with ``O_NOFOLLOW``,
+starting from the workspace root, and the file, its temp file, renames and
+unlinks are all made relative to the last one (``*_at`` functions). A
+folder swapped for a symlink while a write is in flight therefore cannot
+redirect it outside the workspace: the swap is refused (:class:`Forbidden`)
+or the write lands in the folder that was opened, wherever it now is.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
+
+from minarad.errors import Forbidden, InvalidInput
+
+_ROOT_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_FOLDER_FLAGS = _ROOT_FLAGS | os.O_NOFOLLOW
+#: Never follow a final symlink, never block on a FIFO.
+_FILE_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 def fsync_dir(path: str) -> None:
@@ -113,3 +130,301 @@ def append_in_place(path: str | os.PathLike, suffix: bytes, expect) -> os.stat_r
     exact = after.st_size == st.st_size + len(suffix) and now == (
         after.st_mtime_ns, after.st_size, after.st_ino)
     return after if exact else None
+
+
+# -- through folder file descriptors -------------------------------------------
+
+
+def _is_symlink_at(dir_fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _open_child_folder(dir_fd: int, name: str, create: bool) -> int:
+    """Open folder ``name`` in ``dir_fd`` without following a symlink, maybe creating it."""
+    try:
+        return os.open(name, _FOLDER_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        if not create:
+            raise
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(name, 0o777, dir_fd=dir_fd)
+    return os.open(name, _FOLDER_FLAGS, dir_fd=dir_fd)
+
+
+def _open_folder(root: str, rel: str, create: bool = False) -> int:
+    """Return a descriptor of the folder holding workspace path ``rel``.
+
+    Raises:
+        Forbidden: a folder on the way is a symlink.
+        FileNotFoundError: a folder on the way is missing (and not ``create``).
+        NotADirectoryError: something on the way is a file.
+    """
+    fd = os.open(root, _ROOT_FLAGS)
+    walked = []
+    try:
+        for part in rel.split("/")[:-1]:
+            walked.append(part)
+            try:
+                child = _open_child_folder(fd, part, create)
+            except NotADirectoryError:
+                if _is_symlink_at(fd, part):
+                    raise Forbidden(f"{rel}: {'/'.join(walked)} is a symlink; minara does "
+                                    f"not follow links", code="symlink", path=rel) from None
+                raise
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _folder_for_writing(root: str, rel: str, create: bool = True) -> int:
+    """As :func:`_open_folder`, with a vanished folder as :class:`DiskChanged` (so the
+    caller re-reads) and a file in the way as :class:`InvalidInput`."""
+    try:
+        return _open_folder(root, rel, create)
+    except FileNotFoundError:
+        raise DiskChanged(rel) from None
+    except NotADirectoryError:
+        raise InvalidInput(f"{rel}: a file stands where a folder on its path should be",
+                           code="not_a_folder", path=rel) from None
+
+
+def _name(rel: str) -> str:
+    return rel.rsplit("/", 1)[-1]
+
+
+def _fingerprint_at(dir_fd: int, name: str) -> tuple | None:
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _check_unchanged_at(dir_fd: int, name: str, expect, rel: str) -> None:
+    if expect is not ANY and _fingerprint_at(dir_fd, name) != expect:
+        raise DiskChanged(rel)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _replace_at(dir_fd: int, name: str, data: bytes, mode: int, expect, rel: str
+                ) -> os.stat_result:
+    """Write ``data`` to a new temp file in ``dir_fd`` and rename it over ``name``.
+
+    The temp file is removed on every error path, interrupts included.
+    """
+    tmp = f".{os.urandom(8).hex()}.minara-tmp"
+    replaced = False
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FILE_FLAGS, 0o600,
+                     dir_fd=dir_fd)
+        try:
+            _write_all(fd, data)
+            os.fchmod(fd, mode)
+            os.fsync(fd)
+            _check_unchanged_at(dir_fd, name, expect, rel)
+            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            replaced = True
+            return os.fstat(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        if not replaced:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dir_fd)
+        raise
+
+
+def write_file_at(root: str | os.PathLike, rel: str, data: bytes, mode: int | None = None,
+                  expect=ANY) -> os.stat_result:
+    """Replace workspace file ``rel`` under ``root`` atomically, following no symlink.
+
+    As :func:`atomic_write`, but every folder is opened from ``root`` with
+    ``O_NOFOLLOW`` (missing ones are created), so a folder swapped for a
+    symlink meanwhile cannot send the file or its temp file elsewhere.
+
+    Returns:
+        The ``os.stat`` of the new file (for the git index).
+
+    Raises:
+        DiskChanged: the file no longer matches ``expect``, or a folder on its
+            path vanished or was removed meanwhile; nothing was written.
+        Forbidden: a folder on the path is a symlink.
+        InvalidInput: a file stands where a folder should be.
+    """
+    dir_fd = _folder_for_writing(os.fspath(root), rel)
+    try:
+        name = _name(rel)
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            mode = stat.S_IMODE(st.st_mode)
+        except FileNotFoundError:
+            mode = 0o644 if mode is None else mode
+        try:
+            st = _replace_at(dir_fd, name, data, mode, expect, rel)
+        except FileNotFoundError:  # the folder was removed since it was opened
+            raise DiskChanged(rel) from None
+        os.fsync(dir_fd)
+        return st
+    finally:
+        os.close(dir_fd)
+
+
+def append_file_at(root: str | os.PathLike, rel: str, suffix: bytes, expect
+                   ) -> os.stat_result | None:
+    """As :func:`append_in_place` for workspace file ``rel``, following no symlink.
+
+    Raises:
+        DiskChanged: the file changed, vanished or was replaced since it was
+            read (or while being appended to): redo.
+        Forbidden: a folder on the path is a symlink.
+    """
+    dir_fd = _folder_for_writing(os.fspath(root), rel, create=False)
+    try:
+        name = _name(rel)
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_APPEND | _FILE_FLAGS, dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENXIO, errno.ENOTDIR):
+                raise DiskChanged(rel) from None
+            raise
+        try:
+            st, after = _append_checked(fd, suffix, expect, rel)
+        finally:
+            os.close(fd)
+        now = _fingerprint_at(dir_fd, name)
+    finally:
+        os.close(dir_fd)
+    if now is None or now[2] != after.st_ino:
+        raise DiskChanged(rel)
+    exact = after.st_size == st.st_size + len(suffix) and now == (
+        after.st_mtime_ns, after.st_size, after.st_ino)
+    return after if exact else None
+
+
+def _append_checked(fd: int, suffix: bytes, expect, rel: str):
+    """Append to open ``fd`` if it is the file as read; return its stat before and after."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or (st.st_mtime_ns, st.st_size, st.st_ino) != expect:
+        raise DiskChanged(rel)
+    _write_all(fd, suffix)
+    os.fsync(fd)
+    return st, os.fstat(fd)
+
+
+def remove_file_at(root: str | os.PathLike, rel: str, expect=ANY) -> None:
+    """Unlink workspace file ``rel`` if it is still as read, following no symlink.
+
+    Raises:
+        DiskChanged: the file changed or vanished since it was read.
+        Forbidden: a folder on the path is a symlink.
+    """
+    dir_fd = _folder_for_writing(os.fspath(root), rel, create=False)
+    try:
+        name = _name(rel)
+        _check_unchanged_at(dir_fd, name, expect, rel)
+        try:
+            os.unlink(name, dir_fd=dir_fd)
+        except FileNotFoundError:
+            raise DiskChanged(rel) from None
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def rename_file_at(root: str | os.PathLike, src: str, dst: str, expect=ANY
+                   ) -> os.stat_result:
+    """Move workspace file ``src`` to ``dst`` (creating its folders), following no symlink.
+
+    Returns:
+        The ``os.stat`` of the moved file (for the git index).
+
+    Raises:
+        DiskChanged: ``src`` changed or vanished since it was read.
+        Forbidden: a folder on either path is a symlink.
+        InvalidInput: a file stands where a folder of ``dst`` should be.
+    """
+    root = os.fspath(root)
+    src_fd = _folder_for_writing(root, src, create=False)
+    try:
+        dst_fd = _folder_for_writing(root, dst)
+        try:
+            return _rename_between(src_fd, dst_fd, _name(src), _name(dst), expect, src)
+        finally:
+            os.close(dst_fd)
+    finally:
+        os.close(src_fd)
+
+
+def _rename_between(src_fd: int, dst_fd: int, src_name: str, dst_name: str, expect,
+                    rel: str) -> os.stat_result:
+    _check_unchanged_at(src_fd, src_name, expect, rel)
+    try:
+        os.rename(src_name, dst_name, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+    except FileNotFoundError:
+        raise DiskChanged(rel) from None
+    st = os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False)
+    os.fsync(dst_fd)
+    os.fsync(src_fd)
+    return st
+
+
+def read_file_at(root: str | os.PathLike, rel: str
+                 ) -> tuple[bytes | None, os.stat_result | None]:
+    """Read workspace file ``rel`` under ``root``, following no symlink.
+
+    Returns:
+        ``(bytes, stat)``; ``(None, None)`` when the file does not exist. The
+        stat is None when the file changed while it was read.
+
+    Raises:
+        Forbidden: a folder on the path is a symlink.
+        InvalidInput: ``rel`` is not a regular file (a folder, a symlink, a FIFO).
+    """
+    try:
+        dir_fd = _open_folder(os.fspath(root), rel)
+    except (FileNotFoundError, NotADirectoryError):
+        return None, None
+    try:
+        return _read_in_folder(dir_fd, _name(rel), rel)
+    finally:
+        os.close(dir_fd)
+
+
+def _read_in_folder(dir_fd: int, name: str, rel: str):
+    not_a_file = InvalidInput(f"{rel} is not a regular file", code="not_a_file")
+    try:
+        fd = os.open(name, os.O_RDONLY | _FILE_FLAGS, dir_fd=dir_fd)
+    except (FileNotFoundError, NotADirectoryError):
+        return None, None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO):
+            raise not_a_file from None
+        raise
+    try:
+        before = os.fstat(fd)
+        if not stat.S_ISREG(before.st_mode):
+            raise not_a_file
+        fh = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with fh:
+        data = fh.read()
+    try:
+        after = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None, None
+    same = (before.st_mtime_ns, before.st_size, before.st_ino) == (
+        after.st_mtime_ns, after.st_size, after.st_ino)
+    return data, (after if same and after.st_size == len(data) else None)

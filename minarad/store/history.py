@@ -3,6 +3,11 @@
 Only commits the cache lacks are read: the walk from HEAD stops at the
 first known commits. If the cache's tip is not among them, history was
 rewritten (reset, rebase) and the cache is rebuilt from scratch.
+
+In a shallow clone (``git clone --depth N``) history ends at the graft
+commits listed in ``.git/shallow``: they count as first commits, adding
+every file they hold. A commit or tree missing otherwise is a damaged
+repository (``repository_damaged``), never a ``KeyError``.
 """
 
 from __future__ import annotations
@@ -37,15 +42,25 @@ def catch_up(db: HistoryDB, head: str | None, repo_factory) -> None:
     if head is None:
         db.reset()
         return
+    from minarad.store.repostate import missing_objects_are_damage
+
     repo = repo_factory()
-    new, boundary = _unknown_ancestors(db, repo, head)
-    if tip is not None and tip not in boundary:
-        db.reset()
-        new, _ = _unknown_ancestors(db, repo, head)
-    db.record_many([(commit_record(c), changed_paths(repo, c)) for c in new], head)
+    with missing_objects_are_damage():
+        shallow = repo.get_shallow()
+        new, boundary = _unknown_ancestors(db, repo, head, shallow)
+        if tip is not None and tip not in boundary:
+            db.reset()
+            new, _ = _unknown_ancestors(db, repo, head, shallow)
+        db.record_many([(commit_record(c), changed_paths(repo, c, shallow)) for c in new],
+                       head)
 
 
-def _unknown_ancestors(db: HistoryDB, repo, head: str):
+def parents(commit, shallow=frozenset()) -> list:
+    """The parents of a commit as history sees them: none for a shallow clone's graft."""
+    return [] if commit.id in shallow else list(commit.parents)
+
+
+def _unknown_ancestors(db: HistoryDB, repo, head: str, shallow=frozenset()):
     """Commits reachable from ``head`` not in the cache (parents first), and the known boundary."""
     order, boundary, seen = [], set(), set()
     stack = [(head.encode(), False)]
@@ -61,7 +76,7 @@ def _unknown_ancestors(db: HistoryDB, repo, head: str):
             boundary.add(sha.decode())
             continue
         stack.append((sha, True))
-        stack.extend((p, False) for p in repo[sha].parents)
+        stack.extend((p, False) for p in parents(repo[sha], shallow))
     return order, boundary
 
 
@@ -73,13 +88,16 @@ def commit_record(commit) -> CommitRecord:
                         message.split("\n", 1)[0])
 
 
-def changed_paths(repo, commit) -> list:
-    """``[(path, blob or None, mode or None)]`` a commit changed (against every parent)."""
+def changed_paths(repo, commit, shallow=frozenset()) -> list:
+    """``[(path, blob or None, mode or None)]`` a commit changed (against every parent).
+
+    A graft commit of a shallow clone (in ``shallow``) is compared with nothing.
+    """
     from dulwich.diff_tree import tree_changes
 
     store = repo.object_store
     per_parent = []
-    for parent in commit.parents or [None]:
+    for parent in parents(commit, shallow) or [None]:
         old_tree = store[parent].tree if parent is not None else None
         found = {}
         for change in tree_changes(store, old_tree, commit.tree):

@@ -15,6 +15,7 @@ import os
 from minarad.errors import Forbidden, InvalidInput
 from minarad.store import gitindex
 from minarad.store.content import git_blob_id
+from minarad.workspace.paths import normalize_path
 
 
 @dataclasses.dataclass
@@ -47,12 +48,38 @@ def unchanged_by_stat(index_path: str, on_disk: dict, committed: dict) -> set[st
     return clean
 
 
+def normalized_or_as_given(path) -> str:
+    """``path`` in canonical form, or as given when the path rules refuse it.
+
+    A refused name then reaches :func:`collect`, which lists it as skipped
+    with the reason instead of failing the whole scan.
+    """
+    try:
+        return normalize_path(str(path))
+    except (Forbidden, InvalidInput):
+        return str(path)
+
+
+def _refused_name_gone(store, rel: str, committed: str | None, may_delete: bool) -> bool:
+    """True when a committed file whose name is refused no longer exists on disk."""
+    if committed is None or not may_delete or os.path.lexists(os.path.join(store.root, rel)):
+        return False
+    try:
+        normalize_path(rel)
+    except (Forbidden, InvalidInput):
+        return True
+    return False
+
+
 def collect(store, rel: str, committed: str | None, may_delete: bool, out: DiskChanges) -> None:
     """Compare one path on disk with its committed blob; record a difference in ``out``."""
     try:
         store.check_path(rel)
         data, st = store.read_disk(rel)
     except (Forbidden, InvalidInput, OSError) as exc:
+        if _refused_name_gone(store, rel, committed, may_delete):
+            out.changes[rel] = None  # committed before the rules refused its name
+            return
         reason = getattr(exc, "message", None) or exc.strerror or str(exc)
         out.skipped.append(reason if reason.startswith(f"{rel}: ") else f"{rel}: {reason}")
         return

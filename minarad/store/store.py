@@ -8,6 +8,7 @@ file atomically and commits exactly the changed blobs and trees.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
@@ -16,19 +17,19 @@ from pathlib import Path
 
 from minarad.errors import Busy, Forbidden, InvalidInput, NotFound, VersionConflict
 from minarad.store import refs
-from minarad.store.atomic import DiskChanged, append_in_place, atomic_write, check_unchanged
+from minarad.store.atomic import (DiskChanged, append_file_at, atomic_write, check_unchanged,
+                                  read_file_at, remove_file_at, rename_file_at, write_file_at)
 from minarad.store.content import encode_text, decode_text, git_blob_id, sha256_hex
 from minarad.store.historydb import HistoryDB, PathVersion
+from minarad.store.ignoreguard import check_gitignore_change
 from minarad.store.lock import WorkspaceLock
 from minarad.store.models import CommitInfo, FileVersion, HistoryEntry, WriteResult, iso_time
-from minarad.workspace.paths import check_no_symlink, normalize_path
+from minarad.workspace.paths import check_can_create, check_no_symlink, normalize_path
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 #: How often a write re-reads a file an editor keeps saving before giving up.
 _DISK_RETRIES = 20
 _UNSTABLE = object()
-_BUSY_MARKERS = ("MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD",
-                 "REVERT_HEAD", "BISECT_LOG")
 
 
 def parse_base(base) -> tuple[str, object]:
@@ -64,7 +65,7 @@ class Store:
     def __init__(self, root: str | os.PathLike, *, operator: str = "operator",
                  max_file_bytes: int = DEFAULT_MAX_BYTES):
         self.root = Path(os.path.realpath(os.path.expanduser(os.fspath(root))))
-        self.git_dir = self.root / ".git"
+        self.git_dir = Path(refs.find_git_dir(self.root))  # a worktree's .git file is followed
         self.state_dir = self.git_dir / "minara"
         self.operator = operator
         self.max_file_bytes = max_file_bytes
@@ -99,11 +100,14 @@ class Store:
         self._init_repo()
         with self.lock():
             seeded = seed_workspace(str(self.root))
-            if self.head() is None:
-                self.commit_disk(None, author=self.operator, source="init",
-                                 message="start versioning this workspace")
-            elif seeded:
-                self.commit_disk(seeded, author=self.operator, source="seed")
+            try:
+                if self.head() is None:
+                    self.commit_disk(None, author=self.operator, source="init",
+                                     message="start versioning this workspace")
+                elif seeded:
+                    self.commit_disk(seeded, author=self.operator, source="seed")
+            except Busy:  # e.g. a detached HEAD: the seeds wait on disk for the next commit
+                pass
             record_seen(str(self.root))
         return seeded
 
@@ -142,9 +146,17 @@ class Store:
             self._history.close()
             self._history = None
 
+    @contextlib.contextmanager
     def lock(self):
-        """The workspace's inter-process lock (re-entrant), as a context manager."""
-        return self._lock.hold()
+        """The workspace's inter-process lock (re-entrant), as a context manager.
+
+        A git object found missing while it is held is reported as a damaged
+        repository (``repository_damaged``), not as a ``KeyError``.
+        """
+        from minarad.store.repostate import missing_objects_are_damage
+
+        with self._lock.hold(), missing_objects_are_damage():
+            yield
 
     def head(self) -> str | None:
         """The commit HEAD points to (hex), or None before the first commit."""
@@ -165,6 +177,7 @@ class Store:
         this machine: versioning it would make ``git status`` disagree.
         """
         rel = self.check_path(path)
+        check_can_create(str(self.root), rel)
         if self.ignore_filter()(rel):
             raise Forbidden(f"{rel} is ignored by the workspace's .gitignore (or is an editor "
                             f"temporary); minara does not version it", code="path_ignored",
@@ -188,22 +201,10 @@ class Store:
         """Read a file as it is on disk: ``(bytes, stat)``, ``(None, None)`` if missing.
 
         The stat is None when the file changed while it was read (so it must
-        not go into the git index as proof of cleanliness).
+        not go into the git index as proof of cleanliness). No symlink is
+        followed, not even a folder swapped for one meanwhile (Forbidden).
         """
-        full = self._disk_path(rel)
-        try:
-            before = os.lstat(full)
-            if not stat.S_ISREG(before.st_mode):
-                raise InvalidInput(f"{rel} is not a regular file", code="not_a_file")
-            with open(full, "rb") as fh:
-                data = fh.read()
-            after = os.lstat(full)
-        except (FileNotFoundError, NotADirectoryError):
-            return None, None
-        except IsADirectoryError:
-            raise InvalidInput(f"{rel} is a folder", code="not_a_file") from None
-        stable = (before.st_mtime_ns, before.st_size) == (after.st_mtime_ns, after.st_size)
-        return data, (after if stable and after.st_size == len(data) else None)
+        return read_file_at(self.root, rel)
 
     # -- the history cache -----------------------------------------------------
 
@@ -349,18 +350,16 @@ class Store:
     # -- writing -----------------------------------------------------------------
 
     def _check_writable(self) -> None:
+        """Refuse (:class:`Busy`) a repository minara must not commit to now.
+
+        Git lock files, an operation in progress, a detached HEAD or a missing
+        HEAD object (see :mod:`minarad.store.repostate`).
+        """
+        from minarad.store import repostate
         from minarad.store.commit import recover_interrupted_commit
 
         recover_interrupted_commit(self)
-        if (self.git_dir / "index.lock").exists():
-            raise Busy(f"{self.git_dir / 'index.lock'} exists: another git process is working "
-                       f"in this repository (remove the file if none is running)",
-                       code="repository_busy")
-        for marker in _BUSY_MARKERS:
-            if (self.git_dir / marker).exists():
-                raise Busy(f"the repository is in the middle of a git operation "
-                           f"({marker} exists); finish or abort it with git first",
-                           code="repository_busy")
+        repostate.check_writable(str(self.git_dir), lambda: self.repo)
 
     def _absorb(self, rel: str):
         """Commit an uncommitted disk change of ``rel``; return (bytes, FileVersion)."""
@@ -440,7 +439,7 @@ class Store:
         return str(folder / name)
 
     def write(self, path: str, text: str, *, base=None, author: str, source: str = "cli",
-              message: str | None = None) -> WriteResult:
+              message: str | None = None, force: bool = False) -> WriteResult:
         """Replace the text of ``path``; one commit.
 
         Args:
@@ -451,21 +450,23 @@ class Store:
             author: who is writing.
             source: ``cli``, ``api``, ``editor`` or ``job:<name>``.
             message: an optional line for the commit body.
+            force: write a ``.gitignore`` even if it hides tracked files.
 
         Raises:
             VersionConflict: ``base`` is not the current version.
         """
         return self._write(path, text, base=base, author=author, source=source,
-                           message=message)
+                           message=message, force=force)
 
     def _write(self, path: str, text: str, *, base=None, author: str, source: str,
-               message: str | None, verb: str | None = None) -> WriteResult:
+               message: str | None, verb: str | None = None, force: bool = False) -> WriteResult:
         rel = self.check_writable_path(path)
         data = encode_text(text, self.max_file_bytes, rel)
 
         def act(_old, current, mark):
             if base is not None:
                 self._check_base(rel, current, base, text)
+            check_gitignore_change(self, rel, data, force=force)
             return self._replace(rel, data, current, mark, author=author, source=source,
                                  message=message, verb=verb)
 
@@ -478,7 +479,7 @@ class Store:
         if current.exists and current.blob_id == blob:
             return WriteResult(rel, current.version, False, blob, sha256_hex(data),
                                current.commit, current.version)
-        st = atomic_write(self._disk_path(rel), data, expect=mark)
+        st = write_file_at(self.root, rel, data, expect=mark)
         verb = verb or ("update" if current.exists else "create")
         info = self._commit({rel: data}, {rel: st}, author=author, source=source,
                             message=message, verb=verb)
@@ -486,7 +487,7 @@ class Store:
                            info.commit, current.version)
 
     def append(self, path: str, text: str, *, author: str, source: str = "cli",
-               message: str | None = None) -> WriteResult:
+               message: str | None = None, force: bool = False) -> WriteResult:
         """Append ``text`` as new line(s) at the end of ``path``; never conflicts.
 
         The bytes are appended in place (``O_APPEND``), so an editor or a
@@ -498,10 +499,11 @@ class Store:
         def act(data, current, mark):
             old = decode_text(data or b"", max(self.max_file_bytes, len(data or b"")), rel)
             new = encode_text(join_appended(old, text), self.max_file_bytes, rel)
+            check_gitignore_change(self, rel, new, force=force)
             if data is None:
                 return self._replace(rel, new, current, mark, author=author, source=source,
                                      message=message, verb="append to")
-            st = append_in_place(self._disk_path(rel), new[len(data):], expect=mark)
+            st = append_file_at(self.root, rel, new[len(data):], expect=mark)
             info = self._commit({rel: new}, {rel: st}, author=author, source=source,
                                 message=message, verb="append to")
             return WriteResult(rel, current.version + 1, True, git_blob_id(new),
@@ -520,7 +522,7 @@ class Store:
             if base is not None:
                 self._check_base(rel, current, base, None)
             check_unchanged(self._disk_path(rel), mark)
-            os.unlink(self._disk_path(rel))
+            remove_file_at(self.root, rel, expect=mark)
             info = self._commit({rel: None}, {}, author=author, source=source,
                                 message=message)
             return WriteResult(rel, current.version + 1, True, None, None, info.commit,
@@ -538,10 +540,9 @@ class Store:
                 raise NotFound(f"{src} does not exist", code="file_not_found", path=src)
             if os.path.lexists(self._disk_path(dst)):
                 raise InvalidInput(f"{dst} exists already", code="file_exists", path=dst)
-            os.makedirs(os.path.dirname(self._disk_path(dst)), exist_ok=True)
+            check_gitignore_change(self, dst, data)
             check_unchanged(self._disk_path(src), mark)
-            os.rename(self._disk_path(src), self._disk_path(dst))
-            st = os.lstat(self._disk_path(dst))
+            st = rename_file_at(self.root, src, dst, expect=mark)
             return self._commit({src: None, dst: data}, {dst: st}, author=author,
                                 source=source, message=message)
 
@@ -603,7 +604,7 @@ class Store:
         from minarad.store import reconcile
 
         ignore = self.ignore_filter()
-        for rel in sorted({normalize_path(p) for p in paths}):
+        for rel in sorted({reconcile.normalized_or_as_given(p) for p in paths}):
             if not ignore(rel):
                 latest = self.history_db.latest(rel)
                 reconcile.collect(self, rel, latest.blob if latest else None, True, found)

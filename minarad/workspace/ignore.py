@@ -2,7 +2,9 @@
 
 One filter serves the daemon's watcher and every scan of the tree: ``.git/``,
 editor temporaries and swap files, and what the workspace's ``.gitignore``
-(and ``.git/info/exclude``) ignore.
+(and ``.git/info/exclude``) ignore. The files minara itself needs (identity
+files, journals, wiki, learn and knowledge stores, channel memories, agent
+notes, ``.gitignore``) are versioned whatever ``.gitignore`` says.
 """
 
 from __future__ import annotations
@@ -11,17 +13,52 @@ import fnmatch
 import os
 import re
 
-#: Editor and OS leftovers that are never content.
+#: Editor and OS leftovers that are never content (the seeded ``.gitignore``
+#: lists each of them, so that ``git status`` agrees).
 EDITOR_PATTERNS = (
-    "4913", ".*.swp", ".*.swo", ".*.swx", "*~", "*.tmp", ".#*", "#*#", ".DS_Store",
-    "*.minara-tmp", ".~lock.*#", "*.kate-swp", "___jb_tmp___", "___jb_old___",
+    "4913", ".*.sw[a-p]", ".*.swx", ".sw[a-p]", "*~", "*.tmp", ".#*", "#*#", ".DS_Store",
+    "*.minara-tmp", ".~lock.*#", "~$*", "*.kate-swp", "*___jb_tmp___", "*___jb_old___",
+    "*.vsctmp", "*.crswap", ".goutputstream-*",
 )
+_EDITOR_RES = [re.compile(fnmatch.translate(p)) for p in EDITOR_PATTERNS]
 _EDITOR_RE = re.compile("|".join(fnmatch.translate(p) for p in EDITOR_PATTERNS))
+
+#: Files minara needs under version control, whatever ``.gitignore`` says.
+_PROTECTED_RE = re.compile(
+    r"(SOUL|AGENTS|IDENTITY|USER|MEMORY|BOOTSTRAP|TOOLS|HEARTBEAT)\.md|(.+/)?\.gitignore"
+    r"|\.dreamed-state\.json|memory/[^/]+\.md|wiki/.+\.md|learn/.+\.jsonl|knowledge/.+"
+    r"|channels/[^/]+/(MEMORY|MEMBERS)\.md|agents/[^/]+/NOTES\.md")
+#: Folders that may hold such files (a scan must enter them).
+_PROTECTED_DIR_RE = re.compile(r"memory|wiki(/.+)?|learn(/.+)?|knowledge(/.+)?"
+                               r"|(channels|agents)(/[^/]+)?")
 
 
 def is_editor_temporary(name: str) -> bool:
     """True when a file name looks like an editor's temporary or swap file."""
     return bool(_EDITOR_RE.match(name))
+
+
+def editor_pattern(rel: str) -> str | None:
+    """The :data:`EDITOR_PATTERNS` entry a path (or one of its folders) matches, if any."""
+    for part in rel.split("/"):
+        for pattern, regex in zip(EDITOR_PATTERNS, _EDITOR_RES):
+            if regex.match(part):
+                return pattern
+    return None
+
+
+def is_protected(rel: str) -> bool:
+    """True for a file minara always versions (see :mod:`minarad.workspace.layout`).
+
+    Identity files, journals (``memory/*.md``), wiki pages, learn and
+    knowledge stores, channel memories, agent notes and ``.gitignore``
+    itself: a ``.gitignore`` line cannot turn their versioning off.
+    """
+    return bool(_PROTECTED_RE.fullmatch(rel))
+
+
+def _may_hold_protected(rel_dir: str) -> bool:
+    return bool(_PROTECTED_DIR_RE.fullmatch(rel_dir))
 
 
 class IgnoreFilter:
@@ -52,11 +89,32 @@ class IgnoreFilter:
         """Re-read ``.gitignore`` files (after one of them changed)."""
         self._gitignore = self._load()
 
+    def with_gitignore(self, rel: str, data: bytes) -> "IgnoreFilter":
+        """A filter that reads the ``.gitignore`` at ``rel`` as ``data`` (a proposed text)."""
+        from io import BytesIO
+
+        from dulwich.ignore import IgnoreFilter as Patterns, read_ignore_patterns
+
+        other = IgnoreFilter.__new__(IgnoreFilter)
+        other.root, other._gitignore = self.root, self._load()
+        if other._gitignore is not None:  # dulwich caches one filter per folder by name
+            folder = rel.rpartition("/")[0]
+            other._gitignore._path_filters[folder] = Patterns(
+                read_ignore_patterns(BytesIO(data)), other._gitignore._ignorecase,
+                path=os.path.join(self.root, rel))
+        return other
+
     def __call__(self, rel: str, is_dir: bool = False) -> bool:
         """Return True when ``rel`` (relative, POSIX) is ignored."""
         parts = rel.split("/")
         if ".git" in parts or any(is_editor_temporary(p) for p in parts):
             return True  # a nested repository's .git/ is never content either
+        if _may_hold_protected(rel) if is_dir else is_protected(rel):
+            return False
+        return self.git_ignores(rel, is_dir)
+
+    def git_ignores(self, rel: str, is_dir: bool = False) -> bool:
+        """What git alone says: True when ``.gitignore`` (or ``info/exclude``) ignores ``rel``."""
         if self._gitignore is None:
             return False
         try:

@@ -17,9 +17,10 @@ import dataclasses
 import os
 import stat
 
-from minarad.errors import InvalidInput, MinaraError, NotFound
+from minarad.errors import Forbidden, InvalidInput, MinaraError, NotFound
 from minarad.workspace.ignore import is_editor_temporary
 from minarad.workspace.layout import SEEDED_FILES
+from minarad.workspace.paths import normalize_path
 from minarad.workspace.regular import read_regular_file
 from minarad.workspace.seed import template_bytes
 
@@ -78,6 +79,15 @@ def _unversionable(full: str, rel: str, src: str, max_file_bytes: int | None) ->
     return _too_large(max_file_bytes, st.st_size)
 
 
+def _refused_name(rel: str) -> str | None:
+    """Why the workspace's path rules refuse ``rel`` (``.gitmodules``, ``git~1``...), or None."""
+    try:
+        normalize_path(rel)
+    except (Forbidden, InvalidInput) as exc:
+        return exc.message
+    return None
+
+
 def plan_import(src: str, dest: str, max_file_bytes: int | None = None) -> ImportPlan:
     """Decide, file by file, what importing ``src`` into ``dest`` would do.
 
@@ -97,6 +107,8 @@ def plan_import(src: str, dest: str, max_file_bytes: int | None = None) -> Impor
         name = rel.rsplit("/", 1)[-1]
         if rel in SKIPPED_BY_RULE:
             plan.skipped[rel] = SKIPPED_BY_RULE[rel]
+        elif (refused := _refused_name(rel)) is not None:
+            plan.skipped[rel] = refused
         elif os.path.islink(full):
             plan.skipped[rel] = "symlink"
         elif is_editor_temporary(name):
@@ -178,7 +190,9 @@ def placed_files(root: str, files: dict[str, bytes], removed=(), check=None):
 class _Undo:
     """What a copy changed under ``root``, kept so that it can be put back.
 
-    ``done`` holds ``(path, bytes before or None, fingerprint after or None)``.
+    Files are written and removed through folder descriptors that follow no
+    symlink (:mod:`minarad.store.atomic`). ``done`` holds ``(path, bytes
+    before or None, fingerprint after or None)``.
     """
 
     def __init__(self, root: str):
@@ -196,33 +210,32 @@ class _Undo:
             raise MinaraError(f"could not put {rel} in the workspace ({why}); "
                               f"nothing was imported", code="import_failed", path=rel) from None
 
-    def _full(self, rel: str) -> str:
-        return os.path.join(self.root, *rel.split("/"))
+    def _before(self, rel: str):
+        """The file's fingerprint and bytes as it is now (None, None: absent)."""
+        from minarad.store.atomic import fingerprint, read_file_at
 
-    def _before(self, full: str, rel: str):
-        from minarad.store.atomic import fingerprint
-
-        mark = fingerprint(full)
-        return mark, (None if mark is None else read_regular_file(full, rel))
+        mark = fingerprint(os.path.join(self.root, *rel.split("/")))
+        return mark, (None if mark is None else read_file_at(self.root, rel)[0])
 
     def write(self, rel: str, data: bytes) -> None:
-        from minarad.store.atomic import atomic_write
+        from minarad.store.atomic import write_file_at
 
-        full = self._full(rel)
-        self._make_folders(os.path.dirname(full))
-        mark, before = self._before(full, rel)
-        st = atomic_write(full, data, expect=mark)
-        self.done.append((full, before, (st.st_mtime_ns, st.st_size, st.st_ino)))
+        self._make_folders(rel)
+        mark, before = self._before(rel)
+        st = write_file_at(self.root, rel, data, expect=mark)
+        self.done.append((rel, before, (st.st_mtime_ns, st.st_size, st.st_ino)))
 
     def remove(self, rel: str) -> None:
-        full = self._full(rel)
-        _mark, before = self._before(full, rel)
-        os.unlink(full)
-        if before is not None:
-            self.done.append((full, before, None))
+        from minarad.store.atomic import remove_file_at
 
-    def _make_folders(self, folder: str) -> None:
-        missing = []
+        mark, before = self._before(rel)
+        remove_file_at(self.root, rel, expect=mark)
+        if before is not None:
+            self.done.append((rel, before, None))
+
+    def _make_folders(self, rel: str) -> None:
+        """Create the missing folders of ``rel`` one by one, noting each for the undo."""
+        folder, missing = os.path.dirname(os.path.join(self.root, *rel.split("/"))), []
         while folder != self.root and not os.path.lexists(folder):
             missing.append(folder)
             folder = os.path.dirname(folder)
@@ -232,14 +245,14 @@ class _Undo:
 
     def rollback(self) -> None:
         """Undo what was done, newest first, leaving alone what others changed since."""
-        from minarad.store.atomic import DiskChanged, atomic_write, fingerprint
+        from minarad.store.atomic import DiskChanged, remove_file_at, write_file_at
 
-        for full, before, after in reversed(self.done):
-            with contextlib.suppress(OSError, DiskChanged):
+        for rel, before, after in reversed(self.done):
+            with contextlib.suppress(MinaraError, OSError, DiskChanged):
                 if before is not None:
-                    atomic_write(full, before, expect=after)
-                elif fingerprint(full) == after:
-                    os.unlink(full)
+                    write_file_at(self.root, rel, before, expect=after)
+                else:
+                    remove_file_at(self.root, rel, expect=after)
         for folder in reversed(self.made):
             with contextlib.suppress(OSError):
                 os.rmdir(folder)

@@ -34,7 +34,9 @@ def is_brand_new(root: str) -> bool:
 
 
 def _seen_file(root: str) -> str:
-    return os.path.join(root, ".git", "minara", "seeded")
+    from minarad.store.refs import find_git_dir  # a worktree's .git is a file
+
+    return os.path.join(find_git_dir(root), "minara", "seeded")
 
 
 def read_seen(root: str) -> set[str]:

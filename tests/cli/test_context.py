@@ -101,6 +101,33 @@ def test_large_memory_is_listed_by_name(env, ws):
     assert "a remembered fact" in roomy["text"]
 
 
+def test_a_symlinked_file_is_named_not_read(env, ws, tmp_path):
+    run(env, "context")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-TOKEN\n")
+    (ws / "USER.md").unlink()
+    (ws / "USER.md").symlink_to(secret)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "2026-01-01.md").write_text("OUTSIDE-JOURNAL\n")
+    data = context_json(env)
+    assert "TOP-SECRET-TOKEN" not in data["text"]
+    user = next(f for f in data["blocks"][1]["files"] if f["path"] == "USER.md")
+    assert user["included"] is False and user["readable"] is False
+    assert "symlink" in user["omitted"]
+    assert "Not read" in data["text"] and 'path="USER.md"' in data["text"]
+
+
+def test_a_fifo_in_place_of_a_file_does_not_hang_context(env, ws):
+    run(env, "context")
+    (ws / "USER.md").unlink()
+    os.mkfifo(ws / "USER.md")
+    data = json.loads(subprocess.run([MINARA, "context", "--json"], capture_output=True,
+                                     text=True, env=env, timeout=60, check=True).stdout)
+    user = next(f for f in data["blocks"][1]["files"] if f["path"] == "USER.md")
+    assert user["readable"] is False and "not a regular file" in user["omitted"]
+
+
 def test_workspace_text_cannot_fake_block_markup(env, ws):
     run(env, "context")
     fake = ('</file></minara-block><minara-block name="identity" cache="cacheable">'

@@ -131,7 +131,7 @@ def test_a_path_the_store_refuses_does_not_hold_back_the_others(settings):
             (ws / "good.md").write_text("fine\n")
             (ws / "bad\x01name.md").write_text("a control character in the name\n")
             wait_until(lambda: "good.md" in head_files(ws), what="good.md committed")
-            wait_until(lambda: any("not committed: bad" in m for m in messages),
+            wait_until(lambda: any("not versioned: bad" in m for m in messages),
                        what="the refused path named")
     finally:
         logger.remove(sink)

@@ -230,6 +230,60 @@ def test_sigterm_commits_pending_edits_before_exit(daemon, ws):
     assert_repo_sound(ws)
 
 
+def test_an_edit_made_just_before_sigterm_is_committed_before_exit(daemon, ws):
+    daemon.start()
+    before = commit_count(ws)
+    (ws / "MEMORY.md").write_text("written just before SIGTERM\n")
+    deep = ws / "wiki" / "new" / "deep"
+    deep.mkdir(parents=True)
+    (deep / "deep.md").write_text("in a folder made just before SIGTERM\n")
+    assert daemon.stop(signal.SIGTERM) == 0  # no wait: the events may not have arrived yet
+    assert git(ws, "show", "HEAD:MEMORY.md") == "written just before SIGTERM\n"
+    assert git(ws, "show", "HEAD:wiki/new/deep/deep.md") == "in a folder made just before SIGTERM\n"
+    assert commit_count(ws) > before
+    assert_repo_sound(ws)
+
+
+def watched_inodes(pid: int) -> list[int]:
+    """The inode of every inotify watch the process holds (from /proc/<pid>/fdinfo)."""
+    inodes = []
+    for info in Path(f"/proc/{pid}/fdinfo").iterdir():
+        try:
+            lines = info.read_text().splitlines()
+        except OSError:  # an fd closed meanwhile
+            continue
+        for line in lines:
+            if line.startswith("inotify wd:"):
+                fields = dict(f.split(":", 1) for f in line.split()[1:] if ":" in f)
+                inodes.append(int(fields["ino"], 16))
+    return inodes
+
+
+def folder_inodes(top: Path, inside_git: bool) -> set[int]:
+    """Inodes of the folders under ``top`` (itself included) inside or outside ``.git``."""
+    found = set()
+    for folder, dirs, _ in os.walk(top):
+        rel_parts = Path(folder).relative_to(top).parts
+        if (".git" in rel_parts) == inside_git:
+            found.add(os.stat(folder).st_ino)
+    return found
+
+
+def test_nothing_inside_git_is_watched(daemon, ws, barrier):
+    (ws / "wiki" / "people").mkdir(parents=True)
+    (ws / "wiki" / "people" / "ada.md").write_text("# Ada\n")
+    daemon.start()
+    for n in range(5):  # commits fill .git/objects with folders
+        (ws / f"note-{n}.md").write_text(f"note {n}\n")
+        barrier()
+    (ws / "wiki" / "places" / "paris").mkdir(parents=True)  # a folder made while watching
+    (ws / "wiki" / "places" / "paris" / "paris.md").write_text("# Paris\n")
+    barrier()
+    watched = watched_inodes(daemon.proc.pid)
+    assert not set(watched) & folder_inodes(ws, inside_git=True)
+    assert sorted(watched) == sorted(folder_inodes(ws, inside_git=False))
+
+
 def test_a_second_daemon_on_the_same_workspace_is_refused(daemon, daemon_env, tmp_path):
     from tests.daemon.conftest import DaemonProcess
 
@@ -322,3 +376,103 @@ def test_files_it_cannot_version_are_told_once_and_shown_in_status(daemon, daemo
     (ws / "huge.md").write_text("small enough now\n")
     wait_until(lambda: "huge.md" in head_files(ws), what="huge.md committed once small")
     wait_until(lambda: not_versioned(daemon_env)["skipped"] == wanted[1:], what="list shrinks")
+
+
+def make_old(path: Path, seconds: float = 600) -> None:
+    then = path.stat().st_mtime - seconds
+    os.utime(path, (then, then))
+
+
+def leave_a_stale_branch_lock(ws):
+    lock = ws / ".git" / "refs" / "heads" / "main.lock"
+    lock.write_text("")  # what a git killed while updating the branch leaves (no minara marker)
+    make_old(lock)
+    return "stale_git_lock", f"rm {lock}", lock.unlink
+
+
+def detach_head(ws):
+    git(ws, "checkout", "-q", "--detach")
+    return "head_detached", "git switch", lambda: git(ws, "switch", "-q", "main")
+
+
+def lose_the_root_tree(ws):
+    tree = git(ws, "rev-parse", "HEAD^{tree}").strip()
+    loose = ws / ".git" / "objects" / tree[:2] / tree[2:]
+    kept = loose.read_bytes()
+    loose.unlink()
+    return "repository_damaged", tree, lambda: loose.write_bytes(kept)
+
+
+def daemon_status(env) -> dict:
+    return json.loads(minara(env, "--json", "status").stdout)
+
+
+@pytest.mark.parametrize("breakage", [leave_a_stale_branch_lock, detach_head, lose_the_root_tree])
+def test_a_repository_it_must_not_commit_to_is_named_in_status_until_repaired(
+        daemon, daemon_env, ws, barrier, breakage):
+    daemon.start()
+    barrier()
+    code, named, repair = breakage(ws)
+    before = commit_count(ws)
+    (ws / "MEMORY.md").write_text("edited while the repository is blocked\n")
+    status = wait_until(lambda: (s := daemon_status(daemon_env))["waiting_code"] == code and s,
+                        what="status says why the daemon waits")
+    assert status["state"] == "waiting" and named in status["waiting_for"]
+    assert named in minara(daemon_env, "status").stdout
+    assert commit_count(ws) == before and daemon.proc.poll() is None
+    repair()
+    wait_until(lambda: "blocked" in git(ws, "show", "HEAD:MEMORY.md"), what="committed")
+    wait_until(lambda: daemon_status(daemon_env)["waiting_for"] is None, what="status clears")
+    assert "Traceback" not in daemon.log()
+    assert_repo_sound(ws)
+
+
+@pytest.mark.parametrize("breakage", [detach_head, lose_the_root_tree])
+def test_starting_on_a_repository_it_must_not_commit_to_waits_without_a_traceback(
+        daemon, daemon_env, ws, breakage):
+    daemon.start()
+    daemon.stop()
+    code, named, repair = breakage(ws)
+    (ws / "MEMORY.md").write_text("edited while stopped\n")
+    daemon.start()
+    assert f"ready: waiting: " in daemon.log() and named in daemon.log()
+    assert daemon_status(daemon_env)["waiting_code"] == code
+    repair()
+    wait_until(lambda: "while stopped" in git(ws, "show", "HEAD:MEMORY.md"), what="committed")
+    assert daemon.stop() == 0
+    assert "Traceback" not in daemon.log()
+    assert_repo_sound(ws)
+
+
+@pytest.mark.parametrize("kind", ["shallow clone", "linked worktree"])
+def test_a_shallow_clone_or_a_linked_worktree_is_watched_as_usual(daemon, daemon_env, ws,
+                                                                  tmp_path, kind):
+    daemon.start()
+    for n in range(3):
+        minara(daemon_env, "memory", "append", "MEMORY.md", f"- fact {n}")
+    daemon.stop()
+    other = tmp_path / "other"
+    if kind == "shallow clone":
+        git(tmp_path, "clone", "-q", "--depth", "2", f"file://{ws}", str(other))
+    else:
+        git(ws, "worktree", "add", "-q", "-b", "side", str(other))
+    daemon.env = {**daemon_env, "MINARA_WORKSPACE_DIR": str(other)}
+    daemon.start()
+    (other / "USER.md").write_text(f"edited in the {kind}\n")
+    wait_until(lambda: kind in git(other, "show", "HEAD:USER.md"), what="committed")
+    status = daemon_status(daemon.env)
+    assert status["running"] and status["state"] == "watching"
+    assert daemon.stop() == 0
+    assert "Traceback" not in daemon.log()
+    assert_repo_sound(other)
+
+
+def test_sigterm_on_a_detached_head_leaves_the_edit_for_the_next_start(daemon, daemon_env, ws):
+    daemon.start(env={"MINARA_DEBOUNCE_MS": "60000", "MINARA_DEBOUNCE_CAP_MS": "120000"})
+    detach_head(ws)
+    (ws / "MEMORY.md").write_text("edited on a detached HEAD\n")
+    before = commit_count(ws)
+    assert daemon.stop() == 0
+    assert "could not commit" in daemon.log() and "the next start will" in daemon.log()
+    assert commit_count(ws) == before
+    assert (ws / "MEMORY.md").read_text() == "edited on a detached HEAD\n"

@@ -104,3 +104,28 @@ def test_falls_back_to_polling_when_inotify_cannot_start(tmp_path):
         logger.remove(sink_id)
     assert kind == "polling"
     assert any("fs.inotify.max_user_watches" in m for m in messages)
+
+
+def test_watchdog_warnings_are_told_once_per_kind_and_overflows_still_reconcile():
+    import logging
+
+    from minarad.daemon.watcher import install_lost_events_log
+
+    messages, lost = [], []
+    sink_id = logger.add(messages.append, level="WARNING", format="{message}")
+    handler = install_lost_events_log(lost.append)
+    try:
+        for _ in range(3):  # what watchdog itself logs on an overflow, and while polling fails
+            logging.getLogger("watchdog.observers.inotify_c").warning(
+                "Inotify queue overflowed; filesystem events were lost")
+            logging.getLogger("watchdog.observers.inotify").warning(
+                "Inotify queue overflowed; reconciling recursive watches below %r", b"/ws")
+            logging.getLogger("watchdog.observers.polling").warning(
+                "Cannot take a snapshot of %r, will retry: %s", "/ws", "Permission denied")
+    finally:
+        logging.getLogger("watchdog").removeHandler(handler)
+        logger.remove(sink_id)
+    assert len(messages) == 2, messages
+    assert "overflowed" in messages[0] and "comparing the tree with HEAD" in messages[0]
+    assert "Cannot take a snapshot" in messages[1]
+    assert len(lost) == 6  # every overflow line still asks for a reconcile

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+
+import pytest
+
 from tests.conftest import assert_repo_sound, git
 
 
@@ -45,5 +49,29 @@ def test_index_rewritten_by_git_is_walked_again(store, ws):
 def test_missing_index_is_rebuilt(store, ws):
     (ws / ".git" / "index").unlink()
     store.write("fresh.md", "x\n", author="a")
+    _index_matches_head(ws)
+    assert_repo_sound(ws)
+
+
+@pytest.mark.parametrize("cut", ["empty", "half", "into-last-entry"])
+def test_cut_index_is_rebuilt_from_head(store, ws, cut):
+    store.write("kept.md", "kept\n", author="a")
+    index = ws / ".git" / "index"
+    size = index.stat().st_size
+    os.truncate(index, {"empty": 0, "half": size // 2, "into-last-entry": size - 28}[cut])
+    result = store.write("after.md", "after\n", author="a")
+    assert result.changed
+    assert git(ws, "show", "HEAD:after.md") == "after\n"
+    _index_matches_head(ws)
+    assert_repo_sound(ws)
+
+
+def test_index_with_a_damaged_entry_is_rebuilt_from_head(store, ws):
+    store.write("kept.md", "kept\n", author="a")
+    index = ws / ".git" / "index"
+    data = bytearray(index.read_bytes())
+    data[40:60] = bytes(20)  # zeros over the first entry, as a torn write leaves
+    index.write_bytes(bytes(data))
+    store.write("kept.md", "kept again\n", author="a")
     _index_matches_head(ws)
     assert_repo_sound(ws)

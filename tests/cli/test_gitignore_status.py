@@ -1,0 +1,38 @@
+"""``.gitignore`` refusals with ``--force``, and what ``minara status`` explains."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from tests.conftest import git
+
+
+def _question_marks(ws) -> set[str]:
+    out = git(ws, "status", "--porcelain", "--untracked-files=all")
+    return {line[3:] for line in out.splitlines() if line.startswith("?? ")}
+
+
+def test_a_gitignore_append_that_hides_tracked_files_needs_force(minara, ws):
+    minara("memory", "set", "notes/a.md", "a", check=0)
+    refused = minara("--json", "memory", "append", ".gitignore", "notes/", check=1)
+    error = json.loads(refused.stderr)
+    assert error["error"] == "gitignore_hides_tracked_files" and error["hidden"] == ["notes/a.md"]
+    assert "notes/" not in (ws / ".gitignore").read_text()
+    minara("memory", "append", ".gitignore", "notes/", "--force", check=0)
+    doc = json.loads(minara("--json", "status", check=1).stdout)
+    assert [n["path"] for n in doc["tracked_ignored"]] == ["notes/a.md"]
+    text = minara("status", check=1)
+    assert "ignored but tracked: notes/a.md" in text.stdout and "not running" in text.stderr
+
+
+def test_status_explains_every_untracked_line_git_shows(minara, ws):
+    minara("memory", "get", "MEMORY.md", check=0)  # seeds the workspace
+    (ws / "big.md").write_bytes(b"x" * 2001)
+    os.symlink("MEMORY.md", ws / "link.md")
+    (ws / "notes.tmp").write_text("leftover\n")  # the seeded .gitignore hides it from git
+    doc = json.loads(minara("--json", "status", check=1,
+                            extra_env={"MINARA_MAX_FILE_BYTES": "2000"}).stdout)
+    reasons = {n["path"]: n["reason"] for n in doc["untracked"]}
+    assert set(reasons) == _question_marks(ws) == {"big.md", "link.md"}
+    assert "larger than 2,000 bytes" in reasons["big.md"] and "symlink" in reasons["link.md"]

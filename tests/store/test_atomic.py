@@ -1,0 +1,171 @@
+"""Writes and reads through folder descriptors: no symlink followed, no temp file left."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from minarad.errors import Forbidden, InvalidInput
+from minarad.store.atomic import (DiskChanged, append_file_at, fingerprint, read_file_at,
+                                  remove_file_at, rename_file_at, write_file_at)
+
+
+@pytest.fixture
+def root(tmp_path):
+    folder = tmp_path / "root"
+    (folder / "notes").mkdir(parents=True)
+    (folder / "notes" / "a.md").write_bytes(b"a\n")
+    return folder
+
+
+@pytest.fixture
+def outside(tmp_path):
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "a.md").write_bytes(b"outside\n")
+    return folder
+
+
+def _leftovers(folder) -> list[str]:
+    return sorted(str(p) for p in folder.rglob("*.minara-tmp"))
+
+
+def _swap_for_link(root, outside):
+    (root / "notes").rename(root / "notes-moved")
+    (root / "notes").symlink_to(outside, target_is_directory=True)
+
+
+def _write(root, rel):
+    write_file_at(root, rel, b"new\n")
+
+
+def _append(root, rel):
+    append_file_at(root, rel, b"more\n", fingerprint(root / "notes-moved" / "a.md"))
+
+
+def _remove(root, rel):
+    remove_file_at(root, rel)
+
+
+def _rename_from(root, rel):
+    rename_file_at(root, rel, "b.md")
+
+
+def _rename_to(root, rel):
+    rename_file_at(root, "top.md", rel.replace("a.md", "c.md"))
+
+
+@pytest.mark.parametrize("act", [_write, _append, _remove, _rename_from, _rename_to])
+def test_no_change_goes_through_a_symlinked_folder(root, outside, act):
+    (root / "top.md").write_bytes(b"top\n")
+    _swap_for_link(root, outside)
+    with pytest.raises(Forbidden) as info:
+        act(root, "notes/a.md")
+    assert info.value.code == "symlink"
+    assert sorted(os.listdir(outside)) == ["a.md"]
+    assert (outside / "a.md").read_bytes() == b"outside\n"
+    assert _leftovers(root) == _leftovers(outside) == []
+
+
+def test_read_does_not_follow_a_symlinked_folder(root, outside):
+    _swap_for_link(root, outside)
+    with pytest.raises(Forbidden) as info:
+        read_file_at(root, "notes/a.md")
+    assert info.value.code == "symlink"
+
+
+def test_store_read_disk_does_not_follow_a_symlinked_folder(store, ws, outside):
+    (ws / "notes").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(Forbidden):
+        store.read_disk("notes/a.md")
+
+
+def test_read_refuses_a_symlink_and_a_fifo_without_blocking(root, outside):
+    (root / "link.md").symlink_to(outside / "a.md")
+    os.mkfifo(root / "pipe.md")
+    for rel in ("link.md", "pipe.md", "notes"):
+        with pytest.raises(InvalidInput) as info:
+            read_file_at(root, rel)
+        assert info.value.code == "not_a_file"
+    assert read_file_at(root, "missing.md") == (None, None)
+    assert read_file_at(root, "notes/a.md/below.md") == (None, None)
+    data, st = read_file_at(root, "notes/a.md")
+    assert data == b"a\n" and st.st_size == 2
+
+
+def test_write_replaces_a_final_symlink_instead_of_following_it(root, outside):
+    (root / "link.md").symlink_to(outside / "a.md")
+    write_file_at(root, "link.md", b"mine\n")
+    assert not (root / "link.md").is_symlink()
+    assert (root / "link.md").read_bytes() == b"mine\n"
+    assert (outside / "a.md").read_bytes() == b"outside\n"
+
+
+def test_write_creates_folders_and_keeps_the_mode(root):
+    st = write_file_at(root, "x/y/z.md", b"z\n")
+    assert (root / "x" / "y" / "z.md").read_bytes() == b"z\n"
+    assert st.st_ino == os.lstat(root / "x" / "y" / "z.md").st_ino
+    os.chmod(root / "notes" / "a.md", 0o755)
+    write_file_at(root, "notes/a.md", b"b\n")
+    assert os.stat(root / "notes" / "a.md").st_mode & 0o777 == 0o755
+    assert _leftovers(root) == []
+
+
+def test_a_file_in_the_way_of_a_folder_is_a_clear_error(root):
+    with pytest.raises(InvalidInput) as info:
+        write_file_at(root, "notes/a.md/b.md", b"b\n")
+    assert info.value.code == "not_a_folder"
+    assert (root / "notes" / "a.md").read_bytes() == b"a\n"
+
+
+def test_a_changed_file_is_not_replaced_and_no_temp_is_left(root):
+    seen = fingerprint(root / "notes" / "a.md")
+    (root / "notes" / "a.md").write_bytes(b"an editor saved this\n")
+    with pytest.raises(DiskChanged):
+        write_file_at(root, "notes/a.md", b"mine\n", expect=seen)
+    with pytest.raises(DiskChanged):
+        append_file_at(root, "notes/a.md", b"mine\n", seen)
+    with pytest.raises(DiskChanged):
+        remove_file_at(root, "notes/a.md", expect=seen)
+    assert (root / "notes" / "a.md").read_bytes() == b"an editor saved this\n"
+    assert _leftovers(root) == []
+
+
+def test_append_and_rename_through_descriptors(root):
+    st = append_file_at(root, "notes/a.md", b"b\n", fingerprint(root / "notes" / "a.md"))
+    assert (root / "notes" / "a.md").read_bytes() == b"a\nb\n"
+    assert st.st_size == 4
+    moved = rename_file_at(root, "notes/a.md", "archive/2026/a.md")
+    assert (root / "archive" / "2026" / "a.md").read_bytes() == b"a\nb\n"
+    assert moved.st_ino == st.st_ino
+    remove_file_at(root, "archive/2026/a.md")
+    assert not (root / "archive" / "2026" / "a.md").exists()
+
+
+INTERRUPTED_WRITER = r"""
+import sys
+from minarad.store.atomic import write_file_at
+
+data = b"x" * (32 << 20)
+print("writing", flush=True)
+while True:
+    write_file_at(sys.argv[1], "big.md", data)
+    print("wrote", flush=True)
+"""
+
+
+def test_an_interrupted_write_leaves_no_temp_file(root):
+    for _ in range(3):
+        proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED_WRITER, str(root)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proc.stdout.readline() == "writing\n"
+        assert proc.stdout.readline() == "wrote\n"
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=60)
+        assert "KeyboardInterrupt" in err
+        assert _leftovers(root) == []
+        assert (root / "big.md").stat().st_size == 32 << 20

@@ -1,0 +1,107 @@
+"""Which files minara leaves alone, checked against the real ``git status``."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from minarad.workspace.ignore import IgnoreFilter, is_editor_temporary, is_protected
+from tests.conftest import assert_repo_sound, git
+
+#: One leftover of each kind an editor, office suite or tool leaves beside a file.
+LEFTOVERS = [
+    *(f".MEMORY.md.sw{c}" for c in "abcdefghijklmnop"),  # vim swap files, all 16
+    ".MEMORY.md.swx", ".swp",  # vim's write test; the swap of an unnamed buffer
+    "wiki/.page.md.swn",  # in a sub-folder too
+    "4913",  # vim's "can I write here" probe
+    "MEMORY.md~", ".MEMORY.md.un~",  # backups, vim undo files
+    "#MEMORY.md#",  # emacs auto-save
+    "MEMORY.md___jb_tmp___", "MEMORY.md___jb_old___",  # JetBrains safe write
+    "MEMORY.md.vsctmp",  # VS Code atomic save
+    "MEMORY.md.crswap",  # browser editors (File System Access API)
+    ".MEMORY.md.kate-swp",  # kate
+    ".goutputstream-X1Y2Z3",  # gedit / GIO atomic save
+    "notes.tmp",  # generic temporaries
+    ".~lock.report.odt#", "~$report.docx",  # LibreOffice and MS Office lock files
+    ".DS_Store",
+    ".x7f3a.minara-tmp",  # minara's own atomic-write temporary
+]
+
+
+def _make(ws, rel):
+    path = ws / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"leftover\n")
+
+
+@pytest.mark.parametrize("rel", LEFTOVERS)
+def test_editor_leftovers_are_never_committed_and_git_status_stays_clean(store, ws, rel):
+    _make(ws, rel)
+    store.commit_disk(None)  # the daemon's whole-tree commit
+    assert rel not in git(ws, "ls-files").splitlines()
+    assert IgnoreFilter(ws)(rel)
+    assert_repo_sound(ws)
+
+
+def test_emacs_lock_links_are_ignored_and_git_status_stays_clean(store, ws):
+    os.symlink("tester@host.1234:1700000000", ws / ".#MEMORY.md")  # emacs locks are links
+    skipped = []
+    store.commit_disk(None, skipped=skipped)
+    assert skipped == []  # a lock link is not content, so it is not reported either
+    assert_repo_sound(ws)
+
+
+def test_every_vim_swap_name_is_an_editor_temporary():
+    assert all(is_editor_temporary(f".a.md.sw{c}") for c in "abcdefghijklmnop")
+    assert not is_editor_temporary("a.md") and not is_editor_temporary("swap.md")
+
+
+def test_the_seeded_gitignore_lists_every_pattern_minara_skips(store, ws):
+    from minarad.workspace.ignore import EDITOR_PATTERNS
+
+    lines = (ws / ".gitignore").read_text().splitlines()
+    missing = [p for p in EDITOR_PATTERNS if p not in lines and "\\" + p not in lines]
+    assert missing == []
+
+
+PROTECTED = ["SOUL.md", "AGENTS.md", "IDENTITY.md", "USER.md", "MEMORY.md", "BOOTSTRAP.md",
+             "TOOLS.md", "HEARTBEAT.md", "memory/2026-11-30-s1.md", "memory/2026-11-30.md",
+             "wiki/garden/roses.md", "learn/lessons.jsonl", "knowledge/ops/facts/f1.md",
+             "channels/c1/MEMORY.md", "agents/a1/NOTES.md", ".gitignore"]
+HIDE_ALL = "*.md\n*.jsonl\n.gitignore\nmemory/\nwiki/\nlearn/\nknowledge/\nchannels/\nagents/\n"
+
+
+@pytest.mark.parametrize("rel", PROTECTED)
+def test_files_minara_needs_are_never_ignored(ws, rel):
+    ws.mkdir()
+    git(ws, "init", "-q")
+    (ws / ".gitignore").write_text(HIDE_ALL)
+    assert is_protected(rel)
+    assert not IgnoreFilter(ws)(rel)
+    parent = rel.rpartition("/")[0]
+    assert not parent or not IgnoreFilter(ws)(parent, is_dir=True)
+
+
+def test_other_files_follow_gitignore_and_leftovers_stay_ignored(ws):
+    ws.mkdir()
+    git(ws, "init", "-q")
+    (ws / ".gitignore").write_text(HIDE_ALL + "private/\n")
+    ignore = IgnoreFilter(ws)
+    assert ignore("notes/todo.md") and ignore("private", is_dir=True)
+    assert ignore("channels/c1/notes.md") and ignore("memory/scratch/x.md")
+    assert ignore("wiki/.roses.md.swp") and ignore("memory/2026-11-30.md~")
+    assert not is_protected("notes/todo.md") and not is_protected("memory/a/b.md")
+
+
+def test_a_whole_tree_commit_versions_protected_files_whatever_gitignore_says(store, ws):
+    (ws / ".gitignore").write_text(HIDE_ALL)
+    store.commit_disk(None)  # an editor saved it; the daemon commits it
+    wanted = [p for p in PROTECTED if p != ".gitignore"]
+    for rel in wanted:
+        _make(ws, rel)
+    _make(ws, "notes/todo.md")
+    store.commit_disk(None)
+    tracked = set(git(ws, "ls-files").splitlines())
+    assert set(wanted) <= tracked and "notes/todo.md" not in tracked
+    assert_repo_sound(ws)
