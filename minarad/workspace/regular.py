@@ -31,12 +31,17 @@ def read_regular_file(path: str, rel: str, limit: int = -1) -> bytes:
         Forbidden: the file itself is a symlink (``symlink``).
     """
     fd = _open_without_blocking(path, rel)
-    with os.fdopen(fd, "rb") as fh:
+    try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
             raise InvalidInput(f"{rel} is a folder", code="not_a_file")
         if not stat.S_ISREG(mode):
             raise InvalidInput(f"{rel} is not a regular file", code="not_a_file")
+        fh = os.fdopen(fd, "rb")  # Python refuses a folder here, hence the checks first
+    except BaseException:
+        os.close(fd)
+        raise
+    with fh:
         return fh.read(limit)
 
 

@@ -46,3 +46,11 @@ def test_fast_get_refuses_a_special_file(minara, env, ws, make):
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout == ""
     assert proc.stderr == "minara: error: pipe.md is not a regular file\n"
+
+
+def test_fast_get_names_a_folder(minara, env, ws):
+    minara("memory", "get", "MEMORY.md", check=0)
+    (ws / "notes").mkdir()
+    proc = subprocess.run([MINARA, "memory", "get", "notes"], env=env, capture_output=True,
+                          text=True, timeout=HANG_GUARD_SECONDS)
+    assert (proc.returncode, proc.stderr) == (1, "minara: error: notes is a folder\n")
