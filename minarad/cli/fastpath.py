@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 
-from minarad.errors import InvalidInput, MinaraError, NotFound
+from minarad.errors import MinaraError
 
 _GLOBAL = {"--workspace": "workspace", "-w": "workspace", "--as": "author"}
 
@@ -53,6 +53,7 @@ def read_from_disk(settings, rel: str) -> str | None:
     """Read a workspace file straight from disk, or None if the workspace needs setting up."""
     from minarad.store.content import decode_text
     from minarad.workspace.paths import check_no_symlink
+    from minarad.workspace.regular import read_regular_file
     from minarad.workspace.seed import missing_seed_files
 
     root = os.path.expanduser(str(settings.workspace))
@@ -60,14 +61,7 @@ def read_from_disk(settings, rel: str) -> str | None:
         return None
     check_no_symlink(root, rel)
     path = os.path.join(root, *rel.split("/"))
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(settings.max_file_bytes + 1)
-    except (FileNotFoundError, NotADirectoryError):
-        raise NotFound(f"{rel} does not exist in the workspace", code="file_not_found",
-                       path=rel) from None
-    except IsADirectoryError:
-        raise InvalidInput(f"{rel} is a folder", code="not_a_file") from None
+    data = read_regular_file(path, rel, settings.max_file_bytes + 1)
     return decode_text(data, settings.max_file_bytes, rel)
 
 
@@ -86,6 +80,8 @@ def try_fast_path(args: list[str]) -> int | None:
     except MinaraError as err:
         sys.stderr.write(f"minara: error: {err.message}\n")
         return err.exit_code
+    except OSError:  # unreadable: click reads it again and reports the error in one line
+        return None
     if text is None:
         return None
     try:

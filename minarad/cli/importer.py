@@ -22,17 +22,20 @@ def openclaw(ctx: CliContext, src, dry_run):
 
     Bytes are copied as they are, in one commit. BOOTSTRAP.md and
     HEARTBEAT.md are skipped, and no file that holds anything of yours is
-    overwritten (a seeded template nobody edited is replaced).
+    overwritten (a seeded template nobody edited is replaced). A file over
+    the size limit is skipped; a FIFO, socket or device stops the import
+    (not_a_file), and a failure part-way undoes the whole copy.
 
     Example: minara import openclaw ~/.openclaw/workspace
     """
     from minarad.workspace.openclaw import DEFAULT_SOURCE, plan_import, read_planned
 
     store = ctx.store()
-    plan = plan_import(src or DEFAULT_SOURCE, str(store.root))
+    plan = plan_import(src or DEFAULT_SOURCE, str(store.root), store.max_file_bytes)
     commit = None
     if not dry_run and (plan.copied or plan.removed):
-        commit = _copy(store, read_planned(plan), list(plan.removed), ctx.author)
+        files = read_planned(plan, store.max_file_bytes)
+        commit = _copy(store, files, list(plan.removed), ctx.author)
     data = {"source": plan.source, "copied": plan.copied, "skipped": plan.skipped,
             "removed": plan.removed, "commit": commit, "dry_run": dry_run}
     verb = "would copy" if dry_run else "copied"
@@ -45,16 +48,10 @@ def openclaw(ctx: CliContext, src, dry_run):
 
 
 def _copy(store, files: dict, removed: list, author: str) -> str | None:
-    import os
+    """Put the files in place and commit them; a failure anywhere undoes the copy."""
+    from minarad.workspace.openclaw import placed_files
 
-    from minarad.store.atomic import atomic_write
-
-    with store.lock():
-        for rel, data in files.items():
-            store.check_path(rel)
-            atomic_write(os.path.join(store.root, rel), data)
-        for rel in removed:
-            os.unlink(os.path.join(store.root, store.check_path(rel)))
+    with store.lock(), placed_files(str(store.root), files, removed, check=store.check_path):
         info = store.commit_disk([*files, *removed], author=author, source="import",
                                  message="import an OpenClaw workspace")
     return info.commit if info else None

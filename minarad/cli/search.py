@@ -156,7 +156,10 @@ def index():
 @json_option
 @pass_ctx
 def rebuild(ctx):
-    """Rebuild the index from the workspace's HEAD (progress on a terminal).
+    """Rebuild the index from the workspace's HEAD, from nothing (progress on a terminal).
+
+    A damaged index is discarded; searches and the daemon also rebuild one
+    by themselves when they find it.
 
     Example: minara index rebuild
     """

@@ -2,7 +2,10 @@
 
 The index is derived data in ``<state_dir>/index/<hash of workspace path>/``
 and always rebuildable. It records the commit it reflects; catching up is a
-tree diff from that commit to HEAD, so it costs by change.
+tree diff from that commit to HEAD, so it costs by change. A state file
+that is not well-formed, or data that tantivy cannot open (a damaged
+``meta.json``, a missing segment, a truncated store), makes the next
+catch-up build a fresh copy once; ``rebuild`` always starts from nothing.
 
 Library API (the daemon, CLI, wiki, jobs and gateway call these)::
 

@@ -35,6 +35,9 @@ FULL_BUILD_HEAP = 64_000_000
 CATCH_UP_HEAP = 16_000_000
 #: How often a writer waiting for the lock looks again, in seconds.
 LOCK_POLL_SECONDS = 0.05
+#: The data folder a writer names in the state: ``data-<pid>-<milliseconds>``.
+_GENERATION_RE = re.compile(r"data-\d+-\d+")
+_COMMIT_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 @dataclasses.dataclass
@@ -206,11 +209,17 @@ class Index:
     # -- reading -----------------------------------------------------------
 
     def _usable_state(self) -> dict:
+        """The saved state if it is well-formed, of this schema and its data is there."""
         state = self.read_state()
-        if state.get("schema") != SCHEMA_VERSION or not state.get("generation"):
+        if not is_valid_state(state) or state["schema"] != SCHEMA_VERSION:
             return {}
         data = self.index_dir / state["generation"]
         return state if tantivy.Index.exists(str(data)) else {}
+
+    def _healthy_state(self) -> dict:
+        """The usable state when its data opens for reading, else ``{}`` (start over)."""
+        state = self._usable_state()
+        return state if state and self._reader_view() is not None else {}
 
     def _state_stamp(self):
         try:
@@ -229,9 +238,16 @@ class Index:
         return view
 
     def _open_view(self, stamp, old: _ReaderView | None) -> _ReaderView | None:
+        """The saved state opened for reading; None when there is none or it is damaged."""
         generation = self._usable_state().get("generation")
         if generation is None:
             return None
+        try:
+            return self._open_generation(stamp, generation, old)
+        except (ValueError, OSError):  # tantivy's report of a damaged or missing file
+            return None
+
+    def _open_generation(self, stamp, generation: str, old: _ReaderView | None) -> _ReaderView:
         if old is not None and old.generation == generation:
             index = old.index
             index.reload()
@@ -272,7 +288,9 @@ class Index:
         """The indexed commit when it is HEAD (checked without dulwich), else None."""
         head = gitsource.read_head_without_dulwich(self.workspace)
         indexed = self._usable_state().get("commit")
-        return head if head is not None and head == indexed else None
+        if head is None or head != indexed:
+            return None
+        return head if self._reader_view() is not None else None  # damaged: rebuild
 
     def rebuild(self, progress: Progress | None = None) -> CatchUpStats:
         """Index the whole HEAD tree from scratch (same result as catching up)."""
@@ -307,13 +325,24 @@ class Index:
         return CatchUpStats(indexed, indexed, busy=True, lag=lag)
 
     def _write_locked(self, repo, progress, full: bool) -> CatchUpStats:
+        """Catch up (or rebuild, ``full``); damaged data is started over, once."""
         head = gitsource.head_commit(repo)
-        state = self._usable_state() or self._new_generation()
-        indexed = None if full else state.get("commit")
-        if indexed and not gitsource.has_commit(repo, indexed):
-            indexed = None
-        if head == indexed and not full and state.get("commit") is not None:
-            return CatchUpStats(indexed, head)
+        state = {} if full else self._usable_state()
+        indexed = _known_commit(repo, state.get("commit"))
+        if head == indexed and indexed is not None:
+            if self._reader_view() is not None:
+                return CatchUpStats(indexed, head)
+            state, indexed = {}, None  # up to date, but the data no longer opens
+        try:
+            return self._index_commit(repo, state or self._new_generation(), head, indexed,
+                                      progress)
+        except ValueError:  # tantivy found the existing data damaged while writing
+            if not state:
+                raise
+        return self._index_commit(repo, self._new_generation(), head, None, progress)
+
+    def _index_commit(self, repo, state: dict, head, indexed, progress) -> CatchUpStats:
+        """Index the changes from ``indexed`` (None: everything) to ``head`` and save."""
         changes = gitsource.changed_paths(repo, indexed, head) if head else []
         stats = CatchUpStats(state.get("commit"), head, rebuilt=indexed is None)
         problems = {} if indexed is None else dict(state.get("problems", {}))
@@ -541,7 +570,7 @@ class Index:
 
     def status(self) -> IndexStatus:
         """Documents, indexed commit, lag behind HEAD, size on disk, problems."""
-        state = self._usable_state()
+        state = self._healthy_state()
         searcher = self._searcher()
         repo = gitsource.open_repo(self.workspace)
         try:
@@ -560,6 +589,36 @@ class Index:
             return False
         with try_writer_lock(self.lock_path) as owned:
             return not owned
+
+
+def _known_commit(repo, commit: str | None) -> str | None:
+    """``commit`` if the repository has it (history may have been rewritten), else None."""
+    return commit if commit and gitsource.has_commit(repo, commit) else None
+
+
+def is_valid_state(state) -> bool:
+    """True when every value of a saved state has the type and form a writer gives it.
+
+    The generation must name a data folder inside the index folder, so a
+    damaged or edited state never opens another index (or any folder).
+    """
+    return (isinstance(state, dict) and type(state.get("schema")) is int
+            and isinstance(state.get("generation"), str)
+            and _GENERATION_RE.fullmatch(state["generation"]) is not None
+            and (state.get("commit") is None or _is_commit_id(state["commit"]))
+            and _is_problem_map(state.get("problems", {}))
+            and isinstance(state.get("workspace", ""), str))
+
+
+def _is_commit_id(value) -> bool:
+    return isinstance(value, str) and _COMMIT_RE.fullmatch(value) is not None
+
+
+def _is_problem_map(value) -> bool:
+    """``{path: [message, ...]}``, as the writer saves problems."""
+    return isinstance(value, dict) and all(
+        isinstance(path, str) and isinstance(messages, list)
+        and all(isinstance(m, str) for m in messages) for path, messages in value.items())
 
 
 def _snippet_source(record) -> str:

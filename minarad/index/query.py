@@ -116,15 +116,20 @@ class QueryBuilder:
 
         Free words are optional one by one, but at least one must match;
         filters (documents must match) and exclusions (documents must not)
-        never change the score.
+        never change the score. A filter typed in the query (``kind:``,
+        ``path:``, ``channel:``) is a filter like those given apart, so it
+        never makes the words optional.
 
         Raises:
             InvalidInput: no clause holds a word or a field to search for
                 (``*``, ``((``, ``AND``, an empty query).
         """
         tv = self.tv
-        parts = [part for part in map(self._part, clauses) if part is not None]
-        if not parts:
+        typed = [c for c in clauses if c.field in FILTER_FIELDS and c.occur == MUST]
+        filters = [*filters, *(self.clause_query(c) for c in typed)]
+        words = [c for c in clauses if c not in typed]
+        parts = [part for part in map(self._part, words) if part is not None]
+        if not parts and not typed:
             raise InvalidInput("the query has no words to search for", code="empty_query")
         if not any(occur != tv.Occur.MustNot for occur, _ in parts):
             parts.append((tv.Occur.Must, tv.Query.all_query()))
@@ -136,14 +141,10 @@ class QueryBuilder:
         return tv.Query.boolean_query([(tv.Occur.Must, main)] + fixed)
 
     def _part(self, clause: Clause):
-        tv = self.tv
         query = self.clause_query(clause)
         if query is None:
             return None
-        occur = self._occur[clause.occur]
-        if clause.field in FILTER_FIELDS and occur == tv.Occur.Must:
-            query = tv.Query.const_score_query(query, 0.0)
-        return occur, query
+        return self._occur[clause.occur], query
 
     def clause_query(self, clause: Clause):
         """The query for one clause, or None when it holds no searchable token."""

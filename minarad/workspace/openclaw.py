@@ -5,18 +5,23 @@ copy of bytes: nothing is rewritten. ``BOOTSTRAP.md`` (onboarding already
 happened there) and ``HEARTBEAT.md`` (runtime state) are skipped, and an
 existing destination file is never overwritten (a seeded template that is
 still byte-identical to minara's own holds no user data and is replaced;
-its history keeps it).
+its history keeps it). Only regular files are read (a FIFO, socket or
+device fails the import before anything is copied), a file over the size
+limit is skipped, and the copy is all or nothing (:func:`placed_files`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import stat
 
-from minarad.errors import Forbidden, InvalidInput, NotFound
+from minarad.errors import Forbidden, InvalidInput, MinaraError, NotFound
 from minarad.workspace.ignore import is_editor_temporary
 from minarad.workspace.layout import SEEDED_FILES
 from minarad.workspace.paths import normalize_path
+from minarad.workspace.regular import read_regular_file
 from minarad.workspace.seed import template_bytes
 
 SKIPPED_BY_RULE = {"BOOTSTRAP.md": "onboarding file", "HEARTBEAT.md": "runtime state"}
@@ -48,10 +53,30 @@ def _is_untouched_template(dest: str, rel: str) -> bool:
     if rel not in (*SEEDED_FILES, "BOOTSTRAP.md"):
         return False
     try:
-        with open(os.path.join(dest, rel), "rb") as fh:
-            return fh.read() == template_bytes(rel)
-    except OSError:
+        return read_regular_file(os.path.join(dest, rel), rel) == template_bytes(rel)
+    except (OSError, MinaraError):
         return False
+
+
+def _too_large(max_file_bytes: int | None, size: int) -> str | None:
+    """Why a file of ``size`` bytes cannot be versioned, or None when it can."""
+    if max_file_bytes is None or size <= max_file_bytes:
+        return None
+    return f"larger than {max_file_bytes:,} bytes"
+
+
+def _unversionable(full: str, rel: str, src: str, max_file_bytes: int | None) -> str | None:
+    """Why a source file cannot be versioned (its size), or None when it can.
+
+    Raises:
+        InvalidInput: a FIFO, socket or device, which fails the whole import
+            (``not_a_file``).
+    """
+    st = os.lstat(full)
+    if not stat.S_ISREG(st.st_mode):
+        raise InvalidInput(f"{rel} in {src} is not a regular file (a FIFO, socket or device); "
+                           f"move it away and import again", code="not_a_file", path=rel)
+    return _too_large(max_file_bytes, st.st_size)
 
 
 def _refused_name(rel: str) -> str | None:
@@ -63,8 +88,14 @@ def _refused_name(rel: str) -> str | None:
     return None
 
 
-def plan_import(src: str, dest: str) -> ImportPlan:
-    """Decide, file by file, what importing ``src`` into ``dest`` would do."""
+def plan_import(src: str, dest: str, max_file_bytes: int | None = None) -> ImportPlan:
+    """Decide, file by file, what importing ``src`` into ``dest`` would do.
+
+    Raises:
+        NotFound: ``src`` is not a folder (``source_not_found``).
+        InvalidInput: ``src`` is ``dest`` (``same_workspace``), or holds a
+            FIFO, socket or device (``not_a_file``): nothing is imported.
+    """
     src = os.path.abspath(os.path.expanduser(src))
     if not os.path.isdir(src):
         raise NotFound(f"no OpenClaw workspace at {src}", code="source_not_found")
@@ -82,6 +113,8 @@ def plan_import(src: str, dest: str) -> ImportPlan:
             plan.skipped[rel] = "symlink"
         elif is_editor_temporary(name):
             plan.skipped[rel] = "editor temporary"
+        elif why := _unversionable(full, rel, src, max_file_bytes):
+            plan.skipped[rel] = why
         elif os.path.lexists(os.path.join(dest, rel)) and not _is_untouched_template(dest, rel):
             plan.skipped[rel] = "exists in the workspace"
         else:
@@ -92,10 +125,134 @@ def plan_import(src: str, dest: str) -> ImportPlan:
     return plan
 
 
-def read_planned(plan: ImportPlan) -> dict[str, bytes]:
-    """Read the bytes of every file the plan copies."""
+def read_planned(plan: ImportPlan, max_file_bytes: int | None = None) -> dict[str, bytes]:
+    """Read the bytes of every file the plan copies, never blocking on a FIFO.
+
+    A file that grew past ``max_file_bytes`` since the plan moves from
+    ``plan.copied`` to ``plan.skipped``.
+
+    Raises:
+        InvalidInput: a file became a FIFO, socket or device (``not_a_file``).
+        NotFound: a file vanished from the source (``source_changed``).
+    """
     out = {}
-    for rel in plan.copied:
-        with open(os.path.join(plan.source, rel), "rb") as fh:
-            out[rel] = fh.read()
+    limit = -1 if max_file_bytes is None else max_file_bytes + 1
+    for rel in list(plan.copied):
+        data = _read_source(plan.source, rel, limit)
+        why = _too_large(max_file_bytes, len(data))
+        if why:
+            plan.copied.remove(rel)
+            plan.skipped[rel] = why
+        else:
+            out[rel] = data
     return out
+
+
+def _read_source(src: str, rel: str, limit: int) -> bytes:
+    try:
+        return read_regular_file(os.path.join(src, *rel.split("/")), rel, limit)
+    except NotFound:
+        raise NotFound(f"{rel} vanished from {src} during the import; import again",
+                       code="source_changed", path=rel) from None
+
+
+@contextlib.contextmanager
+def placed_files(root: str, files: dict[str, bytes], removed=(), check=None):
+    """Put ``files`` under ``root`` and delete ``removed``, all or nothing.
+
+    The block runs with every file in place (to commit them). If a write
+    fails, or the block raises, everything done is undone: new files and
+    folders are removed and replaced or deleted files get their bytes
+    back, except where someone else changed them meanwhile.
+
+    Args:
+        root: the workspace folder.
+        files: workspace path -> bytes.
+        removed: workspace paths to delete.
+        check: called with each path first; returns it normalised or raises.
+
+    Raises:
+        MinaraError: a file could not be put in place (``import_failed``);
+            errors of ``check`` and of the block pass through.
+    """
+    undo = _Undo(root)
+    try:
+        for rel in files:
+            undo.attempt(rel, undo.write, check(rel) if check else rel, files[rel])
+        for rel in removed:
+            undo.attempt(rel, undo.remove, check(rel) if check else rel)
+        yield
+    except BaseException:
+        undo.rollback()
+        raise
+
+
+class _Undo:
+    """What a copy changed under ``root``, kept so that it can be put back.
+
+    Files are written and removed through folder descriptors that follow no
+    symlink (:mod:`minarad.store.atomic`). ``done`` holds ``(path, bytes
+    before or None, fingerprint after or None)``.
+    """
+
+    def __init__(self, root: str):
+        self.root = root
+        self.done: list[tuple[str, bytes | None, tuple | None]] = []
+        self.made: list[str] = []
+
+    def attempt(self, rel: str, step, *args) -> None:
+        from minarad.store.atomic import DiskChanged
+
+        try:
+            step(*args)
+        except (OSError, DiskChanged) as exc:
+            why = getattr(exc, "strerror", None) or "it changed on disk meanwhile"
+            raise MinaraError(f"could not put {rel} in the workspace ({why}); "
+                              f"nothing was imported", code="import_failed", path=rel) from None
+
+    def _before(self, rel: str):
+        """The file's fingerprint and bytes as it is now (None, None: absent)."""
+        from minarad.store.atomic import fingerprint, read_file_at
+
+        mark = fingerprint(os.path.join(self.root, *rel.split("/")))
+        return mark, (None if mark is None else read_file_at(self.root, rel)[0])
+
+    def write(self, rel: str, data: bytes) -> None:
+        from minarad.store.atomic import write_file_at
+
+        self._make_folders(rel)
+        mark, before = self._before(rel)
+        st = write_file_at(self.root, rel, data, expect=mark)
+        self.done.append((rel, before, (st.st_mtime_ns, st.st_size, st.st_ino)))
+
+    def remove(self, rel: str) -> None:
+        from minarad.store.atomic import remove_file_at
+
+        mark, before = self._before(rel)
+        remove_file_at(self.root, rel, expect=mark)
+        if before is not None:
+            self.done.append((rel, before, None))
+
+    def _make_folders(self, rel: str) -> None:
+        """Create the missing folders of ``rel`` one by one, noting each for the undo."""
+        folder, missing = os.path.dirname(os.path.join(self.root, *rel.split("/"))), []
+        while folder != self.root and not os.path.lexists(folder):
+            missing.append(folder)
+            folder = os.path.dirname(folder)
+        for path in reversed(missing):
+            os.mkdir(path)
+            self.made.append(path)
+
+    def rollback(self) -> None:
+        """Undo what was done, newest first, leaving alone what others changed since."""
+        from minarad.store.atomic import DiskChanged, remove_file_at, write_file_at
+
+        for rel, before, after in reversed(self.done):
+            with contextlib.suppress(MinaraError, OSError, DiskChanged):
+                if before is not None:
+                    write_file_at(self.root, rel, before, expect=after)
+                else:
+                    remove_file_at(self.root, rel, expect=after)
+        for folder in reversed(self.made):
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
