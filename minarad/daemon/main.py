@@ -94,7 +94,7 @@ def log_index_error(exc: BaseException) -> None:
     """Log a failed index catch-up: one line for a known cause, a traceback for a bug."""
     from loguru import logger
 
-    from minarad.store.repostate import damaged, missing_object
+    from minarad.git.objects import damaged, missing_object
 
     if isinstance(exc, KeyError) and missing_object(exc):
         exc = damaged(missing_object(exc))

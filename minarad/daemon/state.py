@@ -36,7 +36,7 @@ class DaemonAlreadyRunning(MinaraError):
 
 def state_dir(workspace: str | os.PathLike) -> Path:
     """Return the daemon's folder inside the workspace repository (a worktree's own)."""
-    from minarad.store.refs import find_git_dir
+    from minarad.git.refs import find_git_dir
 
     return Path(find_git_dir(workspace)) / "minara"
 

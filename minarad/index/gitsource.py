@@ -1,16 +1,17 @@
-"""Read the workspace repository, read-only: HEAD, tree diffs, blobs, commit times.
+"""The index's view of the workspace repository, read-only, over :mod:`minarad.git`.
 
-Everything here costs by change: a catch-up diffs two trees (dulwich prunes
-unchanged subtrees) and walks only the commits it has not seen.
+Everything here costs by change: a catch-up diffs two trees (unchanged
+subtrees are pruned) and walks only the commits it has not seen.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from typing import NamedTuple
 
 from minarad.errors import NotFound
+from minarad.git.objects import has_commit  # noqa: F401  (part of this module's interface)
+from minarad.git.refs import head_commit  # noqa: F401  (part of this module's interface)
 
 #: How many commits a walk may visit to date files or count the lag.
 WALK_LIMIT = 5000
@@ -35,64 +36,11 @@ def open_repo(workspace: str | os.PathLike):
                        f"run `minara init`", code="workspace_not_found") from None
 
 
-_HEX40 = re.compile(r"^[0-9a-f]{40}$")
-
-
 def read_head_without_dulwich(workspace: str | os.PathLike) -> str | None:
-    """HEAD's commit id read straight from ``.git`` files, or None if unsure.
+    """HEAD's commit id read straight from ``.git`` files, or None if unsure."""
+    from minarad.git.refs import read_workspace_head
 
-    Cheap enough for every CLI search: loose and packed refs only; anything
-    unusual (worktrees, symbolic chains) answers None and the caller asks dulwich.
-    """
-    git_dir = os.path.join(os.fspath(workspace), ".git")
-    try:
-        with open(os.path.join(git_dir, "HEAD"), encoding="ascii") as fh:
-            head = fh.read().strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if _HEX40.match(head):
-        return head
-    if not head.startswith("ref: refs/"):
-        return None
-    return _read_ref(git_dir, head[5:])
-
-
-def _read_ref(git_dir: str, ref: str) -> str | None:
-    try:
-        with open(os.path.join(git_dir, *ref.split("/")), encoding="ascii") as fh:
-            value = fh.read().strip()
-        return value if _HEX40.match(value) else None
-    except FileNotFoundError:
-        pass
-    except (OSError, UnicodeDecodeError):
-        return None
-    try:
-        with open(os.path.join(git_dir, "packed-refs"), encoding="ascii") as fh:
-            for line in fh:
-                parts = line.split()
-                if len(parts) == 2 and parts[1] == ref and _HEX40.match(parts[0]):
-                    return parts[0]
-    except (OSError, UnicodeDecodeError):
-        pass
-    return None
-
-
-def head_commit(repo) -> str | None:
-    """HEAD's commit id (hex), or None for a repository without commits."""
-    try:
-        return repo.head().decode()
-    except KeyError:
-        return None
-
-
-def has_commit(repo, commit: str | None) -> bool:
-    """True when ``commit`` names a commit object in the repository."""
-    if not commit:
-        return False
-    try:
-        return repo[commit.encode()].type_name == b"commit"
-    except (KeyError, ValueError):
-        return False
+    return read_workspace_head(workspace)
 
 
 def changed_paths(repo, old: str | None, new: str) -> list[Change]:
@@ -106,27 +54,19 @@ def changed_paths(repo, old: str | None, new: str) -> list[Change]:
     Returns:
         One change per path; symlinks and submodules count as deleted.
     """
-    from dulwich.diff_tree import tree_changes
+    from minarad.git.diff import diff_trees, is_regular
+    from minarad.git.objects import commit_tree
 
-    old_tree = repo[old.encode()].tree if old else None
-    new_tree = repo[new.encode()].tree
-    changes: dict[str, str | None] = {}
-    for change in tree_changes(repo.object_store, old_tree, new_tree):
-        if change.old is not None and change.old.path is not None:
-            changes.setdefault(change.old.path.decode("utf-8", "replace"), None)
-        if change.new is not None and change.new.path is not None:
-            path = change.new.path.decode("utf-8", "replace")
-            changes[path] = change.new.sha.decode() if _is_regular(change.new.mode) else None
-    return [Change(path, blob) for path, blob in sorted(changes.items())]
-
-
-def _is_regular(mode: int | None) -> bool:
-    return mode is not None and (mode & 0o170000) == 0o100000
+    return [Change(c.path, c.blob if is_regular(c.mode) else None)
+            for c in diff_trees(repo.object_store, commit_tree(repo, old),
+                                commit_tree(repo, new))]
 
 
 def read_blob(repo, blob: str) -> bytes:
     """The bytes of a blob."""
-    return repo[blob.encode()].data
+    from minarad.git.objects import read_blob as read
+
+    return read(repo.object_store, blob)
 
 
 def commit_time(repo, commit: str) -> int:
@@ -144,44 +84,36 @@ def last_change_times(repo, head: str, paths: set[str], stop: str | None) -> dic
     Returns:
         ``{path: commit time}`` for every path in ``paths``.
     """
-    from dulwich.diff_tree import tree_changes
+    from minarad.git.diff import diff_trees
+    from minarad.git.history import follow_history
 
     times: dict[str, int] = {}
     pending = set(paths)
-    commit = repo[head.encode()]
-    oldest = int(commit.commit_time)
-    for _ in range(WALK_LIMIT):
-        if not pending or commit.id.decode() == stop:
+    oldest = int(repo[head.encode()].commit_time)
+    walk = follow_history(repo, head, lambda sha: sha == stop, first_parent=True,
+                          limit=WALK_LIMIT)
+    for commit in walk:
+        if not pending:
             break
         oldest = int(commit.commit_time)
-        parent = repo[commit.parents[0]] if _has_parent(repo, commit) else None
-        parent_tree = parent.tree if parent is not None else None
-        for change in tree_changes(repo.object_store, parent_tree, commit.tree):
-            for entry in (change.old, change.new):
-                path = entry.path.decode("utf-8", "replace") if entry and entry.path else None
-                if path in pending:
-                    times[path] = oldest
-                    pending.discard(path)
-        if parent is None:
-            break
-        commit = parent
+        parent = walk.parents(commit)
+        parent_tree = repo[parent[0]].tree if parent else None
+        for change in diff_trees(repo.object_store, parent_tree, commit.tree):
+            if change.path in pending:
+                times[change.path] = oldest
+                pending.discard(change.path)
     return {**{p: oldest for p in pending}, **times}
-
-
-def _has_parent(repo, commit) -> bool:
-    """True unless ``commit`` is a root, or a shallow clone's graft (its parent is not there)."""
-    return bool(commit.parents) and commit.parents[0] in repo.object_store
 
 
 def commits_between(repo, head: str | None, indexed: str | None) -> int | None:
     """How many first-parent commits HEAD is ahead of ``indexed`` (None: unknown)."""
+    from minarad.git.history import follow_history
+
     if head is None or head == indexed:
         return 0
-    commit = repo[head.encode()]
-    for count in range(1, WALK_LIMIT + 1):
-        if not _has_parent(repo, commit):
-            return count if indexed is None else None
-        commit = repo[commit.parents[0]]
-        if commit.id.decode() == indexed:
-            return count
+    walk = follow_history(repo, head, lambda sha: sha == indexed, first_parent=True,
+                          limit=WALK_LIMIT)
+    count = sum(1 for _commit in walk)
+    if walk.known or (indexed is None and not walk.truncated):
+        return count
     return None

@@ -1,10 +1,10 @@
 """The versioned store: the one write path of a workspace.
 
 ``Store`` composes small plumbing modules: :mod:`lock` (one inter-process
-lock), :mod:`atomic` (atomic file replacement), :mod:`treebuild` (commits
-that write only changed trees), :mod:`gitindex` (splicing ``.git/index``),
-:mod:`historydb` (per-path versions without walking history) and
-:mod:`merge` (three-way merges for pushed copies).
+lock), :mod:`atomic` (atomic file replacement), :mod:`commit` (commits
+through the git layer, :mod:`minarad.git`, which writes only changed trees
+and splices ``.git/index``), :mod:`historydb` (per-path versions without
+walking history) and :mod:`merge` (three-way merges for pushed copies).
 """
 
 __all__ = ["CommitInfo", "FileVersion", "HistoryEntry", "Store", "WriteResult",

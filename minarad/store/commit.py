@@ -1,5 +1,9 @@
 """Make one commit: blobs, the trees on the changed paths, the commit, HEAD, the index.
 
+The git work is :mod:`minarad.git`'s; this module adds what the store
+needs around it: the commit message and trailers, the marker, the index's
+file stats and the history cache.
+
 A commit is made in two steps so that a write can change its file in
 between: :func:`prepare_commit` writes the objects and locks the branch
 (whatever can fail does so here, before the file changes), and
@@ -22,8 +26,7 @@ import sqlite3
 import time
 
 from minarad.errors import Busy, InvalidInput
-from minarad.store import gitindex
-from minarad.store.history import author_name
+from minarad.git.commits import author_name
 from minarad.store.historydb import CommitRecord
 from minarad.store.models import CommitInfo
 
@@ -32,16 +35,6 @@ _MAX_PATH_TRAILERS = 50
 _COMMIT_MARKER = "commit-in-progress"
 #: A git lock file younger than this may belong to a git that is running.
 _STALE_LOCK_SECONDS = 2.0
-
-
-def identity(name: str) -> bytes:
-    """A git identity for an author name (``Name <email>`` kept as given)."""
-    match = re.fullmatch(r"\s*([^<>\n]+?)\s*<([^<>\n]*)>\s*", name)
-    if match:
-        return f"{match.group(1)} <{match.group(2)}>".encode()
-    clean = re.sub(r"[<>\n]", "", name).strip() or "unknown"
-    slug = re.sub(r"[^\w.-]+", "-", clean).strip("-").lower() or "unknown"
-    return f"{clean} <{slug}@minara.local>".encode()
 
 
 def commit_changes(store, changes: dict, stats: dict, *, author: str, source: str,
@@ -99,13 +92,15 @@ def prepare_commit(store, changes: dict, *, author: str, source: str,
     if not _SOURCE_RE.match(source):
         raise InvalidInput(f"source {source!r} is not like 'cli' or 'job:name'",
                            code="invalid_source")
+    from minarad.git.refs import lock_head_branch
+
     marker = store.state_dir / _COMMIT_MARKER
     try:
         marker.write_text(str(os.getpid()))
         head = store.head()
         commit, index_changes, recorded = _build_commit(store, head, changes, modes or {},
                                                         author, source, message, verb)
-        ref_file = _lock_branch(store.repo, head, commit.id)
+        ref_file = lock_head_branch(store.repo, head, commit.id)
     except BaseException:
         with contextlib.suppress(OSError):
             marker.unlink()
@@ -173,7 +168,7 @@ def _update_index_or_defer(store, index_changes: dict, tree_id: bytes) -> bool:
 
 def _stage(store, changes: dict, modes: dict):
     """Write the blobs; return tree changes, index changes and history rows."""
-    from dulwich.objects import Blob
+    from minarad.git.commits import write_blob
 
     tree_changes, index_changes, recorded = {}, {}, []
     for rel in sorted(changes):
@@ -182,36 +177,23 @@ def _stage(store, changes: dict, modes: dict):
             tree_changes[rel.encode()] = index_changes[rel] = None
             recorded.append((rel, None, None))
             continue
-        blob = Blob.from_string(data)
-        store.repo.object_store.add_object(blob)
+        blob_id = write_blob(store.repo.object_store, data)
         mode = modes.get(rel) or file_mode(store, rel)
-        tree_changes[rel.encode()] = (mode, blob.id)
-        recorded.append((rel, blob.id.decode(), mode))
-        index_changes[rel] = (blob.id.decode(), mode)
+        tree_changes[rel.encode()] = (mode, blob_id)
+        recorded.append((rel, blob_id.decode(), mode))
+        index_changes[rel] = (blob_id.decode(), mode)
     return tree_changes, index_changes, recorded
 
 
 def _build_commit(store, head, changes, modes, author, source, message, verb):
     """Write the blobs, trees and commit object for ``changes`` on top of ``head``."""
-    from dulwich.objects import Commit
+    from minarad.git.commits import build_commit, identity
 
-    from minarad.store.treebuild import apply_changes
-
-    repo = store.repo
     tree_changes, index_changes, recorded = _stage(store, changes, modes)
-    tree_id = apply_changes(repo.object_store, repo[head.encode()].tree if head else None,
-                            tree_changes)
-    ident = identity(author)
-    commit = Commit()
-    commit.tree = tree_id
-    commit.parents = [head.encode()] if head else []
-    commit.author = commit.committer = ident
-    commit.author_time = commit.commit_time = int(time.time())
-    commit.author_timezone = commit.commit_timezone = time.localtime().tm_gmtoff
-    commit.encoding = b"UTF-8"
     paths = [r[0] for r in recorded]
-    commit.message = _message(source, verb or _verb(changes), paths, message).encode()
-    repo.object_store.add_object(commit)
+    commit = build_commit(store.repo.object_store, [head.encode()] if head else [],
+                          tree_changes, author=identity(author),
+                          message=_message(source, verb or _verb(changes), paths, message))
     return commit, index_changes, recorded
 
 
@@ -224,59 +206,13 @@ def file_mode(store, rel: str) -> int:
     return 0o100755 if executable else 0o100644
 
 
-def _lock_branch(repo, old: str | None, new: bytes):
-    """Lock the branch HEAD points to, check it is at ``old`` and stage ``new`` in the lock.
-
-    Git's own protocol: ``<ref>.lock`` is created exclusively and renamed
-    over the ref to commit (:func:`finish_commit`).
-
-    Returns:
-        The open dulwich ``GitFile`` holding the lock.
-    """
-    from dulwich.file import FileLocked, GitFile
-
-    name = repo.refs.follow(b"HEAD")[0][-1]
-    path = os.fsdecode(repo.refs.refpath(name))
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    try:
-        ref_file = GitFile(path, "wb")
-    except FileLocked:
-        raise Busy(f"{path}.lock exists: another git is working here, or one was killed (it "
-                   f"is removed once stale, or remove it if no git runs)",
-                   code="repository_busy") from None
-    try:
-        current = repo.refs.read_loose_ref(name) or repo.refs.get_packed_refs().get(name)
-        if current != (old.encode() if old else None):
-            raise Busy("HEAD moved while committing (another git process?); try again",
-                       code="repository_busy")
-        ref_file.write(new + b"\n")
-        ref_file.flush()
-        os.fsync(ref_file.fileno())
-    except BaseException:
-        ref_file.abort()
-        raise
-    return ref_file
-
-
 def update_index(store, index_changes: dict, tree_id: bytes, rebuild: bool = False) -> None:
     """Splice ``index_changes`` (path -> (blob, mode, stat) or None) into ``.git/index``."""
-    from minarad.store.treebuild import iter_files
+    from minarad.git.index import update_index_to_tree
 
-    entries = {p: (None if v is None else gitindex.stat_entry(p, v[0], v[1], v[2]))
-               for p, v in index_changes.items()}
-
-    def full_rebuild(_changes):
-        whole = {p: gitindex.stat_entry(p, sha.decode(), mode, None)
-                 for p, mode, sha in iter_files(store.repo.object_store, tree_id)}
-        whole.update({p: e for p, e in entries.items() if e is not None})
-        return gitindex.build_index(whole)
-
-    index_path = str(store.git_dir / "index")
-    if rebuild:
-        gitindex.write_index_file(index_path, full_rebuild(entries))
-        return
-    gitindex.update_index(index_path, entries, full_rebuild,
-                          record_path=str(store.state_dir / "index-checksum"))
+    update_index_to_tree(str(store.git_dir / "index"), store.repo.object_store, tree_id,
+                         index_changes, record_path=str(store.state_dir / "index-checksum"),
+                         rebuild=rebuild)
 
 
 def recover_interrupted_commit(store) -> None:

@@ -13,7 +13,7 @@ import dataclasses
 import os
 
 from minarad.errors import Forbidden, InvalidInput
-from minarad.store import gitindex
+from minarad.git import index as gitindex
 from minarad.store.content import git_blob_id
 from minarad.workspace.paths import normalize_path
 

@@ -11,28 +11,26 @@ when it is raised, and the daemon waits on it and shows it in
 
 from __future__ import annotations
 
-import contextlib
 import os
-import re
 import shlex
 import time
 
 from minarad.errors import Busy
-from minarad.store import refs
+from minarad.git import refs
+from minarad.git.objects import missing_objects_are_damage
 
 #: Files git leaves while an operation waits for the user to finish or abort it.
 OPERATION_MARKERS = ("MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD",
                      "REVERT_HEAD", "BISECT_LOG")
 #: A git lock file older than this is called stale (a running git holds one for moments).
 STALE_LOCK_SECONDS = 5.0
-_OBJECT_ID = re.compile(r"[0-9a-f]{40}")
 
 
 def check_writable(git_dir: str, repo_factory) -> None:
     """Raise :class:`Busy` when minara must not commit to the repository now.
 
     Args:
-        git_dir: the repository folder (see :func:`minarad.store.refs.find_git_dir`).
+        git_dir: the repository folder (see :func:`minarad.git.refs.find_git_dir`).
         repo_factory: returns the open dulwich repository (called only with a HEAD).
     """
     check_no_git_lock(git_dir)
@@ -41,19 +39,9 @@ def check_writable(git_dir: str, repo_factory) -> None:
     check_head_objects(git_dir, repo_factory)
 
 
-def git_lock_files(git_dir: str) -> list[str]:
-    """The lock files that block a commit: HEAD's, the index's and the branch's."""
-    locks = [os.path.join(git_dir, "HEAD.lock"), os.path.join(git_dir, "index.lock")]
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        branch = refs.head_branch(git_dir)
-        if branch:
-            locks.append(refs.ref_file(git_dir, branch) + ".lock")
-    return locks
-
-
 def check_no_git_lock(git_dir: str) -> None:
     """Refuse while a git lock file exists, naming it and how to remove it."""
-    for lock in git_lock_files(git_dir):
+    for lock in refs.lock_files(git_dir):
         try:
             age = time.time() - os.stat(lock).st_mtime
         except (FileNotFoundError, NotADirectoryError):
@@ -105,31 +93,3 @@ def check_head_objects(git_dir: str, repo_factory) -> None:
         tree = repo[head.encode()].tree
         if tree not in repo.object_store:
             raise KeyError(tree)
-
-
-def missing_object(exc: KeyError) -> str | None:
-    """The git object id a dulwich ``KeyError`` names, or None for any other ``KeyError``."""
-    key = exc.args[0] if exc.args else None
-    if isinstance(key, bytes):
-        key = key.decode("ascii", "replace")
-    return key if isinstance(key, str) and _OBJECT_ID.fullmatch(key) else None
-
-
-def damaged(object_id: str) -> Busy:
-    """The refusal for a repository that lacks object ``object_id``."""
-    return Busy(f"the repository is damaged: git object {object_id} is missing, so minara "
-                f"cannot commit (the files on disk are untouched); `git fsck` shows what is "
-                f"broken, and fetching from a clone or restoring .git from a backup repairs it",
-                code="repository_damaged", object=object_id)
-
-
-@contextlib.contextmanager
-def missing_objects_are_damage():
-    """Turn dulwich's ``KeyError`` for a missing git object into :func:`damaged`."""
-    try:
-        yield
-    except KeyError as exc:
-        object_id = missing_object(exc)
-        if object_id is None:
-            raise
-        raise damaged(object_id) from None

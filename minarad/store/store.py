@@ -21,7 +21,7 @@ from pathlib import Path
 
 from minarad.errors import Busy, Forbidden, InvalidInput, MinaraError, NotFound, \
     VersionConflict
-from minarad.store import refs
+from minarad.git import refs
 from minarad.store.atomic import (DiskChanged, DiskReplaced, append_file_at, atomic_write,
                                   check_unchanged, cut_back_at, read_file_at, remove_file_at,
                                   rename_file_at, stat_at, write_file_at)
@@ -159,7 +159,7 @@ class Store:
         A git object found missing while it is held is reported as a damaged
         repository (``repository_damaged``), not as a ``KeyError``.
         """
-        from minarad.store.repostate import missing_objects_are_damage
+        from minarad.git.objects import missing_objects_are_damage
 
         with self._lock.hold(), missing_objects_are_damage():
             yield
@@ -306,7 +306,9 @@ class Store:
                        code="version_not_found", path=rel, versions=len(versions))
 
     def _blob(self, blob_hex: str) -> bytes:
-        return self.repo.object_store[blob_hex.encode()].as_raw_string()
+        from minarad.git.objects import read_blob
+
+        return read_blob(self.repo.object_store, blob_hex)
 
     def _read_version(self, rel: str, version) -> tuple[str, FileVersion]:
         v = self._resolve_version(rel, version)
@@ -726,12 +728,13 @@ class Store:
         return f"{rel}: a symlink; minara does not follow links"
 
     def _committed_files(self) -> dict[str, str]:
-        from minarad.store.treebuild import iter_files
+        from minarad.git.objects import commit_tree
+        from minarad.git.trees import iter_files
 
         head = self.head()
         if head is None:
             return {}
-        tree = self.repo[head.encode()].tree
+        tree = commit_tree(self.repo, head)
         return {p.decode(): sha.decode() for p, _m, sha in iter_files(self.repo.object_store,
                                                                        tree)}
 

@@ -34,7 +34,7 @@ def is_brand_new(root: str) -> bool:
 
 
 def _seen_file(root: str) -> str:
-    from minarad.store.refs import find_git_dir  # a worktree's .git is a file
+    from minarad.git.refs import find_git_dir  # a worktree's .git is a file
 
     return os.path.join(find_git_dir(root), "minara", "seeded")
 

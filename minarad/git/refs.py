@@ -1,4 +1,7 @@
-"""Find the repository and read HEAD without loading dulwich (for the fast read path).
+"""Find the repository, read HEAD and refs, and move a branch by compare-and-swap.
+
+Reading needs no dulwich (it serves the fast read path and every CLI
+search); only :func:`lock_head_branch` loads it.
 
 A workspace's repository is its ``.git`` folder, or, in a linked worktree
 (``git worktree add``), the folder its ``.git`` file names (``gitdir:``);
@@ -10,8 +13,9 @@ from __future__ import annotations
 
 import os
 
-from minarad.errors import InvalidInput
+from minarad.errors import Busy, InvalidInput
 
+_HEX40 = frozenset("0123456789abcdef")
 #: Refs a linked worktree keeps for itself (besides HEAD); all others are shared.
 _PER_WORKTREE_PREFIXES = ("refs/bisect/", "refs/worktree/", "refs/rewritten/")
 
@@ -80,6 +84,79 @@ def read_head(git_dir: str) -> str | None:
     if not head.startswith(b"ref: "):
         return head.decode("ascii")
     return _read_ref(git_dir, head[5:].decode("utf-8").strip())
+
+
+def read_workspace_head(root: str | os.PathLike) -> str | None:
+    """Return HEAD's commit id in the workspace ``root``, or None when unsure.
+
+    Never raises: no repository, an unreadable ``.git`` or a HEAD that is not
+    a 40-digit commit id all answer None (the caller then asks dulwich).
+    """
+    try:
+        head = read_head(find_git_dir(root))
+    except (OSError, UnicodeDecodeError, ValueError, InvalidInput):
+        return None
+    return head if head and len(head) == 40 and set(head) <= _HEX40 else None
+
+
+def head_commit(repo) -> str | None:
+    """Return the commit id HEAD of an open dulwich repository points to, or None if unborn."""
+    return read_head(os.fsdecode(repo.controldir()))
+
+
+def lock_files(git_dir: str) -> list[str]:
+    """Return the lock files that block a commit: HEAD's, the index's and the branch's."""
+    locks = [os.path.join(git_dir, "HEAD.lock"), os.path.join(git_dir, "index.lock")]
+    try:
+        branch = head_branch(git_dir)
+    except (OSError, UnicodeDecodeError):
+        return locks
+    if branch:
+        locks.append(ref_file(git_dir, branch) + ".lock")
+    return locks
+
+
+def lock_head_branch(repo, expected: str | None, new: bytes):
+    """Lock the branch HEAD points to, check it is at ``expected`` and stage ``new`` in the lock.
+
+    Git's own protocol: ``<ref>.lock`` is created exclusively; closing the
+    returned file renames it over the ref (the branch moves), aborting it
+    leaves the branch as it was.
+
+    Args:
+        repo: the open dulwich repository.
+        expected: the commit id the branch must still hold (None: unborn).
+        new: the commit id (hex bytes) to move it to.
+
+    Returns:
+        The open dulwich ``GitFile`` holding the lock.
+
+    Raises:
+        Busy: the branch is locked by another git, or it moved from ``expected``.
+    """
+    from dulwich.file import FileLocked, GitFile
+
+    name = repo.refs.follow(b"HEAD")[0][-1]
+    path = os.fsdecode(repo.refs.refpath(name))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    try:
+        locked = GitFile(path, "wb")
+    except FileLocked:
+        raise Busy(f"{path}.lock exists: another git is working here, or one was killed (it "
+                   f"is removed once stale, or remove it if no git runs)",
+                   code="repository_busy") from None
+    try:
+        current = repo.refs.read_loose_ref(name) or repo.refs.get_packed_refs().get(name)
+        if current != (expected.encode() if expected else None):
+            raise Busy("HEAD moved while committing (another git process?); try again",
+                       code="repository_busy")
+        locked.write(new + b"\n")
+        locked.flush()
+        os.fsync(locked.fileno())
+    except BaseException:
+        locked.abort()
+        raise
+    return locked
 
 
 def _read_ref(git_dir: str, name: str) -> str | None:

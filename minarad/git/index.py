@@ -1,4 +1,4 @@
-"""Keep ``.git/index`` in step with each commit, cheaply.
+"""Keep ``.git/index`` in step with each commit, cheaply (the ``.git/index`` splice).
 
 dulwich's ``Index.write()`` re-serialises every entry (70-130 ms at 10,000
 files). A commit by minarad changes a handful of paths, so this module
@@ -303,3 +303,41 @@ def update_index(index_path: str, changes: dict[bytes, bytes | None], full_rebui
     if record_path:
         with open(record_path, "wb") as fh:
             fh.write(new[-20:])
+
+
+def update_index_to_tree(index_path: str, object_store, tree_id: bytes,
+                         changes: dict[bytes, tuple | None], *, record_path: str | None = None,
+                         rebuild: bool = False) -> None:
+    """Bring ``.git/index`` to a commit's tree, given the paths that commit changed.
+
+    The changed entries are spliced in (:func:`update_index`); an index that
+    cannot be spliced, or ``rebuild``, is written whole from ``tree_id``,
+    with zero stats (git re-hashes those files) except for ``changes``.
+
+    Args:
+        index_path: ``.git/index``.
+        object_store: the repository's object store.
+        tree_id: the root tree of the commit HEAD now points to.
+        changes: path -> ``(blob hex, mode, os.stat_result or None)``, or None
+            for a path the commit removed.
+        record_path: see :func:`update_index`.
+        rebuild: write the whole index from ``tree_id`` without reading the old one.
+
+    Raises:
+        Busy: another git process holds ``index.lock``.
+    """
+    entries = {p: (None if v is None else stat_entry(p, v[0], v[1], v[2]))
+               for p, v in changes.items()}
+
+    def full_rebuild(_changes):
+        from minarad.git.trees import iter_files
+
+        whole = {p: stat_entry(p, sha.decode(), mode, None)
+                 for p, mode, sha in iter_files(object_store, tree_id)}
+        whole.update({p: e for p, e in entries.items() if e is not None})
+        return build_index(whole)
+
+    if rebuild:
+        write_index_file(index_path, full_rebuild(entries))
+        return
+    update_index(index_path, entries, full_rebuild, record_path=record_path)

@@ -18,7 +18,14 @@ Changes = dict
 
 
 def apply_changes(object_store, tree_id: bytes | None, changes: Changes) -> bytes:
-    """Return the id of ``tree_id`` with ``changes`` applied (root never vanishes)."""
+    """Return the id of ``tree_id`` with ``changes`` applied (root never vanishes).
+
+    Args:
+        object_store: where trees are read and the new ones written.
+        tree_id: the tree to start from (None: an empty tree).
+        changes: path (bytes, POSIX) -> ``(mode, blob id)``, or None to delete;
+            a file may replace a folder and a folder a file.
+    """
     new_id = _apply(object_store, tree_id, changes)
     if new_id is None:
         empty = Tree()
@@ -80,7 +87,7 @@ def lookup_blob(object_store, tree_id: bytes | None, path: bytes) -> tuple[int, 
 
 
 def iter_files(object_store, tree_id: bytes | None, prefix: bytes = b""):
-    """Yield ``(path, mode, blob id)`` for every file below a tree."""
+    """Yield ``(path, mode, blob id)`` for every file below a tree (submodules skipped)."""
     if tree_id is None:
         return
     for entry in object_store[tree_id].items():

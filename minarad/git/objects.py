@@ -1,0 +1,63 @@
+"""Objects by id, and what a missing one means.
+
+dulwich answers a missing object with a ``KeyError`` naming its id; here
+that becomes :class:`~minarad.errors.Busy` with ``repository_damaged``,
+which says what is broken and how to repair it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+from minarad.errors import Busy
+
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}")
+
+
+def missing_object(exc: KeyError) -> str | None:
+    """Return the git object id a dulwich ``KeyError`` names, or None for any other ``KeyError``."""
+    key = exc.args[0] if exc.args else None
+    if isinstance(key, bytes):
+        key = key.decode("ascii", "replace")
+    return key if isinstance(key, str) and _OBJECT_ID.fullmatch(key) else None
+
+
+def damaged(object_id: str) -> Busy:
+    """Return the refusal for a repository that lacks object ``object_id``."""
+    return Busy(f"the repository is damaged: git object {object_id} is missing, so minara "
+                f"cannot commit (the files on disk are untouched); `git fsck` shows what is "
+                f"broken, and fetching from a clone or restoring .git from a backup repairs it",
+                code="repository_damaged", object=object_id)
+
+
+@contextlib.contextmanager
+def missing_objects_are_damage():
+    """Turn dulwich's ``KeyError`` for a missing git object into :func:`damaged`."""
+    try:
+        yield
+    except KeyError as exc:
+        object_id = missing_object(exc)
+        if object_id is None:
+            raise
+        raise damaged(object_id) from None
+
+
+def has_commit(repo, commit: str | None) -> bool:
+    """Return True when ``commit`` names a commit object in the repository."""
+    if not commit:
+        return False
+    try:
+        return repo[commit.encode()].type_name == b"commit"
+    except (KeyError, ValueError):
+        return False
+
+
+def read_blob(object_store, blob: str) -> bytes:
+    """Return the bytes of the blob ``blob`` (hex id)."""
+    return object_store[blob.encode()].as_raw_string()
+
+
+def commit_tree(repo, commit: str | None) -> bytes | None:
+    """Return the root tree id of ``commit`` (None for no commit)."""
+    return repo[commit.encode()].tree if commit else None
