@@ -6,12 +6,13 @@ subtrees are pruned) and walks only the commits it has not seen.
 
 from __future__ import annotations
 
-import os
 from typing import NamedTuple
 
-from minarad.errors import NotFound
-from minarad.git.objects import has_commit  # noqa: F401  (part of this module's interface)
-from minarad.git.refs import head_commit  # noqa: F401  (part of this module's interface)
+# The index's git interface: these come straight from the git layer.
+from minarad.git.objects import has_commit  # noqa: F401
+from minarad.git.refs import head_commit  # noqa: F401
+from minarad.git.refs import read_workspace_head as read_head_without_dulwich  # noqa: F401
+from minarad.git.repo import open_repo  # noqa: F401
 
 #: How many commits a walk may visit to date files or count the lag.
 WALK_LIMIT = 5000
@@ -22,25 +23,6 @@ class Change(NamedTuple):
 
     path: str
     blob: str | None
-
-
-def open_repo(workspace: str | os.PathLike):
-    """Open the workspace's git repository, or raise NotFound."""
-    from dulwich.errors import NotGitRepository
-    from dulwich.repo import Repo
-
-    try:
-        return Repo(os.fspath(workspace))
-    except (NotGitRepository, FileNotFoundError, NotADirectoryError):
-        raise NotFound(f"{workspace} is not a workspace repository (no .git); "
-                       f"run `minara init`", code="workspace_not_found") from None
-
-
-def read_head_without_dulwich(workspace: str | os.PathLike) -> str | None:
-    """HEAD's commit id read straight from ``.git`` files, or None if unsure."""
-    from minarad.git.refs import read_workspace_head
-
-    return read_workspace_head(workspace)
 
 
 def changed_paths(repo, old: str | None, new: str) -> list[Change]:

@@ -118,22 +118,19 @@ class Store:
         return seeded
 
     def _init_repo(self) -> None:
-        from dulwich.repo import Repo
+        from minarad.git.repo import init_repo
 
         if not self.git_dir.exists():
-            try:
-                Repo.init(str(self.root), default_branch=b"main").close()
-            except FileExistsError:  # another process created it meanwhile
-                pass
+            init_repo(self.root)
         self.state_dir.mkdir(exist_ok=True)
 
     @property
     def repo(self):
         """The dulwich repository (opened on first use)."""
         if self._repo is None:
-            from dulwich.repo import Repo
+            from minarad.git.repo import open_repo
 
-            self._repo = Repo(str(self.root))
+            self._repo = open_repo(self.root)
         return self._repo
 
     @property
