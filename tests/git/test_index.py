@@ -75,3 +75,61 @@ def test_index_with_a_damaged_entry_is_rebuilt_from_head(store, ws):
     store.write("kept.md", "kept again\n", author="a")
     _index_matches_head(ws)
     assert_repo_sound(ws)
+
+
+# -- update_index_to_tree on repositories git made ------------------------------------
+
+
+def _commit_on_disk(repo_dir, repo, files: dict):
+    """Commit ``files`` (path -> text, None: delete) with the git layer, change the disk to
+    match and bring the index along; return the changes given to the index."""
+    from minarad.git.commits import build_commit, identity, write_blob
+    from minarad.git.refs import lock_head_branch, read_head
+
+    head = read_head(str(repo_dir / ".git"))
+    tree_changes, index_changes = {}, {}
+    for rel, text in files.items():
+        path = repo_dir / rel
+        if text is None:
+            path.unlink()
+            tree_changes[rel.encode()] = index_changes[rel.encode()] = None
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        blob = write_blob(repo.object_store, text.encode())
+        tree_changes[rel.encode()] = (0o100644, blob)
+        index_changes[rel.encode()] = (blob.decode(), 0o100644, os.stat(path))
+    commit = build_commit(repo.object_store, [head.encode()], tree_changes,
+                          author=identity("a"), message="by the git layer\n")
+    lock_head_branch(repo, head, commit.id).close()
+    return commit.tree, index_changes
+
+
+@pytest.mark.parametrize("git_index", ["plain", "split-index", "version 4"])
+def test_an_index_git_wrote_is_brought_to_the_new_tree(repo_dir, repo, git_index):
+    from minarad.git.index import update_index_to_tree
+    from tests.git.conftest import commit_files
+
+    commit_files(repo_dir, "start", {f"d{i}/n.md": f"{i}\n" for i in range(20)})
+    options = {"plain": [], "split-index": ["--split-index"], "version 4": ["--index-version",
+                                                                            "4"]}[git_index]
+    if options:
+        git(repo_dir, "update-index", *options)
+    tree, changes = _commit_on_disk(repo_dir, repo, {"d3/n.md": "new\n", "d4/n.md": None,
+                                                     "e/added.md": "added\n"})
+    update_index_to_tree(str(repo_dir / ".git" / "index"), repo.object_store, tree, changes)
+    _index_matches_head(repo_dir)
+    assert_repo_sound(repo_dir)
+
+
+def test_a_rebuilt_index_matches_head_and_git_rehashes_unknown_stats(repo_dir, repo):
+    from minarad.git.index import update_index_to_tree
+    from tests.git.conftest import commit_files
+
+    commit_files(repo_dir, "start", {"a.md": "a\n", "w/b.md": "b\n"})
+    tree, changes = _commit_on_disk(repo_dir, repo, {"a.md": "a2\n"})
+    (repo_dir / ".git" / "index").write_bytes(b"DIRC garbage")
+    update_index_to_tree(str(repo_dir / ".git" / "index"), repo.object_store, tree, changes,
+                         rebuild=True)
+    _index_matches_head(repo_dir)
+    assert_repo_sound(repo_dir)
