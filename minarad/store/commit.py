@@ -24,9 +24,11 @@ import os
 import re
 import sqlite3
 import time
+from pathlib import Path
 
 from minarad.errors import Busy, InvalidInput
 from minarad.git.commits import author_name
+from minarad.git.refs import common_dir, lock_head_branch
 from minarad.store.historydb import CommitRecord
 from minarad.store.models import CommitInfo
 
@@ -92,8 +94,6 @@ def prepare_commit(store, changes: dict, *, author: str, source: str,
     if not _SOURCE_RE.match(source):
         raise InvalidInput(f"source {source!r} is not like 'cli' or 'job:name'",
                            code="invalid_source")
-    from minarad.git.refs import lock_head_branch
-
     marker = store.state_dir / _COMMIT_MARKER
     try:
         marker.write_text(str(os.getpid()))
@@ -228,7 +228,7 @@ def recover_interrupted_commit(store) -> None:
     if not marker.exists():
         return
     now = time.time()
-    heads = store.git_dir / "refs" / "heads"
+    heads = Path(common_dir(str(store.git_dir))) / "refs" / "heads"  # a worktree shares them
     locks = [store.git_dir / "HEAD.lock", store.git_dir / "index.lock",
              *(heads.rglob("*.lock") if heads.is_dir() else ())]
     young = []

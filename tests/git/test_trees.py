@@ -70,3 +70,16 @@ def test_iter_files_lists_what_git_ls_tree_lists(repo_dir, repo):
               for line in git(repo_dir, "ls-tree", "-r", "HEAD").splitlines()}
     assert listed == by_git
     assert (("run.sh", 0o100755) in {(p, m) for p, m, _s in listed})
+
+
+def test_a_folder_replaced_by_a_file_is_committed_in_one_go(store, ws):
+    import shutil
+
+    from tests.conftest import assert_repo_sound
+
+    store.write("notes/x.md", "x\n", author="a")
+    shutil.rmtree(ws / "notes")
+    (ws / "notes").write_text("now a file\n")
+    store.commit_disk(None)
+    assert git(ws, "show", "HEAD:notes") == "now a file\n"
+    assert_repo_sound(ws)
