@@ -245,8 +245,12 @@ def start_detached(exec_path: str, workspace, state_dir: Path,
     deadline = time.monotonic() + wait
     while not _watches(workspace, proc.pid):
         if proc.poll() is not None or time.monotonic() > deadline:
-            raise MinaraError(f"minarad did not start (exit {proc.poll()}); see {log}:\n"
-                              + _log_tail(log), code="detached_start_failed", log=str(log))
+            why = (f"exited with {proc.returncode}" if proc.poll() is not None
+                   else f"not watching after {wait:.0f} s, so it was stopped")
+            if proc.poll() is None:
+                proc.terminate()
+            raise MinaraError(f"minarad did not start ({why}): {_last_line(log)} (log: {log})",
+                              code="detached_start_failed", log=str(log))
         time.sleep(0.1)
     _write_record(state_dir, {"pid": proc.pid, "workspace": workspace, "log": str(log),
                               "exec": exec_path})
@@ -324,11 +328,12 @@ def _read_record(state_dir: Path) -> dict | None:
     return record if isinstance(record, dict) else None
 
 
-def _log_tail(log: Path, lines: int = 5) -> str:
+def _last_line(log: Path) -> str:
     try:
-        return "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+        lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
     except OSError:
-        return ""
+        return "no log"
+    return lines[-1] if lines else "nothing logged"
 
 
 def disable_by_hand(unit_dir: Path) -> Path | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import time
@@ -176,17 +177,12 @@ def no_user_manager(env):
     """The environment with no way to reach a systemd user manager."""
     for name in ("DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"):
         env.pop(name, None)
-    probe = subprocess.run(["systemctl", "--user", "show-environment"], env=env,
-                           capture_output=True)  if _has("systemctl") else None
-    if probe is not None and probe.returncode == 0:
-        pytest.skip("a systemd user manager answers here; the detached path needs none")
+    if shutil.which("systemctl"):
+        probe = subprocess.run(["systemctl", "--user", "show-environment"], env=env,
+                               capture_output=True)
+        if probe.returncode == 0:
+            pytest.skip("a systemd user manager answers here; the detached path needs none")
     return env
-
-
-def _has(program: str) -> bool:
-    import shutil
-
-    return shutil.which(program) is not None
 
 
 def _running(pid: int) -> bool:
@@ -261,3 +257,14 @@ def test_uninstall_with_systemd_disables_while_the_unit_file_exists(minara, env,
     lines = calls.read_text().splitlines()
     assert "--user disable --now minarad.service (with unit)" in lines
     assert lines[-1] == "--user daemon-reload (without unit)"
+
+
+def test_a_detached_minarad_that_cannot_start_is_one_clear_error(minara, no_user_manager, ws,
+                                                                 tmp_path):
+    ws.write_text("a file, not a folder\n")
+    done = minara("service", "install", check=1)
+    log = tmp_path / "home" / ".local" / "state" / "minara" / "minarad.log"
+    assert "minarad did not start (exited with 1)" in done.stderr
+    assert "is not a folder" in done.stderr and f"(log: {log})" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert minara.json("service", "uninstall")["detached_pid"] is None
