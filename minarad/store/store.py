@@ -291,8 +291,7 @@ class Store:
         return decode_text(data, max(self.max_file_bytes, len(data)), rel), info
 
     def _missing(self, rel: str, version: int) -> NotFound:
-        """The error for a file not in the workspace: never there, or deleted (and how to
-        bring it back)."""
+        """The error for a file not on disk: never there, or deleted (and how to restore it)."""
         versions = self.history_db.versions(rel) if version else []
         kept = [v for v in versions if v.blob is not None]
         if not versions or versions[-1].blob is not None or not kept:
