@@ -11,6 +11,13 @@ from minarad.errors import MinaraError
 SHOWN_SKIPPED = 10
 
 
+def _render_head(head: dict | None) -> str:
+    if head is None:
+        return "  HEAD:     no commit yet"
+    return (f"  HEAD:     {head['commit'][:7]} {head['subject']} (by {head['author']} "
+            f"at {head['at']})")
+
+
 def _render_status(st) -> str:
     if not st.running:
         return f"minarad is not running on {st.workspace}"
@@ -23,10 +30,10 @@ def _render_status(st) -> str:
         lines.append(f"  waiting for: {st.waiting_for}")
     if st.last_commit:
         c = st.last_commit
-        lines.append(f"  last commit: {c['commit'][:7]} {c['source']} {', '.join(c['paths'][:5])}"
-                     f" at {c['at']}")
+        lines.append(f"  minarad's last commit: {c['commit'][:7]} {c['source']} "
+                     f"{', '.join(c['paths'][:5])} at {c['at']}")
     else:
-        lines.append("  last commit: none since start")
+        lines.append("  minarad's last commit: none since start")
     shown = ", ".join(st.pending[:10]) + (" ..." if st.pending_count > 10 else "")
     lines.append(f"  pending:  {st.pending_count}" + (f" ({shown})" if st.pending_count else ""))
     lines += [f"  not versioned: {entry}" for entry in st.skipped[:SHOWN_SKIPPED]]
@@ -58,6 +65,32 @@ def _workspace_notes(settings) -> dict:
         store.close()
 
 
+def _head_commit(settings) -> dict | None:
+    """HEAD's commit (whoever made it): id, subject, author and time; None if there is none."""
+    import os
+
+    from minarad.store import Store
+    from minarad.store.history import author_name
+    from minarad.store.models import iso_time
+
+    if not os.path.isdir(os.path.join(settings.workspace, ".git")):
+        return None
+    store = Store(settings.workspace, operator=settings.operator,
+                  max_file_bytes=settings.max_file_bytes)
+    try:
+        head = store.head()
+        if head is None:
+            return None
+        commit = store.repo[head.encode()]
+        return {"commit": head, "subject": commit.message.decode("utf-8", "replace")
+                .split("\n", 1)[0], "author": author_name(commit.author),
+                "at": iso_time(commit.author_time, commit.author_timezone)}
+    except (KeyError, OSError, ValueError, MinaraError):
+        return None  # a damaged repository: the daemon's status line says what is wrong
+    finally:
+        store.close()
+
+
 def _render_notes(notes: dict) -> list[str]:
     lines = []
     for key, label in (("tracked_ignored", "ignored but tracked"), ("untracked", "git shows ??")):
@@ -75,11 +108,12 @@ def _render_notes(notes: dict) -> list[str]:
 def status(ctx):
     """Tell whether minarad watches this workspace (exit 1 when it does not).
 
-    Shows pid, start time, watcher kind, the last commit, pending paths and
-    the files it cannot version (too large, unreadable, symlinks), as the
-    running daemon last reported them. Running or not, it lists tracked
-    files that .gitignore ignores, and explains each file 'git status'
-    shows as untracked (??).
+    Shows pid, start time, watcher kind, the daemon's own last commit,
+    pending paths and the files it cannot version (too large, unreadable,
+    symlinks), as the running daemon last reported them. Running or not,
+    it shows HEAD's last commit (whoever made it), lists tracked files that
+    .gitignore ignores, and explains each file 'git status' shows as
+    untracked (??).
 
     Example: minara status --json
     """
@@ -87,11 +121,14 @@ def status(ctx):
 
     st = read_status(ctx.settings.workspace)
     notes = _workspace_notes(ctx.settings)
+    head = _head_commit(ctx.settings)
     if st.running or ctx.as_json:
-        emit(ctx, {**st.as_dict(), **notes}, "\n".join([_render_status(st),
-                                                         *_render_notes(notes)]))
-    elif _render_notes(notes):
-        click.echo(f"workspace {st.workspace}:\n" + "\n".join(_render_notes(notes)))
+        lines = _render_status(st).split("\n")
+        emit(ctx, {**st.as_dict(), "head_commit": head, **notes},
+             "\n".join([*lines[:1], _render_head(head), *lines[1:], *_render_notes(notes)]))
+    else:
+        click.echo(f"workspace {st.workspace}:\n"
+                   + "\n".join([_render_head(head), *_render_notes(notes)]))
     if not st.running:
         raise MinaraError(_render_status(st), code="daemon_not_running")
 
@@ -109,11 +146,15 @@ def _render_service(report, verb: str) -> str:
     if report.exec_start:
         lines.append(f"  ExecStart={report.exec_start}")
     lines += [f"  ran: {cmd}" for cmd in report.ran]
-    if report.to_run:
-        lines.append("  systemd --user is not reachable from here; run:")
-        lines += [f"    {cmd}" for cmd in report.to_run]
     if report.active is not None:
         lines.append(f"  active: {report.active}, enabled: {report.enabled}")
+    lines += [f"  {note}" for note in report.notes[:2]]
+    if report.detached_pid is not None and report.log:
+        lines.append(f"  detached minarad: pid {report.detached_pid}, log {report.log}")
+    lines += [f"  {note}" for note in report.notes[2:]]
+    if report.to_run:
+        lines.append("  on a machine where systemd --user is reachable, run:")
+        lines += [f"    {cmd}" for cmd in report.to_run]
     return "\n".join(lines)
 
 
@@ -125,14 +166,18 @@ def install(ctx, no_start):
     """Write ~/.config/systemd/user/minarad.service and start it.
 
     The unit runs this installation's minarad on the configured workspace
-    (Type=notify, Restart=on-failure). Without a reachable user systemd,
-    prints the systemctl commands to run.
+    (Type=notify, Restart=on-failure). Without a reachable user systemd
+    (a container, WSL without systemd, a server without a user session) it
+    prints the systemctl commands for a machine that has one and starts
+    minarad detached instead, printing its pid and log (in the state
+    folder); that daemon does not start again after a reboot.
 
     Example: minara --workspace ~/notes service install
     """
     from minarad.daemon.service import install_service
 
-    report = install_service(ctx.settings.workspace, start=not no_start)
+    report = install_service(ctx.settings.workspace, start=not no_start,
+                             state_dir=ctx.settings.state_dir)
     emit(ctx, report.as_dict(), _render_service(report, "installed"))
 
 
@@ -140,13 +185,15 @@ def install(ctx, no_start):
 @json_option
 @pass_ctx
 def uninstall(ctx):
-    """Stop and disable the user service and remove its unit file.
+    """Stop and disable the user service, then remove its unit file.
+
+    A minarad that 'service install' started detached is stopped too.
 
     Example: minara service uninstall
     """
     from minarad.daemon.service import uninstall_service
 
-    report = uninstall_service()
+    report = uninstall_service(state_dir=ctx.settings.state_dir)
     emit(ctx, report.as_dict(), _render_service(report, "removed"))
 
 
@@ -154,12 +201,12 @@ def uninstall(ctx):
 @json_option
 @pass_ctx
 def service_status_cmd(ctx):
-    """Say whether the unit is installed, enabled and active.
+    """Say whether the unit is installed, enabled and active ('unknown' where none can tell).
 
     Example: minara service status
     """
     from minarad.daemon.service import service_status
 
-    report = service_status()
+    report = service_status(ctx.settings.workspace, state_dir=ctx.settings.state_dir)
     verb = "installed" if report.installed else "not installed"
     emit(ctx, report.as_dict(), _render_service(report, verb))

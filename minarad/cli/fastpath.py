@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 
-from minarad.errors import MinaraError
+from minarad.errors import MinaraError, NotFound
 
 _GLOBAL = {"--workspace": "workspace", "-w": "workspace", "--as": "author"}
 
@@ -61,8 +61,32 @@ def read_from_disk(settings, rel: str) -> str | None:
         return None
     check_no_symlink(root, rel)
     path = os.path.join(root, *rel.split("/"))
-    data = read_regular_file(path, rel, settings.max_file_bytes + 1)
+    try:
+        data = read_regular_file(path, rel, settings.max_file_bytes + 1)
+    except NotFound:
+        if _has_history(root, rel):  # deleted: the store says when, and how to restore it
+            return None
+        raise
     return decode_text(data, settings.max_file_bytes, rel)
+
+
+def _has_history(root: str, rel: str) -> bool:
+    """True when the history cache knows ``rel`` (read only on the error path)."""
+    import sqlite3
+    from urllib.parse import quote
+
+    db = os.path.join(root, ".git", "minara", "history.sqlite3")
+    if not os.path.isfile(db):
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{quote(db)}?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT 1 FROM changes WHERE path=? LIMIT 1",
+                                (rel,)).fetchone() is not None
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return True  # unreadable cache: let the store answer
 
 
 def try_fast_path(args: list[str]) -> int | None:

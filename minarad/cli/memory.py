@@ -99,15 +99,22 @@ def append(ctx: CliContext, file, text, channel, force):
                    "if the file has moved on since.")
 @click.option("--force", is_flag=True,
               help="Change a .gitignore even if it would stop versioning tracked files.")
+@click.option("--no-newline", is_flag=True,
+              help="Save TEXT as given (else a newline ends it, as an editor saves).")
 @channel_option
 @json_option
 @pass_ctx
-def set_(ctx: CliContext, file, text, base, channel, force):
+def set_(ctx: CliContext, file, text, base, channel, force, no_newline):
     """Replace FILE with TEXT ('-' for stdin, '@path' for a file).
+
+    A newline ends the saved text unless it ends with one already, or
+    --no-newline is given.
 
     Example: minara memory set USER.md @USER.md --base 4
     """
     body = read_text_arg(text, ctx.settings.max_file_bytes)
+    if body and not body.endswith("\n") and not no_newline:
+        body += "\r\n" if "\r\n" in body else "\n"
     result = ctx.store().write(_file(file, channel), body, base=base, author=ctx.author,
                                source="cli", force=force)
     _render_write(ctx, result)
@@ -160,6 +167,8 @@ def pull(ctx: CliContext, directory, changed, reader, force, channel):
     files = do_pull(ctx.store(), directory, channel=channel, reader=reader, force=force)
     if changed:
         _render_changed(ctx, directory, [f for f in files if f.changed])
+        if not ctx.as_json and not any(f.changed for f in files):
+            click.echo(f"nothing changed since {reader}'s last pull", err=True)
         return
     lines = [f"{f.name}: version {f.version} ({f.path})" for f in files]
     emit(ctx, {"dir": directory, "files": [f.to_dict() for f in files]}, "\n".join(lines))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import posixpath
 import re
 import sqlite3
 import time
@@ -248,17 +249,51 @@ def recover_interrupted_commit(store) -> None:
 
 
 def _verb(changes: dict) -> str:
-    kinds = {data is None for data in changes.values()}
-    if kinds == {True}:
+    """The subject's words for ``changes`` when the caller names none.
+
+    ``delete``; ``rename a -> b`` (one path gone, one come); ``move a/ -> b/``
+    (every file of a folder gone to another folder); else ``edit``.
+    """
+    gone = sorted(p for p, data in changes.items() if data is None)
+    came = sorted(p for p, data in changes.items() if data is not None)
+    if not came:
         return "delete"
-    if len(changes) == 2 and kinds == {True, False}:
-        return "rename"
-    return "update"
+    if len(gone) == 1 and len(came) == 1:
+        return f"rename {gone[0]} -> {came[0]}"
+    folders = _moved_folders(gone, came)
+    if folders:
+        return f"move {folders[0]}/ -> {folders[1]}/ ({len(came)} files)"
+    return "edit"
+
+
+def _moved_folders(gone: list[str], came: list[str]) -> tuple[str, str] | None:
+    """``(old, new)`` when ``came`` is ``gone`` moved from one folder to another, else None."""
+    if len(gone) < 2 or len(gone) != len(came):
+        return None
+    old, new = posixpath.commonpath(gone), posixpath.commonpath(came)
+    if not old or not new or old == new:
+        return None
+    tails = {p[len(old) + 1:] for p in gone}
+    return (old, new) if tails == {p[len(new) + 1:] for p in came} else None
+
+
+#: Sources whose commits always read as that verb (an import says import).
+_SOURCE_VERBS = {"import": "import"}
+#: Verbs that name their paths themselves (``rename a -> b``).
+_NAMING_VERBS = ("rename ", "move ")
+
+
+def _subject(source: str, verb: str, paths: list[str]) -> str:
+    """``<source>: <verb> <paths>``, e.g. ``cli: edit USER.md`` or ``editor: rename a -> b``."""
+    if verb.startswith(_NAMING_VERBS):
+        return f"{source}: {verb}"
+    verb = _SOURCE_VERBS.get(source.split(":", 1)[0], verb)
+    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    return f"{source}: {verb} {shown or 'nothing'}"
 
 
 def _message(source: str, verb: str, paths: list[str], body: str | None) -> str:
-    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
-    lines = [f"{source}: {verb} {shown or 'nothing'}", ""]
+    lines = [_subject(source, verb, paths), ""]
     if body:
         lines += [body.strip(), ""]
     lines.append(f"Minara-Source: {source}")

@@ -284,9 +284,22 @@ class Store:
                 fast = self._absorb(rel)
         data, info = fast
         if data is None:
-            raise NotFound(f"{rel} does not exist in the workspace", code="file_not_found",
-                           path=rel, version=info.version)
+            raise self._missing(rel, info.version)
         return decode_text(data, max(self.max_file_bytes, len(data)), rel), info
+
+    def _missing(self, rel: str, version: int) -> NotFound:
+        """The error for a file not on disk: never there, or deleted (and how to restore it)."""
+        versions = self.history_db.versions(rel) if version else []
+        kept = [v for v in versions if v.blob is not None]
+        if not versions or versions[-1].blob is not None or not kept:
+            return NotFound(f"{rel} does not exist in the workspace", code="file_not_found",
+                            path=rel, version=version)
+        gone, last = versions[-1], kept[-1]
+        return NotFound(f"{rel} was deleted in version {gone.version} (by {gone.commit.author}"
+                        f" at {iso_time(gone.commit.time, gone.commit.tz)}); bring it back "
+                        f"with: minara memory restore {rel} {last.version}",
+                        code="file_not_found", path=rel, version=version,
+                        deleted_in=gone.version, restore_version=last.version)
 
     def _resolve_version(self, rel: str, version) -> PathVersion:
         self.catch_up_for_reading()
@@ -310,7 +323,9 @@ class Store:
     def _read_version(self, rel: str, version) -> tuple[str, FileVersion]:
         v = self._resolve_version(rel, version)
         if v.blob is None:
-            raise NotFound(f"{rel} was deleted in version {v.version}", code="version_deleted",
+            raise NotFound(f"{rel} was deleted in version {v.version}; version "
+                           f"{v.version - 1} holds its last text (minara memory get {rel} "
+                           f"--version {v.version - 1})", code="version_deleted",
                            path=rel, version=v.version)
         data = self._blob(v.blob)
         info = FileVersion(rel, v.version, True, v.blob, sha256_hex(data), v.commit.sha,
@@ -318,13 +333,21 @@ class Store:
         return data.decode("utf-8", "replace"), info
 
     def history(self, path: str) -> list[HistoryEntry]:
-        """Every version of ``path``, newest first."""
+        """Every version of ``path``, newest first (none for a file not yet committed).
+
+        Raises:
+            NotFound: ``path`` never existed (``file_not_found``).
+        """
         rel = self.check_path(path)
         self.catch_up_for_reading()
+        versions = self.history_db.versions(rel)
+        if not versions and not self._exists(rel):
+            raise NotFound(f"{rel} has no history: it never existed in the workspace",
+                           code="file_not_found", path=rel)
         entries = [HistoryEntry(rel, v.version, v.commit.sha, v.commit.author,
                                 iso_time(v.commit.time, v.commit.tz), v.commit.source,
                                 v.commit.subject, v.blob, v.blob is None)
-                   for v in self.history_db.versions(rel)]
+                   for v in versions]
         return entries[::-1]
 
     def diff(self, path: str, old, new=None) -> str:
@@ -509,7 +532,7 @@ class Store:
             st = write_file_at(root, rel, data, expect=mark)
             return {rel: st}, lambda: _put_back(root, rel, old, _mark_of(st))
 
-        verb = verb or ("update" if current.exists else "create")
+        verb = verb or ("edit" if current.exists else "add")
         info = self._commit_with_disk_change({rel: data}, change_disk, author=author,
                                              source=source, message=message, verb=verb)
         return WriteResult(rel, current.version + 1, True, blob, sha256_hex(data),

@@ -107,6 +107,7 @@ def test_service_install_without_systemd_prints_what_to_run(env, tmp_path):
     assert "systemctl --user daemon-reload" in done.stdout
     assert "systemctl --user enable --now minarad.service" in done.stdout
     assert (tmp_path / "home" / ".config" / "systemd" / "user" / "minarad.service").is_file()
+    assert minara(env, "service", "uninstall").returncode == 0  # stops the detached minarad
 
 
 def test_status_of_a_workspace_that_is_a_file(env, tmp_path):

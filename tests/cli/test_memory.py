@@ -177,7 +177,7 @@ def test_pull_changed_prints_only_what_changed_for_this_reader(minara, tmp_path)
     assert "## MEMORY.md" in out and "- news" in out and "SOUL.md" not in out
     other = minara("memory", "pull", "--dir", d, "--changed", "--reader", "r2", check=0).stdout
     assert "## SOUL.md" in other
-    minara("memory", "set", "MEMORY.md", "x" * 13_000, check=0)
+    minara("memory", "set", "MEMORY.md", "x" * 13_000, "--no-newline", check=0)
     big = minara("memory", "pull", "--dir", d, "--changed", "--reader", "r1", check=0).stdout
     assert "13,000 characters" in big and "xxxx" not in big
 

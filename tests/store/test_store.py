@@ -26,7 +26,7 @@ def test_write_commits_with_author_source_and_trailers(store, ws):
     result = store.write("USER.md", "# Me\n", author="agent-7", source="cli")
     assert result.changed and result.version == 2
     log = git(ws, "log", "-1", "--format=%an|%s|%(trailers:key=Minara-Source,valueonly)")
-    assert log.strip().startswith("agent-7|cli: update USER.md|cli")
+    assert log.strip().startswith("agent-7|cli: edit USER.md|cli")
     assert git(ws, "show", "HEAD:USER.md") == "# Me\n"
     assert git(ws, "show", "--name-only", "--format=", "HEAD").split() == ["USER.md"]
     assert_repo_sound(ws)
