@@ -26,7 +26,7 @@ from typing import Callable, Iterator
 from minarad.errors import InvalidInput
 
 WIKI_FOLDER = "wiki/"
-_LINK_RE = re.compile(r"\[\[([^\[\]|#\n]+)(?:#([^\[\]|\n]*))?(?:\|([^\[\]\n]*))?\]\]")
+_LINK_RE = re.compile(r"\[\[([^\[\]|#\n`]+)(?:#([^\[\]|\n]*))?(?:\|([^\[\]\n]*))?\]\]")
 _MD_LINK_RE = re.compile(r"\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$", re.DOTALL)
@@ -186,8 +186,10 @@ def linked_paths(source: str, text: str) -> list[str]:
     relative path is resolved against the folder of ``source``. Web links,
     site-absolute links and links inside code are left out.
     """
-    found = [link.page for link in parse_links(text)]
+    if "[[" not in text and "](" not in text:
+        return []
     code = code_ranges(text)
+    found = [wiki_link_path(m.group(1)) for m in _link_matches(text, code)]
     found += [markdown_link_path(source, m.group(1)) for m in _MD_LINK_RE.finditer(text)
               if not _inside(code, m.start())]
     return list(dict.fromkeys(p for p in found if p))
@@ -202,11 +204,11 @@ def markdown_link_path(source: str, target: str) -> str:
     return "" if joined.startswith("..") or joined == "." else joined
 
 
-def _link_matches(text: str) -> Iterator[re.Match]:
-    """Matches of ``[[...]]`` outside code, with a target that is not blank."""
+def _link_matches(text: str, code: list[tuple[int, int]] | None = None) -> Iterator[re.Match]:
+    """Matches of ``[[...]]`` outside ``code`` (found when None), with a target not blank."""
     if "[[" not in text:
         return
-    code = code_ranges(text)
+    code = code_ranges(text) if code is None else code
     for match in _LINK_RE.finditer(text):
         if match.group(1).strip() and not _inside(code, match.start()):
             yield match

@@ -64,7 +64,9 @@ def test_every_voice_respects_the_filters(corpus):
     assert paths(corpus.search("wombat", path="notes")) == [MID]
     assert paths(corpus.search("wombat", since=1_700_000_100)) == [NEW, MID]
     assert "channels/c1/MEMORY.md" not in paths(corpus.search("wombat"))
-    assert paths(corpus.search("wombat", channel="c1", limit=1)) == ["channels/c1/MEMORY.md"]
+    assert "channels/c1/MEMORY.md" in paths(corpus.search("wombat", channel="c1"))
+    assert paths(corpus.search("wombat", channel="c1", path="channels")) == [
+        "channels/c1/MEMORY.md"]
     assert paths(corpus.search("marsupials -nothing")) == []
 
 

@@ -101,3 +101,33 @@ def test_linked_paths_of_both_link_kinds_outside_code():
             "[s](/abs), `[c](code.md)` [[a/b]]\n```\n[f](fenced.md) [[fenced]]\n```\n")
     assert linked_paths("wiki/team/page.md", text) == [
         "wiki/team/deploy-notes.md", "wiki/a/b.md", "wiki/ops/run.md"]
+
+
+CHUNKS = ["[[", "]]", "`", "``", "```\n", "~~~\n", "\n", "\n\n", " ", "a/b", "A B", "x", "|",
+          "#", "wiki/a/b.md", "](", ")", "["]
+
+
+def _between_links(text):
+    """The text outside every link, in order."""
+    parts, last = [], 0
+    for link in parse_links(text):
+        parts.append(text[last:link.start])
+        last = link.end
+    return parts + [text[last:]]
+
+
+def test_rewriting_changes_only_the_targets_it_names():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(st.sampled_from(CHUNKS), max_size=40).map("".join))
+    def check(text):
+        out = rewrite_links(text, "a/b", "c/d")
+        assert _between_links(out) == _between_links(text)
+        assert [l.page for l in parse_links(out)] == [
+            "wiki/c/d.md" if l.page == "wiki/a/b.md" else l.page for l in parse_links(text)]
+        assert [(l.heading, l.label) for l in parse_links(out)] == [
+            (l.heading, l.label) for l in parse_links(text)]
+
+    check()
