@@ -26,6 +26,22 @@ Library API (the daemon, CLI, wiki, jobs and gateway call these)::
     index.status()                                    # -> IndexStatus
     index.rebuild(progress=lambda done, total, path: ...)
 
+The index is a facade over three parts: feeding (:mod:`.feeding`: commit ->
+changed files -> documents, no tantivy), the lexical engine (:mod:`.engine`:
+tantivy data, state, readers, writer, queries) and voices that rank
+documents (:mod:`.voices`), fused by weighted reciprocal rank
+(:mod:`.fusion`). Only the lexical voice is registered by default, and alone
+its list and scores are the result; another voice plugs in without
+touching tantivy code::
+
+    from minarad.index import RecencyVoice
+    index.register_voice(RecencyVoice(index.engine), weight=0.5)
+    index.search("deploy")        # scores are now fused scores
+
+A voice has a ``name`` and ``rank(query, filters, limit) -> [RankedHit]``
+(:class:`~minarad.index.fusion.Voice`); ``filters`` is a
+:class:`~minarad.index.fusion.SearchFilters` it must respect.
+
 The daemon follows commits with a background thread that folds bursts into
 one catch-up::
 
@@ -47,8 +63,13 @@ Importing this package imports tantivy: CLI modules import it inside
 the commands that search.
 """
 
-from minarad.index.core import CatchUpStats, Hit, Index, IndexStatus, index_dir_for, parse_since
+from minarad.index.core import Index
+from minarad.index.fusion import RankedHit, SearchFilters, Voice, fuse
+from minarad.index.results import CatchUpStats, Hit, IndexStatus, parse_since
 from minarad.index.snippets import Snippet
+from minarad.index.state import index_dir_for
+from minarad.index.voices import LexicalVoice, RecencyVoice
 
-__all__ = ["CatchUpStats", "Hit", "Index", "IndexStatus", "Snippet", "index_dir_for",
+__all__ = ["CatchUpStats", "Hit", "Index", "IndexStatus", "LexicalVoice", "RankedHit",
+           "RecencyVoice", "SearchFilters", "Snippet", "Voice", "fuse", "index_dir_for",
            "parse_since"]

@@ -13,13 +13,11 @@ import posixpath
 import re
 
 from minarad.workspace.layout import ROLES, is_memory_path, role_of
+from minarad.workspace.links import linked_paths, wiki_link_path  # noqa: F401 (re-exported)
 from minarad.workspace.markdown import front_matter_text, parse_front_matter, parse_sections
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".txt")
 LEARN_KINDS = {"lessons": "lesson", "corrections": "correction", "errors": "error"}
-_WIKI_LINK_RE = re.compile(r"\[\[([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
-_MD_LINK_RE = re.compile(r"\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _CHANNEL_RE = re.compile(r"^channels/([^/]+)/")
 _EXACT_RE = re.compile(r"[\w][\w.\-/:@#+]*[\w]")
 _SEPARATORS = set("-_./:@#+")
@@ -277,33 +275,9 @@ def _tags(value) -> list[str]:
 def extract_links(source: str, text: str) -> list[str]:
     """Return the workspace paths that ``text`` links to, in order, without repeats.
 
-    ``[[a/b]]`` names the wiki page ``wiki/a/b.md``; a Markdown link to a
-    relative path is resolved against the folder of ``source``. Web links
-    and site-absolute links are left out.
+    See :func:`minarad.workspace.links.linked_paths` (links inside code are text).
     """
-    found = [wiki_link_path(m.group(1)) for m in _WIKI_LINK_RE.finditer(text)]
-    found += [_resolve_md_link(source, m.group(1)) for m in _MD_LINK_RE.finditer(text)]
-    return list(dict.fromkeys(p for p in found if p))
-
-
-def wiki_link_path(target: str) -> str:
-    """Map a wiki link target (``a/b``, ``wiki/a/b.md``) to its page path."""
-    target = target.strip().strip("/")
-    if not target:
-        return ""
-    if target.endswith(".md") and "/" in target and not target.startswith("wiki/"):
-        return target
-    if not target.startswith("wiki/"):
-        target = "wiki/" + target.lower().replace(" ", "-")
-    return target if target.endswith(".md") else target + ".md"
-
-
-def _resolve_md_link(source: str, target: str) -> str:
-    target = target.split("#", 1)[0].split("?", 1)[0]
-    if not target or _SCHEME_RE.match(target) or target.startswith("/"):
-        return ""
-    joined = posixpath.normpath(posixpath.join(posixpath.dirname(source), target))
-    return "" if joined.startswith("..") or joined == "." else joined
+    return linked_paths(source, text)
 
 
 def exact_tokens(text: str) -> list[str]:

@@ -1,0 +1,277 @@
+"""The lexical engine: tantivy data, its readers, its writer and its queries.
+
+Everything that touches tantivy lives here (with :mod:`~minarad.index.schema`
+and :mod:`~minarad.index.query`): which data folder the saved state names,
+opening it for reading (reopened only when a writer saved another state),
+writing documents into it, and running queries with the search filters.
+What goes into the index is decided elsewhere (:mod:`~minarad.index.feeding`);
+how results of several rankings are merged too (:mod:`~minarad.index.fusion`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Iterator, NamedTuple
+
+import tantivy
+
+from minarad.index import state as state_file
+from minarad.index.fusion import SearchFilters
+from minarad.index.query import QueryBuilder
+from minarad.index.schema import (SCHEMA_VERSION, StoredRecord, build_schema, cjk_analyzer,
+                                  decode_record, register_tokenizers, set_docstore_blocksize,
+                                  to_tantivy, word_analyzer)
+
+MEMORY_SCOPE = "memory"
+#: Writer heap for a first (or full) build: large segments, two threads.
+FULL_BUILD_HEAP = 64_000_000
+#: Writer heap for a catch-up: a few changed files. tantivy needs at least
+#: 15 MB per thread; the heap's hash table is sized from it up front, so a
+#: small heap keeps a long-running daemon small.
+CATCH_UP_HEAP = 16_000_000
+
+
+class ReaderView(NamedTuple):
+    """One saved state opened for reading, kept until a writer saves another.
+
+    ``channels`` are the visibility terms of channel documents in this
+    searcher; a search excludes those its caller did not ask for.
+    """
+
+    stamp: tuple
+    generation: str
+    index: tantivy.Index
+    searcher: tantivy.Searcher
+    channels: tuple[str, ...]
+
+
+class LexicalWriter:
+    """Adds and deletes documents in one generation (see :meth:`LexicalEngine.writer`)."""
+
+    def __init__(self, writer, cjk):
+        self._writer = writer
+        self._cjk = cjk
+
+    def add(self, doc) -> None:
+        """Add one :class:`~minarad.index.documents.IndexDoc`."""
+        self._writer.add_document(to_tantivy(doc, self._cjk))
+
+    def delete_path(self, path: str) -> None:
+        """Delete every document of ``path``."""
+        self._writer.delete_documents_by_term("path", path)
+
+    def delete_all(self) -> None:
+        """Delete every document."""
+        self._writer.delete_all_documents()
+
+
+class LexicalEngine:
+    """The tantivy side of one index folder.
+
+    Args:
+        index_dir: the folder of the state file, the writer lock and the data.
+    """
+
+    def __init__(self, index_dir: str | os.PathLike):
+        self.index_dir = Path(index_dir)
+        self.schema = build_schema()
+        self.cjk = cjk_analyzer()
+        self.builder = QueryBuilder(self.schema, word_analyzer(), self.cjk)
+        self._state_file = os.fspath(self.state_path)
+        self._view: ReaderView | None = None
+
+    @property
+    def lock_path(self) -> Path:
+        """The writer lock file."""
+        return self.index_dir / "writer.lock"
+
+    @property
+    def state_path(self) -> Path:
+        """The JSON file naming the indexed commit and the data folder."""
+        return self.index_dir / "state.json"
+
+    # -- state -------------------------------------------------------------
+
+    def read_state(self) -> dict:
+        """The saved state, or ``{}`` when there is none (or it is unreadable)."""
+        return state_file.read_state(self.state_path)
+
+    def usable_state(self) -> dict:
+        """The saved state if it is well-formed, of this schema and its data is there."""
+        state = self.read_state()
+        if not state_file.is_valid_state(state) or state["schema"] != SCHEMA_VERSION:
+            return {}
+        data = self.index_dir / state["generation"]
+        return state if tantivy.Index.exists(str(data)) else {}
+
+    def healthy_state(self) -> dict:
+        """The usable state when its data opens for reading, else ``{}`` (start over)."""
+        state = self.usable_state()
+        return state if state and self.reader_view() is not None else {}
+
+    def new_generation(self, workspace: Path) -> dict:
+        """Create an empty data folder; return the state that will name it."""
+        generation = state_file.new_generation_name()
+        data = self.index_dir / generation
+        data.mkdir(parents=True)
+        tantivy.Index(self.schema, path=str(data), reuse=False)
+        set_docstore_blocksize(data)
+        return {"schema": SCHEMA_VERSION, "generation": generation, "commit": None,
+                "workspace": str(workspace.resolve()), "problems": {}}
+
+    def save_state(self, state: dict) -> None:
+        """Make ``state`` the one readers open, and drop other data folders."""
+        state_file.write_state(self.state_path, state)
+        state_file.drop_old_generations(self.index_dir, state["generation"])
+
+    # -- reading -----------------------------------------------------------
+
+    def _state_stamp(self):
+        try:
+            st = os.stat(self._state_file)
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size, st.st_ino
+
+    def reader_view(self) -> ReaderView | None:
+        """The searcher of the saved state; reopened only when a writer saved a new one."""
+        stamp, view = self._state_stamp(), self._view
+        if view is not None and stamp == view.stamp:
+            return view
+        view = self._open_view(stamp, view) if stamp is not None else None
+        self._view = view  # one assignment: threads see the old view or the new one
+        return view
+
+    def _open_view(self, stamp, old: ReaderView | None) -> ReaderView | None:
+        """The saved state opened for reading; None when there is none or it is damaged."""
+        generation = self.usable_state().get("generation")
+        if generation is None:
+            return None
+        try:
+            return self._open_generation(stamp, generation, old)
+        except (ValueError, OSError):  # tantivy's report of a damaged or missing file
+            return None
+
+    def _open_generation(self, stamp, generation: str, old: ReaderView | None) -> ReaderView:
+        if old is not None and old.generation == generation:
+            index = old.index
+            index.reload()
+        else:
+            index = tantivy.Index.open(str(self.index_dir / generation))
+            register_tokenizers(index)
+        searcher = index.searcher()
+        channels = tuple(term for term, _count in
+                         searcher.terms_with_prefix("visibility", "channel:"))
+        return ReaderView(stamp, generation, index, searcher, channels)
+
+    def searcher(self):
+        """The current searcher, or None when there is no readable index."""
+        view = self.reader_view()
+        return view.searcher if view is not None else None
+
+    # -- writing -----------------------------------------------------------
+
+    @contextlib.contextmanager
+    def writer(self, state: dict, full: bool) -> Iterator[LexicalWriter]:
+        """A writer on the generation ``state`` names; committed when the block ends.
+
+        Args:
+            state: the state naming the data folder.
+            full: a build from nothing (a large heap, two threads).
+
+        Yields:
+            The writer; an exception in the block rolls back and goes on.
+        """
+        index = tantivy.Index.open(str(self.index_dir / state["generation"]))
+        register_tokenizers(index)
+        if full:
+            writer = index.writer(heap_size=FULL_BUILD_HEAP, num_threads=2)
+        else:
+            writer = index.writer(heap_size=CATCH_UP_HEAP, num_threads=1)
+        try:
+            yield LexicalWriter(writer, self.cjk)
+            writer.commit()
+        except BaseException:
+            with contextlib.suppress(Exception):  # keep the original error visible
+                writer.rollback()
+            raise
+        finally:
+            with contextlib.suppress(Exception):
+                writer.wait_merging_threads()
+
+    # -- queries -----------------------------------------------------------
+
+    def check_query(self, clauses) -> None:
+        """Raise InvalidInput (``empty_query``) for clauses without a word, index or not."""
+        self.builder.build(clauses, [])
+
+    def query(self, view: ReaderView, clauses, filters: SearchFilters):
+        """The tantivy query of ``clauses`` under ``filters`` (filters never change scores)."""
+        hidden = self._hidden_channels(view, clauses, filters.channel)
+        return self.builder.build(clauses, self._filters(filters), hidden)
+
+    def top(self, view: ReaderView, query, limit: int,
+            by_time: bool = False) -> list[tuple[float, StoredRecord]]:
+        """``(score, record)`` of the best ``limit`` matches (``by_time``: newest, time as score)."""
+        if by_time:
+            found = view.searcher.search(query, limit, count=False, order_by_field="time").hits
+        else:
+            found = view.searcher.search(query, limit, count=False).hits
+        return [(float(score), self._record(view.searcher, address)) for score, address in found]
+
+    def records_with(self, field: str, value: str, limit: int) -> list[StoredRecord]:
+        """Records whose raw field ``field`` holds ``value`` (``path``, ``links``)."""
+        searcher = self.searcher()
+        if searcher is None:
+            return []
+        query = tantivy.Query.term_query(self.schema, field, value)
+        found = searcher.search(query, limit, count=False).hits
+        return [self._record(searcher, address) for _score, address in found]
+
+    def all_records(self) -> list[StoredRecord]:
+        """Every stored record, in no particular order."""
+        searcher = self.searcher()
+        if searcher is None or searcher.num_docs == 0:
+            return []
+        found = searcher.search(tantivy.Query.all_query(), searcher.num_docs, count=False).hits
+        return [self._record(searcher, address) for _score, address in found]
+
+    def kind_terms(self) -> list[str]:
+        """The kinds and roles documents have."""
+        view = self.reader_view()
+        return [t for t, _n in view.searcher.terms_with_prefix("kinds", "")] if view else []
+
+    def document_count(self) -> int:
+        """How many documents the readable index holds (0 without one)."""
+        searcher = self.searcher()
+        return searcher.num_docs if searcher else 0
+
+    @staticmethod
+    def _record(searcher, address) -> StoredRecord:
+        return decode_record(searcher.doc(address).get_first("record"))
+
+    def _hidden_channels(self, view: ReaderView, clauses, channel) -> list:
+        """The exclusion of channels not asked for (none when the index has none).
+
+        Excluding the few channel documents costs by their number; requiring
+        ``visibility:shared`` would cost by the number of all documents.
+        """
+        asked = [c.text for c in clauses if c.field == "channel"] + ([channel] if channel else [])
+        visible = {f"channel:{c}" for c in asked}
+        hidden = [term for term in view.channels if term not in visible]
+        return [self.builder.filter_query("visibility", hidden)] if hidden else []
+
+    def _filters(self, filters: SearchFilters) -> list:
+        q, found = self.builder, []
+        if filters.kinds:
+            found.append(q.filter_query("kind", list(filters.kinds)))
+        if filters.path:
+            found.append(q.filter_query("path", [filters.path]))
+        if filters.memory_only:
+            found.append(q.filter_query("scope", [MEMORY_SCOPE]))
+        if filters.since is not None:
+            found.append(tantivy.Query.range_query(
+                self.schema, "time", tantivy.FieldType.Integer, lower_bound=filters.since))
+        return found

@@ -1,0 +1,88 @@
+"""The voices built on the lexical engine: word scores, and recency.
+
+:class:`LexicalVoice` is the search users know: tantivy's scores, with a
+heading-alone section never before a section whose text matched.
+:class:`RecencyVoice` ranks the same matches newest first; fused with the
+lexical voice it lifts what changed lately. Both follow
+:class:`~minarad.index.fusion.Voice`.
+"""
+
+from __future__ import annotations
+
+from minarad.index.engine import LexicalEngine
+from minarad.index.fusion import RankedHit, SearchFilters
+from minarad.index.query import parse_query, positive_terms
+from minarad.index.results import Hit, hit_from_record
+from minarad.index.snippets import term_pattern
+
+
+class LexicalVoice:
+    """Words, phrases and fields scored by tantivy (BM25 with field boosts).
+
+    Args:
+        engine: the index's :class:`~minarad.index.engine.LexicalEngine`.
+    """
+
+    name = "lexical"
+
+    def __init__(self, engine: LexicalEngine):
+        self.engine = engine
+
+    def rank(self, query: str, filters: SearchFilters, limit: int) -> list[RankedHit]:
+        """The best ``limit`` matches of ``query``, by score (see :meth:`Index.search`)."""
+        hits = _matching_hits(self.engine, query, filters, limit, by_time=False)
+        return [RankedHit(hit, hit.score) for hit in _bodiless_after_body_matches(hits)]
+
+
+class RecencyVoice:
+    """The documents matching ``query``, newest first (the commit time of their file).
+
+    Args:
+        engine: the index's :class:`~minarad.index.engine.LexicalEngine`.
+    """
+
+    name = "recency"
+
+    def __init__(self, engine: LexicalEngine):
+        self.engine = engine
+
+    def rank(self, query: str, filters: SearchFilters, limit: int) -> list[RankedHit]:
+        """The ``limit`` newest matches of ``query``; the score is the time."""
+        return [RankedHit(hit, hit.score)
+                for hit in _matching_hits(self.engine, query, filters, limit, by_time=True)]
+
+
+def _matching_hits(engine: LexicalEngine, query: str, filters: SearchFilters, limit: int,
+                   by_time: bool) -> list[Hit]:
+    """Hits of the engine's matches, with snippets marking the query's words."""
+    clauses = parse_query(query or "")
+    view = engine.reader_view()
+    if view is None:
+        engine.check_query(clauses)
+        return []
+    built = engine.query(view, clauses, filters)
+    if limit <= 0:
+        return []
+    pattern = term_pattern(positive_terms(clauses))
+    return [hit_from_record(record, score, pattern)
+            for score, record in engine.top(view, built, limit, by_time=by_time)]
+
+
+def _is_bodiless(hit: Hit) -> bool:
+    """True for a section that is a heading alone."""
+    return hit.kind == "section" and bool(hit.heading) and not hit.text.strip()
+
+
+def _bodiless_after_body_matches(hits: list[Hit]) -> list[Hit]:
+    """Move each heading-alone section below the last lower-ranked hit whose text matched.
+
+    A heading alone is short, so it can score above the section holding
+    the words; it keeps its place among hits whose text did not match.
+    """
+    matched = [i for i, h in enumerate(hits) if h.snippet.highlights and h.text.strip()]
+    if not matched or not any(map(_is_bodiless, hits)):
+        return hits
+    places = [max([j for j in matched if j > i], default=i) + 0.5 if _is_bodiless(h) else i
+              for i, h in enumerate(hits)]
+    return [hit for _place, _i, hit in sorted(zip(places, range(len(hits)), hits),
+                                              key=lambda t: t[:2])]
