@@ -36,17 +36,13 @@ def _render_status(st) -> str:
     return "\n".join(lines)
 
 
-def _workspace_notes(settings) -> dict:
+def _workspace_notes(app) -> dict:
     """Tracked files that are ignored, and git's ``??`` lines, each with its reason."""
-    import os
-
-    from minarad.store import Store
     from minarad.store.ignoreguard import tracked_but_ignored, untracked_explained
 
-    if not os.path.isdir(os.path.join(settings.workspace, ".git")):
+    store = app.existing_store()
+    if store is None:
         return {"tracked_ignored": [], "untracked": []}
-    store = Store(settings.workspace, operator=settings.operator,
-                  max_file_bytes=settings.max_file_bytes)
     try:
         return {"tracked_ignored": [n.to_dict() for n in tracked_but_ignored(store)],
                 "untracked": [n.to_dict() for n in untracked_explained(store)]}
@@ -54,8 +50,6 @@ def _workspace_notes(settings) -> dict:
         # A damaged repository (a missing tree): the daemon's own status
         # line says what is wrong; the notes need an intact HEAD.
         return {"tracked_ignored": [], "untracked": []}
-    finally:
-        store.close()
 
 
 def _render_notes(notes: dict) -> list[str]:
@@ -86,7 +80,7 @@ def status(ctx):
     from minarad.daemon.state import read_status
 
     st = read_status(ctx.settings.workspace)
-    notes = _workspace_notes(ctx.settings)
+    notes = _workspace_notes(ctx.app)
     if st.running or ctx.as_json:
         emit(ctx, {**st.as_dict(), **notes}, "\n".join([_render_status(st),
                                                          *_render_notes(notes)]))
