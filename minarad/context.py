@@ -12,7 +12,10 @@ no search index) and returns :class:`Context`: a fixed preamble, then
 
 A file over the per-file budget (12,000 characters by default), or one that
 would overflow the total budget, is listed by name and path instead of its
-text. Each block carries a cache key: the sha256 of its text.
+text. Files are read through the workspace's one read path
+(:mod:`minarad.workspace.reader`): one minara refuses (a symlink or a file
+in a symlinked folder, a FIFO, too large, not UTF-8) is named as not read,
+with the reason. Each block carries a cache key: the sha256 of its text.
 
 Workspace text is inlined byte for byte, with one exception: inside a file
 (and in minara's own notes, which may quote a session id), the ``<`` of

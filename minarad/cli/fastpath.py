@@ -4,13 +4,13 @@ Agents read their memory on every turn, so the plain read skips the CLI
 framework: it understands exactly ``memory get FILE [--channel ID]`` with
 ``-w DIR | --workspace DIR`` and ``--as NAME`` before or after, and hands
 anything else (``--json``, ``--version``, ``--help``, a workspace that
-needs seeding) to click, which gives the same answers more slowly. Errors print and exit exactly as the
-click path does.
+needs seeding) to click, which gives the same answers more slowly. Both
+read through :meth:`minarad.app.Minara.read_text`; errors print and exit
+exactly as the click path does.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 
 from minarad.errors import MinaraError
