@@ -7,6 +7,8 @@ a :class:`Settings`. Each value remembers where it came from, so that
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 from pathlib import Path
 
@@ -15,7 +17,8 @@ from minarad.errors import InvalidInput
 APP = "minara"
 
 #: name -> (environment variable, type, default). A default of ``None`` is
-#: computed by a ``_default_<name>`` resolver below.
+#: computed by a ``_default_<name>`` resolver below. Each is a field (or, for
+#: the two folders, a property) of :class:`Settings`.
 FIELDS: dict[str, tuple[str, type, object]] = {
     "workspace": ("MINARA_WORKSPACE_DIR", Path, None),
     "data_dir": ("MINARA_DATA_DIR", Path, None),
@@ -35,32 +38,59 @@ FIELDS: dict[str, tuple[str, type, object]] = {
 }
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
 class Settings:
-    """The effective configuration, read as attributes (``settings.workspace``).
+    """The effective configuration, one typed attribute per setting.
 
-    ``sources`` maps each field to its origin (``flag``, ``env:NAME``,
-    ``file:PATH`` or ``default``). Defaults that need platformdirs are
-    resolved on first use, so that commands which never touch them stay fast.
+    Attributes:
+        workspace: the workspace directory (``MINARA_WORKSPACE_DIR``).
+        author: who writes from the CLI: the commit author (``MINARA_AUTHOR``).
+        operator: the author of ``editor`` commits, edits made by hand (``MINARA_OPERATOR``).
+        max_file_bytes: the largest file read or written (``MINARA_MAX_FILE_BYTES``).
+        debounce_ms: quiet time before the daemon commits an edit.
+        debounce_cap_ms: the longest the daemon waits under continuous edits.
+        heartbeat_enabled: turn end rewrites HEARTBEAT.md.
+        daily_log_enabled: turn end appends to the daily journal.
+        daily_log_interval: the journal gets an entry every this many turns.
+        dream_enabled: read by the dream job (not yet built).
+        dream_interval_hours: read by the dream job (not yet built).
+        context_max_file_chars: ``minara context`` lists a longer file by name only.
+        context_max_total_chars: ``minara context``'s total budget.
+        config_file: the config file consulted (it may not exist).
+        sources: each setting's origin: ``flag``, ``env:NAME``, ``file:PATH`` or ``default``.
+
+    ``data_dir`` (artifacts and uploads) and ``state_dir`` (search index,
+    caches) are properties: their platformdirs defaults are resolved on
+    first use, so commands that never touch them stay fast.
     """
 
-    def __init__(self, values: dict, sources: dict, config_file: Path, lazy: dict):
-        self._values = dict(values)
-        self._lazy = dict(lazy)
-        self.sources = dict(sources)
-        self.config_file = config_file
+    workspace: Path
+    author: str
+    operator: str
+    max_file_bytes: int
+    debounce_ms: int
+    debounce_cap_ms: int
+    heartbeat_enabled: bool
+    daily_log_enabled: bool
+    daily_log_interval: int
+    dream_enabled: bool
+    dream_interval_hours: float
+    context_max_file_chars: int
+    context_max_total_chars: int
+    config_file: Path
+    sources: dict = dataclasses.field(default_factory=dict)
+    given_data_dir: Path | None = dataclasses.field(default=None, repr=False)
+    given_state_dir: Path | None = dataclasses.field(default=None, repr=False)
 
-    def __getattr__(self, name):
-        values = self.__dict__.get("_values", {})
-        if name in values:
-            return values[name]
-        lazy = self.__dict__.get("_lazy", {})
-        if name in lazy:
-            values[name] = lazy.pop(name)()
-            return values[name]
-        raise AttributeError(name)
+    @functools.cached_property
+    def data_dir(self) -> Path:
+        """Where artifacts and uploads live, outside the workspace (``MINARA_DATA_DIR``)."""
+        return self.given_data_dir or _default_data_dir()
 
-    def __repr__(self) -> str:
-        return f"Settings({self.as_dict()!r})"
+    @functools.cached_property
+    def state_dir(self) -> Path:
+        """Where the search index and caches live (``MINARA_STATE_DIR``)."""
+        return self.given_state_dir or _default_state_dir()
 
     def as_dict(self) -> dict:
         """Return the settings as plain JSON-ready values."""
@@ -108,13 +138,13 @@ def _default_author() -> str:
         return "operator"
 
 
+#: Defaults computed at load time; the folders' are computed on first use.
 _RESOLVERS = {
     "workspace": _default_workspace,
-    "data_dir": _default_data_dir,
-    "state_dir": _default_state_dir,
     "author": _default_author,
     "operator": _default_author,
 }
+_LAZY_FOLDERS = ("data_dir", "state_dir")
 
 
 def parse_value(name: str, raw, kind: type):
@@ -183,7 +213,7 @@ def load_settings(flags: dict | None = None, env=None) -> Settings:
     # an empty flag (-w "") is an error, not "the current folder"
     config_file = _default_config_file(env)
     file_values = _read_config_file(config_file, bool(env.get("MINARA_CONFIG")))
-    values, sources, lazy = {}, {}, {}
+    values, sources = {}, {}
     for name, (var, kind, default) in FIELDS.items():
         if name in flags:
             values[name], sources[name] = parse_value(name, flags[name], kind), "flag"
@@ -193,9 +223,33 @@ def load_settings(flags: dict | None = None, env=None) -> Settings:
             values[name] = parse_value(name, file_values[name], kind)
             sources[name] = f"file:{config_file}"
         else:
-            if default is None:
-                lazy[name] = _RESOLVERS[name]
-            else:
-                values[name] = default
-            sources[name] = "default"
-    return Settings(values, sources, config_file, lazy)
+            values[name], sources[name] = _default(name, default), "default"
+    return _build(values, sources, config_file)
+
+
+def _default(name: str, default):
+    if default is not None or name in _LAZY_FOLDERS:
+        return default
+    return _RESOLVERS[name]()
+
+
+def _build(values: dict, sources: dict, config_file: Path) -> Settings:
+    folders = {f"given_{name}": values.pop(name) for name in _LAZY_FOLDERS}
+    return Settings(**values, config_file=config_file, sources=sources, **folders)
+
+
+def debug_requested(args=(), env=None) -> bool:
+    """Whether an error should show its traceback: ``--debug`` or ``MINARA_DEBUG=1``.
+
+    Args:
+        args: the command-line arguments (``--debug`` before a ``--``).
+        env: the environment mapping (``os.environ`` when omitted).
+    """
+    env = os.environ if env is None else env
+    args = list(args)
+    if "--debug" in (args[:args.index("--")] if "--" in args else args):
+        return True
+    try:
+        return parse_value("debug", env.get("MINARA_DEBUG", ""), bool)
+    except InvalidInput:
+        return True  # MINARA_DEBUG=verbose and the like: asked for, in some words

@@ -12,7 +12,10 @@ no search index) and returns :class:`Context`: a fixed preamble, then
 
 A file over the per-file budget (12,000 characters by default), or one that
 would overflow the total budget, is listed by name and path instead of its
-text. Each block carries a cache key: the sha256 of its text.
+text. Files are read through the workspace's one read path
+(:mod:`minarad.workspace.reader`): one minara refuses (a symlink or a file
+in a symlinked folder, a FIFO, too large, not UTF-8) is named as not read,
+with the reason. Each block carries a cache key: the sha256 of its text.
 
 Workspace text is inlined byte for byte, with one exception: inside a file
 (and in minara's own notes, which may quote a session id), the ``<`` of
@@ -26,19 +29,19 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import errno
 import hashlib
 import html
 import os
 import re
-import stat
 from pathlib import Path
 
-from minarad.errors import Forbidden, InvalidInput
-from minarad.store.content import git_blob_id, sha256_hex
+from minarad.errors import Forbidden, InvalidInput, NotFound
+from minarad.store.content import decode_text, git_blob_id, sha256_hex
 
 MAX_FILE_CHARS = 12_000
 MAX_TOTAL_CHARS = 60_000
+#: The largest file read (the ``max_file_bytes`` setting's default).
+DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
 
 PREAMBLE = (
     "The blocks below are this agent's workspace files, placed before anything derived. "
@@ -154,55 +157,33 @@ class Context:
 # -- reading ---------------------------------------------------------------------------------
 
 
-def read_workspace_file(root: Path, path: str, role: str) -> ContextFile | None:
-    """Read one file straight from disk; ``None`` when it does not exist.
+def read_context_file(root: Path, path: str, role: str,
+                      max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> ContextFile | None:
+    """Read one file straight from disk, through the workspace's one read path.
 
     Args:
         root: the workspace directory.
         path: the workspace-relative path.
         role: the file's role, recorded in the result.
+        max_bytes: the largest file read (the ``max_file_bytes`` setting).
+
+    Returns:
+        The file; ``None`` when it does not exist. A file minara refuses to
+        read (a symlink, a folder, a FIFO, too large, not UTF-8) is returned
+        as not readable, with the reason, so the prompt names it.
     """
+    from minarad.workspace.reader import read_workspace_file
+
     try:
-        data = read_regular_file(root, path)
-    except FileNotFoundError:
+        data = read_workspace_file(root, path, max_bytes=max_bytes)
+        text = decode_text(data, max_bytes, path)
+    except NotFound:
         return None
     except (Forbidden, InvalidInput) as exc:
         return ContextFile(path=path, role=role, chars=0, blob_id="", sha256="",
                            included=False, omitted=exc.message, readable=False)
-    text = data.decode("utf-8", "replace")
     return ContextFile(path=path, role=role, chars=len(text), blob_id=git_blob_id(data),
                        sha256=sha256_hex(data), text=text)
-
-
-def read_regular_file(root: Path, path: str) -> bytes:
-    """The bytes of a regular file in the workspace, never through a symlink.
-
-    Raises:
-        FileNotFoundError: there is no such file (or a folder stands there).
-        Forbidden: the file or a folder on its way is a symlink.
-        InvalidInput: it is a FIFO, socket or device (``not_a_file``).
-    """
-    from minarad.workspace.paths import check_no_symlink
-
-    check_no_symlink(str(root), path)
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(root / path, flags)
-    except (IsADirectoryError, NotADirectoryError):
-        raise FileNotFoundError(path) from None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise Forbidden(f"{path} is a symlink; minara does not follow links",
-                            code="symlink", path=path) from None
-        raise
-    with os.fdopen(fd, "rb") as fh:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise FileNotFoundError(path)
-        if not stat.S_ISREG(mode):
-            raise InvalidInput(f"{path} is not a regular file (a FIFO, socket or device)",
-                               code="not_a_file", path=path)
-        return fh.read()
 
 
 def journal_days(today: dt.date) -> tuple[dt.date, dt.date]:
@@ -324,37 +305,45 @@ def _finish(block: Block, root: Path) -> Block:
 # -- assembling ------------------------------------------------------------------------------
 
 
-def _files(root: Path, specs) -> list[ContextFile]:
-    found = (read_workspace_file(root, path, role) for path, role in specs)
+def _files(root: Path, specs, max_bytes: int) -> list[ContextFile]:
+    found = (read_context_file(root, path, role, max_bytes) for path, role in specs)
     return [f for f in found if f is not None]
 
 
-def identity_block(root: Path) -> Block:
+def identity_block(root: Path, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Block:
     """SOUL.md and AGENTS.md (cacheable)."""
-    return Block("identity", True, _files(root, [("SOUL.md", "soul"), ("AGENTS.md", "agents")]))
+    specs = [("SOUL.md", "soul"), ("AGENTS.md", "agents")]
+    return Block("identity", True, _files(root, specs, max_bytes))
 
 
-def snapshot_block(root: Path, memory_path: str, today: dt.date, note: str = "") -> Block:
+def snapshot_block(root: Path, memory_path: str, today: dt.date, note: str = "",
+                   max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Block:
     """USER.md, MEMORY.md (or the channel's), HEARTBEAT.md and recent journal files."""
     role = "memory" if memory_path == "MEMORY.md" else "channel_memory"
     specs = [("USER.md", "user"), (memory_path, role), ("HEARTBEAT.md", "heartbeat")]
     specs += [(path, "journal") for path in list_journal_files(root, today)]
-    return Block("memory_snapshot", False, _files(root, specs), note=note)
+    return Block("memory_snapshot", False, _files(root, specs, max_bytes), note=note)
 
 
-def bootstrap_block(root: Path) -> Block | None:
+def bootstrap_block(root: Path, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Block | None:
     """BOOTSTRAP.md with the two-turn instructions, while it exists."""
     from minarad.jobs.bootstrap import BOOTSTRAP, INSTRUCTIONS
 
-    file = read_workspace_file(root, BOOTSTRAP, "bootstrap")
+    file = read_context_file(root, BOOTSTRAP, "bootstrap", max_bytes)
     return None if file is None else Block("bootstrap", False, [file], note=INSTRUCTIONS)
 
 
 def soul_notice_block(root: Path, seen_at: str, soul: ContextFile | None) -> Block | None:
-    """The one-time SOUL.md change notice; resets the baseline as it is read."""
+    """The one-time SOUL.md change notice; resets the baseline as it is read.
+
+    A SOUL.md minara refuses to read (a symlink...) is named in the identity
+    block; its baseline is left as it is.
+    """
     from minarad.jobs.soul import check_soul, notice_text
 
-    data = None if soul is None or not soul.readable else read_regular_file(root, soul.path)
+    if soul is not None and not soul.readable:
+        return None
+    data = None if soul is None else soul.text.encode("utf-8")
     change = check_soul(root, seen_at, soul_bytes=data)
     return None if change is None else Block("soul_notice", False, note=notice_text(change))
 
@@ -368,7 +357,8 @@ def _snapshot_note(session: str | None, surface: str | None, today: dt.date) -> 
 def build_context(root: str | os.PathLike, *, now: dt.datetime, channel_memory: str = "MEMORY.md",
                   session: str | None = None, surface: str | None = None,
                   channel: str | None = None, budgets: Budgets = Budgets(),
-                  disclose_soul: bool = True) -> Context:
+                  disclose_soul: bool = True,
+                  max_file_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Context:
     """Assemble the prompt blocks of a session from the workspace on disk.
 
     Args:
@@ -380,16 +370,17 @@ def build_context(root: str | os.PathLike, *, now: dt.datetime, channel_memory: 
         channel: the channel id, recorded in the result.
         budgets: per-file and total character budgets.
         disclose_soul: compare SOUL.md with its baseline (and reset it).
+        max_file_bytes: a larger file is named as not read.
 
     Returns:
         The :class:`Context`, blocks in prompt order.
     """
     root = Path(root)
     today = now.astimezone().date()
-    identity = identity_block(root)
+    identity = identity_block(root, max_file_bytes)
     blocks = [identity, snapshot_block(root, channel_memory, today,
-                                       _snapshot_note(session, surface, today))]
-    bootstrap = bootstrap_block(root)
+                                       _snapshot_note(session, surface, today), max_file_bytes)]
+    bootstrap = bootstrap_block(root, max_file_bytes)
     if bootstrap is not None:
         blocks.append(bootstrap)
     if disclose_soul:

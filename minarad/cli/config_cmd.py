@@ -14,6 +14,9 @@ def config(ctx: CliContext):
     """Print the effective settings and where each one came from.
 
     Order of precedence: flag > environment > config file > default.
+    data_dir holds artifacts and uploads, state_dir the search index;
+    dream_enabled and dream_interval_hours are read by the dream job (not
+    yet built).
 
     Example: minara --json config
     """
@@ -39,11 +42,8 @@ def init(ctx: CliContext):
 
     Example: minara --workspace ~/.openclaw/workspace init
     """
-    from minarad.store import Store
-
-    store = Store(ctx.settings.workspace, operator=ctx.settings.operator,
-                  max_file_bytes=ctx.settings.max_file_bytes)
-    seeded = store.ensure()
+    seeded = ctx.app.set_up()
+    store = ctx.app.store
     emit(ctx, {"workspace": str(store.root), "seeded": seeded, "head": store.head()},
          f"workspace {store.root}: " + (f"seeded {', '.join(seeded)}" if seeded
                                          else "ready, nothing to seed"))

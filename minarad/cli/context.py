@@ -40,14 +40,6 @@ def _hook_payload(hook: str | None):
     return parse_claude_code_payload(_read_stdin())
 
 
-def _workspace_root(ctx):
-    """The workspace directory; a brand-new one is created and seeded first."""
-    root = ctx.settings.workspace
-    if not (root / ".git").exists():
-        return ctx.store().root
-    return root
-
-
 hook_option = click.option(
     "--hook", type=click.Choice(HOOKS), metavar="HARNESS",
     help="Read the harness's hook payload (JSON) from stdin: claude-code.")
@@ -83,26 +75,13 @@ def context(ctx, session, surface, channel, max_file_chars, max_total_chars, at,
 
     Example: minara context --session s1 --surface repl --json
     """
-    from minarad.context import build_context
-    from minarad.workspace.paths import channel_path
-
     payload = _hook_payload(hook)
     if payload is not None:
         session, surface = session or payload.session_id, surface or hook
-    result = build_context(_workspace_root(ctx), now=_parse_time(at),
-                           channel_memory=channel_path("MEMORY.md", channel), session=session,
-                           surface=surface, channel=channel,
-                           budgets=_budgets(ctx.settings, max_file_chars, max_total_chars))
+    result = ctx.app.context(now=_parse_time(at), channel=channel, session=session,
+                             surface=surface, max_file_chars=max_file_chars,
+                             max_total_chars=max_total_chars)
     emit(ctx, result.as_dict(), result.text())
-
-
-def _budgets(settings, max_file_chars, max_total_chars):
-    """Flags win; else the settings (environment, config file, defaults)."""
-    from minarad.context import Budgets
-
-    return Budgets(settings.context_max_file_chars if max_file_chars is None else max_file_chars,
-                   settings.context_max_total_chars if max_total_chars is None
-                   else max_total_chars)
 
 
 def _message(message_file: str | None, payload) -> str:
@@ -155,7 +134,7 @@ def turn_end(ctx, session, surface, message_file, open_loops, at, hook):
 
     Example: minara turn-end --session s1 --surface repl --message-file reply.md
     """
-    from minarad.jobs.turn_end import TurnEnd, run_turn_end
+    from minarad.jobs.turn_end import TurnEnd
 
     payload = _hook_payload(hook)
     session = session or (payload and payload.session_id)
@@ -164,6 +143,6 @@ def turn_end(ctx, session, surface, message_file, open_loops, at, hook):
         raise click.UsageError("give --session and --surface (or --hook with its payload)")
     turn = TurnEnd(session=session, surface=surface, message=_message(message_file, payload),
                    when=_parse_time(at), open_loops=tuple(open_loops) or None)
-    result = run_turn_end(ctx.store(), ctx.settings, turn)
+    result = ctx.app.turn_end(turn)
     if payload is None or ctx.as_json:
         emit(ctx, result.to_dict(), _turn_text(result))

@@ -43,17 +43,13 @@ def _render_status(st) -> str:
     return "\n".join(lines)
 
 
-def _workspace_notes(settings) -> dict:
+def _workspace_notes(app) -> dict:
     """Tracked files that are ignored, and git's ``??`` lines, each with its reason."""
-    import os
-
-    from minarad.store import Store
     from minarad.store.ignoreguard import tracked_but_ignored, untracked_explained
 
-    if not os.path.isdir(os.path.join(settings.workspace, ".git")):
+    store = app.existing_store()
+    if store is None:
         return {"tracked_ignored": [], "untracked": []}
-    store = Store(settings.workspace, operator=settings.operator,
-                  max_file_bytes=settings.max_file_bytes)
     try:
         return {"tracked_ignored": [n.to_dict() for n in tracked_but_ignored(store)],
                 "untracked": [n.to_dict() for n in untracked_explained(store)]}
@@ -61,22 +57,16 @@ def _workspace_notes(settings) -> dict:
         # A damaged repository (a missing tree): the daemon's own status
         # line says what is wrong; the notes need an intact HEAD.
         return {"tracked_ignored": [], "untracked": []}
-    finally:
-        store.close()
 
 
-def _head_commit(settings) -> dict | None:
+def _head_commit(app) -> dict | None:
     """HEAD's commit (whoever made it): id, subject, author and time; None if there is none."""
-    import os
-
-    from minarad.store import Store
-    from minarad.store.history import author_name
+    from minarad.git.commits import author_name
     from minarad.store.models import iso_time
 
-    if not os.path.isdir(os.path.join(settings.workspace, ".git")):
+    store = app.existing_store()
+    if store is None:
         return None
-    store = Store(settings.workspace, operator=settings.operator,
-                  max_file_bytes=settings.max_file_bytes)
     try:
         head = store.head()
         if head is None:
@@ -87,8 +77,6 @@ def _head_commit(settings) -> dict | None:
                 "at": iso_time(commit.author_time, commit.author_timezone)}
     except (KeyError, OSError, ValueError, MinaraError):
         return None  # a damaged repository: the daemon's status line says what is wrong
-    finally:
-        store.close()
 
 
 def _render_notes(notes: dict) -> list[str]:
@@ -120,8 +108,8 @@ def status(ctx):
     from minarad.daemon.state import read_status
 
     st = read_status(ctx.settings.workspace)
-    notes = _workspace_notes(ctx.settings)
-    head = _head_commit(ctx.settings)
+    notes = _workspace_notes(ctx.app)
+    head = _head_commit(ctx.app)
     if st.running or ctx.as_json:
         lines = _render_status(st).split("\n")
         emit(ctx, {**st.as_dict(), "head_commit": head, **notes},

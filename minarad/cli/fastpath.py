@@ -1,21 +1,23 @@
 """``minara memory get FILE`` without click.
 
 Agents read their memory on every turn, so the plain read skips the CLI
-framework: it understands exactly ``[-w DIR | --workspace DIR] [--as NAME]
-memory get FILE [--channel ID]`` and hands anything else (``--json``,
-``--version``, ``--help``, a workspace that needs seeding) to click, which
-gives the same answers more slowly. Errors print and exit exactly as the
-click path does.
+framework: it understands exactly ``memory get FILE [--channel ID]`` with
+``-w DIR | --workspace DIR`` and ``--as NAME`` before or after, and hands
+anything else (``--json``, ``--version``, ``--help``, a workspace that
+needs seeding) to click, which gives the same answers more slowly. Both
+read through :meth:`minarad.app.Minara.read_text`; errors print and exit
+exactly as the click path does.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 
 from minarad.errors import MinaraError, NotFound
 
 _GLOBAL = {"--workspace": "workspace", "-w": "workspace", "--as": "author"}
+#: Options accepted after ``memory get``: its own and the global ones.
+_AFTER = {"--channel": "channel", **_GLOBAL}
 
 
 def _take_options(args: list[str], known: dict, out: dict) -> list[str] | None:
@@ -34,44 +36,54 @@ def _take_options(args: list[str], known: dict, out: dict) -> list[str] | None:
 
 
 def parse_fast_get(args: list[str]) -> dict | None:
-    """Return the options of a plain ``memory get``, or None for anything else."""
+    """Return the options of a plain ``memory get``, or None for anything else.
+
+    The global options (``--workspace``, ``--as``) may come before or after
+    the subcommand, as click accepts them.
+    """
     opts: dict = {}
     rest = _take_options(list(args), _GLOBAL, opts)
     if rest is None or rest[:2] != ["memory", "get"] or len(rest) < 3:
         return None
     rest = rest[2:]
     if rest[0].startswith("-"):
-        rest = _take_options(rest, {"--channel": "channel"}, opts)
+        rest = _take_options(rest, _AFTER, opts)
         if not rest:
             return None
     opts["file"], rest = rest[0], rest[1:]
-    rest = _take_options(rest, {"--channel": "channel"}, opts)
+    rest = _take_options(rest, _AFTER, opts)
     return opts if rest == [] else None
 
 
-def read_from_disk(settings, rel: str) -> str | None:
-    """Read a workspace file straight from disk, or None if the workspace needs setting up."""
-    from minarad.store.content import decode_text
-    from minarad.workspace.paths import check_no_symlink
-    from minarad.workspace.regular import read_regular_file
-    from minarad.workspace.seed import missing_seed_files
+def read_from_disk(app, rel: str) -> str | None:
+    """Read a workspace file straight from disk, or None if the workspace needs setting up.
 
-    root = os.path.expanduser(str(settings.workspace))
-    if not os.path.isdir(os.path.join(root, ".git")) or missing_seed_files(root):
+    Args:
+        app: the :class:`minarad.app.Minara` to read from.
+        rel: the workspace path.
+    """
+    if not app.is_set_up():
         return None
-    check_no_symlink(root, rel)
-    path = os.path.join(root, *rel.split("/"))
     try:
-        data = read_regular_file(path, rel, settings.max_file_bytes + 1)
+        return app.read_text(rel)
     except NotFound:
-        if _has_history(root, rel):  # deleted: the store says when, and how to restore it
+        if _has_history(str(app.root), rel):  # deleted: the store says when, and how to restore
             return None
         raise
-    return decode_text(data, settings.max_file_bytes, rel)
+
+
+def _debug_report(args: list[str]) -> None:
+    from minarad.config import debug_requested
+
+    if debug_requested(args):
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
 
 
 def _has_history(root: str, rel: str) -> bool:
     """True when the history cache knows ``rel`` (read only on the error path)."""
+    import os
     import sqlite3
     from urllib.parse import quote
 
@@ -94,14 +106,14 @@ def try_fast_path(args: list[str]) -> int | None:
     opts = parse_fast_get(args)
     if opts is None:
         return None
-    from minarad.config import load_settings
-    from minarad.workspace.paths import channel_path
+    from minarad.app import Minara
+    from minarad.cli.paths import workspace_path
 
     try:
-        settings = load_settings({"workspace": opts.get("workspace"),
-                                  "author": opts.get("author")})
-        text = read_from_disk(settings, channel_path(opts["file"], opts.get("channel")))
+        app = Minara.open(workspace=opts.get("workspace"), author=opts.get("author"))
+        text = read_from_disk(app, workspace_path(app.root, opts["file"], opts.get("channel")))
     except MinaraError as err:
+        _debug_report(args)
         sys.stderr.write(f"minara: error: {err.message}\n")
         return err.exit_code
     except OSError:  # unreadable: click reads it again and reports the error in one line

@@ -18,17 +18,12 @@ def memory():
     """Read and write workspace files; every write is a git commit.
 
     FILE is a workspace path such as SOUL.md, MEMORY.md or
-    memory/2026-11-29-s1.md. With --channel ID, MEMORY.md means
+    memory/2026-11-29-s1.md (an absolute path inside the workspace names
+    the same file). With --channel ID, MEMORY.md means
     channels/ID/MEMORY.md (one conversation's memory).
 
     Example: minara memory get MEMORY.md
     """
-
-
-def _file(file: str, channel: str | None) -> str:
-    from minarad.workspace.paths import channel_path
-
-    return channel_path(file, channel)
 
 
 def _short(commit: str | None) -> str:
@@ -47,15 +42,15 @@ def get(ctx: CliContext, file, version, channel):
 
     Example: minara memory get MEMORY.md --version 3
     """
-    rel = _file(file, channel)
+    rel = ctx.path(file, channel)
     if version is None and not ctx.as_json:
         from minarad.cli.fastpath import read_from_disk
 
-        text = read_from_disk(ctx.settings, rel)
+        text = read_from_disk(ctx.app, rel)
         if text is not None:
             click.echo(text, nl=False)
             return
-    text, info = ctx.store().read(rel, version)
+    text, info = ctx.app.store.read(rel, version)
     emit(ctx, {**info.to_dict(), "text": text}, None)
     if not ctx.as_json:
         click.echo(text, nl=False)
@@ -86,7 +81,7 @@ def append(ctx: CliContext, file, text, channel, force):
     Example: minara memory append MEMORY.md "- prefers short answers"
     """
     body = read_text_arg(text, ctx.settings.max_file_bytes)
-    result = ctx.store().append(_file(file, channel), body, author=ctx.author, source="cli",
+    result = ctx.app.store.append(ctx.path(file, channel), body, author=ctx.author, source="cli",
                                 force=force)
     _render_write(ctx, result)
 
@@ -115,7 +110,7 @@ def set_(ctx: CliContext, file, text, base, channel, force, no_newline):
     body = read_text_arg(text, ctx.settings.max_file_bytes)
     if body and not body.endswith("\n") and not no_newline:
         body += "\r\n" if "\r\n" in body else "\n"
-    result = ctx.store().write(_file(file, channel), body, base=base, author=ctx.author,
+    result = ctx.app.store.write(ctx.path(file, channel), body, base=base, author=ctx.author,
                                source="cli", force=force)
     _render_write(ctx, result)
 
@@ -131,7 +126,7 @@ def delete(ctx: CliContext, file, base, channel):
 
     Example: minara memory delete memory/2026-11-01-s1.md
     """
-    result = ctx.store().delete(_file(file, channel), base=base, author=ctx.author,
+    result = ctx.app.store.delete(ctx.path(file, channel), base=base, author=ctx.author,
                                 source="cli")
     emit(ctx, result.to_dict(), f"{result.path}: deleted as version {result.version} "
                                 f"(commit {_short(result.commit)})")
@@ -164,7 +159,7 @@ def pull(ctx: CliContext, directory, changed, reader, force, channel):
     from minarad.store.sync import pull as do_pull
 
     reader = reader or (ctx.author if changed else None)
-    files = do_pull(ctx.store(), directory, channel=channel, reader=reader, force=force)
+    files = do_pull(ctx.app.store, directory, channel=channel, reader=reader, force=force)
     if changed:
         _render_changed(ctx, directory, [f for f in files if f.changed])
         if not ctx.as_json and not any(f.changed for f in files):
@@ -211,7 +206,7 @@ def push(ctx: CliContext, directory):
     """
     from minarad.store.sync import push as do_push
 
-    results = do_push(ctx.store(), directory, author=ctx.author, source="cli")
+    results = do_push(ctx.app.store, directory, author=ctx.author, source="cli")
     lines = [f"{r.name}: {r.action.replace('_', ' ')} (version {r.version}"
              + (f", {r.conflicts} clash(es): your lines appended" if r.conflicts else "") + ")"
              for r in results]
@@ -229,11 +224,11 @@ def history(ctx: CliContext, file, limit, channel):
 
     Example: minara memory history MEMORY.md --limit 5
     """
-    entries = ctx.store().history(_file(file, channel))[:limit]
+    entries = ctx.app.store.history(ctx.path(file, channel))[:limit]
     lines = [f"v{e.version:<4} {_short(e.commit)}  {e.time}  {e.author:<16} {e.source:<12} "
              f"{'(deleted) ' if e.deleted else ''}{e.message}" for e in entries]
-    emit(ctx, {"path": _file(file, channel), "versions": [e.to_dict() for e in entries]},
-         "\n".join(lines) if lines else f"{_file(file, channel)}: no versions yet")
+    emit(ctx, {"path": ctx.path(file, channel), "versions": [e.to_dict() for e in entries]},
+         "\n".join(lines) if lines else f"{ctx.path(file, channel)}: no versions yet")
 
 
 @memory.command()
@@ -248,8 +243,8 @@ def diff(ctx: CliContext, file, v1, v2, channel):
 
     Example: minara memory diff MEMORY.md 3 5
     """
-    text = ctx.store().diff(_file(file, channel), v1, v2)
-    emit(ctx, {"path": _file(file, channel), "from": v1, "to": v2, "diff": text}, None)
+    text = ctx.app.store.diff(ctx.path(file, channel), v1, v2)
+    emit(ctx, {"path": ctx.path(file, channel), "from": v1, "to": v2, "diff": text}, None)
     if not ctx.as_json:
         click.echo(text, nl=False)
 
@@ -265,7 +260,7 @@ def restore(ctx: CliContext, file, version, channel):
 
     Example: minara memory restore MEMORY.md 3
     """
-    result = ctx.store().restore(_file(file, channel), version, author=ctx.author,
+    result = ctx.app.store.restore(ctx.path(file, channel), version, author=ctx.author,
                                  source="cli")
     _render_write(ctx, result)
 

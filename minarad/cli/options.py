@@ -11,33 +11,44 @@ import click
 
 @dataclasses.dataclass
 class CliContext:
-    """What the root group resolved; commands build library objects from it."""
+    """What the root group resolved; commands reach the library through :attr:`app`."""
 
     flags: dict
     as_json: bool = False
-    _settings: object = None
-    _store: object = None
+    _app: object = None
+
+    @property
+    def app(self):
+        """The :class:`minarad.app.Minara` of this run (settings loaded once)."""
+        if self._app is None:
+            from minarad.app import Minara
+
+            self._app = Minara.open(**self.flags)
+        return self._app
 
     @property
     def settings(self):
-        """The effective :class:`minarad.config.Settings` (loaded once)."""
-        if self._settings is None:
-            from minarad.config import load_settings
-
-            self._settings = load_settings(self.flags)
-        return self._settings
+        """The effective :class:`minarad.config.Settings`."""
+        return self.app.settings
 
     @property
     def author(self) -> str:
         return self.settings.author
 
     def store(self):
-        """Open (seeding if needed) the workspace store, once per process."""
-        if self._store is None:
-            from minarad.store import Store
+        """The workspace store, set up on first use (``ctx.app.store``)."""
+        return self.app.store
 
-            self._store = Store.open(self.settings)
-        return self._store
+    def path(self, file: str, channel: str | None = None) -> str:
+        """The workspace path a FILE argument names (see :mod:`minarad.cli.paths`)."""
+        from minarad.cli.paths import workspace_path
+
+        return workspace_path(self.app.root, file, channel)
+
+    def close(self) -> None:
+        """Close the app if it was opened."""
+        if self._app is not None:
+            self._app.close()
 
 
 pass_ctx = click.make_pass_decorator(CliContext)
@@ -51,16 +62,21 @@ def emit(ctx: CliContext, data, text: str | None = None) -> None:
         click.echo(text)
 
 
+def _set_json(ctx, _param, value):
+    if value:
+        ctx.find_object(CliContext).as_json = True
+    return value
+
+
+def _json_param() -> click.Option:
+    return click.Option(["--json", "as_json"], is_flag=True, expose_value=False,
+                        callback=_set_json, help="Print one JSON document.")
+
+
 def json_option(f):
     """``--json`` on a subcommand, same as the global flag."""
-
-    def _set(ctx, _param, value):
-        if value:
-            ctx.find_object(CliContext).as_json = True
-        return value
-
     return click.option("--json", "as_json", is_flag=True, expose_value=False,
-                        callback=_set, help="Print one JSON document.")(f)
+                        callback=_set_json, help="Print one JSON document.")(f)
 
 
 def channel_option(f):
@@ -121,3 +137,48 @@ class TextCommand(click.Command):
             else:
                 positional.append(arg)
         return super().parse_args(ctx, options + ["--"] + positional)
+
+
+#: The root group's options, accepted after a subcommand too: name -> (flags, help).
+GLOBAL_OPTIONS = {
+    "workspace": (("--workspace", "-w"), "Workspace directory (global option)."),
+    "author": (("--as",), "Who is writing (global option)."),
+}
+
+
+def _set_flag(name: str):
+    def callback(ctx, _param, value):
+        if value is not None:
+            ctx.find_object(CliContext).flags[name] = value
+        return value
+
+    return callback
+
+
+def _global_params() -> list:
+    params = [click.Option(list(opts), name, metavar="NAME" if name == "author" else "DIR",
+                           expose_value=False, callback=_set_flag(name), help=help_,
+                           hidden=True)
+              for name, (opts, help_) in GLOBAL_OPTIONS.items()]
+    params.append(click.Option(["--debug"], is_flag=True, expose_value=False, hidden=True,
+                               help="Print the traceback of an error (global option)."))
+    return params
+
+
+def accept_global_options(command: click.Command) -> click.Command:
+    """Let ``command`` (and, for a group, every subcommand) take the global options.
+
+    ``minara memory get MEMORY.md --as bob`` then means ``minara --as bob
+    memory get MEMORY.md``; ``--json`` is added where a command lacks it.
+    """
+    if getattr(command, "_minara_globals", False):
+        return command
+    taken = {opt for p in command.params for opt in getattr(p, "opts", [])}
+    extra = [p for p in _global_params() if not set(p.opts) & taken]
+    if "--json" not in taken:
+        extra.append(_json_param())
+    command.params.extend(extra)
+    command._minara_globals = True
+    for sub in getattr(command, "commands", {}).values():
+        accept_global_options(sub)
+    return command

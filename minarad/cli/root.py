@@ -12,7 +12,7 @@ import sys
 import click
 
 from minarad import __version__
-from minarad.cli.options import CliContext
+from minarad.cli.options import CliContext, accept_global_options
 from minarad.errors import MinaraError
 
 #: command name -> "module:attribute", loaded only when that command runs.
@@ -43,7 +43,7 @@ class LazyGroup(click.Group):
         import importlib
 
         module, attr = spec.split(":")
-        return getattr(importlib.import_module(module), attr)
+        return accept_global_options(getattr(importlib.import_module(module), attr))
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -52,23 +52,31 @@ class LazyGroup(click.Group):
 @click.option("--as", "author", metavar="NAME",
               help="Who is writing: recorded as the commit author [env MINARA_AUTHOR].")
 @click.option("--json", "as_json", is_flag=True, help="Machine output: one JSON document.")
+@click.option("--debug", is_flag=True,
+              help="Print the traceback behind an error [env MINARA_DEBUG=1].")
 @click.version_option(__version__, prog_name="minara")
 @click.pass_context
-def cli(ctx, workspace, author, as_json):
+def cli(ctx, workspace, author, as_json, debug):
     """minara: an agent's Markdown memory, versioned in git and searchable.
 
     Every write is a git commit in the workspace's own repository; a stale
     write is refused with memory_version_conflict (exit 3).
 
     Exit codes: 0 ok, 1 error, 2 usage, 3 version conflict, 4 not found,
-    5 forbidden.
+    5 forbidden. The global options (--workspace, --as, --json, --debug)
+    may also follow the subcommand.
 
     Example: minara memory append MEMORY.md "- prefers short answers"
     """
     ctx.obj = CliContext(flags={"workspace": workspace, "author": author}, as_json=as_json)
+    ctx.call_on_close(ctx.obj.close)
 
 
-def _report(err: MinaraError, as_json: bool) -> None:
+def _report(err: MinaraError, as_json: bool, debug: bool = False) -> None:
+    if debug:
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
     if as_json:
         click.echo(json.dumps(err.to_dict(), ensure_ascii=False), err=True)
     else:
@@ -76,13 +84,20 @@ def _report(err: MinaraError, as_json: bool) -> None:
 
 
 def main(argv=None) -> int:
-    """Run the CLI; every error becomes one line (JSON with ``--json``) and its exit code."""
+    """Run the CLI; every error becomes one line (JSON with ``--json``) and its exit code.
+
+    With ``--debug`` or ``MINARA_DEBUG=1`` the traceback behind the line is
+    printed first.
+    """
+    from minarad.config import debug_requested
+
     args = sys.argv[1:] if argv is None else list(argv)
     as_json = "--json" in args
+    debug = debug_requested(args)
     try:
         cli.main(args=args, prog_name="minara", standalone_mode=False)
     except MinaraError as err:
-        _report(err, as_json)
+        _report(err, as_json, debug)
         return err.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
@@ -99,10 +114,11 @@ def main(argv=None) -> int:
         return 0
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
-        _report(MinaraError(f"{exc.strerror or exc}{where}", code="os_error"), as_json)
+        _report(MinaraError(f"{exc.strerror or exc}{where}", code="os_error"), as_json, debug)
         return 1
     except Exception as exc:  # a bug: one line, never a traceback dump of user data
-        _report(MinaraError(f"unexpected {type(exc).__name__}: {exc} (please report this)",
-                            code="unexpected_error"), as_json)
+        _report(MinaraError(f"unexpected {type(exc).__name__}: {exc} (please report this; "
+                            f"MINARA_DEBUG=1 shows where)", code="unexpected_error"),
+                as_json, debug)
         return 1
     return 0

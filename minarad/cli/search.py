@@ -73,9 +73,8 @@ def memory_search(ctx, query, **filters):
 
 def _run_search(ctx, query: str, *, memory_only: bool, kind, path, channel, since, limit,
                 no_catch_up) -> None:
-    from minarad.index import Index
-
-    index = Index.open(ctx.settings, version_of=_version_lookup(ctx))
+    ctx.app.ensure_set_up()  # a new workspace is seeded first, as every command does
+    index = ctx.app.index
     stats = None if no_catch_up else index.catch_up(wait=WRITER_WAIT_SECONDS)
     _check_kinds(index, kind)
     hits = index.search(query, kind=list(kind) or None, path=path, channel=channel,
@@ -84,22 +83,6 @@ def _run_search(ctx, query: str, *, memory_only: bool, kind, path, channel, sinc
         click.echo(f"minara: note: the index is {_lag_text(stats.lag)} behind HEAD "
                    f"(another process is updating it)", err=True)
     emit(ctx, _search_json(query, hits, stats), _render_hits(hits, sys.stdout.isatty()))
-
-
-def _version_lookup(ctx):
-    """The store's ``version_number``, opening the store only when a hit needs it.
-
-    Opening the store costs more than a search that finds nothing; a
-    workspace that is missing or not yet seeded is set up first, as always.
-    """
-    import os
-
-    from minarad.workspace.seed import missing_seed_files
-
-    root = os.path.expanduser(str(ctx.settings.workspace))
-    if not os.path.isdir(os.path.join(root, ".git")) or missing_seed_files(root):
-        return ctx.store().version_number
-    return lambda path: ctx.store().version_number(path)
 
 
 def _check_kinds(index, kinds) -> None:
@@ -163,9 +146,7 @@ def rebuild(ctx):
 
     Example: minara index rebuild
     """
-    from minarad.index import Index
-
-    idx = Index.open(ctx.settings)
+    idx = ctx.app.index
     with _progress(enabled=sys.stderr.isatty() and not ctx.as_json) as progress:
         stats = idx.rebuild(progress=progress)
     if stats.busy:
@@ -213,9 +194,7 @@ def status(ctx):
 
     Example: minara index status --json
     """
-    from minarad.index import Index
-
-    state = Index.open(ctx.settings).status()
+    state = ctx.app.index.status()
     emit(ctx, state.to_dict(), _status_text(state))
 
 

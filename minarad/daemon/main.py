@@ -38,13 +38,6 @@ def configure_logging(level: str, journal: bool) -> None:
                    format="{time:YYYY-MM-DD HH:mm:ss.SSS} {level: <7} {message}")
 
 
-def open_store(settings):
-    """Open (seeding if needed) the workspace store."""
-    from minarad.store import Store
-
-    return Store.open(settings)
-
-
 def install_signals(daemon) -> None:
     """SIGTERM/SIGINT stop (a second one aborts); SIGHUP reloads."""
     def on_stop(signum, _frame):
@@ -59,24 +52,26 @@ def install_signals(daemon) -> None:
 
 def build_daemon(flags: dict, *, polling: bool, notify_socket: str | None,
                  watchdog_usec: int | None, watchdog_pid: int | None):
-    """Open the store, take the single-instance lock and build the daemon.
+    """Open the app, take the single-instance lock and build the daemon.
 
     Returns:
-        ``(daemon, instance_lock)``.
+        ``(daemon, instance_lock, app)``.
     """
     from loguru import logger
 
+    from minarad.app import Minara
     from minarad.config import load_settings
     from minarad.daemon.core import Daemon, Timings
     from minarad.daemon.notify import Notifier, watchdog_interval
     from minarad.daemon.state import InstanceLock
     from minarad.workspace.ignore import IgnoreFilter
 
-    settings = load_settings(flags)
+    app = Minara.open(load_settings(flags))
+    settings = app.settings
     instance = InstanceLock(settings.workspace)
-    if (settings.workspace / ".git").is_dir():
+    if app.has_repository():
         instance.acquire()
-    store = open_store(settings)
+    store = app.store  # seeds the workspace if needed
     if not instance.held:
         instance.acquire()
     interval = watchdog_interval(watchdog_usec, watchdog_pid, os.getpid())
@@ -87,7 +82,7 @@ def build_daemon(flags: dict, *, polling: bool, notify_socket: str | None,
     daemon = Daemon(settings, store, IgnoreFilter(settings.workspace), timings=timings,
                     notifier=Notifier(notify_socket), polling=polling,
                     reload_settings=lambda: load_settings(flags))
-    return daemon, instance
+    return daemon, instance, app
 
 
 def log_index_error(exc: BaseException) -> None:
@@ -104,7 +99,7 @@ def log_index_error(exc: BaseException) -> None:
         logger.opt(exception=exc).error("search index not updated")
 
 
-def attach_after_commit_hooks(daemon, settings) -> list:
+def attach_after_commit_hooks(daemon, app) -> list:
     """Register what must follow each commit; return callables that stop them.
 
     The search index follows the repository: ``daemon.after_commit`` receives
@@ -116,10 +111,9 @@ def attach_after_commit_hooks(daemon, settings) -> list:
     """
     from loguru import logger
 
-    from minarad.index import Index
     from minarad.index.follower import IndexFollower
 
-    follower = IndexFollower(Index.open(settings), on_error=log_index_error).start()
+    follower = IndexFollower(app.index, on_error=log_index_error).start()
     daemon.after_commit.append(follower.request)
     return [follower.stop]
 
@@ -135,9 +129,11 @@ def attach_after_commit_hooks(daemon, settings) -> list:
 @click.option("--watchdog-usec", envvar="WATCHDOG_USEC", type=int, hidden=True)
 @click.option("--watchdog-pid", envvar="WATCHDOG_PID", type=int, hidden=True)
 @click.option("--journal-stream", envvar="JOURNAL_STREAM", hidden=True)
+@click.option("--debug", is_flag=True,
+              help="Log the traceback behind an error [env MINARA_DEBUG=1].")
 @click.version_option(__version__, prog_name="minarad")
 def cli(workspace, log_level, polling, notify_socket, watchdog_usec, watchdog_pid,
-        journal_stream):
+        journal_stream, debug):
     """minarad: commit every settled edit of the workspace to its git repository.
 
     Runs in the foreground (systemd Type=notify): seeds the workspace,
@@ -147,28 +143,35 @@ def cli(workspace, log_level, polling, notify_socket, watchdog_usec, watchdog_pi
     Example: minarad --workspace ~/.minara/workspace --log-level DEBUG
     """
     configure_logging(log_level.upper(), journal=bool(journal_stream))
-    daemon, instance = build_daemon({"workspace": workspace}, polling=polling,
+    daemon, instance, app = build_daemon({"workspace": workspace}, polling=polling,
                                     notify_socket=notify_socket, watchdog_usec=watchdog_usec,
                                     watchdog_pid=watchdog_pid)
     install_signals(daemon)
-    stoppers = attach_after_commit_hooks(daemon, daemon.settings)
+    stoppers = attach_after_commit_hooks(daemon, app)
     try:
         code = daemon.run()
     finally:
         for stop in stoppers:
             stop()
         instance.release()
+        app.close()
     raise SystemExit(code)
 
 
 def main(argv=None) -> int:
-    """Run the daemon; a library error becomes one log line and its exit code."""
+    """Run the daemon; a library error becomes one log line and its exit code.
+
+    With ``--debug`` or ``MINARA_DEBUG=1`` the line carries its traceback.
+    """
     from loguru import logger
+
+    from minarad.config import debug_requested
 
     try:
         cli.main(args=argv, prog_name="minarad", standalone_mode=False)
     except MinaraError as err:
-        logger.error("minarad: {}", err.message)
+        debug = debug_requested(sys.argv[1:] if argv is None else argv)
+        logger.opt(exception=err if debug else None).error("minarad: {}", err.message)
         return err.exit_code
     except SystemExit as exc:
         return exc.code or 0

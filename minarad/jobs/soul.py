@@ -59,10 +59,18 @@ def compare(state: dict | None, digest: str | None) -> SoulChange | None:
     return SoulChange(previous=state.get("sha256"), current=digest)
 
 
-def _read_bytes(path: Path) -> bytes | None:
+#: The largest SOUL.md or state file read for the comparison.
+MAX_BYTES = 5 * 1024 * 1024
+
+
+def _read_bytes(root: Path, rel: str) -> bytes | None:
+    """A workspace file's bytes through the one read path; None when missing."""
+    from minarad.errors import NotFound
+    from minarad.workspace.reader import read_workspace_file
+
     try:
-        return path.read_bytes()
-    except FileNotFoundError:
+        return read_workspace_file(root, rel, max_bytes=MAX_BYTES)
+    except NotFound:
         return None
 
 
@@ -76,11 +84,21 @@ def check_soul(root: Path, seen_at: str, soul_bytes: bytes | None = None) -> Sou
 
     Returns:
         The change to disclose once, or ``None``.
+
+    Raises:
+        Forbidden, InvalidInput: SOUL.md cannot be read (a symlink, a FIFO...);
+            the baseline is left as it is.
     """
-    data = _read_bytes(root / SOUL) if soul_bytes is None else soul_bytes
+    from minarad.errors import Forbidden, InvalidInput
+
+    root = Path(root)
+    data = _read_bytes(root, SOUL) if soul_bytes is None else soul_bytes
     digest = soul_digest(data)
     state_path = root / STATE_FILE
-    raw = _read_bytes(state_path)
+    try:
+        raw = _read_bytes(root, STATE_FILE)
+    except (Forbidden, InvalidInput):  # not a file of ours: replaced by a fresh baseline
+        raw = None
     state = None if raw is None else parse_state(raw.decode("utf-8", "replace"))
     change = compare(state, digest)
     if state is None or change is not None:

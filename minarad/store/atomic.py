@@ -17,12 +17,8 @@ import os
 import stat
 import tempfile
 
-from minarad.errors import Forbidden, InvalidInput
-
-_ROOT_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-_FOLDER_FLAGS = _ROOT_FLAGS | os.O_NOFOLLOW
-#: Never follow a final symlink, never block on a FIFO.
-_FILE_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+from minarad.errors import InvalidInput
+from minarad.workspace.reader import _FILE_FLAGS, _open_folder, read_file_at  # noqa: F401
 
 
 def fsync_dir(path: str) -> None:
@@ -137,53 +133,6 @@ def append_in_place(path: str | os.PathLike, suffix: bytes, expect) -> os.stat_r
 
 
 # -- through folder file descriptors -------------------------------------------
-
-
-def _is_symlink_at(dir_fd: int, name: str) -> bool:
-    try:
-        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
-    except OSError:
-        return False
-
-
-def _open_child_folder(dir_fd: int, name: str, create: bool) -> int:
-    """Open folder ``name`` in ``dir_fd`` without following a symlink, maybe creating it."""
-    try:
-        return os.open(name, _FOLDER_FLAGS, dir_fd=dir_fd)
-    except FileNotFoundError:
-        if not create:
-            raise
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(name, 0o777, dir_fd=dir_fd)
-    return os.open(name, _FOLDER_FLAGS, dir_fd=dir_fd)
-
-
-def _open_folder(root: str, rel: str, create: bool = False) -> int:
-    """Return a descriptor of the folder holding workspace path ``rel``.
-
-    Raises:
-        Forbidden: a folder on the way is a symlink.
-        FileNotFoundError: a folder on the way is missing (and not ``create``).
-        NotADirectoryError: something on the way is a file.
-    """
-    fd = os.open(root, _ROOT_FLAGS)
-    walked = []
-    try:
-        for part in rel.split("/")[:-1]:
-            walked.append(part)
-            try:
-                child = _open_child_folder(fd, part, create)
-            except NotADirectoryError:
-                if _is_symlink_at(fd, part):
-                    raise Forbidden(f"{rel}: {'/'.join(walked)} is a symlink; minara does "
-                                    f"not follow links", code="symlink", path=rel) from None
-                raise
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
 
 
 def _folder_for_writing(root: str, rel: str, create: bool = True) -> int:
@@ -418,54 +367,3 @@ def _rename_between(src_fd: int, dst_fd: int, src_name: str, dst_name: str, expe
     os.fsync(dst_fd)
     os.fsync(src_fd)
     return st
-
-
-def read_file_at(root: str | os.PathLike, rel: str
-                 ) -> tuple[bytes | None, os.stat_result | None]:
-    """Read workspace file ``rel`` under ``root``, following no symlink.
-
-    Returns:
-        ``(bytes, stat)``; ``(None, None)`` when the file does not exist. The
-        stat is None when the file changed while it was read.
-
-    Raises:
-        Forbidden: a folder on the path is a symlink.
-        InvalidInput: ``rel`` is not a regular file (a folder, a symlink, a FIFO).
-    """
-    try:
-        dir_fd = _open_folder(os.fspath(root), rel)
-    except (FileNotFoundError, NotADirectoryError):
-        return None, None
-    try:
-        return _read_in_folder(dir_fd, _name(rel), rel)
-    finally:
-        os.close(dir_fd)
-
-
-def _read_in_folder(dir_fd: int, name: str, rel: str):
-    not_a_file = InvalidInput(f"{rel} is not a regular file", code="not_a_file")
-    try:
-        fd = os.open(name, os.O_RDONLY | _FILE_FLAGS, dir_fd=dir_fd)
-    except (FileNotFoundError, NotADirectoryError):
-        return None, None
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENXIO):
-            raise not_a_file from None
-        raise
-    try:
-        before = os.fstat(fd)
-        if not stat.S_ISREG(before.st_mode):
-            raise not_a_file
-        fh = os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-    with fh:
-        data = fh.read()
-    try:
-        after = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        return None, None
-    same = (before.st_mtime_ns, before.st_size, before.st_ino) == (
-        after.st_mtime_ns, after.st_size, after.st_ino)
-    return data, (after if same and after.st_size == len(data) else None)

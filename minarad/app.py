@@ -1,0 +1,183 @@
+"""The minara application: one object that every surface opens.
+
+``Minara.open(settings)`` is what the CLI, the daemon and (later) the HTTP
+gateway and the MCP server hold. It is the one place that decides whether
+the workspace is set up, seeds it when a command needs the store, opens the
+store and the search index on first use, and closes them. Opening it costs
+nothing: dulwich, tantivy and SQLite load only when ``.store`` or
+``.index`` is first used, so ``minara memory get`` stays fast.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+
+from minarad.config import Settings, load_settings
+
+
+class Minara:
+    """A workspace with its store and search index, built from :class:`Settings`.
+
+    Args:
+        settings: the effective settings.
+    """
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self._store = None
+        self._index = None
+
+    @classmethod
+    def open(cls, settings: Settings | None = None, **flags) -> "Minara":
+        """Open the application for ``settings`` (loaded from ``flags`` when omitted).
+
+        Nothing is created or read yet; see :meth:`set_up`, :attr:`store`.
+        """
+        return cls(load_settings(flags) if settings is None else settings)
+
+    def __enter__(self) -> "Minara":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the store (repository, history cache) and the index."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+        self._index = None
+
+    # -- the workspace -------------------------------------------------------
+
+    @property
+    def root(self) -> Path:
+        """The workspace directory as configured (``~`` expanded)."""
+        return Path(os.path.expanduser(os.fspath(self.settings.workspace)))
+
+    @property
+    def data_dir(self) -> Path:
+        """The data folder, outside the workspace: artifacts and uploads."""
+        return self.settings.data_dir
+
+    def has_repository(self) -> bool:
+        """True when the workspace folder holds a git repository."""
+        return (self.root / ".git").is_dir()
+
+    def is_set_up(self) -> bool:
+        """True when the workspace has its repository and every file it must have.
+
+        Cheap (a few ``lstat`` calls): the click-free read asks it on every
+        call. When it is False, :meth:`set_up` (or the first use of
+        :attr:`store`) creates, adopts or seeds the workspace.
+        """
+        from minarad.workspace.seed import missing_seed_files
+
+        return self.has_repository() and not missing_seed_files(str(self.root))
+
+    def ensure_set_up(self) -> None:
+        """Set the workspace up unless it already is (cheap when it is)."""
+        if not self.is_set_up():
+            self.set_up()
+
+    def set_up(self) -> list[str]:
+        """Create or adopt the repository and seed missing files; return what was seeded."""
+        from minarad.store import Store
+
+        if self._store is None:
+            self._store = Store(self.root, operator=self.settings.operator,
+                                max_file_bytes=self.settings.max_file_bytes)
+        return self._store.ensure()
+
+    @property
+    def store(self):
+        """The workspace's :class:`minarad.store.Store`, set up on first use."""
+        if self._store is None:
+            self.set_up()
+        return self._store
+
+    def existing_store(self):
+        """The store if the workspace has a repository (nothing is seeded), else None."""
+        if self._store is None and not self.has_repository():
+            return None
+        if self._store is None:
+            from minarad.store import Store
+
+            self._store = Store(self.root, operator=self.settings.operator,
+                                max_file_bytes=self.settings.max_file_bytes)
+        return self._store
+
+    # -- reading -------------------------------------------------------------
+
+    def read_text(self, path: str) -> str:
+        """The text of workspace file ``path`` as it is on disk, through the one read path.
+
+        Args:
+            path: a normalised workspace path.
+
+        Raises:
+            NotFound, Forbidden, InvalidInput: see
+                :func:`minarad.workspace.reader.read_workspace_file`.
+        """
+        from minarad.workspace.reader import read_workspace_text
+
+        return read_workspace_text(self.root, path, max_bytes=self.settings.max_file_bytes)
+
+    # -- search ----------------------------------------------------------------
+
+    @property
+    def index(self):
+        """The search :class:`minarad.index.Index` (tantivy loads here, on first use).
+
+        A hit's version number comes from the store, opened only when a hit
+        needs it. Opening the index sets nothing up: call :meth:`ensure_set_up`
+        first to search a workspace that may be new.
+        """
+        if self._index is None:
+            from minarad.index import Index
+
+            self._index = Index.open(self.settings, version_of=self._version_number)
+        return self._index
+
+    def _version_number(self, path: str) -> int:
+        return self.store.version_number(path)
+
+    # -- the two ends of an agent session -------------------------------------
+
+    def context(self, *, now: dt.datetime | None = None, channel: str | None = None,
+                session: str | None = None, surface: str | None = None,
+                max_file_chars: int | None = None, max_total_chars: int | None = None):
+        """Build the memory blocks of a session's system prompt.
+
+        Args:
+            now: the time to act as of (default now, local).
+            channel: the channel whose MEMORY.md is shown.
+            session: the agent's session id.
+            surface: where the agent runs.
+            max_file_chars: per-file budget (default: the setting).
+            max_total_chars: total budget (default: the setting).
+
+        Returns:
+            The :class:`minarad.context.Context`.
+        """
+        from minarad.context import Budgets, build_context
+        from minarad.workspace.paths import channel_path
+
+        if not self.has_repository():  # a brand-new workspace is created and seeded first
+            self.set_up()
+        s = self.settings
+        budgets = Budgets(s.context_max_file_chars if max_file_chars is None else max_file_chars,
+                          s.context_max_total_chars if max_total_chars is None
+                          else max_total_chars)
+        return build_context(self.root, now=now or dt.datetime.now().astimezone(),
+                             channel_memory=channel_path("MEMORY.md", channel), session=session,
+                             surface=surface, channel=channel, budgets=budgets,
+                             max_file_bytes=s.max_file_bytes)
+
+    def turn_end(self, turn):
+        """Run the turn-end jobs for one finished :class:`minarad.jobs.turn_end.TurnEnd`."""
+        from minarad.jobs.turn_end import run_turn_end
+
+        return run_turn_end(self.store, self.settings, turn)
