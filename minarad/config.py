@@ -108,6 +108,12 @@ def _default_author() -> str:
         return "operator"
 
 
+def crash_point_from_env(env=None) -> str | None:
+    """The crash point armed by ``MINARA_CRASH_AT`` (tests only), or None."""
+    env = os.environ if env is None else env
+    return env.get("MINARA_CRASH_AT") or None
+
+
 _RESOLVERS = {
     "workspace": _default_workspace,
     "data_dir": _default_data_dir,

@@ -14,6 +14,7 @@ import time
 
 from minarad.errors import Busy, InvalidInput
 from minarad.store import gitindex
+from minarad.store.crashpoints import crash_point
 from minarad.store.history import author_name
 from minarad.store.historydb import CommitRecord
 from minarad.store.models import CommitInfo
@@ -47,6 +48,7 @@ def commit_changes(store, changes: dict, stats: dict, *, author: str, source: st
                            code="invalid_source")
     marker = store.state_dir / _COMMIT_MARKER
     marker.write_text(str(os.getpid()))
+    crash_point("commit-after-marker")
     try:
         return _commit_objects(store, changes, stats, author=author, source=source,
                                message=message, verb=verb)
@@ -95,11 +97,15 @@ def _commit_objects(store, changes, stats, *, author, source, message, verb) -> 
     paths = [r[0] for r in recorded]
     commit.message = _message(source, verb or _verb(changes), paths, message).encode()
     repo.object_store.add_object(commit)
+    crash_point("commit-before-head")
     _move_head(repo, head, commit.id)
+    crash_point("commit-after-head")
     update_index(store, index_changes, tree_id)
+    crash_point("commit-after-index")
     store.history_db.record(CommitRecord(commit.id.decode(), author_name(ident),
                                          commit.author_time, commit.author_timezone, source,
                                          commit.message.decode().split("\n", 1)[0]), recorded)
+    crash_point("commit-after-history")
     return CommitInfo(commit.id.decode(), tuple(paths), source, author_name(ident))
 
 
@@ -181,6 +187,7 @@ def recover_interrupted_commit(store) -> None:
     if young:  # maybe a running git's: keep the marker, clean up on a later try
         raise Busy(f"{young[0]} exists: another git is working here, or one was killed (it "
                    f"is removed once stale)", code="repository_busy")
+    crash_point("recover-before-index-rebuild")
     head = store.head()
     if head:
         update_index(store, {}, store.repo[head.encode()].tree, rebuild=True)

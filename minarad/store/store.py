@@ -18,6 +18,7 @@ from minarad.errors import Busy, Forbidden, InvalidInput, NotFound, VersionConfl
 from minarad.store import refs
 from minarad.store.atomic import DiskChanged, append_in_place, atomic_write, check_unchanged
 from minarad.store.content import encode_text, decode_text, git_blob_id, sha256_hex
+from minarad.store.crashpoints import crash_point
 from minarad.store.historydb import HistoryDB, PathVersion
 from minarad.store.lock import WorkspaceLock
 from minarad.store.models import CommitInfo, FileVersion, HistoryEntry, WriteResult, iso_time
@@ -479,6 +480,7 @@ class Store:
             return WriteResult(rel, current.version, False, blob, sha256_hex(data),
                                current.commit, current.version)
         st = atomic_write(self._disk_path(rel), data, expect=mark)
+        crash_point("store-after-file-write")
         verb = verb or ("update" if current.exists else "create")
         info = self._commit({rel: data}, {rel: st}, author=author, source=source,
                             message=message, verb=verb)
@@ -502,6 +504,7 @@ class Store:
                 return self._replace(rel, new, current, mark, author=author, source=source,
                                      message=message, verb="append to")
             st = append_in_place(self._disk_path(rel), new[len(data):], expect=mark)
+            crash_point("store-after-append-write")
             info = self._commit({rel: new}, {rel: st}, author=author, source=source,
                                 message=message, verb="append to")
             return WriteResult(rel, current.version + 1, True, git_blob_id(new),
@@ -521,6 +524,7 @@ class Store:
                 self._check_base(rel, current, base, None)
             check_unchanged(self._disk_path(rel), mark)
             os.unlink(self._disk_path(rel))
+            crash_point("store-after-unlink")
             info = self._commit({rel: None}, {}, author=author, source=source,
                                 message=message)
             return WriteResult(rel, current.version + 1, True, None, None, info.commit,
@@ -541,6 +545,7 @@ class Store:
             os.makedirs(os.path.dirname(self._disk_path(dst)), exist_ok=True)
             check_unchanged(self._disk_path(src), mark)
             os.rename(self._disk_path(src), self._disk_path(dst))
+            crash_point("store-after-rename")
             st = os.lstat(self._disk_path(dst))
             return self._commit({src: None, dst: data}, {dst: st}, author=author,
                                 source=source, message=message)
