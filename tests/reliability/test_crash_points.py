@@ -133,3 +133,17 @@ def test_daemon_killed_while_committing_an_edit_commits_it_once_on_restart(
                what="the edit committed after the restart")
     daemon.stop()
     _assert_once(minara, ws, "notes.md", token, BASE + f"- {token}\n")
+
+
+def test_a_crash_while_the_history_cache_catches_up_with_git_is_recovered(minara, ws, env):
+    _seed(minara, ws)
+    Path(ws, "notes.md").write_text(BASE + "- committed with git\n")
+    git(ws, "-c", "user.name=someone", "-c", "user.email=s@x", "commit", "-qam", "by hand")
+    crashed = minara("--json", "memory", "history", "notes.md",
+                     extra_env={"MINARA_CRASH_AT": "history-before-sql-commit"})
+    assert crashed.returncode == CRASHED, crashed.stderr
+    minara("memory", "append", "notes.md", "- after", check=0)
+    _assert_once(minara, ws, "notes.md", "- committed with git",
+                 BASE + "- committed with git\n- after\n")
+    assert [v["version"] for v in minara.json("memory", "history", "notes.md")["versions"]] \
+        == [3, 2, 1]
