@@ -266,3 +266,24 @@ def test_a_damaged_index_checksum_record_is_harmless(minara, ws):
     Path(ws, ".git/minara/index-checksum").write_bytes(b"\x00" * 20)
     minara("memory", "append", "notes.md", "- after", check=0)
     assert_repo_sound(ws)
+
+
+def test_daemon_edit_on_a_full_disk_is_committed_once_space_returns(minara, tiny_disk, env,
+                                                                    tmp_path):
+    from tests.daemon.conftest import DaemonProcess, wait_until
+
+    ws = tiny_disk / "ws"
+    _seed(minara, ws)
+    daemon = DaemonProcess({**env, "MINARA_DEBOUNCE_MS": "100", "PYTHONUNBUFFERED": "1"},
+                           tmp_path).start()
+    try:
+        filler = _fill(tiny_disk)
+        Path(ws, "notes.md").write_text(BASE + "- edited on a full disk\n")
+        wait_until(lambda: "No space left" in daemon.log(), what="the commit failing")
+        filler.unlink()
+        wait_until(lambda: "- edited on a full disk" in git(ws, "show", "HEAD:notes.md"),
+                   what="the edit committed once space returned")
+    finally:
+        daemon.stop()
+    assert commits_adding(ws, "notes.md", "- edited on a full disk") == 1
+    assert_repo_sound(ws)
