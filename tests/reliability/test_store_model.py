@@ -14,7 +14,10 @@ long before a release. A failure is found in seconds, but hypothesis then
 shrinks it to the shortest failing sequence, which can take a few minutes.
 
 Known bugs kept out of the default strategies until their fixes land
-(each marked ``KNOWN`` below): an empty append makes a blank-line version.
+(each marked ``KNOWN`` below, and tested on its own in ``test_edges.py``):
+an empty append makes a blank-line version. Also left out for now: a
+``sed -i`` running *during* an append (duplicates the line), and mode-only
+changes (``chmod +x``, which ``commit_disk`` does not commit).
 """
 
 from __future__ import annotations
