@@ -31,6 +31,7 @@ from minarad.daemon.watcher import (
     stop_observer,
 )
 from minarad.errors import Busy, MinaraError
+from minarad.crashpoints import crash_point
 
 _WAKE = object()
 #: How many paths a commit log line names before "and N more".
@@ -167,6 +168,7 @@ class Daemon:
         self._check_watcher()
         due = self.debouncer.take_due(time.monotonic())
         if due:
+            crash_point("daemon-before-commit")
             self._commit(due)
         self._ping_watchdog()
         self._save_state()
@@ -309,6 +311,7 @@ class Daemon:
                              f"({len(info.paths)} path(s))")
         self._state["last_commit"] = {"commit": info.commit, "paths": list(info.paths)[:20],
                                       "source": info.source, "at": _now_iso()}
+        crash_point("daemon-after-commit")
         self._call_after_commit(info)
 
     def _call_after_commit(self, info) -> None:

@@ -29,6 +29,7 @@ import os
 import struct
 
 from minarad.errors import Busy
+from minarad.crashpoints import crash_point
 
 _HEADER = struct.Struct(">4sLL")
 _FIXED = struct.Struct(">10L20sH")
@@ -259,6 +260,7 @@ def write_index_file(index_path: str, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        crash_point("index-lock-written")
         os.replace(lock_path, index_path)
     except BaseException:
         try:
@@ -300,6 +302,7 @@ def update_index(index_path: str, changes: dict[bytes, bytes | None], full_rebui
         except IndexFormatUnsupported:
             new = full_rebuild(changes)
     write_index_file(index_path, new)
+    crash_point("index-before-checksum-record")
     if record_path:
         with open(record_path, "wb") as fh:
             fh.write(new[-20:])

@@ -27,6 +27,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+from minarad.crashpoints import crash_point
 from minarad.errors import Busy, InvalidInput
 from minarad.git.commits import author_name
 from minarad.git.refs import common_dir, lock_head_branch
@@ -98,6 +99,7 @@ def prepare_commit(store, changes: dict, *, author: str, source: str,
     marker = store.state_dir / _COMMIT_MARKER
     try:
         marker.write_text(str(os.getpid()))
+        crash_point("commit-after-marker")
         head = store.head()
         commit, index_changes, recorded = _build_commit(store, head, changes, modes or {},
                                                         author, source, message, verb)
@@ -133,14 +135,17 @@ def finish_commit(prepared: PreparedCommit, stats: dict) -> CommitInfo:
         OSError: HEAD could not be moved; nothing was committed.
     """
     store, commit = prepared.store, prepared.commit
+    crash_point("commit-before-head")
     try:
         prepared.ref_file.close()
     except BaseException:
         abort_commit(prepared)
         raise
+    crash_point("commit-after-head")
     index_changes = {p.encode(): None if v is None else (*v, stats.get(p))
                      for p, v in prepared.index_changes.items()}
     if _update_index_or_defer(store, index_changes, prepared.tree_id):
+        crash_point("commit-after-index")
         with contextlib.suppress(OSError):
             (store.state_dir / _COMMIT_MARKER).unlink()
     source = prepared.source
@@ -149,6 +154,7 @@ def finish_commit(prepared: PreparedCommit, stats: dict) -> CommitInfo:
                                              commit.author_time, commit.author_timezone,
                                              source, commit.message.decode().split("\n", 1)[0]),
                                 prepared.recorded)
+    crash_point("commit-after-history")
     return CommitInfo(commit.id.decode(), tuple(r[0] for r in prepared.recorded), source,
                       prepared.author)
 
@@ -242,6 +248,7 @@ def recover_interrupted_commit(store) -> None:
     if young:  # maybe a running git's: keep the marker, clean up on a later try
         raise Busy(f"{young[0]} exists: another git is working here, or one was killed (it "
                    f"is removed once stale)", code="repository_busy")
+    crash_point("recover-before-index-rebuild")
     head = store.head()
     if head:
         update_index(store, {}, store.repo[head.encode()].tree, rebuild=True)

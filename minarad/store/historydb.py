@@ -21,6 +21,7 @@ import dataclasses
 import sqlite3
 
 from minarad.errors import MinaraError
+from minarad.crashpoints import crash_point
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -124,6 +125,7 @@ class HistoryDB:
                 cur.executemany("INSERT OR REPLACE INTO changes VALUES (?, ?, ?, ?)",
                                 [(p, seq, b, m) for p, b, m in changes])
             cur.execute("INSERT OR REPLACE INTO meta VALUES ('tip', ?)", (tip,))
+            crash_point("history-before-sql-commit")
             cur.execute("COMMIT")
         except BaseException:
             cur.execute("ROLLBACK")

@@ -26,6 +26,7 @@ from minarad.store.atomic import (DiskChanged, DiskReplaced, append_file_at, ato
                                   check_unchanged, cut_back_at, read_file_at, remove_file_at,
                                   rename_file_at, stat_at, write_file_at)
 from minarad.store.content import encode_text, decode_text, git_blob_id, sha256_hex
+from minarad.crashpoints import crash_point
 from minarad.store.historydb import HistoryDB, PathVersion
 from minarad.store.ignoreguard import check_gitignore_change
 from minarad.store.lock import WorkspaceLock
@@ -530,6 +531,7 @@ class Store:
 
         def change_disk():
             st = write_file_at(root, rel, data, expect=mark)
+            crash_point("store-after-file-write")
             return {rel: st}, lambda: _put_back(root, rel, old, _mark_of(st))
 
         verb = verb or ("edit" if current.exists else "add")
@@ -579,6 +581,7 @@ class Store:
             except OSError:  # a full disk may take part of the bytes
                 cut_back_at(root, rel, mark, added)
                 raise
+            crash_point("store-after-append-write")
             return {rel: st}, lambda: cut_back_at(root, rel, mark, added)
 
         return self._commit_with_disk_change({rel: new}, change_disk, verb="append to", **meta)
@@ -633,6 +636,7 @@ class Store:
                     raise DiskChanged(rel)
                 mode = stat.S_IMODE(before.st_mode)
                 remove_file_at(root, rel, expect=mark)
+                crash_point("store-after-unlink")
                 return {}, lambda: write_file_at(root, rel, data, mode=mode, expect=None)
 
             info = self._commit_with_disk_change({rel: None}, change_disk, author=author,
@@ -659,6 +663,7 @@ class Store:
 
             def change_disk():
                 st = rename_file_at(root, src, dst, expect=mark)
+                crash_point("store-after-rename")
                 return {dst: st}, lambda: _move_back(root, dst, src)
 
             return self._commit_with_disk_change({src: None, dst: data}, change_disk,

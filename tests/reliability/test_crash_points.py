@@ -1,0 +1,149 @@
+"""Kill a real ``minara`` / ``minarad`` at every named crash point; the next run recovers.
+
+``MINARA_CRASH_AT=<name>`` makes the real process ``os._exit`` at that line
+of the write path (see ``minarad.crashpoints``). After each crash the
+next ``minara`` call must leave a sound repository (``git fsck --strict``,
+``git status`` clean) in which the interrupted write is present exactly
+once, in the file and in its history, and the history cache agrees with git.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from minarad.store.content import git_blob_id
+from minarad.crashpoints import CRASH_EXIT_CODE
+from tests.conftest import assert_repo_sound, git
+from tests.daemon.conftest import tree_equals_disk, wait_until
+from tests.reliability.conftest import CRASHED, age_git_locks, commits_adding, path_history
+
+#: Points every commit passes, in order.
+COMMIT_POINTS = ["commit-after-marker", "commit-before-head", "commit-after-head",
+                 "index-lock-written", "index-before-checksum-record", "commit-after-index",
+                 "history-before-sql-commit", "commit-after-history"]
+BASE = "# Notes\n\n- first line\n"
+
+
+def test_the_crash_exit_code_is_the_one_the_suite_expects():
+    assert CRASH_EXIT_CODE == CRASHED
+
+
+def _seed(minara, ws) -> None:
+    minara("memory", "set", "notes.md", BASE, check=0)
+    assert_repo_sound(ws)
+
+
+def _recover(minara, ws, path: str) -> dict:
+    """The next run: a ``get --json``; a young git lock left by the crash makes it wait."""
+    proc = minara("--json", "memory", "get", path)
+    if proc.returncode != 0:
+        error = json.loads(proc.stdout or proc.stderr)
+        assert error["error"] == "repository_busy", proc.stderr
+        assert age_git_locks(ws), "busy without a git lock left behind"
+        proc = minara("--json", "memory", "get", path, check=0)
+    return json.loads(proc.stdout)
+
+
+def _assert_history_cache_agrees(minara, ws, path: str) -> None:
+    listed = minara.json("memory", "history", path)["versions"]
+    assert [v["blob_id"] for v in listed[::-1]] == path_history(ws, path)
+
+
+def _assert_once(minara, ws, path: str, token: str, expected: str) -> None:
+    text = Path(ws, path).read_text()
+    assert text == expected
+    assert text.count(token) == 1
+    assert commits_adding(ws, path, token) == 1
+    assert path_history(ws, path)[-1] == git_blob_id(expected.encode())
+    assert_repo_sound(ws)
+    _assert_history_cache_agrees(minara, ws, path)
+
+
+WRITES = {
+    "set": (["store-after-file-write", *COMMIT_POINTS],
+            lambda token: ["memory", "set", "notes.md", BASE + f"- {token}\n"],
+            lambda token: BASE + f"- {token}\n"),
+    "append": (["store-after-append-write", *COMMIT_POINTS],
+               lambda token: ["memory", "append", "notes.md", f"- {token}"],
+               lambda token: BASE + f"- {token}\n"),
+}
+CASES = [(verb, point) for verb, (points, _a, _e) in WRITES.items() for point in points]
+
+
+@pytest.mark.parametrize("verb, point", CASES, ids=[f"{v}-{p}" for v, p in CASES])
+def test_cli_write_killed_at_a_crash_point_is_kept_exactly_once(minara, ws, verb, point):
+    _points, argv, expected = WRITES[verb]
+    _seed(minara, ws)
+    token = f"written-by-{verb}-{point}"
+    crashed = minara(*argv(token), extra_env={"MINARA_CRASH_AT": point})
+    assert crashed.returncode == CRASHED, crashed.stderr
+    got = _recover(minara, ws, "notes.md")
+    assert got["text"] == expected(token)
+    _assert_once(minara, ws, "notes.md", token, expected(token))
+    minara("memory", "append", "notes.md", "- after the crash", check=0)
+    _assert_once(minara, ws, "notes.md", token, expected(token) + "- after the crash\n")
+
+
+@pytest.mark.parametrize("point", ["store-after-unlink", *COMMIT_POINTS])
+def test_cli_delete_killed_at_a_crash_point_deletes_once(minara, ws, point):
+    _seed(minara, ws)
+    crashed = minara("memory", "delete", "notes.md", extra_env={"MINARA_CRASH_AT": point})
+    assert crashed.returncode == CRASHED, crashed.stderr
+    proc = minara("--json", "memory", "get", "notes.md")
+    if proc.returncode == 1:
+        assert age_git_locks(ws)
+        proc = minara("--json", "memory", "get", "notes.md")
+    assert proc.returncode == 4, proc.stderr
+    assert path_history(ws, "notes.md") == [git_blob_id(BASE.encode()), None]
+    assert_repo_sound(ws)
+    _assert_history_cache_agrees(minara, ws, "notes.md")
+
+
+def test_a_crash_while_recovering_from_a_crash_is_recovered_next_time(minara, ws):
+    _seed(minara, ws)
+    first = minara("memory", "append", "notes.md", "- once",
+                   extra_env={"MINARA_CRASH_AT": "commit-after-head"})
+    assert first.returncode == CRASHED
+    second = minara("memory", "append", "notes.md", "- twice",
+                    extra_env={"MINARA_CRASH_AT": "recover-before-index-rebuild"})
+    assert second.returncode == CRASHED
+    minara("memory", "append", "notes.md", "- thrice", check=0)
+    # the second writer died before writing: its line is nowhere
+    _assert_once(minara, ws, "notes.md", "- once", BASE + "- once\n- thrice\n")
+    assert commits_adding(ws, "notes.md", "- twice") == 0
+
+
+DAEMON_POINTS = ["daemon-before-commit", *COMMIT_POINTS, "daemon-after-commit"]
+
+
+@pytest.mark.parametrize("point", DAEMON_POINTS)
+def test_daemon_killed_while_committing_an_edit_commits_it_once_on_restart(
+        minara, ws, daemon, point):
+    _seed(minara, ws)
+    daemon.start(env={"MINARA_CRASH_AT": point})
+    token = f"edited-before-{point}"
+    Path(ws, "notes.md").write_text(BASE + f"- {token}\n")
+    assert daemon.proc.wait(timeout=60) == CRASHED, daemon.log()
+    age_git_locks(ws)  # the restart comes "later": a dead process's git locks are stale
+    daemon.start()
+    wait_until(lambda: tree_equals_disk(ws) and not git(ws, "status", "--porcelain"),
+               what="the edit committed after the restart")
+    daemon.stop()
+    _assert_once(minara, ws, "notes.md", token, BASE + f"- {token}\n")
+
+
+def test_a_crash_while_the_history_cache_catches_up_with_git_is_recovered(minara, ws, env):
+    _seed(minara, ws)
+    Path(ws, "notes.md").write_text(BASE + "- committed with git\n")
+    git(ws, "-c", "user.name=someone", "-c", "user.email=s@x", "commit", "-qam", "by hand")
+    crashed = minara("--json", "memory", "history", "notes.md",
+                     extra_env={"MINARA_CRASH_AT": "history-before-sql-commit"})
+    assert crashed.returncode == CRASHED, crashed.stderr
+    minara("memory", "append", "notes.md", "- after", check=0)
+    _assert_once(minara, ws, "notes.md", "- committed with git",
+                 BASE + "- committed with git\n- after\n")
+    assert [v["version"] for v in minara.json("memory", "history", "notes.md")["versions"]] \
+        == [3, 2, 1]
