@@ -76,7 +76,7 @@ class PreparedCommit:
 
 def prepare_commit(store, changes: dict, *, author: str, source: str,
                    message: str | None = None, verb: str | None = None,
-                   modes: dict | None = None) -> PreparedCommit:
+                   modes: dict | None = None, parents=()) -> PreparedCommit:
     """Write a commit's objects and lock its branch, without moving HEAD.
 
     Everything that can fail before a commit exists happens here (full
@@ -91,6 +91,8 @@ def prepare_commit(store, changes: dict, *, author: str, source: str,
         message: an optional line for the commit body.
         verb: the subject's verb (derived from ``changes`` when None).
         modes: git file modes by path, for files not yet where they will be.
+        parents: extra parent commits (hex) after HEAD, e.g. the other side
+            of a merge.
 
     Raises:
         Busy: the branch is locked by another git, or HEAD moved.
@@ -104,7 +106,7 @@ def prepare_commit(store, changes: dict, *, author: str, source: str,
         marker.write_text(str(os.getpid()))
         head = store.head()
         commit, index_changes, recorded = _build_commit(store, head, changes, modes or {},
-                                                        author, source, message, verb)
+                                                        author, source, message, verb, parents)
         ref_file = _lock_branch(store.repo, head, commit.id)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -191,7 +193,7 @@ def _stage(store, changes: dict, modes: dict):
     return tree_changes, index_changes, recorded
 
 
-def _build_commit(store, head, changes, modes, author, source, message, verb):
+def _build_commit(store, head, changes, modes, author, source, message, verb, parents=()):
     """Write the blobs, trees and commit object for ``changes`` on top of ``head``."""
     from dulwich.objects import Commit
 
@@ -204,7 +206,7 @@ def _build_commit(store, head, changes, modes, author, source, message, verb):
     ident = identity(author)
     commit = Commit()
     commit.tree = tree_id
-    commit.parents = [head.encode()] if head else []
+    commit.parents = ([head.encode()] if head else []) + [p.encode() for p in parents]
     commit.author = commit.committer = ident
     commit.author_time = commit.commit_time = int(time.time())
     commit.author_timezone = commit.commit_timezone = time.localtime().tm_gmtoff

@@ -653,6 +653,35 @@ class Store:
         return self._write(rel, text, author=author, source=source,
                            message=f"restore {rel} to version {info.version}", verb="restore")
 
+    @contextlib.contextmanager
+    def transaction(self, *, author: str, source: str = "cli", message: str | None = None,
+                    parents=(), force: bool = False):
+        """Collect changes to any number of paths and commit them as ONE commit.
+
+        ``with store.transaction(author="agent") as tx:`` then ``tx.write``,
+        ``tx.create``, ``tx.append``, ``tx.delete``, ``tx.rename``; when the
+        block ends without an exception, all of them are made, or none is
+        (see :mod:`minarad.store.transaction`), and ``tx.result`` holds the
+        commit and each path's version. An exception in the block discards
+        them all.
+
+        Args:
+            author: who is writing.
+            source: ``cli``, ``api``, ``import``, ``job:<name>`` ...
+            message: an optional line for the commit body.
+            parents: extra parent commits (hex) after HEAD: a merge commit.
+            force: write a ``.gitignore`` even if it hides tracked files.
+
+        Yields:
+            The :class:`minarad.store.transaction.Transaction`.
+        """
+        from minarad.store.transaction import Transaction
+
+        tx = Transaction(self, author=author, source=source, message=message,
+                         parents=parents, force=force)
+        yield tx
+        tx.commit()
+
     # -- committing what is on disk ----------------------------------------------
 
     def commit_disk(self, paths=None, *, author: str | None = None, source: str = "editor",
