@@ -105,15 +105,12 @@ class Store:
         self.root.mkdir(parents=True, exist_ok=True)
         self._init_repo()
         with self.lock():
-            seeded = seed_workspace(str(self.root))
-            try:
-                if self.head() is None:
-                    self.commit_disk(None, author=self.operator, source="init",
-                                     message="start versioning this workspace")
-                elif seeded:
-                    self.commit_disk(seeded, author=self.operator, source="seed")
-            except Busy:  # e.g. a detached HEAD: the seeds wait on disk for the next commit
-                pass
+            first = self.head() is None
+            start = "start versioning this workspace" if first else None
+            seeded = seed_workspace(self, source="init" if first else "seed", message=start)
+            if first:  # adopt what the folder held before
+                with contextlib.suppress(Busy):  # e.g. a git lock: committed by the next write
+                    self.commit_disk(None, author=self.operator, source="init", message=start)
             record_seen(str(self.root))
         return seeded
 

@@ -90,12 +90,35 @@ def _create_exclusive(path: str, data: bytes) -> bool:
     return True
 
 
-def seed_workspace(root: str) -> list[str]:
-    """Write every missing seeded file; return the names written."""
-    os.makedirs(root, exist_ok=True)
-    created = []
-    for name in missing_seed_files(root):
-        template = "gitignore" if name == GITIGNORE else name
-        if _create_exclusive(os.path.join(root, name), template_bytes(template)):
-            created.append(name)
-    return created
+def _template_for(name: str) -> bytes:
+    return template_bytes("gitignore" if name == GITIGNORE else name)
+
+
+def seed_workspace(store, *, source: str = "seed", message: str | None = None) -> list[str]:
+    """Create every missing seeded file in one commit; return the names created.
+
+    The files go through one store transaction. When the repository cannot
+    take a commit now (a detached HEAD, a git lock), they are created on
+    disk only and wait there for the next commit; so is a template over the
+    store's size limit, which stays unversioned like any file that large.
+
+    Args:
+        store: the :class:`minarad.store.Store` (its lock is held by the caller).
+        source: the commit's source (``init`` for a workspace's first commit).
+        message: an optional line for the commit body.
+    """
+    from minarad.errors import Busy
+
+    root = str(store.root)
+    names = missing_seed_files(root)
+    fits = [n for n in names if len(_template_for(n)) <= store.max_file_bytes]
+    try:
+        if fits:
+            with store.transaction(author=store.operator, source=source, message=message,
+                                   force=True) as tx:
+                for name in fits:
+                    tx.create(name, _template_for(name))
+    except Busy:
+        fits = []
+    return [n for n in names if n in fits
+            or _create_exclusive(os.path.join(root, n), _template_for(n))]
