@@ -163,7 +163,11 @@ class Transaction:
     def _check_parents(self) -> None:
         from dulwich.objects import Commit
 
+        head = self.store.head()
         for parent in self.parents:
+            if parent == head or self.parents.count(parent) > 1:
+                raise InvalidInput(f"parent {parent} is named twice (HEAD is a parent already)",
+                                   code="duplicate_parent", parent=parent)
             try:
                 obj = self.store.repo.object_store[parent.encode()]
             except (KeyError, ValueError, AttributeError):

@@ -33,7 +33,8 @@ def test_writes_appends_deletes_and_renames_make_one_commit(store, ws):
         tx.delete("TOOLS.md")
         tx.rename("notes/old.md", "archive/old.md")
     assert commit_count(ws) == head + 1
-    assert sorted(git(ws, "show", "--no-renames", "--name-status", "--format=", "HEAD").splitlines()) == [
+    changed = git(ws, "show", "--no-renames", "--name-status", "--format=", "HEAD")
+    assert sorted(changed.splitlines()) == [
         "A\ta.md", "A\tarchive/old.md", "D\tTOOLS.md", "D\tnotes/old.md", "M\tMEMORY.md"]
     message = git(ws, "log", "-1", "--format=%an%n%B")
     assert message.startswith("agent\ncli: update MEMORY.md, TOOLS.md, a.md and 2 more\n")
@@ -201,23 +202,26 @@ for i in range(int(sys.argv[2])):
 
 
 def test_an_editor_saving_meanwhile_loses_nothing(store, ws):
-    store.write("race.md", "# Race\n", author="op")
-    editor = subprocess.Popen([sys.executable, "-c", SAVING_EDITOR, str(ws / "race.md"), "100"])
+    store.write("zz-race.md", "# Race\n", author="op")  # changed after side/: put back
+    editor = subprocess.Popen([sys.executable, "-c", SAVING_EDITOR, str(ws / "zz-race.md"),
+                               "100"])
     try:
         for i in range(30):
             with store.transaction(author="agent") as tx:
-                tx.append("race.md", f"- agent line {i}")
+                tx.append("zz-race.md", f"- agent line {i}")
                 tx.write(f"side/{i}.md", f"# side {i}\n")
     finally:
         assert editor.wait(timeout=120) == 0
     store.commit_disk(None, author="op")
-    text = (ws / "race.md").read_text()
+    text = (ws / "zz-race.md").read_text()
     assert all(f"- saved line {i}\n" in text for i in range(100))
-    history = git(ws, "log", "-p", "--", "race.md")
+    history = git(ws, "log", "-p", "--", "zz-race.md")
     assert all(f"+- agent line {i}" in history for i in range(30))
+    assert sorted(p.name for p in (ws / "side").iterdir()) == sorted(f"{i}.md"
+                                                                     for i in range(30))
     for i in range(30):  # each side file came in the commit of its agent line
         commit = git(ws, "log", "--format=%H", "--", f"side/{i}.md").split()
-        assert f"+- agent line {i}" in git(ws, "show", commit[-1], "--", "race.md")
+        assert f"+- agent line {i}" in git(ws, "show", commit[-1], "--", "zz-race.md")
     assert_repo_sound(ws)
 
 
@@ -274,6 +278,10 @@ def test_an_unknown_parent_is_refused(store, ws):
             with store.transaction(author="sync", parents=[parent]) as tx:
                 tx.write("a.md", "# a\n")
         assert err.value.code == "unknown_commit"
+    with pytest.raises(InvalidInput) as err:
+        with store.transaction(author="sync", parents=[before[0].strip()]) as tx:
+            tx.write("a.md", "# a\n")
+    assert err.value.code == "duplicate_parent"
     assert _snapshot(ws) == before
 
 
