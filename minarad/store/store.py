@@ -105,12 +105,9 @@ class Store:
         self.root.mkdir(parents=True, exist_ok=True)
         self._init_repo()
         with self.lock():
-            first = self.head() is None
-            start = "start versioning this workspace" if first else None
-            seeded = seed_workspace(self, source="init" if first else "seed", message=start)
-            if first:  # adopt what the folder held before
-                with contextlib.suppress(Busy):  # e.g. a git lock: committed by the next write
-                    self.commit_disk(None, author=self.operator, source="init", message=start)
+            first = self.head() is None  # the first commit also takes in what is there
+            seeded = seed_workspace(self, source="init" if first else "seed", adopt=first,
+                                    message="start versioning this workspace" if first else None)
             record_seen(str(self.root))
         return seeded
 

@@ -59,6 +59,7 @@ class _PathState:
     mark: tuple | None
     after: bytes | None
     mode: int | None = None
+    adopted: bool = False
 
 
 class Transaction:
@@ -120,6 +121,15 @@ class Transaction:
             raise InvalidInput(f"{src}: cannot rename a file to itself", code="same_path",
                                path=src)
         self._ops.append(("rename", src, dst))
+
+    def adopt(self, path: str) -> None:
+        """Commit ``path`` as it stands on disk, leaving the file as it is.
+
+        Its disk change is recorded by this commit (not by an editor commit
+        first); no other change may name the same path.
+        """
+        rel = self.store.check_writable_path(path)
+        self._ops.append(("adopt", rel))
 
     def _encode(self, rel: str, content: str | bytes) -> bytes:
         if isinstance(content, str):
@@ -195,8 +205,13 @@ class Transaction:
         from minarad.store.store import _UNSTABLE
 
         store, states = self.store, {}
-        self._check_paths_again()
+        adopted = self._check_paths_again()
+        store._check_writable()
+        store.catch_up()
         for rel in self.paths():
+            if rel in adopted:
+                states[rel] = self._read_adopted(rel)
+                continue
             data, current, mark = store._absorb_with_fingerprint(rel)
             if mark is _UNSTABLE:
                 raise DiskChanged(rel)
@@ -209,13 +224,38 @@ class Transaction:
                 check_gitignore_change(store, s.rel, s.after, force=self.force)
         return states
 
-    def _check_paths_again(self) -> None:
-        """The path rules once more: the disk may have changed since the paths were given."""
+    def _check_paths_again(self) -> set[str]:
+        """The path rules once more (the disk may have changed since the paths were
+        given); return the adopted paths."""
         for op in self._ops:
             written = op[2] if op[0] == "rename" else op[1]
             if op[0] != "delete":
                 self.store.check_writable_path(written)
             self.store.check_path(op[1])
+        adopted = {op[1] for op in self._ops if op[0] == "adopt"}
+        changed = {p for op in self._ops if op[0] != "adopt" for p in _op_paths(op)}
+        if adopted & changed:
+            rel = sorted(adopted & changed)[0]
+            raise InvalidInput(f"{rel}: adopted as on disk and changed in one transaction",
+                               code="adopted_and_changed", path=rel)
+        return adopted
+
+    def _read_adopted(self, rel: str) -> _PathState:
+        """``rel`` as committed (``before``) and as on disk (``after``)."""
+        from minarad.store.store import _mark_of
+
+        store = self.store
+        data, st = store.read_disk(rel)
+        if data is not None and st is None:
+            raise DiskChanged(rel)
+        store._refuse_unversioned(rel, data)
+        latest = store.history_db.latest(rel)
+        before = store._blob(latest.blob) if latest and latest.blob else None
+        return _PathState(rel, before, store._version_of(rel, before),
+                          _mark_of(st) if st is not None else None, data, adopted=True)
+
+    def _plan_adopt(self, states, rel) -> None:
+        """Nothing to compute: the file as read is what is committed."""
 
     def _plan_write(self, states, rel, data, base) -> None:
         if base is not None:
@@ -318,6 +358,11 @@ def _change_disk(root, s: _PathState):
     """
     from minarad.store.store import _mark_of, _put_back
 
+    if s.adopted:
+        st = stat_at(root, s.rel)
+        if (_mark_of(st) if st is not None else None) != s.mark:
+            raise DiskChanged(s.rel)
+        return st, lambda: None
     if s.after is None:
         before = stat_at(root, s.rel)
         if before is None:

@@ -292,3 +292,24 @@ def test_nothing_to_change_makes_no_commit(store, ws):
         tx.write("MEMORY.md", text)
     assert tx.result.commit is None and not tx.result.file("MEMORY.md").changed
     assert _snapshot(ws) == before
+
+
+def test_an_adopted_file_is_committed_as_on_disk_in_the_same_commit(store, ws):
+    (ws / "USER.md").write_text("# User\nedited by hand\n")
+    (ws / "TOOLS.md").unlink()
+    head = commit_count(ws)
+    with store.transaction(author="op", source="sync") as tx:
+        tx.adopt("USER.md")
+        tx.adopt("TOOLS.md")
+        tx.write("a.md", "# a\n")
+    assert commit_count(ws) == head + 1
+    changed = git(ws, "show", "--name-status", "--format=", "HEAD").split()
+    assert changed == ["D", "TOOLS.md", "M", "USER.md", "A", "a.md"]
+    assert tx.result.file("USER.md").version == 2 and tx.result.file("TOOLS.md").changed
+    assert (ws / "USER.md").read_text() == "# User\nedited by hand\n"
+    with pytest.raises(InvalidInput) as err:
+        with store.transaction(author="op") as tx:
+            tx.adopt("MEMORY.md")
+            tx.append("MEMORY.md", "- both")
+    assert err.value.code == "adopted_and_changed"
+    assert_repo_sound(ws)

@@ -70,16 +70,23 @@ def test_a_new_workspace_is_seeded_in_one_commit(store, ws):
     assert_repo_sound(ws)
 
 
-def test_a_folder_with_files_is_seeded_before_its_files_are_adopted(ws):
+def test_a_folder_with_files_is_adopted_in_the_seeding_commit(ws):
     ws.mkdir()
     (ws / "notes.md").write_text("my notes\n")
+    (ws / "deep" / "er").mkdir(parents=True)
+    (ws / "deep" / "er" / "x.md").write_bytes(b"\x89binary\x00kept as it is")
     (ws / ".soul-state.json").write_text("{}\n")  # ignored by the seeded .gitignore
+    (ws / "link.md").symlink_to(ws / "notes.md")
     seeded = Store(ws, operator="t").ensure()
     assert ".gitignore" in seeded and "BOOTSTRAP.md" in seeded
     assert git(ws, "log", "--format=%s").splitlines() == [
-        "init: add notes.md", "init: add .gitignore, AGENTS.md, BOOTSTRAP.md and 5 more"]
-    assert ".soul-state.json" not in git(ws, "ls-files")
-    assert_repo_sound(ws)
+        "init: add .gitignore, AGENTS.md, BOOTSTRAP.md and 7 more"]
+    tracked = git(ws, "ls-files").split()
+    assert sorted(tracked) == sorted([*seeded, "notes.md", "deep/er/x.md"])
+    assert git_bytes(ws, "show", "HEAD:deep/er/x.md") == b"\x89binary\x00kept as it is"
+    assert "start versioning this workspace" in git(ws, "log", "-1", "--format=%b")
+    git(ws, "fsck", "--strict", "--no-progress")
+    assert git(ws, "status", "--porcelain").split() == ["??", "link.md"]
 
 
 def test_a_locked_branch_leaves_the_seeds_on_disk_for_the_next_commit(store, ws):
