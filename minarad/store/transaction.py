@@ -19,13 +19,15 @@ An exception inside the block discards every collected change. Extra
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import stat
 import time
 
 from minarad.errors import Busy, InvalidInput, MinaraError, NotFound
-from minarad.store.atomic import DiskChanged, remove_file_at, stat_at, write_file_at
+from minarad.store.atomic import (DiskChanged, DiskReplaced, append_file_at, cut_back_at,
+                                  remove_file_at, stat_at, write_file_at)
 from minarad.store.content import decode_text, encode_text, git_blob_id, sha256_hex
 from minarad.store.models import FileVersion, Record, WriteResult
 
@@ -60,6 +62,7 @@ class _PathState:
     after: bytes | None
     mode: int | None = None
     adopted: bool = False
+    in_place: bool = False
 
 
 class Transaction:
@@ -81,6 +84,9 @@ class Transaction:
         self.force = force
         self.result: TransactionResult | None = None
         self._ops: list[tuple] = []
+        self._carried: dict[str, tuple] = {}
+        self._in_place_suffix: dict[str, bytes] = {}
+        self._in_place_before: dict[str, bytes] = {}
 
     # -- collecting ----------------------------------------------------------------
 
@@ -159,16 +165,45 @@ class Transaction:
         from minarad.store.store import _failures_named
 
         store = self.store
-        with store.lock(), _failures_named(_shown(self.paths())):
-            self._check_parents()
-            for attempt in range(_DISK_RETRIES):
-                try:
-                    self.result = self._commit_once()
-                    return self.result
-                except DiskChanged:
+        try:
+            with store.lock(), _failures_named(_shown(self.paths())):
+                self._check_parents()
+                for attempt in range(_DISK_RETRIES):
+                    try:
+                        self.result = self._commit_once()
+                        return self.result
+                    except DiskReplaced as exc:
+                        self._settle_replaced(exc.args[0])
+                    except DiskChanged:
+                        pass
                     time.sleep(0.005 * attempt)
-        raise Busy(f"{_shown(self.paths())} keep changing on disk; try again in a moment",
-                   code="file_busy", paths=self.paths())
+            raise Busy(f"{_shown(self.paths())} keep changing on disk; try again in a moment",
+                       code="file_busy", paths=self.paths())
+        except BaseException:
+            self._cut_back_carried()
+            raise
+
+    def _settle_replaced(self, rel: str) -> None:
+        """After an in-place append to ``rel`` met a replaced file: keep the bytes if the
+        replacing program took them, so that the next run commits, not repeats, them.
+
+        The program may have read the file before the appended bytes reached it
+        (they are gone with the old file: the next run appends again) or after
+        (its file holds them: the next run commits that file as it is).
+        """
+        suffix = self._in_place_suffix.get(rel, b"")
+        now, st = self.store.read_disk(rel)
+        if not suffix or now is None or st is None or not now.endswith(suffix) \
+                or now.count(suffix) <= self._in_place_before[rel].count(suffix):
+            return
+        self._ops = [op for op in self._ops if op[1] != rel] + [("adopt", rel)]
+        self._carried[rel] = ((st.st_mtime_ns, len(now) - len(suffix), st.st_ino), len(suffix))
+
+    def _cut_back_carried(self) -> None:
+        """A failed transaction takes its appended bytes back out of replaced files."""
+        for rel, (mark, added) in self._carried.items():
+            with contextlib.suppress(OSError):
+                cut_back_at(self.store.root, rel, mark, added)
 
     def _check_parents(self) -> None:
         from dulwich.objects import Commit
@@ -219,10 +254,24 @@ class Transaction:
             states[rel] = _PathState(rel, data, current, mark, data)
         for op in self._ops:
             getattr(self, f"_plan_{op[0]}")(states, *op[1:])
+        self._mark_in_place(states)
         for s in states.values():
             if s.after is not None and s.after != s.before:
                 check_gitignore_change(store, s.rel, s.after, force=self.force)
         return states
+
+    def _mark_in_place(self, states: dict) -> None:
+        """Paths only appended to are appended in place (``O_APPEND``), as
+        :meth:`minarad.store.Store.append` does: a shell appending meanwhile
+        can never overwrite the bytes, nor they its."""
+        other = {p for op in self._ops if op[0] != "append" for p in _op_paths(op)}
+        self._in_place_suffix, self._in_place_before = {}, {}
+        for s in states.values():
+            if s.rel not in other and s.before is not None and s.after is not None \
+                    and len(s.after) > len(s.before) and s.after.startswith(s.before):
+                s.in_place = True
+                self._in_place_suffix[s.rel] = s.after[len(s.before):]
+                self._in_place_before[s.rel] = s.before
 
     def _check_paths_again(self) -> set[str]:
         """The path rules once more (the disk may have changed since the paths were
@@ -358,6 +407,8 @@ def _change_disk(root, s: _PathState):
     """
     from minarad.store.store import _mark_of, _put_back
 
+    if s.in_place:
+        return _append_in_place(root, s)
     if s.adopted:
         st = stat_at(root, s.rel)
         if (_mark_of(st) if st is not None else None) != s.mark:
@@ -382,6 +433,21 @@ def _change_disk(root, s: _PathState):
         _remove_folders(made)
 
     return st, undo
+
+
+def _append_in_place(root, s: _PathState):
+    """Append the planned bytes to the file as read; cut them back on failure or undo.
+
+    Raises:
+        DiskReplaced: the file was replaced while being appended to.
+    """
+    mark, added = s.mark, len(s.after) - len(s.before)
+    try:
+        st = append_file_at(root, s.rel, s.after[len(s.before):], expect=mark)
+    except OSError:  # a full disk may take part of the bytes
+        cut_back_at(root, s.rel, mark, added)
+        raise
+    return st, lambda: cut_back_at(root, s.rel, mark, added)
 
 
 def _permissions(git_mode: int | None) -> int | None:

@@ -313,3 +313,31 @@ def test_an_adopted_file_is_committed_as_on_disk_in_the_same_commit(store, ws):
             tx.append("MEMORY.md", "- both")
     assert err.value.code == "adopted_and_changed"
     assert_repo_sound(ws)
+
+
+APPENDING_SHELL = """
+import sys, time
+for i in range(int(sys.argv[2])):
+    with open(sys.argv[1], "a") as fh:
+        fh.write(f"- shell line {i}\\n")
+    time.sleep(0.003)
+"""
+
+
+def test_a_shell_appending_meanwhile_and_transaction_appends_keep_every_line(store, ws):
+    store.write("log.md", "# Log\n", author="op")
+    shell = subprocess.Popen([sys.executable, "-c", APPENDING_SHELL, str(ws / "log.md"), "150"])
+    try:
+        for i in range(40):
+            with store.transaction(author="agent") as tx:
+                tx.append("log.md", f"- agent line {i}")
+                tx.write("count.md", f"{i}\n")
+    finally:
+        assert shell.wait(timeout=120) == 0
+    store.commit_disk(None, author="op")
+    text = (ws / "log.md").read_text()
+    missing = [f"shell line {i}" for i in range(150) if f"- shell line {i}\n" not in text]
+    missing += [f"agent line {i}" for i in range(40) if f"- agent line {i}\n" not in text]
+    assert missing == []
+    assert git(ws, "show", "HEAD:log.md") == text
+    assert_repo_sound(ws)
