@@ -653,11 +653,11 @@ class Store:
         """Collect changes to any number of paths and commit them as ONE commit.
 
         ``with store.transaction(author="agent") as tx:`` then ``tx.write``,
-        ``tx.create``, ``tx.append``, ``tx.delete``, ``tx.rename``; when the
-        block ends without an exception, all of them are made, or none is
-        (see :mod:`minarad.store.transaction`), and ``tx.result`` holds the
-        commit and each path's version. An exception in the block discards
-        them all.
+        ``tx.create``, ``tx.append``, ``tx.delete``, ``tx.rename`` or
+        ``tx.adopt``; when the block ends without an exception, all of them
+        are made, or none is (see :mod:`minarad.store.transaction`), and
+        ``tx.result`` holds the commit and each path's version. An exception
+        in the block discards them all.
 
         Args:
             author: who is writing.

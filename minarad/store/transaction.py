@@ -8,9 +8,10 @@ run one: under the workspace lock it commits any uncommitted editor
 change of each path first, checks every base, path, size and
 ``.gitignore`` rule and computes every new text; only then does it write
 the commit's objects and lock the branch, change the files one by one
-(each replacement checked against the file as read) and move HEAD. If any
-check fails, nothing is written; if a file or the commit fails, every
-file already changed is put back. An editor saving a file meanwhile puts
+(each replacement checked against the file as read; a path that is only
+appended to gets its bytes in place, as ``Store.append`` does) and move
+HEAD. If any check fails, nothing is written; if a file or the commit
+fails, every file already changed is put back. An editor saving a file meanwhile puts
 everything back too, and the transaction runs again on the saved text.
 
 An exception inside the block discards every collected change. Extra
