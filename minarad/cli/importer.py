@@ -23,19 +23,18 @@ def openclaw(ctx: CliContext, src, dry_run):
     Bytes are copied as they are, in one commit. BOOTSTRAP.md and
     HEARTBEAT.md are skipped, and no file that holds anything of yours is
     overwritten (a seeded template nobody edited is replaced). A file over
-    the size limit is skipped; a FIFO, socket or device stops the import
-    (not_a_file), and a failure part-way undoes the whole copy.
+    the size limit or ignored by .gitignore is skipped; a FIFO, socket or
+    device stops the import (not_a_file), and a failure part-way undoes the
+    whole copy.
 
     Example: minara import openclaw ~/.openclaw/workspace
     """
-    from minarad.workspace.openclaw import DEFAULT_SOURCE, plan_import, read_planned
+    from minarad.workspace.openclaw import DEFAULT_SOURCE, import_planned, plan_import
 
     store = ctx.store()
-    plan = plan_import(src or DEFAULT_SOURCE, str(store.root), store.max_file_bytes)
-    commit = None
-    if not dry_run and (plan.copied or plan.removed):
-        files = read_planned(plan, store.max_file_bytes)
-        commit = _copy(store, files, list(plan.removed), ctx.author)
+    plan = plan_import(src or DEFAULT_SOURCE, str(store.root), store.max_file_bytes,
+                       ignore=store.ignore_filter())
+    commit = None if dry_run else import_planned(store, plan, author=ctx.author)
     data = {"source": plan.source, "copied": plan.copied, "skipped": plan.skipped,
             "removed": plan.removed, "commit": commit, "dry_run": dry_run}
     verb = "would copy" if dry_run else "copied"
@@ -46,12 +45,3 @@ def openclaw(ctx: CliContext, src, dry_run):
     lines.append(f"{len(plan.copied)} {verb}, {len(plan.skipped)} skipped")
     emit(ctx, data, "\n".join(lines))
 
-
-def _copy(store, files: dict, removed: list, author: str) -> str | None:
-    """Put the files in place and commit them; a failure anywhere undoes the copy."""
-    from minarad.workspace.openclaw import placed_files
-
-    with store.lock(), placed_files(str(store.root), files, removed, check=store.check_path):
-        info = store.commit_disk([*files, *removed], author=author, source="import",
-                                 message="import an OpenClaw workspace")
-    return info.commit if info else None

@@ -73,7 +73,7 @@ class PreparedCommit:
 
 def prepare_commit(store, changes: dict, *, author: str, source: str,
                    message: str | None = None, verb: str | None = None,
-                   modes: dict | None = None) -> PreparedCommit:
+                   modes: dict | None = None, parents=()) -> PreparedCommit:
     """Write a commit's objects and lock its branch, without moving HEAD.
 
     Everything that can fail before a commit exists happens here (full
@@ -88,6 +88,8 @@ def prepare_commit(store, changes: dict, *, author: str, source: str,
         message: an optional line for the commit body.
         verb: the subject's verb (derived from ``changes`` when None).
         modes: git file modes by path, for files not yet where they will be.
+        parents: extra parent commits (hex) after HEAD, e.g. the other side
+            of a merge.
 
     Raises:
         Busy: the branch is locked by another git, or HEAD moved.
@@ -102,7 +104,7 @@ def prepare_commit(store, changes: dict, *, author: str, source: str,
         crash_point("commit-after-marker")
         head = store.head()
         commit, index_changes, recorded = _build_commit(store, head, changes, modes or {},
-                                                        author, source, message, verb)
+                                                        author, source, message, verb, parents)
         ref_file = lock_head_branch(store.repo, head, commit.id)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -192,13 +194,14 @@ def _stage(store, changes: dict, modes: dict):
     return tree_changes, index_changes, recorded
 
 
-def _build_commit(store, head, changes, modes, author, source, message, verb):
+def _build_commit(store, head, changes, modes, author, source, message, verb, parents=()):
     """Write the blobs, trees and commit object for ``changes`` on top of ``head``."""
     from minarad.git.commits import build_commit, identity
 
     tree_changes, index_changes, recorded = _stage(store, changes, modes)
     paths = [r[0] for r in recorded]
-    commit = build_commit(store.repo.object_store, [head.encode()] if head else [],
+    commit = build_commit(store.repo.object_store,
+                          ([head.encode()] if head else []) + [p.encode() for p in parents],
                           tree_changes, author=identity(author),
                           message=_message(source, verb or _verb(changes), paths, message))
     return commit, index_changes, recorded

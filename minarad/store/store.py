@@ -106,15 +106,9 @@ class Store:
         self.root.mkdir(parents=True, exist_ok=True)
         self._init_repo()
         with self.lock():
-            seeded = seed_workspace(str(self.root))
-            try:
-                if self.head() is None:
-                    self.commit_disk(None, author=self.operator, source="init",
-                                     message="start versioning this workspace")
-                elif seeded:
-                    self.commit_disk(seeded, author=self.operator, source="seed")
-            except Busy:  # e.g. a detached HEAD: the seeds wait on disk for the next commit
-                pass
+            first = self.head() is None  # the first commit also takes in what is there
+            seeded = seed_workspace(self, source="init" if first else "seed", adopt=first,
+                                    message="start versioning this workspace" if first else None)
             record_seen(str(self.root))
         return seeded
 
@@ -679,6 +673,35 @@ class Store:
         text, info = self._read_version(rel, version)
         return self._write(rel, text, author=author, source=source,
                            message=f"restore {rel} to version {info.version}", verb="restore")
+
+    @contextlib.contextmanager
+    def transaction(self, *, author: str, source: str = "cli", message: str | None = None,
+                    parents=(), force: bool = False):
+        """Collect changes to any number of paths and commit them as ONE commit.
+
+        ``with store.transaction(author="agent") as tx:`` then ``tx.write``,
+        ``tx.create``, ``tx.append``, ``tx.delete``, ``tx.rename`` or
+        ``tx.adopt``; when the block ends without an exception, all of them
+        are made, or none is (see :mod:`minarad.store.transaction`), and
+        ``tx.result`` holds the commit and each path's version. An exception
+        in the block discards them all.
+
+        Args:
+            author: who is writing.
+            source: ``cli``, ``api``, ``import``, ``job:<name>`` ...
+            message: an optional line for the commit body.
+            parents: extra parent commits (hex) after HEAD: a merge commit.
+            force: write a ``.gitignore`` even if it hides tracked files.
+
+        Yields:
+            The :class:`minarad.store.transaction.Transaction`.
+        """
+        from minarad.store.transaction import Transaction
+
+        tx = Transaction(self, author=author, source=source, message=message,
+                         parents=parents, force=force)
+        yield tx
+        tx.commit()
 
     # -- committing what is on disk ----------------------------------------------
 

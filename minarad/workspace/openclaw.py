@@ -7,12 +7,13 @@ existing destination file is never overwritten (a seeded template that is
 still byte-identical to minara's own holds no user data and is replaced;
 its history keeps it). Only regular files are read (a FIFO, socket or
 device fails the import before anything is copied), a file over the size
-limit is skipped, and the copy is all or nothing (:func:`placed_files`).
+limit is skipped, and so is a file the workspace's ignore rules exclude (it
+could not be versioned). The copy is one store transaction, all or nothing
+(:func:`import_planned`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import stat
@@ -88,8 +89,12 @@ def _refused_name(rel: str) -> str | None:
     return None
 
 
-def plan_import(src: str, dest: str, max_file_bytes: int | None = None) -> ImportPlan:
+def plan_import(src: str, dest: str, max_file_bytes: int | None = None,
+                ignore=None) -> ImportPlan:
     """Decide, file by file, what importing ``src`` into ``dest`` would do.
+
+    ``ignore`` (the workspace's ignore filter) names files that would not be
+    versioned there; they are skipped.
 
     Raises:
         NotFound: ``src`` is not a folder (``source_not_found``).
@@ -113,6 +118,8 @@ def plan_import(src: str, dest: str, max_file_bytes: int | None = None) -> Impor
             plan.skipped[rel] = "symlink"
         elif is_editor_temporary(name):
             plan.skipped[rel] = "editor temporary"
+        elif ignore is not None and ignore(rel):
+            plan.skipped[rel] = "ignored by the workspace's .gitignore"
         elif why := _unversionable(full, rel, src, max_file_bytes):
             plan.skipped[rel] = why
         elif os.path.lexists(os.path.join(dest, rel)) and not _is_untouched_template(dest, rel):
@@ -156,103 +163,27 @@ def _read_source(src: str, rel: str, limit: int) -> bytes:
                        code="source_changed", path=rel) from None
 
 
-@contextlib.contextmanager
-def placed_files(root: str, files: dict[str, bytes], removed=(), check=None):
-    """Put ``files`` under ``root`` and delete ``removed``, all or nothing.
+def import_planned(store, plan: ImportPlan, *, author: str) -> str | None:
+    """Copy what ``plan`` copies and remove what it removes, in one transaction.
 
-    The block runs with every file in place (to commit them). If a write
-    fails, or the block raises, everything done is undone: new files and
-    folders are removed and replaced or deleted files get their bytes
-    back, except where someone else changed them meanwhile.
+    All or nothing: a path the workspace refuses, a file changed meanwhile
+    beyond retrying or a failed commit leaves the workspace as it was.
 
     Args:
-        root: the workspace folder.
-        files: workspace path -> bytes.
-        removed: workspace paths to delete.
-        check: called with each path first; returns it normalised or raises.
+        store: the :class:`minarad.store.Store` of the workspace.
+        plan: from :func:`plan_import`.
+        author: who imports (the commit's author).
 
-    Raises:
-        MinaraError: a file could not be put in place (``import_failed``);
-            errors of ``check`` and of the block pass through.
+    Returns:
+        The commit, or None when there was nothing to copy or remove.
     """
-    undo = _Undo(root)
-    try:
-        for rel in files:
-            undo.attempt(rel, undo.write, check(rel) if check else rel, files[rel])
-        for rel in removed:
-            undo.attempt(rel, undo.remove, check(rel) if check else rel)
-        yield
-    except BaseException:
-        undo.rollback()
-        raise
-
-
-class _Undo:
-    """What a copy changed under ``root``, kept so that it can be put back.
-
-    Files are written and removed through folder descriptors that follow no
-    symlink (:mod:`minarad.store.atomic`). ``done`` holds ``(path, bytes
-    before or None, fingerprint after or None)``.
-    """
-
-    def __init__(self, root: str):
-        self.root = root
-        self.done: list[tuple[str, bytes | None, tuple | None]] = []
-        self.made: list[str] = []
-
-    def attempt(self, rel: str, step, *args) -> None:
-        from minarad.store.atomic import DiskChanged
-
-        try:
-            step(*args)
-        except (OSError, DiskChanged) as exc:
-            why = getattr(exc, "strerror", None) or "it changed on disk meanwhile"
-            raise MinaraError(f"could not put {rel} in the workspace ({why}); "
-                              f"nothing was imported", code="import_failed", path=rel) from None
-
-    def _before(self, rel: str):
-        """The file's fingerprint and bytes as it is now (None, None: absent)."""
-        from minarad.store.atomic import fingerprint, read_file_at
-
-        mark = fingerprint(os.path.join(self.root, *rel.split("/")))
-        return mark, (None if mark is None else read_file_at(self.root, rel)[0])
-
-    def write(self, rel: str, data: bytes) -> None:
-        from minarad.store.atomic import write_file_at
-
-        self._make_folders(rel)
-        mark, before = self._before(rel)
-        st = write_file_at(self.root, rel, data, expect=mark)
-        self.done.append((rel, before, (st.st_mtime_ns, st.st_size, st.st_ino)))
-
-    def remove(self, rel: str) -> None:
-        from minarad.store.atomic import remove_file_at
-
-        mark, before = self._before(rel)
-        remove_file_at(self.root, rel, expect=mark)
-        if before is not None:
-            self.done.append((rel, before, None))
-
-    def _make_folders(self, rel: str) -> None:
-        """Create the missing folders of ``rel`` one by one, noting each for the undo."""
-        folder, missing = os.path.dirname(os.path.join(self.root, *rel.split("/"))), []
-        while folder != self.root and not os.path.lexists(folder):
-            missing.append(folder)
-            folder = os.path.dirname(folder)
-        for path in reversed(missing):
-            os.mkdir(path)
-            self.made.append(path)
-
-    def rollback(self) -> None:
-        """Undo what was done, newest first, leaving alone what others changed since."""
-        from minarad.store.atomic import DiskChanged, remove_file_at, write_file_at
-
-        for rel, before, after in reversed(self.done):
-            with contextlib.suppress(MinaraError, OSError, DiskChanged):
-                if before is not None:
-                    write_file_at(self.root, rel, before, expect=after)
-                else:
-                    remove_file_at(self.root, rel, expect=after)
-        for folder in reversed(self.made):
-            with contextlib.suppress(OSError):
-                os.rmdir(folder)
+    files = read_planned(plan, store.max_file_bytes) if plan.copied else {}
+    if not files and not plan.removed:
+        return None
+    with store.transaction(author=author, source="import",
+                           message="import an OpenClaw workspace") as tx:
+        for rel, data in files.items():
+            tx.write(rel, data)
+        for rel in plan.removed:
+            tx.delete(rel)
+    return tx.result.commit

@@ -118,3 +118,43 @@ def test_a_fifo_in_the_workspace_where_a_template_was_is_not_read(minara, env, w
     result = json.loads(proc.stdout)
     assert result["copied"] == ["a.md"]
     assert result["skipped"]["SOUL.md"] == "exists in the workspace"
+
+
+def test_the_import_is_one_commit_of_exactly_the_copied_and_removed_files(minara, env, ws,
+                                                                           tmp_path):
+    minara("init", check=0)
+    head = commit_count(ws)
+    src = _source(tmp_path, **{"SOUL.md": "# my soul\n", "a.md": "# a\n",
+                               "notes__deep__b.md": "# b\n"})
+    result = json.loads(_run_import(env, src).stdout)
+    assert commit_count(ws) == head + 1
+    assert result["commit"] == git(ws, "rev-parse", "HEAD").strip()
+    changed = git(ws, "show", "--no-renames", "--name-status", "--format=", "HEAD").splitlines()
+    assert sorted(changed) == ["A\ta.md", "A\tnotes/deep/b.md", "D\tBOOTSTRAP.md",
+                               "M\tSOUL.md"]
+    assert "Minara-Source: import" in git(ws, "log", "-1", "--format=%B")
+    assert_repo_sound(ws)
+
+
+def test_a_file_the_workspace_ignores_is_skipped_not_copied(minara, env, ws, tmp_path):
+    minara("init", check=0)
+    src = _source(tmp_path, **{".soul-state.json": "{}\n", "a.md": "# a\n"})
+    result = json.loads(_run_import(env, src).stdout)
+    assert result["copied"] == ["a.md"]
+    assert result["skipped"][".soul-state.json"] == "ignored by the workspace's .gitignore"
+    assert not (ws / ".soul-state.json").exists()
+    assert_repo_sound(ws)
+
+
+def test_a_locked_branch_refuses_the_import_before_any_file_is_copied(minara, env, ws,
+                                                                       tmp_path):
+    minara("init", check=0)
+    before, head = _workspace_files(ws), commit_count(ws)
+    lock = ws / ".git" / "refs" / "heads" / "main.lock"
+    lock.write_text("")
+    src = _source(tmp_path, **{"SOUL.md": "# my soul\n", "a.md": "# a\n"})
+    proc = _run_import(env, src)
+    assert proc.returncode == 1 and json.loads(proc.stderr)["error"] == "repository_busy"
+    lock.unlink()
+    assert _workspace_files(ws) == before and commit_count(ws) == head
+    assert_repo_sound(ws)

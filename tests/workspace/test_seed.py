@@ -9,7 +9,7 @@ from tests.conftest import assert_repo_sound, commit_count, git, git_bytes
 
 def test_seeding_twice_changes_nothing(store, ws):
     before = {p.name: p.read_bytes() for p in ws.iterdir() if p.is_file()}
-    assert store.ensure() == [] and seed_workspace(str(ws)) == []
+    assert store.ensure() == [] and seed_workspace(store) == []
     assert {p.name: p.read_bytes() for p in ws.iterdir() if p.is_file()} == before
     assert commit_count(ws) == 1
 
@@ -59,4 +59,46 @@ def test_an_existing_repository_is_adopted_with_its_history(ws):
     assert git(ws, "symbolic-ref", "HEAD").strip() == "refs/heads/trunk"
     assert git(ws, "log", "--format=%s").splitlines()[-1] == "earlier work"
     assert store.read("notes.md")[1].version == 1
+    assert_repo_sound(ws)
+
+
+def test_a_new_workspace_is_seeded_in_one_commit(store, ws):
+    files = git(ws, "show", "--name-only", "--format=", "HEAD").split()
+    assert sorted(files) == sorted(seeded.name for seeded in ws.iterdir()
+                                   if seeded.name != ".git")
+    assert git(ws, "log", "-1", "--format=%s%n%b").startswith("init: add .gitignore, ")
+    assert_repo_sound(ws)
+
+
+def test_a_folder_with_files_is_adopted_in_the_seeding_commit(ws):
+    ws.mkdir()
+    (ws / "notes.md").write_text("my notes\n")
+    (ws / "deep" / "er").mkdir(parents=True)
+    (ws / "deep" / "er" / "x.md").write_bytes(b"\x89binary\x00kept as it is")
+    (ws / ".soul-state.json").write_text("{}\n")  # ignored by the seeded .gitignore
+    (ws / "link.md").symlink_to(ws / "notes.md")
+    seeded = Store(ws, operator="t").ensure()
+    assert ".gitignore" in seeded and "BOOTSTRAP.md" in seeded
+    assert git(ws, "log", "--format=%s").splitlines() == [
+        "init: add .gitignore, AGENTS.md, BOOTSTRAP.md and 7 more"]
+    tracked = git(ws, "ls-files").split()
+    assert sorted(tracked) == sorted([*seeded, "notes.md", "deep/er/x.md"])
+    assert git_bytes(ws, "show", "HEAD:deep/er/x.md") == b"\x89binary\x00kept as it is"
+    assert "start versioning this workspace" in git(ws, "log", "-1", "--format=%b")
+    git(ws, "fsck", "--strict", "--no-progress")
+    assert git(ws, "status", "--porcelain").split() == ["??", "link.md"]
+
+
+def test_a_locked_branch_leaves_the_seeds_on_disk_for_the_next_commit(store, ws):
+    (ws / ".git" / "minara" / "seeded").write_text("AGENTS.md\n")
+    (ws / "TOOLS.md").unlink()
+    store.commit_disk(["TOOLS.md"], author="op")
+    lock = ws / ".git" / "refs" / "heads" / "main.lock"
+    lock.write_text("")
+    head = commit_count(ws)
+    assert store.ensure() == ["TOOLS.md"]
+    assert (ws / "TOOLS.md").read_bytes() == template_bytes("TOOLS.md")
+    assert commit_count(ws) == head
+    lock.unlink()
+    store.commit_disk(["TOOLS.md"], author="op")
     assert_repo_sound(ws)
