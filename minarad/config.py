@@ -253,3 +253,9 @@ def debug_requested(args=(), env=None) -> bool:
         return parse_value("debug", env.get("MINARA_DEBUG", ""), bool)
     except InvalidInput:
         return True  # MINARA_DEBUG=verbose and the like: asked for, in some words
+
+
+def crash_point_from_env(env=None) -> str | None:
+    """The crash point armed by ``MINARA_CRASH_AT`` (tests only), or None."""
+    env = os.environ if env is None else env
+    return env.get("MINARA_CRASH_AT") or None
