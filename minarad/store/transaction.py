@@ -207,18 +207,14 @@ class Transaction:
                 cut_back_at(self.store.root, rel, mark, added)
 
     def _check_parents(self) -> None:
-        from dulwich.objects import Commit
+        from minarad.git.objects import has_commit
 
         head = self.store.head()
         for parent in self.parents:
             if parent == head or self.parents.count(parent) > 1:
                 raise InvalidInput(f"parent {parent} is named twice (HEAD is a parent already)",
                                    code="duplicate_parent", parent=parent)
-            try:
-                obj = self.store.repo.object_store[parent.encode()]
-            except (KeyError, ValueError, AttributeError):
-                obj = None
-            if not isinstance(obj, Commit):
+            if not isinstance(parent, str) or not has_commit(self.store.repo, parent):
                 raise InvalidInput(f"parent {parent!r} is not a commit in this repository",
                                    code="unknown_commit", parent=str(parent))
 
