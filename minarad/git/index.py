@@ -124,8 +124,8 @@ def _walk_entries_unchecked(data: bytes, count: int) -> tuple[list[bytes], list[
     return paths, starts
 
 
-def read_stat_entries(data: bytes) -> dict[str, tuple[str, int, int, int]]:
-    """Stage-0 entries as ``path -> (blob hex, mtime_ns, size, inode)``.
+def read_stat_entries(data: bytes) -> dict[str, tuple[str, int, int, int, int]]:
+    """Stage-0 entries as ``path -> (blob hex, mtime_ns, size, inode, mode)``.
 
     Raises:
         IndexFormatUnsupported: the index is not version 2 or 3.
@@ -138,7 +138,7 @@ def read_stat_entries(data: bytes) -> dict[str, tuple[str, int, int, int]]:
         fields = _FIXED.unpack_from(data, start)
         mtime_ns = fields[2] * 1_000_000_000 + fields[3]
         out[path.decode("utf-8", "surrogateescape")] = (fields[10].hex(), mtime_ns,
-                                                        fields[9], fields[5])
+                                                        fields[9], fields[5], fields[6])
     return out
 
 

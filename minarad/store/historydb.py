@@ -67,6 +67,13 @@ class HistoryDB:
         self.path = path
         try:
             self._conn = self._connect_for_writing(path)
+        except sqlite3.DatabaseError as exc:
+            if not _is_damaged(exc):
+                self._conn = self._connect_read_only(path)
+                return
+            # A cache, never the truth: start it over; it catches up from git.
+            _remove_database(path)
+            self._conn = self._connect_for_writing(path)
         except sqlite3.Error:
             self._conn = self._connect_read_only(path)
 
@@ -165,3 +172,20 @@ class HistoryDB:
             "FROM changes ch JOIN commits c ON c.seq = ch.seq WHERE ch.path=? " + tail,
             (path,)).fetchall()
         return [PathVersion(i + 1, CommitRecord(*r[:6]), r[6], r[7]) for i, r in enumerate(rows)]
+
+
+def _is_damaged(exc: sqlite3.Error) -> bool:
+    """True when SQLite says the file is not a database or is corrupt."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT) or (
+        code is None and ("not a database" in str(exc) or "malformed" in str(exc)))
+
+
+def _remove_database(path: str) -> None:
+    """Delete a damaged cache file and its WAL companions."""
+    import contextlib
+    import os
+
+    for name in (path, path + "-wal", path + "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name)

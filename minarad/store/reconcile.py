@@ -41,9 +41,9 @@ def unchanged_by_stat(index_path: str, on_disk: dict, committed: dict) -> set[st
         entry = entries.get(rel)
         if entry is None or entry[0] != committed.get(rel):
             continue
-        if (entry[1], entry[2], entry[3]) == (st.st_mtime_ns, st.st_size & 0xFFFFFFFF,
-                                              st.st_ino & 0xFFFFFFFF) \
-                and st.st_mtime_ns < index_mtime:
+        if (entry[1], entry[2], entry[3], entry[4]) == (
+                st.st_mtime_ns, st.st_size & 0xFFFFFFFF, st.st_ino & 0xFFFFFFFF,
+                git_file_mode(st.st_mode)) and st.st_mtime_ns < index_mtime:
             clean.add(rel)
     return clean
 
@@ -71,8 +71,15 @@ def _refused_name_gone(store, rel: str, committed: str | None, may_delete: bool)
     return False
 
 
-def collect(store, rel: str, committed: str | None, may_delete: bool, out: DiskChanges) -> None:
-    """Compare one path on disk with its committed blob; record a difference in ``out``."""
+def git_file_mode(st_mode: int) -> int:
+    """The mode git records for a regular file: executable or not."""
+    return 0o100755 if st_mode & 0o100 else 0o100644
+
+
+def collect(store, rel: str, committed: str | None, may_delete: bool, out: DiskChanges,
+            committed_mode: int | None = None) -> None:
+    """Compare one path on disk with its committed blob (and mode, when known); record a
+    difference in ``out``. A change of the executable bit alone is a change too."""
     try:
         store.check_path(rel)
         data, st = store.read_disk(rel)
@@ -89,5 +96,7 @@ def collect(store, rel: str, committed: str | None, may_delete: bool, out: DiskC
         return
     if len(data) > store.max_file_bytes:
         out.skipped.append(f"{rel}: larger than {store.max_file_bytes:,} bytes")
-    elif git_blob_id(data) != committed:
+    elif git_blob_id(data) != committed or (
+            committed_mode is not None and st is not None
+            and git_file_mode(st.st_mode) != committed_mode):
         out.changes[rel], out.stats[rel] = data, st

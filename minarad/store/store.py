@@ -754,7 +754,9 @@ class Store:
         for rel in sorted({reconcile.normalized_or_as_given(p) for p in paths}):
             if not ignore(rel):
                 latest = self.history_db.latest(rel)
-                reconcile.collect(self, rel, latest.blob if latest else None, True, found)
+                blob = latest.blob if latest else None
+                reconcile.collect(self, rel, blob, True, found,
+                                  self._committed_mode(rel) if blob else None)
 
     def _scan_whole_tree(self, found) -> None:
         from minarad.store import reconcile
@@ -763,10 +765,12 @@ class Store:
         links: list[str] = []
         on_disk, errors = scan_tree(self.root, self.ignore_filter(), links)
         found.skipped += [self._symlink_reason(rel) for rel in sorted(links)]
-        committed = self._committed_files()
+        entries = self._committed_entries()
+        committed = {rel: blob for rel, (blob, _mode) in entries.items()}
         clean = reconcile.unchanged_by_stat(str(self.git_dir / "index"), on_disk, committed)
         for rel in sorted((set(on_disk) | set(committed)) - clean):
-            reconcile.collect(self, rel, committed.get(rel), not errors, found)
+            blob, mode = entries.get(rel, (None, None))
+            reconcile.collect(self, rel, blob, not errors, found, mode)
 
     def _symlink_reason(self, rel: str) -> str:
         try:
@@ -776,6 +780,10 @@ class Store:
         return f"{rel}: a symlink; minara does not follow links"
 
     def _committed_files(self) -> dict[str, str]:
+        return {rel: blob for rel, (blob, _mode) in self._committed_entries().items()}
+
+    def _committed_entries(self) -> dict[str, tuple[str, int]]:
+        """HEAD's files: ``path -> (blob hex, mode)``."""
         from minarad.git.objects import commit_tree
         from minarad.git.trees import iter_files
 
@@ -783,8 +791,18 @@ class Store:
         if head is None:
             return {}
         tree = commit_tree(self.repo, head)
-        return {p.decode(): sha.decode() for p, _m, sha in iter_files(self.repo.object_store,
-                                                                       tree)}
+        return {p.decode("utf-8", "surrogateescape"): (sha.decode(), mode)
+                for p, mode, sha in iter_files(self.repo.object_store, tree)}
+
+    def _committed_mode(self, rel: str) -> int | None:
+        """The mode HEAD records for ``rel`` (None when HEAD lacks it)."""
+        from minarad.git.objects import commit_tree
+        from minarad.git.trees import lookup_blob
+
+        head = self.head()
+        found = lookup_blob(self.repo.object_store, commit_tree(self.repo, head) if head
+                            else None, rel.encode("utf-8", "surrogateescape"))
+        return found[0] if found else None
 
     # -- the commit itself -------------------------------------------------------
 

@@ -25,6 +25,8 @@ COMMIT_POINTS = ["commit-after-marker", "commit-before-head", "commit-after-head
                  "index-lock-written", "index-before-checksum-record", "commit-after-index",
                  "history-before-sql-commit", "commit-after-history"]
 BASE = "# Notes\n\n- first line\n"
+#: Points reached before the file changes: the write must simply not have happened.
+BEFORE_THE_FILE = {"commit-after-marker"}
 
 
 def test_the_crash_exit_code_is_the_one_the_suite_expects():
@@ -81,7 +83,10 @@ def test_cli_write_killed_at_a_crash_point_is_kept_exactly_once(minara, ws, verb
     crashed = minara(*argv(token), extra_env={"MINARA_CRASH_AT": point})
     assert crashed.returncode == CRASHED, crashed.stderr
     got = _recover(minara, ws, "notes.md")
-    assert got["text"] == expected(token)
+    if point in BEFORE_THE_FILE:
+        assert got["text"] == BASE and commits_adding(ws, "notes.md", token) == 0
+        assert_repo_sound(ws)
+        minara(*argv(token), check=0)  # the retry writes it, once
     _assert_once(minara, ws, "notes.md", token, expected(token))
     minara("memory", "append", "notes.md", "- after the crash", check=0)
     _assert_once(minara, ws, "notes.md", token, expected(token) + "- after the crash\n")
@@ -95,6 +100,11 @@ def test_cli_delete_killed_at_a_crash_point_deletes_once(minara, ws, point):
     proc = minara("--json", "memory", "get", "notes.md")
     if proc.returncode == 1:
         assert age_git_locks(ws)
+        proc = minara("--json", "memory", "get", "notes.md")
+    if point in BEFORE_THE_FILE:
+        assert proc.returncode == 0 and json.loads(proc.stdout)["text"] == BASE
+        assert path_history(ws, "notes.md") == [git_blob_id(BASE.encode())]
+        minara("memory", "delete", "notes.md", check=0)  # the retry deletes it, once
         proc = minara("--json", "memory", "get", "notes.md")
     assert proc.returncode == 4, proc.stderr
     assert path_history(ws, "notes.md") == [git_blob_id(BASE.encode()), None]

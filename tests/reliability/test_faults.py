@@ -20,9 +20,6 @@ from tests.conftest import assert_repo_sound, commit_count, git
 from tests.reliability.conftest import age_git_locks, commits_adding, path_history
 
 BASE = "# Notes\n\n- first line\n"
-KNOWN_FAILED_COMMIT = ("known bug: a write whose commit fails leaves its text in the file "
-                       "(fixed on another branch)")
-
 
 def _seed(minara, ws) -> None:
     minara("memory", "set", "notes.md", BASE, check=0)
@@ -88,7 +85,7 @@ def _fill(disk: Path) -> Path:
 
 @pytest.mark.parametrize("verb", [
     "set",
-    pytest.param("append", marks=pytest.mark.xfail(reason=KNOWN_FAILED_COMMIT, strict=False)),
+    pytest.param("append"),
 ])
 def test_a_write_on_a_full_disk_fails_cleanly_and_loses_nothing(minara, tiny_disk, verb):
     ws = tiny_disk / "ws"
@@ -148,8 +145,8 @@ def test_writes_to_a_read_only_mount_fail_in_one_line_and_change_nothing(
 
 
 @pytest.mark.parametrize("verb", [
-    pytest.param("set", marks=pytest.mark.xfail(reason=KNOWN_FAILED_COMMIT, strict=False)),
-    pytest.param("append", marks=pytest.mark.xfail(reason=KNOWN_FAILED_COMMIT, strict=False)),
+    pytest.param("set"),
+    pytest.param("append"),
 ])
 def test_a_stale_branch_lock_refuses_the_write_and_keeps_the_file(minara, ws, verb):
     _seed(minara, ws)
@@ -159,7 +156,8 @@ def test_a_stale_branch_lock_refuses_the_write_and_keeps_the_file(minara, ws, ve
     age_git_locks(ws)
     text = BASE + "- replaced\n" if verb == "set" else "- appended"
     proc = minara("--json", "memory", verb, "notes.md", text)
-    _assert_refused_and_nothing_changed(minara, ws, proc, "repository_busy", commits)
+    _assert_refused_and_nothing_changed(minara, ws, proc, "stale_git_lock", commits)
+    assert "rm " in _json_error(proc)["message"]
     lock.unlink()
     assert_repo_sound(ws)
 
@@ -171,7 +169,7 @@ def test_a_stale_index_lock_refuses_the_write_until_removed(minara, ws):
     lock.write_bytes(b"")
     age_git_locks(ws)
     proc = minara("--json", "memory", "append", "notes.md", "- appended")
-    _assert_refused_and_nothing_changed(minara, ws, proc, "repository_busy", commits)
+    _assert_refused_and_nothing_changed(minara, ws, proc, "stale_git_lock", commits)
     lock.unlink()
     minara("memory", "append", "notes.md", "- appended", check=0)
     assert commits_adding(ws, "notes.md", "- appended") == 1
@@ -217,13 +215,8 @@ def _bad_signature(data: bytes) -> bytes:
 
 
 DAMAGES = [
-    pytest.param(_truncate, id="truncated",
-                 marks=pytest.mark.xfail(reason="known bug: a truncated .git/index breaks "
-                                                "writes (fixed on another branch)",
-                                         strict=False)),
-    pytest.param(lambda data: b"", id="empty",
-                 marks=pytest.mark.xfail(reason="known bug: a truncated (here: empty) "
-                                                ".git/index breaks writes", strict=False)),
+    pytest.param(_truncate, id="truncated"),
+    pytest.param(lambda data: b"", id="empty"),
     pytest.param(_bad_signature, id="bad-signature"),
     pytest.param(_flip_checksum, id="bad-checksum"),
 ]
@@ -242,10 +235,7 @@ def test_a_damaged_git_index_does_not_break_writes(minara, ws, damage):
 
 @pytest.mark.parametrize("content", [
     b"",
-    pytest.param(b"not a database at all" * 100, marks=pytest.mark.xfail(
-        reason="found by this suite: a damaged history cache stops every write "
-               "('file is not a database (is the workspace read-only?)') instead of "
-               "being rebuilt from git", strict=False)),
+    pytest.param(b"not a database at all" * 100),
 ])
 def test_a_damaged_history_cache_is_rebuilt_from_git(minara, ws, content):
     _seed(minara, ws)

@@ -37,7 +37,7 @@ def test_writes_appends_deletes_and_renames_make_one_commit(store, ws):
     assert sorted(changed.splitlines()) == [
         "A\ta.md", "A\tarchive/old.md", "D\tTOOLS.md", "D\tnotes/old.md", "M\tMEMORY.md"]
     message = git(ws, "log", "-1", "--format=%an%n%B")
-    assert message.startswith("agent\ncli: update MEMORY.md, TOOLS.md, a.md and 2 more\n")
+    assert message.startswith("agent\ncli: edit MEMORY.md, TOOLS.md, a.md and 2 more\n")
     assert "tidy up" in message and "Minara-Path: archive/old.md" in message
     assert (ws / "archive" / "old.md").read_text() == "# old\n"
     assert not (ws / "notes" / "old.md").exists() and not (ws / "TOOLS.md").exists()
@@ -178,7 +178,7 @@ def test_an_uncommitted_editor_change_is_committed_before_it_is_overwritten(stor
         with open(ws / "MEMORY.md", "a") as fh:
             fh.write("- typed in the editor\n")
     log = git(ws, "log", "-3", "--format=%an %s").splitlines()
-    assert log[0].startswith("agent cli: update")
+    assert log[0].startswith("agent cli: edit")
     assert sorted(log[1:]) == ["tester editor: edit MEMORY.md", "tester editor: edit USER.md"]
     assert git(ws, "show", "HEAD~1:USER.md") == "# User\nsaved in the editor\n" \
         or git(ws, "show", "HEAD~2:USER.md") == "# User\nsaved in the editor\n"
