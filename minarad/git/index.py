@@ -260,6 +260,8 @@ def write_index_file(index_path: str, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())  # a power loss must not leave a cut index behind the rename
         crash_point("index-lock-written")
         os.replace(lock_path, index_path)
     except BaseException:

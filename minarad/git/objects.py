@@ -54,8 +54,13 @@ def has_commit(repo, commit: str | None) -> bool:
 
 
 def read_blob(object_store, blob: str) -> bytes:
-    """Return the bytes of the blob ``blob`` (hex id)."""
-    return object_store[blob.encode()].as_raw_string()
+    """Return the bytes of the blob ``blob`` (hex id).
+
+    Raises:
+        Busy: the blob is missing (``repository_damaged``).
+    """
+    with missing_objects_are_damage():
+        return object_store[blob.encode()].as_raw_string()
 
 
 def commit_tree(repo, commit: str | None) -> bytes | None:

@@ -356,13 +356,36 @@ def rename_file_at(root: str | os.PathLike, src: str, dst: str, expect=ANY
         os.close(src_fd)
 
 
+def _move_without_replacing(src_fd: int, dst_fd: int, src_name: str, dst_name: str) -> None:
+    """Move a file, never over one that appeared at the destination meanwhile.
+
+    A hard link fails if the name exists; unlinking the source completes the
+    move. Where links are not supported (some file systems), a plain rename
+    after a last look at the destination.
+    """
+    try:
+        os.link(src_name, dst_name, src_dir_fd=src_fd, dst_dir_fd=dst_fd,
+                follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno in (errno.EEXIST, errno.ENOENT):
+            raise
+        if _fingerprint_at(dst_fd, dst_name) is not None:
+            raise FileExistsError(dst_name) from None
+        os.rename(src_name, dst_name, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+        return
+    os.unlink(src_name, dir_fd=src_fd)
+
+
 def _rename_between(src_fd: int, dst_fd: int, src_name: str, dst_name: str, expect,
                     rel: str) -> os.stat_result:
     _check_unchanged_at(src_fd, src_name, expect, rel)
     try:
-        os.rename(src_name, dst_name, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+        _move_without_replacing(src_fd, dst_fd, src_name, dst_name)
     except FileNotFoundError:
         raise DiskChanged(rel) from None
+    except FileExistsError:
+        raise InvalidInput(f"{dst_name} exists already (it appeared while moving {rel})",
+                           code="file_exists") from None
     st = os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False)
     os.fsync(dst_fd)
     os.fsync(src_fd)

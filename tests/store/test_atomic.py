@@ -135,6 +135,15 @@ def test_a_changed_file_is_not_replaced_and_no_temp_is_left(root):
     assert _leftovers(root) == []
 
 
+def test_a_move_never_replaces_a_file_at_the_destination(root):
+    (root / "notes" / "b.md").write_bytes(b"someone else's\n")
+    with pytest.raises(InvalidInput) as exc:
+        rename_file_at(root, "notes/a.md", "notes/b.md")
+    assert exc.value.code == "file_exists"
+    assert (root / "notes" / "a.md").read_bytes() == b"a\n"
+    assert (root / "notes" / "b.md").read_bytes() == b"someone else's\n"
+
+
 def test_append_and_rename_through_descriptors(root):
     st = append_file_at(root, "notes/a.md", b"b\n", fingerprint(root / "notes" / "a.md"))
     assert (root / "notes" / "a.md").read_bytes() == b"a\nb\n"

@@ -158,3 +158,16 @@ def test_opening_a_detached_workspace_that_needs_seeding_still_reads(history, ws
         assert reopened.read("MEMORY.md")[1].version == 4
     finally:
         reopened.close()
+
+
+def test_an_old_version_whose_blob_is_missing_is_named_damaged(store, ws):
+    from minarad.errors import Busy
+
+    store.write("notes.md", "first\n", author="agent")
+    blob = store.history("notes.md")[0].blob_id
+    store.write("notes.md", "second\n", author="agent")
+    os.unlink(ws / ".git" / "objects" / blob[:2] / blob[2:])
+    with pytest.raises(Busy) as exc:
+        store.read("notes.md", version=1)
+    assert exc.value.code == "repository_damaged" and blob in exc.value.message
+    assert store.read("notes.md")[0] == "second\n"
