@@ -30,14 +30,14 @@ class Minara:
         self._index = None
 
     @classmethod
-    def open(cls, settings: Settings | None = None, **flags) -> "Minara":
+    def open(cls, settings: Settings | None = None, **flags) -> Minara:
         """Open the application for ``settings`` (loaded from ``flags`` when omitted).
 
         Nothing is created or read yet; see :meth:`set_up`, :attr:`store`.
         """
         return cls(load_settings(flags) if settings is None else settings)
 
-    def __enter__(self) -> "Minara":
+    def __enter__(self) -> Minara:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -103,7 +103,8 @@ def read_text_arg(value: str, max_bytes: int) -> str:
         except OSError as exc:
             from minarad.errors import NotFound
 
-            raise NotFound(f"cannot read {value[1:]}: {exc.strerror}", code="input_not_found")
+            raise NotFound(f"cannot read {value[1:]}: {exc.strerror}",
+                           code="input_not_found") from exc
     else:
         return value
     return decode_text(data, max_bytes, origin=value)

@@ -24,7 +24,8 @@ def search_options(f):
     options = [
         click.option("--kind", "kind", multiple=True, metavar="KIND",
                      help="lesson, correction, error, wiki, journal, memory... (repeatable)."),
-        click.option("--path", "path", metavar="PREFIX", help="Only under this path (wiki/handbook)."),
+        click.option("--path", "path", metavar="PREFIX",
+                     help="Only under this path (wiki/handbook)."),
         click.option("--channel", metavar="ID", help="Include this channel's files."),
         click.option("--since", metavar="WHEN", help="Changed since: 2026-01-31, 7d, 12h."),
         click.option("--limit", "-n", type=click.IntRange(1, 1000), default=10, show_default=True,
@@ -206,6 +207,6 @@ def _status_text(state) -> str:
              f"lag:       {_lag_text(state.lag) if state.lag != 0 else 'up to date'}",
              f"size:      {state.size_bytes / 1024:.0f} KiB",
              f"writer:    {'busy' if state.writer_busy else 'free'}"]
-    for path, problems in sorted(state.problems.items()):
+    for _path, problems in sorted(state.problems.items()):
         lines += [f"problem:   {p}" for p in problems]
     return "\n".join(lines)

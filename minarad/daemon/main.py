@@ -109,7 +109,6 @@ def attach_after_commit_hooks(daemon, app) -> list:
     tantivy is imported here, inside the function, so ``minarad --help`` and
     the daemon's own modules stay free of it.
     """
-    from loguru import logger
 
     from minarad.index.follower import IndexFollower
 

@@ -61,7 +61,9 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}" if self.line else f"{self.path}: {self.message}"
+        if self.line:
+            return f"{self.path}:{self.line}: {self.message}"
+        return f"{self.path}: {self.message}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,7 +88,8 @@ def channel_of(path: str) -> str:
     return match.group(1) if match else ""
 
 
-def documents_for_file(info: FileInfo, data: bytes, max_bytes: int) -> tuple[list[IndexDoc], list[Problem]]:
+def documents_for_file(info: FileInfo, data: bytes,
+                       max_bytes: int) -> tuple[list[IndexDoc], list[Problem]]:
     """Build the documents of one file.
 
     Args:

@@ -10,7 +10,8 @@ same stream.
 
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
+from collections.abc import Iterator
 
 from minarad.index import gitsource
 from minarad.index.documents import FileInfo, IndexDoc, documents_for_file, is_indexable

@@ -23,7 +23,7 @@ from minarad.errors import Busy, Forbidden, InvalidInput, MinaraError, NotFound,
     VersionConflict
 from minarad.git import refs
 from minarad.store.atomic import (DiskChanged, DiskReplaced, append_file_at, atomic_write,
-                                  check_unchanged, cut_back_at, read_file_at, remove_file_at,
+                                  cut_back_at, read_file_at, remove_file_at,
                                   rename_file_at, stat_at, write_file_at)
 from minarad.store.content import encode_text, decode_text, git_blob_id, sha256_hex
 from minarad.crashpoints import crash_point
@@ -84,7 +84,7 @@ class Store:
     # -- opening -------------------------------------------------------------
 
     @classmethod
-    def open(cls, settings) -> "Store":
+    def open(cls, settings) -> Store:
         """Open the configured workspace, creating, adopting and seeding it as needed."""
         store = cls(settings.workspace, operator=settings.operator,
                     max_file_bytes=settings.max_file_bytes)

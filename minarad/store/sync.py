@@ -206,7 +206,8 @@ def _load_reader(store, reader: str | None) -> dict:
         return {}
     if not isinstance(seen, dict):
         return {}
-    return {k: v for k, v in seen.items() if isinstance(k, str) and isinstance(v, (str, type(None)))}
+    return {k: v for k, v in seen.items()
+            if isinstance(k, str) and isinstance(v, str | None)}
 
 
 def _save_reader(store, reader: str | None, seen: dict) -> None:
