@@ -13,8 +13,13 @@ from __future__ import annotations
 import datetime as dt
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from minarad.config import Settings, load_settings
+
+if TYPE_CHECKING:
+    from minarad.index import Index
+    from minarad.store import Store
 
 
 class Minara:
@@ -26,8 +31,8 @@ class Minara:
 
     def __init__(self, settings: Settings):
         self.settings = settings
-        self._store = None
-        self._index = None
+        self._store: Store | None = None
+        self._index: Index | None = None
 
     @classmethod
     def open(cls, settings: Settings | None = None, **flags) -> Minara:

@@ -7,8 +7,12 @@ module level, so that registering these commands costs nothing.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from click._termui_impl import ProgressBar
 
 from minarad.cli.options import TextCommand, emit, json_option, pass_ctx
 
@@ -170,7 +174,7 @@ class _progress:
 
     def __init__(self, enabled: bool):
         self.enabled = enabled
-        self.bar = None
+        self.bar: ProgressBar[int] | None = None
 
     def __enter__(self):
         return self if self.enabled else None

@@ -11,6 +11,7 @@ import dataclasses
 import json
 import posixpath
 import re
+from collections.abc import Sequence
 
 from minarad.workspace.layout import ROLES, is_memory_path, role_of
 from minarad.workspace.links import linked_paths, wiki_link_path  # noqa: F401 (re-exported)
@@ -167,7 +168,7 @@ _FM_LINE_RE = re.compile(r"front matter line (\d+):")
 _FM_CLOSERS = {"[": "]", "{": "}", '"': '"', "'": "'"}
 
 
-def front_matter_value_errors(raw: str, known: list[str] = ()) -> list[str]:
+def front_matter_value_errors(raw: str, known: Sequence[str] = ()) -> list[str]:
     """Front matter values that open a list, a mapping or a quote and never close it.
 
     The front matter parser reads ``title: [unclosed`` as text; YAML would
@@ -231,7 +232,7 @@ def jsonl_documents(info: FileInfo, text: str) -> tuple[list[IndexDoc], list[Pro
             continue
         try:
             entry = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             problems.append(Problem(info.path, number, f"broken JSON line skipped ({exc.msg})"))
             continue
         if not isinstance(entry, dict):

@@ -43,7 +43,7 @@ class ReaderView(NamedTuple):
 
     stamp: tuple
     generation: str
-    index: tantivy.Index
+    index: tantivy.Index  # type: ignore[assignment]  # a field, shadowing tuple.index
     searcher: tantivy.Searcher
     channels: tuple[str, ...]
 
