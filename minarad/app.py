@@ -13,8 +13,13 @@ from __future__ import annotations
 import datetime as dt
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from minarad.config import Settings, load_settings
+
+if TYPE_CHECKING:
+    from minarad.index import Index
+    from minarad.store import Store
 
 
 class Minara:
@@ -26,18 +31,18 @@ class Minara:
 
     def __init__(self, settings: Settings):
         self.settings = settings
-        self._store = None
-        self._index = None
+        self._store: Store | None = None
+        self._index: Index | None = None
 
     @classmethod
-    def open(cls, settings: Settings | None = None, **flags) -> "Minara":
+    def open(cls, settings: Settings | None = None, **flags) -> Minara:
         """Open the application for ``settings`` (loaded from ``flags`` when omitted).
 
         Nothing is created or read yet; see :meth:`set_up`, :attr:`store`.
         """
         return cls(load_settings(flags) if settings is None else settings)
 
-    def __enter__(self) -> "Minara":
+    def __enter__(self) -> Minara:
         return self
 
     def __exit__(self, *exc) -> None:

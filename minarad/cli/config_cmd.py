@@ -22,12 +22,12 @@ def config(ctx: CliContext):
     """
     s = ctx.settings
     values = s.as_dict()
-    data = {"config_file": str(s.config_file),
-            "settings": {k: {"value": v, "source": s.sources.get(k, "default")}
-                         for k, v in values.items() if k != "config_file"}}
-    width = max(len(k) for k in data["settings"])
+    settings = {k: {"value": v, "source": s.sources.get(k, "default")}
+                for k, v in values.items() if k != "config_file"}
+    data = {"config_file": str(s.config_file), "settings": settings}
+    width = max(len(k) for k in settings)
     lines = [f"config file: {s.config_file}"] + [
-        f"{k:<{width}}  {v['value']}  ({v['source']})" for k, v in data["settings"].items()]
+        f"{k:<{width}}  {v['value']}  ({v['source']})" for k, v in settings.items()]
     emit(ctx, data, "\n".join(lines))
 
 

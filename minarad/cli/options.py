@@ -5,8 +5,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from minarad.app import Minara
 
 
 @dataclasses.dataclass
@@ -15,7 +19,7 @@ class CliContext:
 
     flags: dict
     as_json: bool = False
-    _app: object = None
+    _app: Minara | None = None
 
     @property
     def app(self):
@@ -103,7 +107,8 @@ def read_text_arg(value: str, max_bytes: int) -> str:
         except OSError as exc:
             from minarad.errors import NotFound
 
-            raise NotFound(f"cannot read {value[1:]}: {exc.strerror}", code="input_not_found")
+            raise NotFound(f"cannot read {value[1:]}: {exc.strerror}",
+                           code="input_not_found") from exc
     else:
         return value
     return decode_text(data, max_bytes, origin=value)
@@ -117,7 +122,8 @@ class TextCommand(click.Command):
     """
 
     def parse_args(self, ctx, args):
-        takes_value, flags = set(), set()
+        takes_value: set[str] = set()
+        flags: set[str] = set()
         for param in self.get_params(ctx):
             if isinstance(param, click.Option):
                 names = set(param.opts) | set(param.secondary_opts)
@@ -178,7 +184,7 @@ def accept_global_options(command: click.Command) -> click.Command:
     if "--json" not in taken:
         extra.append(_json_param())
     command.params.extend(extra)
-    command._minara_globals = True
+    command._minara_globals = True  # type: ignore[attr-defined]  # our marker on click's object
     for sub in getattr(command, "commands", {}).values():
         accept_global_options(sub)
     return command

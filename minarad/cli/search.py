@@ -7,8 +7,12 @@ module level, so that registering these commands costs nothing.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from click._termui_impl import ProgressBar
 
 from minarad.cli.options import TextCommand, emit, json_option, pass_ctx
 
@@ -24,7 +28,8 @@ def search_options(f):
     options = [
         click.option("--kind", "kind", multiple=True, metavar="KIND",
                      help="lesson, correction, error, wiki, journal, memory... (repeatable)."),
-        click.option("--path", "path", metavar="PREFIX", help="Only under this path (wiki/handbook)."),
+        click.option("--path", "path", metavar="PREFIX",
+                     help="Only under this path (wiki/handbook)."),
         click.option("--channel", metavar="ID", help="Include this channel's files."),
         click.option("--since", metavar="WHEN", help="Changed since: 2026-01-31, 7d, 12h."),
         click.option("--limit", "-n", type=click.IntRange(1, 1000), default=10, show_default=True,
@@ -169,7 +174,7 @@ class _progress:
 
     def __init__(self, enabled: bool):
         self.enabled = enabled
-        self.bar = None
+        self.bar: ProgressBar[int] | None = None
 
     def __enter__(self):
         return self if self.enabled else None
@@ -206,6 +211,6 @@ def _status_text(state) -> str:
              f"lag:       {_lag_text(state.lag) if state.lag != 0 else 'up to date'}",
              f"size:      {state.size_bytes / 1024:.0f} KiB",
              f"writer:    {'busy' if state.writer_busy else 'free'}"]
-    for path, problems in sorted(state.problems.items()):
+    for _path, problems in sorted(state.problems.items()):
         lines += [f"problem:   {p}" for p in problems]
     return "\n".join(lines)

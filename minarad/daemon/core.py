@@ -72,7 +72,7 @@ class Timings:
 
 
 def _now_iso() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).astimezone().isoformat(timespec="seconds")
+    return datetime.datetime.now(datetime.UTC).astimezone().isoformat(timespec="seconds")
 
 
 class Daemon:
@@ -113,7 +113,7 @@ class Daemon:
         self._lost_reason: str | None = None
         self._waiting: str | None = None
         self._observer = None
-        self._handler = None
+        self._handler: WorkspaceEventHandler | None = None
         self.watcher_kind: str | None = None
         self._state = {"pid": os.getpid(), "since": _now_iso(), "workspace": self.root,
                        "watcher": None, "state": "starting", "last_commit": None,
@@ -211,9 +211,9 @@ class Daemon:
     # -- watching --------------------------------------------------------------
 
     def _start_watching(self) -> None:
-        self._handler = WorkspaceEventHandler(self.root, self.ignore, self._sink)
+        self._handler = handler = WorkspaceEventHandler(self.root, self.ignore, self._sink)
         self._observer, self.watcher_kind = start_observer(
-            self.root, self._handler, polling=self.polling, factories=self.observer_factories)
+            self.root, handler, polling=self.polling, factories=self.observer_factories)
         self._state["watcher"] = self.watcher_kind
         logger.info("watching {} with {}", self.root, self.watcher_kind)
 

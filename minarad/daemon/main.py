@@ -91,8 +91,9 @@ def log_index_error(exc: BaseException) -> None:
 
     from minarad.git.objects import damaged, missing_object
 
-    if isinstance(exc, KeyError) and missing_object(exc):
-        exc = damaged(missing_object(exc))
+    missing = missing_object(exc) if isinstance(exc, KeyError) else None
+    if missing:
+        exc = damaged(missing)
     if isinstance(exc, MinaraError):
         logger.error("search index not updated: {}", exc.message)
     else:
@@ -109,7 +110,6 @@ def attach_after_commit_hooks(daemon, app) -> list:
     tantivy is imported here, inside the function, so ``minarad --help`` and
     the daemon's own modules stay free of it.
     """
-    from loguru import logger
 
     from minarad.index.follower import IndexFollower
 
@@ -174,6 +174,8 @@ def main(argv=None) -> int:
         logger.opt(exception=err if debug else None).error("minarad: {}", err.message)
         return err.exit_code
     except SystemExit as exc:
+        if isinstance(exc.code, str):
+            raise  # a message: sys.exit prints it and exits 1
         return exc.code or 0
     except click.exceptions.Exit as exc:
         return exc.exit_code

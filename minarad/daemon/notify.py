@@ -52,7 +52,7 @@ class Notifier:
 
     def send(self, *lines: str) -> bool:
         """Send ``KEY=value`` lines as one datagram; return True when sent."""
-        if self._sock is None:
+        if self._sock is None or self.path is None:
             return False
         try:
             self._sock.sendto("\n".join(lines).encode(), socket_address(self.path))

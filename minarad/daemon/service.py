@@ -275,8 +275,8 @@ def stop_detached(state_dir: Path, wait: float = DETACHED_WAIT) -> int | None:
     if not record:
         return None
     pid, workspace = record.get("pid"), record.get("workspace", "")
-    ours = isinstance(pid, int) and _watches(workspace, pid)
-    if ours:
+    stopped = None
+    if isinstance(pid, int) and _watches(workspace, pid):
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + wait
         while is_daemon_running(workspace) or _alive(pid):
@@ -284,8 +284,9 @@ def stop_detached(state_dir: Path, wait: float = DETACHED_WAIT) -> int | None:
                 raise MinaraError(f"minarad (pid {pid}) did not stop within {wait:.0f} s",
                                   code="detached_stop_failed", pid=pid)
             time.sleep(0.1)
+        stopped = pid
     (state_dir / DETACHED_RECORD).unlink(missing_ok=True)
-    return pid if ours else None
+    return stopped
 
 
 def _watches(workspace, pid) -> bool:

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import re
 import time
+from typing import TYPE_CHECKING, cast
 
 from minarad.git.trees import apply_changes
+
+if TYPE_CHECKING:
+    from dulwich.objects import ObjectID
 
 
 def identity(name: str) -> bytes:
@@ -60,7 +64,7 @@ def build_commit(object_store, parents: list[bytes], tree_changes: dict, *, auth
     base = object_store[parents[0]].tree if parents else None
     commit = Commit()
     commit.tree = apply_changes(object_store, base, tree_changes)
-    commit.parents = list(parents)
+    commit.parents = cast("list[ObjectID]", list(parents))
     commit.author = commit.committer = author
     commit.author_time = commit.commit_time = int(time.time()) if when is None else when
     commit.author_timezone = commit.commit_timezone = (

@@ -8,7 +8,10 @@ back, is reported as deleted under its old kind and added under the new.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
+
+if TYPE_CHECKING:
+    from dulwich.objects import ObjectID
 
 
 class FileChange(NamedTuple):
@@ -34,7 +37,8 @@ def diff_trees(object_store, old_tree: bytes | None, new_tree: bytes | None) -> 
     from dulwich.diff_tree import tree_changes
 
     found: dict[str, tuple[str | None, int | None]] = {}
-    for change in tree_changes(object_store, old_tree, new_tree):
+    for change in tree_changes(object_store, cast("ObjectID | None", old_tree),
+                               cast("ObjectID | None", new_tree)):
         if change.old is not None and change.old.path is not None:
             found.setdefault(change.old.path.decode("utf-8", "replace"), (None, None))
         if change.new is not None and change.new.path is not None:
@@ -54,9 +58,10 @@ def diff_commit(object_store, commit, parents: list[bytes]) -> list[FileChange]:
         commit: a dulwich ``Commit``.
         parents: its parents as history sees them (:func:`minarad.git.history.parents`).
     """
+    bases: list[bytes | None] = list(parents) if parents else [None]
     per_parent = [{c.path: c for c in diff_trees(object_store, object_store[p].tree if p
                                                   else None, commit.tree)}
-                  for p in parents or [None]]
+                  for p in bases]
     common = set(per_parent[0]).intersection(*per_parent[1:])
     return [per_parent[0][path] for path in sorted(common)]
 

@@ -134,7 +134,7 @@ def read_stat_entries(data: bytes) -> dict[str, tuple[str, int, int, int, int]]:
     _version, count = _header(data)
     paths, starts = _walk_entries(data, count)
     out = {}
-    for path, start in zip(paths, starts):
+    for path, start in zip(paths, starts, strict=False):  # starts ends with the entries' end
         fields = _FIXED.unpack_from(data, start)
         mtime_ns = fields[2] * 1_000_000_000 + fields[3]
         out[path.decode("utf-8", "surrogateescape")] = (fields[10].hex(), mtime_ns,

@@ -47,7 +47,10 @@ def find_git_dir(root: str | os.PathLike) -> str:
 
 
 def common_dir(git_dir: str) -> str:
-    """Return the folder holding the shared branches and objects (``git_dir`` itself unless linked)."""
+    """Return the folder holding the shared branches and objects.
+
+    That is ``git_dir`` itself unless the repository is a linked worktree.
+    """
     try:
         with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as fh:
             shared = fh.read().strip()

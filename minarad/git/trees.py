@@ -8,8 +8,12 @@ size of the workspace.
 from __future__ import annotations
 
 import stat
+from typing import TYPE_CHECKING, cast
 
 from dulwich.objects import Tree
+
+if TYPE_CHECKING:
+    from dulwich.objects import ObjectID
 
 _GITLINK = 0o160000
 
@@ -35,7 +39,8 @@ def apply_changes(object_store, tree_id: bytes | None, changes: Changes) -> byte
 
 
 def _split(changes: Changes) -> tuple[dict, dict]:
-    direct, nested = {}, {}
+    direct: dict[bytes, tuple[int, bytes] | None] = {}
+    nested: dict[bytes, dict] = {}
     for path, value in changes.items():
         head, _, rest = path.partition(b"/")
         if rest:
@@ -45,7 +50,7 @@ def _split(changes: Changes) -> tuple[dict, dict]:
     return direct, nested
 
 
-def _apply(object_store, tree_id: bytes | None, changes: Changes) -> bytes | None:
+def _apply(object_store, tree_id: bytes | None, changes: Changes) -> ObjectID | None:
     tree = Tree()
     if tree_id is not None:
         for entry in object_store[tree_id].items():
@@ -56,7 +61,7 @@ def _apply(object_store, tree_id: bytes | None, changes: Changes) -> bytes | Non
             if name in tree:
                 del tree[name]
         else:
-            tree.add(name, value[0], value[1])
+            tree.add(name, value[0], cast("ObjectID", value[1]))
     for name, sub in nested.items():
         existing = tree[name] if name in tree else None
         sub_id = existing[1] if existing and stat.S_ISDIR(existing[0]) else None
@@ -80,7 +85,7 @@ def lookup_blob(object_store, tree_id: bytes | None, path: bytes) -> tuple[int, 
     from dulwich.object_store import tree_lookup_path
 
     try:
-        mode, sha = tree_lookup_path(object_store.__getitem__, tree_id, path)
+        mode, sha = tree_lookup_path(object_store.__getitem__, cast("ObjectID", tree_id), path)
     except KeyError:
         return None
     return None if stat.S_ISDIR(mode) else (mode, sha)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from minarad.errors import InvalidInput
 from minarad.index import gitsource
@@ -54,7 +54,7 @@ class Index:
         self._voices = [WeightedVoice(LexicalVoice(self.engine))]
 
     @classmethod
-    def open(cls, settings, *, version_of=None) -> "Index":
+    def open(cls, settings, *, version_of=None) -> Index:
         """Open the index of ``settings.workspace`` in ``settings.state_dir``."""
         return cls(settings.workspace, index_dir_for(settings.state_dir, settings.workspace),
                    version_of=version_of)

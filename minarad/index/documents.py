@@ -11,6 +11,7 @@ import dataclasses
 import json
 import posixpath
 import re
+from collections.abc import Sequence
 
 from minarad.workspace.layout import ROLES, is_memory_path, role_of
 from minarad.workspace.links import linked_paths, wiki_link_path  # noqa: F401 (re-exported)
@@ -61,7 +62,9 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}" if self.line else f"{self.path}: {self.message}"
+        if self.line:
+            return f"{self.path}:{self.line}: {self.message}"
+        return f"{self.path}: {self.message}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,7 +89,8 @@ def channel_of(path: str) -> str:
     return match.group(1) if match else ""
 
 
-def documents_for_file(info: FileInfo, data: bytes, max_bytes: int) -> tuple[list[IndexDoc], list[Problem]]:
+def documents_for_file(info: FileInfo, data: bytes,
+                       max_bytes: int) -> tuple[list[IndexDoc], list[Problem]]:
     """Build the documents of one file.
 
     Args:
@@ -164,7 +168,7 @@ _FM_LINE_RE = re.compile(r"front matter line (\d+):")
 _FM_CLOSERS = {"[": "]", "{": "}", '"': '"', "'": "'"}
 
 
-def front_matter_value_errors(raw: str, known: list[str] = ()) -> list[str]:
+def front_matter_value_errors(raw: str, known: Sequence[str] = ()) -> list[str]:
     """Front matter values that open a list, a mapping or a quote and never close it.
 
     The front matter parser reads ``title: [unclosed`` as text; YAML would
@@ -228,7 +232,7 @@ def jsonl_documents(info: FileInfo, text: str) -> tuple[list[IndexDoc], list[Pro
             continue
         try:
             entry = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             problems.append(Problem(info.path, number, f"broken JSON line skipped ({exc.msg})"))
             continue
         if not isinstance(entry, dict):

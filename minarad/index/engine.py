@@ -13,7 +13,8 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
+from collections.abc import Iterator
 
 import tantivy
 
@@ -42,7 +43,7 @@ class ReaderView(NamedTuple):
 
     stamp: tuple
     generation: str
-    index: tantivy.Index
+    index: tantivy.Index  # type: ignore[assignment]  # a field, shadowing tuple.index
     searcher: tantivy.Searcher
     channels: tuple[str, ...]
 
@@ -214,7 +215,10 @@ class LexicalEngine:
 
     def top(self, view: ReaderView, query, limit: int,
             by_time: bool = False) -> list[tuple[float, StoredRecord]]:
-        """``(score, record)`` of the best ``limit`` matches (``by_time``: newest, time as score)."""
+        """``(score, record)`` of the best ``limit`` matches.
+
+        With ``by_time`` the newest come first and their time is the score.
+        """
         if by_time:
             found = view.searcher.search(query, limit, count=False, order_by_field="time").hits
         else:

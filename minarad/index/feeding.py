@@ -10,7 +10,8 @@ same stream.
 
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
+from collections.abc import Iterator
 
 from minarad.index import gitsource
 from minarad.index.documents import FileInfo, IndexDoc, documents_for_file, is_indexable
@@ -54,7 +55,7 @@ def file_documents(repo, changes: list[gitsource.Change], head: str, indexed: st
     wanted = {c.path for c in changes if c.blob and is_indexable(c.path)}
     times = gitsource.last_change_times(repo, head, wanted, indexed) if wanted else {}
     for change in changes:
-        if change.path not in wanted:
+        if change.path not in wanted or change.blob is None:
             yield FileDocuments(change.path, None, [], change.blob is None)
             continue
         info = FileInfo(change.path, change.blob, times[change.path])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 
 def release_freed_memory() -> bool:
@@ -58,7 +58,7 @@ class IndexFollower:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def start(self) -> "IndexFollower":
+    def start(self) -> IndexFollower:
         """Start the thread and schedule a first catch-up."""
         self._thread = threading.Thread(target=self._run, name="index-follower", daemon=True)
         self._thread.start()

@@ -14,7 +14,8 @@ nothing. With a single voice its list is returned as it is, scores included.
 from __future__ import annotations
 
 import dataclasses
-from typing import NamedTuple, Protocol, Sequence
+from typing import NamedTuple, Protocol
+from collections.abc import Sequence
 
 from minarad.index.results import Hit
 

@@ -13,6 +13,7 @@ is refused.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from minarad.errors import InvalidInput
@@ -74,7 +75,7 @@ def parse_query(query: str) -> list[Clause]:
 def _clause(sign: str, field: str | None, raw: str, quoted: str | None, negate: bool):
     occur = MUST_NOT if (sign == "-" or negate) else MUST if sign == "+" else SHOULD
     phrase = quoted is not None
-    text = quoted if phrase else raw
+    text = quoted if quoted is not None else raw
     name = field.lower() if field else None
     if name and name not in FILTER_FIELDS and name not in TEXT_FIELDS:
         text, name = f"{field}:{text}", None
@@ -111,7 +112,7 @@ class QueryBuilder:
         self._occur = {SHOULD: tantivy.Occur.Should, MUST: tantivy.Occur.Must,
                        MUST_NOT: tantivy.Occur.MustNot}
 
-    def build(self, clauses: list[Clause], filters: list, exclusions: list = ()) -> object:
+    def build(self, clauses: list[Clause], filters: list, exclusions: Sequence = ()) -> object:
         """Combine clauses, filter queries and excluded sets into one query.
 
         Free words are optional one by one, but at least one must match;
@@ -219,7 +220,8 @@ class QueryBuilder:
         but for its last character (a particle, an ending), the phrase of
         its grams adds to the score.
         """
-        tv, grams, phrases = self.tv, {}, []
+        tv, phrases = self.tv, []
+        grams: dict[str, None] = {}  # an ordered set
         for run in runs:
             run_grams = self._cjk_grams(run)
             grams.update((text, None) for _offset, text in run_grams)
@@ -248,7 +250,8 @@ class QueryBuilder:
         grams = self._cjk_grams(run)
         if len(grams) == 1:
             return self.tv.Query.term_query(self.schema, "cjk", grams[0][1])
-        return self.tv.Query.phrase_query(self.schema, "cjk", grams)
+        # a fresh list typed as tantivy's stub asks (list[str | tuple[int, str]])
+        return self.tv.Query.phrase_query(self.schema, "cjk", list(grams))
 
 
 def cjk_minimum_match(grams: int) -> int:

@@ -105,7 +105,7 @@ class IndexStatus:
 def _iso(seconds: int) -> str | None:
     if not seconds:
         return None
-    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).isoformat().replace("+00:00", "Z")
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat().replace("+00:00", "Z")
 
 
 _RELATIVE_RE = re.compile(r"^(\d+)\s*([smhdw])$")

@@ -145,7 +145,7 @@ def term_pattern(clauses: list[Clause]) -> TermPattern | None:
 
 @functools.lru_cache(maxsize=256)  # as re caches compiled patterns
 def _cached_term_pattern(clauses: tuple[Clause, ...]) -> TermPattern | None:
-    alternatives = {}
+    alternatives: dict[str, _Alternative] = {}
     for clause in clauses:
         found = _clause_alternatives(clause) if clause.text else []
         for alternative in found:

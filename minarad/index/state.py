@@ -39,10 +39,10 @@ def _sha256(data: bytes):
     hashlib where it is missing.
     """
     try:
-        from _sha2 import sha256  # Python 3.12+
+        from _sha2 import sha256  # type: ignore[import-not-found]  # Python 3.12+
     except ImportError:
         try:
-            from _sha256 import sha256  # Python 3.11
+            from _sha256 import sha256  # type: ignore[import-not-found]  # Python 3.11
         except ImportError:
             from hashlib import sha256
     return sha256(data)

@@ -84,5 +84,5 @@ def _bodiless_after_body_matches(hits: list[Hit]) -> list[Hit]:
         return hits
     places = [max([j for j in matched if j > i], default=i) + 0.5 if _is_bodiless(h) else i
               for i, h in enumerate(hits)]
-    return [hit for _place, _i, hit in sorted(zip(places, range(len(hits)), hits),
+    return [hit for _place, _i, hit in sorted(zip(places, range(len(hits)), hits, strict=True),
                                               key=lambda t: t[:2])]

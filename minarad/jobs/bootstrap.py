@@ -46,7 +46,7 @@ def has_done_token(message: str) -> bool:
 
 def archive_name(when: dt.datetime) -> str:
     """The archived name, ``BOOTSTRAP.md.done.<UTC timestamp>``."""
-    stamp = when.astimezone(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = when.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     return f"{BOOTSTRAP}.done.{stamp}"
 
 

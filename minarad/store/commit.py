@@ -26,6 +26,7 @@ import re
 import sqlite3
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from minarad.crashpoints import crash_point
 from minarad.errors import Busy, InvalidInput
@@ -33,6 +34,9 @@ from minarad.git.commits import author_name
 from minarad.git.refs import common_dir, lock_head_branch
 from minarad.store.historydb import CommitRecord
 from minarad.store.models import CommitInfo
+
+if TYPE_CHECKING:
+    from minarad.store.store import Store
 
 _SOURCE_RE = re.compile(r"^[a-z][a-z0-9_-]*(:[A-Za-z0-9_.-]+)?$")
 _MAX_PATH_TRAILERS = 50
@@ -61,10 +65,10 @@ class PreparedCommit:
     or :func:`abort_commit` (nothing changes).
     """
 
-    store: object
-    commit: object
+    store: Store
+    commit: Any  # a dulwich Commit (only minarad.git imports dulwich)
     tree_id: bytes
-    ref_file: object
+    ref_file: Any  # the locked dulwich GitFile from minarad.git.refs.lock_head_branch
     index_changes: dict
     recorded: list
     author: str
@@ -179,7 +183,9 @@ def _stage(store, changes: dict, modes: dict):
     """Write the blobs; return tree changes, index changes and history rows."""
     from minarad.git.commits import write_blob
 
-    tree_changes, index_changes, recorded = {}, {}, []
+    tree_changes: dict[bytes, tuple[int, bytes] | None] = {}
+    index_changes: dict[str, tuple[str, int] | None] = {}
+    recorded: list[tuple[str, str | None, int | None]] = []
     for rel in sorted(changes):
         data = changes[rel]
         if data is None:

@@ -41,7 +41,8 @@ def merge_texts(base: str, latest: str, mine: str) -> MergeResult:
         elif kind == "b":
             out += mine_l[region[1]:region[2]]
         else:
-            _, zs, ze, as_, ae, bs, be = region
+            # merge3 annotates every region as a 3-tuple; a "conflict" has 7 items
+            _, zs, ze, as_, ae, bs, be = region  # type: ignore[misc]
             conflicts += ze > zs  # both sides only adding at one place is no clash
             out += latest_l[as_:ae]
             base_region = set(base_l[zs:ze])

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+from typing import overload
+
+
+@overload
+def iso_time(epoch: int, tz_offset: int = 0) -> str: ...
+@overload
+def iso_time(epoch: None, tz_offset: int = 0) -> None: ...
 
 
 def iso_time(epoch: int | None, tz_offset: int = 0) -> str | None:
@@ -19,7 +26,8 @@ class Record:
 
     def to_dict(self) -> dict:
         """Return the record as a JSON-ready mapping."""
-        return dataclasses.asdict(self)
+        # every subclass is a dataclass; Record itself is only their base
+        return dataclasses.asdict(self)  # type: ignore[call-overload]
 
 
 @dataclasses.dataclass(frozen=True)

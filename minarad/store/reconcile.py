@@ -87,7 +87,7 @@ def collect(store, rel: str, committed: str | None, may_delete: bool, out: DiskC
         if _refused_name_gone(store, rel, committed, may_delete):
             out.changes[rel] = None  # committed before the rules refused its name
             return
-        reason = getattr(exc, "message", None) or exc.strerror or str(exc)
+        reason = getattr(exc, "message", None) or getattr(exc, "strerror", None) or str(exc)
         out.skipped.append(reason if reason.startswith(f"{rel}: ") else f"{rel}: {reason}")
         return
     if data is None:

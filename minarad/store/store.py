@@ -18,12 +18,13 @@ import sqlite3
 import stat
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from minarad.errors import Busy, Forbidden, InvalidInput, MinaraError, NotFound, \
     VersionConflict
 from minarad.git import refs
 from minarad.store.atomic import (DiskChanged, DiskReplaced, append_file_at, atomic_write,
-                                  check_unchanged, cut_back_at, read_file_at, remove_file_at,
+                                  cut_back_at, read_file_at, remove_file_at,
                                   rename_file_at, stat_at, write_file_at)
 from minarad.store.content import encode_text, decode_text, git_blob_id, sha256_hex
 from minarad.crashpoints import crash_point
@@ -33,13 +34,16 @@ from minarad.store.lock import WorkspaceLock
 from minarad.store.models import CommitInfo, FileVersion, HistoryEntry, WriteResult, iso_time
 from minarad.workspace.paths import check_can_create, check_no_symlink, normalize_path
 
+if TYPE_CHECKING:
+    from minarad.workspace.ignore import IgnoreFilter
+
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 #: How often a write re-reads a file an editor keeps saving before giving up.
 _DISK_RETRIES = 20
 _UNSTABLE = object()
 
 
-def parse_base(base) -> tuple[str, object]:
+def parse_base(base) -> tuple[str, Any]:
     """Classify a base version: ``("version", int)``, ``("blob", hex)`` or ``("sha256", hex)``.
 
     Raises:
@@ -78,13 +82,13 @@ class Store:
         self.max_file_bytes = max_file_bytes
         self._lock = WorkspaceLock(self.state_dir / "lock")
         self._repo = None
-        self._history = None
-        self._ignore = None
+        self._history: HistoryDB | None = None
+        self._ignore: tuple[tuple[int, ...], IgnoreFilter] | None = None
 
     # -- opening -------------------------------------------------------------
 
     @classmethod
-    def open(cls, settings) -> "Store":
+    def open(cls, settings) -> Store:
         """Open the configured workspace, creating, adopting and seeding it as needed."""
         store = cls(settings.workspace, operator=settings.operator,
                     max_file_bytes=settings.max_file_bytes)
@@ -439,7 +443,7 @@ class Store:
 
     def _refuse_unversioned(self, rel: str, data: bytes | None) -> None:
         """Refuse to write over a file too large to version (it would be lost)."""
-        if self._over_limit(data):
+        if data is not None and self._over_limit(data):
             raise InvalidInput(f"{rel}: the file on disk is {len(data):,} bytes, over the "
                                f"{self.max_file_bytes:,}-byte limit, so it is not versioned; "
                                f"nothing was changed (shrink it, or set MINARA_MAX_FILE_BYTES)",
@@ -547,7 +551,7 @@ class Store:
         if not text.strip():
             raise InvalidInput(f"{rel}: nothing to append (the text is empty or blank)",
                                code="empty_append", path=rel)
-        meta = {"author": author, "source": source, "message": message}
+        meta: dict[str, Any] = {"author": author, "source": source, "message": message}
 
         def act(data, current, mark):
             old = decode_text(data or b"", max(self.max_file_bytes, len(data or b"")), rel)

@@ -24,7 +24,7 @@ from minarad.errors import Forbidden, InvalidInput, MinaraError, NotFound
 from minarad.store.atomic import DiskChanged, atomic_write
 from minarad.store.content import decode_text, git_blob_id
 from minarad.store.merge import merge_texts
-from minarad.store.models import Record
+from minarad.store.models import FileVersion, Record
 from minarad.workspace.paths import channel_path, normalize_path
 
 MANIFEST = ".minara-pull.json"
@@ -79,12 +79,13 @@ def pull(store, dest: str, *, channel: str | None = None, reader: str | None = N
     previous = _load_manifest(dest, missing_ok=True)["files"]
     latest = {name: _latest(store, channel_path(name, channel)) for name in names}
     expect = _check_overwritable(dest, previous, {n: d for n, (d, _) in latest.items()}, force)
-    pulled, manifest = [], {"workspace": str(store.root), "channel": channel, "files": {}}
+    files: dict[str, dict] = {}
+    pulled, manifest = [], {"workspace": str(store.root), "channel": channel, "files": files}
     for name in names:
         rel, (data, info) = channel_path(name, channel), latest[name]
         _write_copy(dest, name, data, expect[name])
         blob = git_blob_id(data) if info.exists else None
-        manifest["files"][name] = {"path": rel, "version": info.version, "blob_id": blob}
+        files[name] = {"path": rel, "version": info.version, "blob_id": blob}
         pulled.append(PulledFile(name, rel, info.version, blob, seen.get(rel) != blob,
                                  len(data.decode("utf-8"))))
     atomic_write(os.path.join(dest, MANIFEST), json.dumps(manifest, indent=2).encode())
@@ -92,7 +93,7 @@ def pull(store, dest: str, *, channel: str | None = None, reader: str | None = N
     return pulled
 
 
-def _latest(store, rel: str) -> tuple[bytes, object]:
+def _latest(store, rel: str) -> tuple[bytes, FileVersion]:
     try:
         text, info = store.read(rel)
     except NotFound:
@@ -206,7 +207,8 @@ def _load_reader(store, reader: str | None) -> dict:
         return {}
     if not isinstance(seen, dict):
         return {}
-    return {k: v for k, v in seen.items() if isinstance(k, str) and isinstance(v, (str, type(None)))}
+    return {k: v for k, v in seen.items()
+            if isinstance(k, str) and isinstance(v, str | None)}
 
 
 def _save_reader(store, reader: str | None, seen: dict) -> None:

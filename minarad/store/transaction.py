@@ -413,12 +413,12 @@ def _change_disk(root, s: _PathState):
             raise DiskChanged(s.rel)
         return st, lambda: None
     if s.after is None:
-        before = stat_at(root, s.rel)
-        if before is None:
+        before, old = stat_at(root, s.rel), s.before
+        if before is None or old is None:  # gone, or absent when read: not as it was read
             raise DiskChanged(s.rel)
         mode = stat.S_IMODE(before.st_mode)
         remove_file_at(root, s.rel, expect=s.mark)
-        return None, lambda: write_file_at(root, s.rel, s.before, mode=mode, expect=None)
+        return None, lambda: write_file_at(root, s.rel, old, mode=mode, expect=None)
     made = _missing_folders(root, s.rel)
     try:
         st = write_file_at(root, s.rel, s.after, mode=_permissions(s.mode), expect=s.mark)
@@ -439,9 +439,12 @@ def _append_in_place(root, s: _PathState):
     Raises:
         DiskReplaced: the file was replaced while being appended to.
     """
-    mark, added = s.mark, len(s.after) - len(s.before)
+    mark, before, after = s.mark, s.before, s.after
+    # _mark_in_place picks only files read (a mark) that the appends lengthen
+    assert mark is not None and before is not None and after is not None
+    added = len(after) - len(before)
     try:
-        st = append_file_at(root, s.rel, s.after[len(s.before):], expect=mark)
+        st = append_file_at(root, s.rel, after[len(before):], expect=mark)
     except OSError:  # a full disk may take part of the bytes
         cut_back_at(root, s.rel, mark, added)
         raise

@@ -116,7 +116,7 @@ class _Scanner:
 
 def _is_schedule_heading(line: str) -> bool:
     match = _H2_RE.match(_strip_eol(line))
-    return bool(match) and match.group("title").strip().lower() == SCHEDULE_HEADING
+    return match is not None and match.group("title").strip().lower() == SCHEDULE_HEADING
 
 
 def _is_h2(line: str) -> bool:
@@ -138,7 +138,7 @@ def _take_items(field: Field, lines: list[str], start: int) -> int:
         item = _ITEM_RE.match(_strip_eol(lines[index]))
         if item is not None:
             field.items.append(item.group("item"))
-        field.raw += lines[index]
+        field.raw = (field.raw or "") + lines[index]
         index += 1
     return index
 

@@ -41,7 +41,7 @@ def is_editor_temporary(name: str) -> bool:
 def editor_pattern(rel: str) -> str | None:
     """The :data:`EDITOR_PATTERNS` entry a path (or one of its folders) matches, if any."""
     for part in rel.split("/"):
-        for pattern, regex in zip(EDITOR_PATTERNS, _EDITOR_RES):
+        for pattern, regex in zip(EDITOR_PATTERNS, _EDITOR_RES, strict=True):
             if regex.match(part):
                 return pattern
     return None
@@ -89,7 +89,7 @@ class IgnoreFilter:
         """Re-read ``.gitignore`` files (after one of them changed)."""
         self._gitignore = self._load()
 
-    def with_gitignore(self, rel: str, data: bytes) -> "IgnoreFilter":
+    def with_gitignore(self, rel: str, data: bytes) -> IgnoreFilter:
         """A filter that reads the ``.gitignore`` at ``rel`` as ``data`` (a proposed text)."""
         from io import BytesIO
 

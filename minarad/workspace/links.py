@@ -21,7 +21,7 @@ import bisect
 import dataclasses
 import posixpath
 import re
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from minarad.errors import InvalidInput
 

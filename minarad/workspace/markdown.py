@@ -133,7 +133,9 @@ def _build_sections(lines: list[str], starts: list[int], has_preamble: bool) -> 
         if number == 0 and has_preamble:
             sections.append(Section(0, "", (), 1, end, "", "".join(lines[:end])))
             continue
-        level, title = parse_heading(lines[start])
+        heading = parse_heading(lines[start])
+        assert heading is not None  # every start past the preamble is a heading line
+        level, title = heading
         stack = [(lvl, t) for lvl, t in stack if lvl < level] + [(level, title)]
         sections.append(Section(level, title, tuple(t for _, t in stack), start + 1, end,
                                 lines[start], "".join(lines[start + 1:end])))
