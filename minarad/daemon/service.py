@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from minarad.errors import MinaraError
+from minarad.store.atomic import atomic_write
 
 UNIT_NAME = "minarad.service"
 #: What the repository's ``systemd/minarad.service`` runs (a pipx/pip --user install).
@@ -161,10 +162,7 @@ def install_service(workspace, *, start: bool = True, unit_dir: Path | None = No
     """
     unit = (unit_dir or user_unit_dir()) / UNIT_NAME
     text = render_unit(exec_path or find_minarad(), workspace)
-    unit.parent.mkdir(parents=True, exist_ok=True)
-    tmp = unit.with_name(f".{UNIT_NAME}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, unit)
+    atomic_write(unit, text.encode("utf-8"))
     commands = [["daemon-reload"]] + ([["enable", "--now", UNIT_NAME]] if start else [])
     report = ServiceReport(unit=str(unit), installed=True, exec_start=_exec_start(text))
     return _run_or_list(commands, report)

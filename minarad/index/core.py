@@ -22,6 +22,7 @@ from minarad.index.schema import (SCHEMA_VERSION, build_schema, cjk_analyzer, de
                                   register_tokenizers, set_docstore_blocksize, to_tantivy,
                                   word_analyzer)
 from minarad.index.snippets import Snippet, make_snippet, term_pattern
+from minarad.store.atomic import atomic_write
 
 #: Files longer than this are indexed up to it (and reported).
 DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -199,12 +200,7 @@ class Index:
         return state if isinstance(state, dict) else {}
 
     def _write_state(self, state: dict) -> None:
-        tmp = self.state_path.with_suffix(".tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(state, fh, ensure_ascii=False, indent=1)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.state_path)
+        atomic_write(self.state_path, json.dumps(state, ensure_ascii=False, indent=1).encode())
 
     # -- reading -----------------------------------------------------------
 
