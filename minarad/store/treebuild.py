@@ -55,7 +55,7 @@ def _apply(object_store, tree_id: bytes | None, changes: Changes) -> bytes | Non
         sub_id = existing[1] if existing and stat.S_ISDIR(existing[0]) else None
         new_sub = _apply(object_store, sub_id, sub)
         if new_sub is None:
-            if name in tree:
+            if sub_id is not None:  # never a file that took the folder's place
                 del tree[name]
         else:
             tree.add(name, stat.S_IFDIR, new_sub)
