@@ -240,7 +240,7 @@ print("done", flush=True)
 def test_a_reader_never_sees_half_a_file_while_another_process_rewrites_it(tmp_path):
     target = tmp_path / "shared.bin"
     atomic_write(target, b"a" * (4 << 20))
-    proc = subprocess.Popen([sys.executable, "-c", ALTERNATING_WRITER, str(target), "40"],
+    proc = subprocess.Popen([sys.executable, "-c", ALTERNATING_WRITER, str(target), "20"],
                             stdout=subprocess.PIPE, text=True)
     seen = set()
     while proc.poll() is None:
