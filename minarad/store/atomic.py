@@ -6,7 +6,10 @@ rejected texts, pulled copies) through :func:`atomic_write`. Both replace
 a file by the same code (:func:`_replace_at`). The exceptions write in
 formats owned by others: ``.git/index`` (git's ``index.lock`` protocol),
 git objects and refs (dulwich), the history cache (SQLite) and the search
-index (tantivy).
+index (tantivy); and the commit marker, a flag whose presence alone counts
+(it tells the next writer that one was killed mid-commit, which the page
+cache survives): fsyncing it would cost every commit two more syncs and
+widen the window in which an editor's save makes a write start over.
 
 Workspace files are reached through folder file descriptors: each folder
 on a path is opened relative to the one before it with ``O_NOFOLLOW``,

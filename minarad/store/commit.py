@@ -23,7 +23,6 @@ import time
 
 from minarad.errors import Busy, InvalidInput
 from minarad.store import gitindex
-from minarad.store.atomic import atomic_write
 from minarad.store.history import author_name
 from minarad.store.historydb import CommitRecord
 from minarad.store.models import CommitInfo
@@ -102,7 +101,7 @@ def prepare_commit(store, changes: dict, *, author: str, source: str,
                            code="invalid_source")
     marker = store.state_dir / _COMMIT_MARKER
     try:
-        atomic_write(marker, str(os.getpid()).encode())
+        marker.write_text(str(os.getpid()))
         head = store.head()
         commit, index_changes, recorded = _build_commit(store, head, changes, modes or {},
                                                         author, source, message, verb)
