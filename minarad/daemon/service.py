@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from minarad.errors import MinaraError
+from minarad.store.atomic import atomic_write
 
 UNIT_NAME = "minarad.service"
 #: Where ``systemctl --user enable`` links the unit (its ``WantedBy=default.target``).
@@ -192,10 +193,7 @@ def install_service(workspace, *, start: bool = True, unit_dir: Path | None = No
     unit = (unit_dir or user_unit_dir()) / UNIT_NAME
     exec_path = exec_path or find_minarad()
     text = render_unit(exec_path, workspace)
-    unit.parent.mkdir(parents=True, exist_ok=True)
-    tmp = unit.with_name(f".{UNIT_NAME}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, unit)
+    atomic_write(unit, text.encode("utf-8"))
     commands = [["daemon-reload"]] + ([["enable", "--now", UNIT_NAME]] if start else [])
     report = _run_or_list(commands, ServiceReport(unit=str(unit), installed=True,
                                                   exec_start=_exec_start(text)))

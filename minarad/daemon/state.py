@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
-import fcntl
 import json
 import os
 import time
 from pathlib import Path
 
 from minarad.errors import InvalidInput, MinaraError
+from minarad.store.atomic import atomic_write
+from minarad.store.lock import FileLock, is_locked
 
 STATE_NAME = "daemon.json"
 LOCK_NAME = "daemon.lock"
@@ -51,7 +51,7 @@ class InstanceLock:
     def __init__(self, workspace: str | os.PathLike):
         self.workspace = Path(workspace)
         self.path = state_dir(workspace) / LOCK_NAME
-        self._fd: int | None = None
+        self._lock = FileLock(self.path)
 
     def acquire(self, wait: float = 1.0, step: float = 0.05) -> None:
         """Take the lock, retrying for ``wait`` seconds (a status probe may hold it briefly).
@@ -59,15 +59,11 @@ class InstanceLock:
         Raises:
             DaemonAlreadyRunning: another daemon holds it.
         """
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         deadline = time.monotonic() + wait
-        while not _try_flock(fd, fcntl.LOCK_EX):
+        while not self._lock.acquire(blocking=False):
             if time.monotonic() >= deadline:
-                os.close(fd)
                 raise self._refusal()
             time.sleep(step)
-        self._fd = fd
 
     def _refusal(self) -> DaemonAlreadyRunning:
         pid = (read_state(self.workspace) or {}).get("pid")
@@ -79,45 +75,22 @@ class InstanceLock:
     @property
     def held(self) -> bool:
         """True while this object holds the lock."""
-        return self._fd is not None
+        return self._lock.held
 
     def release(self) -> None:
         """Let go of the lock."""
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)
-
-
-def _try_flock(fd: int, kind: int) -> bool:
-    try:
-        fcntl.flock(fd, kind | fcntl.LOCK_NB)
-    except OSError as exc:
-        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-            return False
-        raise
-    return True
+        self._lock.release()
 
 
 def is_daemon_running(workspace: str | os.PathLike) -> bool:
     """True when a daemon holds the workspace's instance lock."""
-    path = state_dir(workspace) / LOCK_NAME
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-    try:
-        return not _try_flock(fd, fcntl.LOCK_SH)
-    finally:
-        os.close(fd)
+    return is_locked(state_dir(workspace) / LOCK_NAME)
 
 
 def write_state(workspace: str | os.PathLike, state: dict) -> None:
     """Atomically replace the state file with ``state``."""
-    folder = state_dir(workspace)
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".{STATE_NAME}.{os.getpid()}"
-    tmp.write_text(json.dumps(state, ensure_ascii=False, indent=1), encoding="utf-8")
-    os.replace(tmp, folder / STATE_NAME)
+    data = json.dumps(state, ensure_ascii=False, indent=1).encode("utf-8")
+    atomic_write(state_dir(workspace) / STATE_NAME, data)
 
 
 def read_state(workspace: str | os.PathLike) -> dict | None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import threading
+
+from minarad.store.lock import FileLock
 
 _THREAD_LOCKS: dict[str, threading.Lock] = {}
 _THREAD_LOCKS_GUARD = threading.Lock()
@@ -21,7 +22,8 @@ def try_writer_lock(path: str | os.PathLike):
     """Hold the writer lock if it is free; yield whether it was taken.
 
     Never blocks and never raises because another process (or thread of
-    this one) holds it: the caller then reads what is there.
+    this one) holds it: the caller then reads what is there. The holder's
+    pid is written into the lock file.
 
     Args:
         path: the lock file (created if missing).
@@ -34,19 +36,15 @@ def try_writer_lock(path: str | os.PathLike):
     if not local.acquire(blocking=False):
         yield False
         return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        lock = FileLock(path)
+        if not lock.acquire(blocking=False):
             yield False
             return
         try:
-            os.ftruncate(fd, 0)
-            os.write(fd, str(os.getpid()).encode())
+            lock.record_pid()
             yield True
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            lock.release()
     finally:
-        os.close(fd)
         local.release()

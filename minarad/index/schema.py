@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import tantivy
 
 from minarad.index.cjk import cjk_runs
+from minarad.store.atomic import atomic_write
 
 if TYPE_CHECKING:
     from minarad.index.documents import IndexDoc
@@ -108,10 +109,7 @@ def set_docstore_blocksize(index_path: str | os.PathLike,
     if not isinstance(settings, dict) or "docstore_blocksize" not in settings:
         return
     settings["docstore_blocksize"] = blocksize
-    tmp = meta_path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(meta, fh)
-    os.replace(tmp, meta_path)
+    atomic_write(meta_path, json.dumps(meta).encode("utf-8"))
 
 
 def cjk_analyzer() -> tantivy.TextAnalyzer:

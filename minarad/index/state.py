@@ -59,13 +59,10 @@ def read_state(path: str | os.PathLike) -> dict:
 
 
 def write_state(path: Path, state: dict) -> None:
-    """Replace the state file in one step (temporary file, fsync, rename)."""
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(state, fh, ensure_ascii=False, indent=1)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    """Replace the state file in one step (the one atomic writer)."""
+    from minarad.store.atomic import atomic_write
+
+    atomic_write(path, json.dumps(state, ensure_ascii=False, indent=1).encode())
 
 
 def new_generation_name() -> str:

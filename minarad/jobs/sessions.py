@@ -8,14 +8,14 @@ That is state of one running agent, so it lives under the state directory:
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import json
-import os
 import re
 import unicodedata
 from pathlib import Path
+
+from minarad.store.atomic import atomic_write
 
 
 @dataclasses.dataclass
@@ -95,11 +95,4 @@ def load_session(path: Path) -> SessionState:
 
 def save_session(path: Path, state: SessionState) -> None:
     """Write a session's state atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(render_session_state(state), encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+    atomic_write(path, render_session_state(state).encode("utf-8"))

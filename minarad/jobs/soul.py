@@ -16,6 +16,9 @@ import json
 import os
 from pathlib import Path
 
+from minarad.errors import MinaraError
+from minarad.store.atomic import write_file_at
+
 STATE_FILE = ".soul-state.json"
 SOUL = "SOUL.md"
 
@@ -94,7 +97,6 @@ def check_soul(root: Path, seen_at: str, soul_bytes: bytes | None = None) -> Sou
     root = Path(root)
     data = _read_bytes(root, SOUL) if soul_bytes is None else soul_bytes
     digest = soul_digest(data)
-    state_path = root / STATE_FILE
     try:
         raw = _read_bytes(root, STATE_FILE)
     except (Forbidden, InvalidInput):  # not a file of ours: replaced by a fresh baseline
@@ -102,19 +104,14 @@ def check_soul(root: Path, seen_at: str, soul_bytes: bytes | None = None) -> Sou
     state = None if raw is None else parse_state(raw.decode("utf-8", "replace"))
     change = compare(state, digest)
     if state is None or change is not None:
-        _write_state(state_path, render_state(digest, seen_at))
+        _write_state(root, render_state(digest, seen_at))
     return change
 
 
-def _write_state(path: Path, text: str) -> None:
-    """Replace the state file atomically (temp + rename); never fail the session."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.minara-tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:  # a read-only workspace still gets its context
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+def _write_state(root: Path, text: str) -> None:
+    """Replace the state file atomically, following no symlink; never fail the session."""
+    with contextlib.suppress(OSError, MinaraError):  # a read-only workspace still gets its context
+        write_file_at(root, STATE_FILE, text.encode("utf-8"))
 
 
 def notice_text(change: SoulChange) -> str:

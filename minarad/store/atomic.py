@@ -1,5 +1,16 @@
 """Atomic file replacement: temp file, fsync, rename, folder fsync.
 
+Every file minara writes itself goes through this module: workspace files
+through the ``*_at`` functions below, everything else (machine state,
+rejected texts, pulled copies) through :func:`atomic_write`. Both replace
+a file by the same code (:func:`_replace_at`). The exceptions write in
+formats owned by others: ``.git/index`` (git's ``index.lock`` protocol),
+git objects and refs (dulwich), the history cache (SQLite) and the search
+index (tantivy); and the commit marker, a flag whose presence alone counts
+(it tells the next writer that one was killed mid-commit, which the page
+cache survives): fsyncing it would cost every commit two more syncs and
+widen the window in which an editor's save makes a write start over.
+
 Workspace files are reached through folder file descriptors: each folder
 on a path is opened relative to the one before it with ``O_NOFOLLOW``,
 starting from the workspace root, and the file, its temp file, renames and
@@ -15,19 +26,10 @@ import contextlib
 import errno
 import os
 import stat
-import tempfile
 
 from minarad.errors import InvalidInput
-from minarad.workspace.reader import _FILE_FLAGS, _open_folder, read_file_at  # noqa: F401
-
-
-def fsync_dir(path: str) -> None:
-    """fsync a folder so that a rename inside it survives a crash."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+from minarad.workspace.reader import (  # noqa: F401 (read_file_at re-exported)
+    _FILE_FLAGS, _ROOT_FLAGS, _open_folder, read_file_at)
 
 
 #: ``expect`` value meaning "whatever is there".
@@ -61,6 +63,15 @@ def atomic_write(path: str | os.PathLike, data: bytes, mode: int | None = None,
                  expect=ANY) -> os.stat_result:
     """Replace ``path`` with ``data`` so that readers see old or new, never half.
 
+    The one writer of every file minara keeps outside the workspace's
+    tracked files: machine state (daemon state, session counters, index
+    state), rejected texts, pulled copies. It writes a temp file in the same
+    folder (created when missing), fsyncs it, renames it over ``path`` and
+    fsyncs the folder, so after a crash the file is whole, old or new. The
+    temp file is removed on every error path. Workspace files go through
+    :func:`write_file_at` instead, which shares this code but follows no
+    symlinked folder.
+
     The file's permission bits are kept when it exists (else ``mode`` or 0644).
     With ``expect`` (a :func:`fingerprint`), the replacement happens only if
     the file is still as it was read, checked just before the rename, so an
@@ -73,28 +84,20 @@ def atomic_write(path: str | os.PathLike, data: bytes, mode: int | None = None,
         DiskChanged: the file no longer matches ``expect``; nothing was written.
     """
     path = os.fspath(path)
-    folder = os.path.dirname(path) or "."
+    folder, name = os.path.split(path)
+    folder = folder or "."
     os.makedirs(folder, exist_ok=True)
+    dir_fd = os.open(folder, _ROOT_FLAGS)
     try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        mode = 0o644 if mode is None else mode
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".", suffix=".minara-tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fchmod(fh.fileno(), mode)
-            os.fsync(fh.fileno())
-        check_unchanged(path, expect)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    fsync_dir(folder)
-    return os.stat(path)
-
+        try:
+            mode = stat.S_IMODE(os.stat(name, dir_fd=dir_fd).st_mode)
+        except FileNotFoundError:
+            mode = 0o644 if mode is None else mode
+        st = _replace_at(dir_fd, name, data, mode, expect, path)
+        os.fsync(dir_fd)
+        return st
+    finally:
+        os.close(dir_fd)
 
 
 def append_in_place(path: str | os.PathLike, suffix: bytes, expect) -> os.stat_result | None:

@@ -55,10 +55,10 @@ def record_seen(root: str) -> None:
     seen = read_seen(root)
     if present <= seen:
         return
+    from minarad.store.atomic import atomic_write
+
     try:
-        os.makedirs(os.path.dirname(_seen_file(root)), exist_ok=True)
-        with open(_seen_file(root), "w", encoding="utf-8") as fh:
-            fh.write("".join(f"{n}\n" for n in sorted(seen | present)))
+        atomic_write(_seen_file(root), "".join(f"{n}\n" for n in sorted(seen | present)).encode())
     except OSError:  # a read-only workspace: remembered next time it is writable
         pass
 

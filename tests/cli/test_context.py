@@ -345,6 +345,7 @@ def test_hooks_are_documented():
     assert '"SessionStart"' in readme and '"Stop"' in readme
 
 
+@pytest.mark.slow
 def test_concurrent_turn_ends_count_every_turn(env, ws):
     run(env, "context")
     procs = [subprocess.Popen([MINARA, "turn-end", "--session", "s1", "--surface", f"p{n}"],

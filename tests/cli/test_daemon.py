@@ -62,6 +62,7 @@ def test_status_without_a_daemon_exits_1(env):
     assert doc["running"] is False
 
 
+@pytest.mark.slow
 def test_status_of_a_running_daemon(env, tmp_path):
     ws = tmp_path / "ws"
     log = open(tmp_path / "minarad.log", "wb")

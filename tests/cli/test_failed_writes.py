@@ -94,6 +94,7 @@ done
 """
 
 
+@pytest.mark.slow
 def test_appends_beside_a_sed_loop_land_exactly_once(minara, ws, tmp_path):
     """No line twice. (sed may still drop a line it read before the append reached the
     file: that is sed's lost update, and the line stays in the history.)"""

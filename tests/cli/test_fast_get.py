@@ -40,6 +40,7 @@ def test_get_imports_no_heavy_module(minara, env):
     ["memory", "get", ".git/config"],
     ["memory", "get", "MEMORY.md", "--channel", "../bad"],
 ])
+@pytest.mark.slow
 def test_fast_path_answers_exactly_like_click(minara, env, ws, args):
     minara("memory", "append", "MEMORY.md", "- team", "--channel", "team-a", check=0)
     assert parse_fast_get(args) is not None

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 from tests.conftest import MINARA, assert_repo_sound, commit_count, git
 
 
@@ -187,6 +189,7 @@ def test_push_without_a_pull_says_what_to_do(minara, tmp_path):
     assert "minara memory pull" in proc.stderr
 
 
+@pytest.mark.slow
 def test_many_cli_appenders_at_once(minara, ws, env):
     minara("memory", "get", "MEMORY.md", check=0)
     before = commit_count(ws)

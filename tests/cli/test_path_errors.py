@@ -34,6 +34,7 @@ def test_a_path_ending_in_a_slash_names_a_folder(minara, ws, path):
     assert not (ws / path.rstrip("/.")).exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ["memory", "channels", "wiki", "learn", "knowledge", "agents"])
 def test_a_file_where_a_workspace_folder_must_be_is_refused(minara, ws, path):
     error = _refused(minara, ws, "memory", "set", path, "a")
@@ -84,6 +85,7 @@ def test_the_journal_folder_cannot_be_blocked_and_turn_end_keeps_working(minara,
     assert_repo_sound(ws)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag", ["--session", "--surface"])
 @pytest.mark.parametrize("value", ["s1\n- turn_count: 999", "s1\r- turn_count: 999",
                                    "s1\u2028- turn_count: 999"])

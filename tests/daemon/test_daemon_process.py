@@ -24,6 +24,8 @@ from tests.daemon.conftest import (
     wait_until,
 )
 
+pytestmark = pytest.mark.slow
+
 
 def settle(ws, barrier, before: int) -> list[dict]:
     """Wait for every earlier edit; return the commits made before the barrier's."""

@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 from tests.conftest import MINARA
 from tests.daemon.conftest import wait_until
+
+pytestmark = pytest.mark.slow
 
 
 def _search(env, *args) -> list[dict]:

@@ -100,6 +100,7 @@ def test_front_matter_problems_in_index_status(ws, run):
     assert "problem:   wiki/v.md:1: front matter line 2: '[' is not closed" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("query", ["*", "((", "AND", "\\"])
 def test_a_query_without_words_is_an_error(ws, run, query):
     ws.commit(**{"MEMORY.md": "# M\n\nkiwi\n"})
@@ -132,6 +133,7 @@ def test_search_module_does_not_import_tantivy():
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
+@pytest.mark.slow
 def test_concurrent_searches_after_writes_all_find_the_new_words(ws, run, tmp_path):
     ws.commit(**{"MEMORY.md": "# M\n\nkiwi\n"})
     run("search", "kiwi")

@@ -128,6 +128,7 @@ BAD_STATE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad", BAD_STATE)
 def test_every_state_value_is_checked_before_use(ws, index, bad):
     _built(ws, index)
@@ -178,6 +179,7 @@ def _minara(env, *args):
                           timeout=WAIT_SECONDS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", DAMAGE)
 def test_cli_search_and_rebuild_of_a_damaged_index(ws, tmp_path, cli_env, damage):
     index = Index(ws.root, index_dir_for(tmp_path / "state", ws.root))

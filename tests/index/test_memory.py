@@ -51,6 +51,7 @@ def _has_malloc_trim() -> bool:
     return True
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _has_malloc_trim(), reason="needs glibc (malloc_trim)")
 def test_follower_hands_freed_memory_back_after_a_burst(tmp_path):
     (tmp_path / "ws").mkdir()

@@ -178,6 +178,7 @@ def test_odd_queries_with_words_do_not_raise(corpus):
         corpus.search(query)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("query", ["*", "((", "AND", "\\", "AND OR", "+", "-", "::", '"', "",
                                    "-*"])
 def test_queries_without_words_are_refused(corpus, query):

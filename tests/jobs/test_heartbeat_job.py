@@ -2,6 +2,8 @@
 
 import datetime as dt
 
+import pytest
+
 from minarad.jobs.heartbeat import Status, next_heartbeat
 from minarad.jobs.turn_end import TurnEnd, run_turn_end
 from minarad.workspace.heartbeat import field_values, parse_heartbeat
@@ -53,6 +55,7 @@ def test_first_turn_end_creates_heartbeat(store, settings, git):
     assert author == "s1" and subject.startswith("job:turn-end") and "HEARTBEAT.md" in subject
 
 
+@pytest.mark.slow
 def test_schedule_byte_identical_after_50_turn_ends(store, settings, git):
     store.write("HEARTBEAT.md", HAND_WRITTEN, author="operator", source="cli")
     for n in range(1, 51):

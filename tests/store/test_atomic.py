@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from minarad.errors import Forbidden, InvalidInput
-from minarad.store.atomic import (DiskChanged, append_file_at, fingerprint, read_file_at,
-                                  remove_file_at, rename_file_at, write_file_at)
+from minarad.store.atomic import (DiskChanged, append_file_at, atomic_write, fingerprint,
+                                  read_file_at, remove_file_at, rename_file_at, write_file_at)
 
 
 @pytest.fixture
@@ -178,3 +178,83 @@ def test_an_interrupted_write_leaves_no_temp_file(root):
         assert "KeyboardInterrupt" in err
         assert _leftovers(root) == []
         assert (root / "big.md").stat().st_size == 32 << 20
+
+
+# -- atomic_write: every file outside the workspace's tracked files ------------
+
+
+def test_atomic_write_creates_folders_and_returns_the_new_files_stat(tmp_path):
+    target = tmp_path / "state" / "deep" / "daemon.json"
+    st = atomic_write(target, b"{}\n")
+    assert target.read_bytes() == b"{}\n"
+    assert st.st_ino == os.stat(target).st_ino and st.st_size == 3
+    assert os.stat(target).st_mode & 0o777 == 0o644
+    assert _leftovers(tmp_path) == []
+
+
+def test_atomic_write_keeps_an_existing_mode_and_uses_the_given_one_for_a_new_file(tmp_path):
+    kept = tmp_path / "kept.json"
+    kept.write_bytes(b"old")
+    os.chmod(kept, 0o600)
+    atomic_write(kept, b"new")
+    assert kept.read_bytes() == b"new" and os.stat(kept).st_mode & 0o777 == 0o600
+    atomic_write(tmp_path / "fresh.sh", b"#!/bin/sh\n", mode=0o755)
+    assert os.stat(tmp_path / "fresh.sh").st_mode & 0o777 == 0o755
+
+
+def test_atomic_write_refuses_a_file_that_changed_since_it_was_read(tmp_path):
+    target = tmp_path / "copy.md"
+    target.write_bytes(b"as read\n")
+    seen = fingerprint(target)
+    target.write_bytes(b"saved by an editor meanwhile\n")
+    with pytest.raises(DiskChanged):
+        atomic_write(target, b"mine\n", expect=seen)
+    assert target.read_bytes() == b"saved by an editor meanwhile\n"
+    with pytest.raises(DiskChanged):
+        atomic_write(tmp_path / "new.md", b"mine\n", expect=seen)
+    assert not (tmp_path / "new.md").exists()
+    atomic_write(tmp_path / "new.md", b"mine\n", expect=None)
+    assert (tmp_path / "new.md").read_bytes() == b"mine\n"
+    assert _leftovers(tmp_path) == []
+
+
+def test_atomic_write_removes_its_temp_file_when_writing_fails(tmp_path):
+    target = tmp_path / "state.json"
+    target.write_bytes(b"old")
+    with pytest.raises(TypeError):
+        atomic_write(target, "text, not bytes")
+    assert target.read_bytes() == b"old"
+    assert _leftovers(tmp_path) == []
+
+
+def test_atomic_write_replaces_a_symlink_instead_of_following_it(tmp_path, outside):
+    link = tmp_path / "link.json"
+    link.symlink_to(outside / "a.md")
+    atomic_write(link, b"mine\n")
+    assert not link.is_symlink() and link.read_bytes() == b"mine\n"
+    assert (outside / "a.md").read_bytes() == b"outside\n"
+
+
+ALTERNATING_WRITER = r"""
+import sys
+from minarad.store.atomic import atomic_write
+
+size = 4 << 20
+for i in range(int(sys.argv[2])):
+    atomic_write(sys.argv[1], (b"a" if i % 2 else b"b") * size)
+print("done", flush=True)
+"""
+
+
+def test_a_reader_never_sees_half_a_file_while_another_process_rewrites_it(tmp_path):
+    target = tmp_path / "shared.bin"
+    atomic_write(target, b"a" * (4 << 20))
+    proc = subprocess.Popen([sys.executable, "-c", ALTERNATING_WRITER, str(target), "20"],
+                            stdout=subprocess.PIPE, text=True)
+    seen = set()
+    while proc.poll() is None:
+        data = target.read_bytes()
+        assert len(data) == 4 << 20 and data.count(data[:1]) == len(data)
+        seen.add(data[:1])
+    assert proc.communicate(timeout=60)[0] == "done\n" and proc.returncode == 0
+    assert seen and _leftovers(tmp_path) == []

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import assert_repo_sound, git
 
 APPEND_EDITOR = """
@@ -42,6 +44,7 @@ def _race(store, ws, editor_code, rel, editor_saves, agent_appends) -> str:
     return (ws / rel).read_text()
 
 
+@pytest.mark.slow
 def test_appending_editor_and_store_appends_keep_every_line(store, ws):
     text = _race(store, ws, APPEND_EDITOR, "race.md", 150, 60)
     missing = [f"editor line {i}" for i in range(150) if f"- editor line {i}\n" not in text]
@@ -51,6 +54,7 @@ def test_appending_editor_and_store_appends_keep_every_line(store, ws):
     assert_repo_sound(ws)
 
 
+@pytest.mark.slow
 def test_saving_editor_never_loses_an_agent_line_from_history(store, ws):
     text = _race(store, ws, RENAME_EDITOR, "notes.md", 100, 40)
     assert all(f"- saved line {i}\n" in text for i in range(100))

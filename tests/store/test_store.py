@@ -299,6 +299,7 @@ for i in range(int(sys.argv[3])):
 """
 
 
+@pytest.mark.slow
 def test_eight_processes_appending_lose_nothing(store, ws):
     before = commit_count(ws)
     procs = [subprocess.Popen([sys.executable, "-c", APPENDER, str(ws), str(n), "100"])

@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from minarad.errors import MinaraError
 from tests.conftest import assert_repo_sound
 
@@ -78,6 +80,7 @@ def _temp_files(ws) -> list[str]:
             if name.endswith(".minara-tmp")]
 
 
+@pytest.mark.slow
 def test_writes_never_escape_through_a_folder_swapped_for_a_symlink(store, ws, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -35,6 +35,7 @@ def _make(ws, rel):
     path.write_bytes(b"leftover\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rel", LEFTOVERS)
 def test_editor_leftovers_are_never_committed_and_git_status_stays_clean(store, ws, rel):
     _make(ws, rel)

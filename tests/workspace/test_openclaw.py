@@ -45,6 +45,7 @@ def test_in_place_use_keeps_every_byte(openclaw):
     assert_repo_sound(openclaw)
 
 
+@pytest.mark.slow
 def test_import_copies_bytes_and_skips_bootstrap_and_heartbeat(openclaw, minara, ws):
     minara("memory", "append", "MEMORY.md", "- kept", check=0)
     minara("memory", "set", "USER.md", "# Mine\n", check=0)

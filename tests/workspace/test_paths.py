@@ -85,6 +85,7 @@ def test_longest_name_is_accepted():
     assert normalize_path(name) == name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", [*DOTGIT_LIKE, *GITMODULES_LIKE])
 def test_the_store_refuses_them_and_commits_nothing(store, ws, path):
     head = store.head()
