@@ -11,8 +11,8 @@ import time
 import pytest
 
 from minarad.errors import Busy, InvalidInput
-from minarad.store.commit import (abort_commit, commit_changes, finish_commit, identity,
-                                  prepare_commit)
+from minarad.git.commits import identity
+from minarad.store.commit import abort_commit, commit_changes, finish_commit, prepare_commit
 from tests.conftest import assert_repo_sound, commit_count, git
 
 MARKER = "commit-in-progress"
