@@ -182,7 +182,7 @@ class Minara:
                              max_file_bytes=s.max_file_bytes)
 
     def turn_end(self, turn):
-        """Run the turn-end jobs for one finished :class:`minarad.jobs.turn_end.TurnEnd`."""
-        from minarad.jobs.turn_end import run_turn_end
+        """Run the turn-end handlers for one finished :class:`minarad.turns.turn_end.TurnEnd`."""
+        from minarad.turns.turn_end import run_turn_end
 
         return run_turn_end(self.store, self.settings, turn)

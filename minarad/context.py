@@ -36,7 +36,7 @@ import re
 from pathlib import Path
 
 from minarad.errors import Forbidden, InvalidInput, NotFound
-from minarad.store.content import decode_text, git_blob_id, sha256_hex
+from minarad.workspace.content import decode_text, git_blob_id, sha256_hex
 
 MAX_FILE_CHARS = 12_000
 MAX_TOTAL_CHARS = 60_000
@@ -327,7 +327,7 @@ def snapshot_block(root: Path, memory_path: str, today: dt.date, note: str = "",
 
 def bootstrap_block(root: Path, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Block | None:
     """BOOTSTRAP.md with the two-turn instructions, while it exists."""
-    from minarad.jobs.bootstrap import BOOTSTRAP, INSTRUCTIONS
+    from minarad.turns.bootstrap import BOOTSTRAP, INSTRUCTIONS
 
     file = read_context_file(root, BOOTSTRAP, "bootstrap", max_bytes)
     return None if file is None else Block("bootstrap", False, [file], note=INSTRUCTIONS)
@@ -339,7 +339,7 @@ def soul_notice_block(root: Path, seen_at: str, soul: ContextFile | None) -> Blo
     A SOUL.md minara refuses to read (a symlink...) is named in the identity
     block; its baseline is left as it is.
     """
-    from minarad.jobs.soul import check_soul, notice_text
+    from minarad.turns.soul import check_soul, notice_text
 
     if soul is not None and not soul.readable:
         return None

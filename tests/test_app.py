@@ -14,7 +14,7 @@ import pytest
 from minarad.app import Minara
 from minarad.config import load_settings
 from minarad.errors import Forbidden
-from minarad.jobs.turn_end import TurnEnd
+from minarad.turns.turn_end import TurnEnd
 from tests.conftest import assert_repo_sound, commit_count, git
 
 PACKAGE = Path(__file__).resolve().parents[1] / "minarad"

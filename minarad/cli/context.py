@@ -35,7 +35,7 @@ def _hook_payload(hook: str | None):
     """Read and parse the harness's hook payload from stdin (``--hook``)."""
     if hook is None:
         return None
-    from minarad.jobs.harness import parse_claude_code_payload
+    from minarad.turns.harness import parse_claude_code_payload
 
     return parse_claude_code_payload(_read_stdin())
 
@@ -86,7 +86,7 @@ def context(ctx, session, surface, channel, max_file_chars, max_total_chars, at,
 
 def _message(message_file: str | None, payload) -> str:
     """The reply: the hook payload's, ``--message-file`` (``-`` = stdin), or stdin."""
-    from minarad.jobs.harness import reply_of
+    from minarad.turns.harness import reply_of
 
     if payload is not None:
         return reply_of(payload)
@@ -134,7 +134,7 @@ def turn_end(ctx, session, surface, message_file, open_loops, at, hook):
 
     Example: minara turn-end --session s1 --surface repl --message-file reply.md
     """
-    from minarad.jobs.turn_end import TurnEnd
+    from minarad.turns.turn_end import TurnEnd
 
     payload = _hook_payload(hook)
     session = session or (payload and payload.session_id)

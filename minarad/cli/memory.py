@@ -156,7 +156,7 @@ def pull(ctx: CliContext, directory, changed, reader, force, channel):
 
     Example: minara memory pull --dir /tmp/mem --channel team-a
     """
-    from minarad.store.sync import pull as do_pull
+    from minarad.store.copies import pull as do_pull
 
     reader = reader or (ctx.author if changed else None)
     files = do_pull(ctx.app.store, directory, channel=channel, reader=reader, force=force)
@@ -175,7 +175,7 @@ INLINE_LIMIT = 12_000
 def _render_changed(ctx: CliContext, directory: str, files) -> None:
     import os
 
-    from minarad.store.sync import read_copy
+    from minarad.store.copies import read_copy
 
     out, blocks = [], []
     for f in files:
@@ -204,7 +204,7 @@ def push(ctx: CliContext, directory):
 
     Example: minara memory push --dir /tmp/mem
     """
-    from minarad.store.sync import push as do_push
+    from minarad.store.copies import push as do_push
 
     results = do_push(ctx.app.store, directory, author=ctx.author, source="cli")
     lines = [f"{r.name}: {r.action.replace('_', ' ')} (version {r.version}"

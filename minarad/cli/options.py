@@ -94,7 +94,7 @@ def read_text_arg(value: str, max_bytes: int) -> str:
 
     The bytes are checked (size, UTF-8) by the store; here they are only read.
     """
-    from minarad.store.content import decode_text
+    from minarad.workspace.content import decode_text
 
     if value.startswith("@@"):
         return value[1:]

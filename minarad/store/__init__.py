@@ -16,7 +16,7 @@ _EXPORTS = {"CommitInfo": "models", "FileVersion": "models", "HistoryEntry": "mo
 
 
 def __getattr__(name):
-    """Import exports on first use: ``minarad.store.content`` alone stays light."""
+    """Import exports on first use: ``minarad.store.models`` alone stays light."""
     if name not in _EXPORTS:
         raise AttributeError(name)
     import importlib

@@ -14,7 +14,7 @@ import os
 
 from minarad.errors import Forbidden, InvalidInput
 from minarad.git import index as gitindex
-from minarad.store.content import git_blob_id
+from minarad.workspace.content import git_blob_id
 from minarad.workspace.paths import normalize_path
 
 

@@ -26,7 +26,7 @@ from minarad.git import refs
 from minarad.store.atomic import (DiskChanged, DiskReplaced, append_file_at, atomic_write,
                                   cut_back_at, read_file_at, remove_file_at,
                                   rename_file_at, stat_at, write_file_at)
-from minarad.store.content import encode_text, decode_text, git_blob_id, sha256_hex
+from minarad.workspace.content import encode_text, decode_text, git_blob_id, sha256_hex
 from minarad.crashpoints import crash_point
 from minarad.store.historydb import HistoryDB, PathVersion
 from minarad.store.ignoreguard import check_gitignore_change

@@ -29,7 +29,7 @@ import time
 from minarad.errors import Busy, InvalidInput, MinaraError, NotFound
 from minarad.store.atomic import (DiskChanged, DiskReplaced, append_file_at, cut_back_at,
                                   remove_file_at, stat_at, write_file_at)
-from minarad.store.content import decode_text, encode_text, git_blob_id, sha256_hex
+from minarad.workspace.content import decode_text, encode_text, git_blob_id, sha256_hex
 from minarad.store.models import FileVersion, Record, WriteResult
 
 #: How many times a transaction re-reads files an editor keeps saving.

@@ -1,7 +1,7 @@
 """The one read path for workspace files.
 
 Every surface that reads a workspace file from disk (the click-free
-``memory get``, ``minara context``, the jobs, the store, later the HTTP
+``memory get``, ``minara context``, the turn handlers, the store, later the HTTP
 gateway) goes through :func:`read_workspace_file` or the lower
 :func:`read_file_at`, so they all follow the same rules:
 
@@ -184,7 +184,7 @@ def read_workspace_text(root: str | os.PathLike, rel: str, *, max_bytes: int,
         InvalidInput: also for binary content (``binary_content``) or invalid
             UTF-8 (``invalid_utf8``), naming the offset.
     """
-    from minarad.store.content import decode_text
+    from minarad.workspace.content import decode_text
 
     data = read_workspace_file(root, rel, max_bytes=max_bytes, ignore=ignore)
     return decode_text(data, max_bytes, rel)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from minarad.store.content import git_blob_id
+from minarad.workspace.content import git_blob_id
 from minarad.crashpoints import CRASH_EXIT_CODE
 from tests.conftest import assert_repo_sound, git
 from tests.daemon.conftest import tree_equals_disk, wait_until

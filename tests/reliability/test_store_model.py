@@ -35,7 +35,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from minarad.errors import InvalidInput, NotFound, VersionConflict
 from minarad.store import Store
-from minarad.store.content import git_blob_id
+from minarad.workspace.content import git_blob_id
 from tests.conftest import MINARA, git
 from tests.reliability.conftest import all_histories
 

@@ -4,7 +4,7 @@ import datetime as dt
 
 import pytest
 
-from minarad.jobs.bootstrap import archive_name, finish_bootstrap, has_done_token
+from minarad.turns.bootstrap import archive_name, finish_bootstrap, has_done_token
 
 WHEN = dt.datetime(2026, 11, 29, 23, 59, 30, tzinfo=dt.timezone(dt.timedelta(hours=9)))
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from minarad.errors import InvalidInput
-from minarad.jobs.harness import (
+from minarad.turns.harness import (
     last_assistant_text,
     parse_claude_code_payload,
     read_transcript_reply,

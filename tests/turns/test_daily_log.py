@@ -3,9 +3,9 @@
 import datetime as dt
 import re
 
-from minarad.jobs.daily_log import excerpt, is_due, journal_path
-from minarad.jobs.sessions import session_slug
-from minarad.jobs.turn_end import TurnEnd, run_turn_end
+from minarad.turns.daily_log import excerpt, is_due, journal_path
+from minarad.turns.sessions import session_slug
+from minarad.turns.turn_end import TurnEnd, run_turn_end
 
 UTC = dt.timezone.utc
 

@@ -4,8 +4,8 @@ import datetime as dt
 
 import pytest
 
-from minarad.jobs.heartbeat import Status, next_heartbeat
-from minarad.jobs.turn_end import TurnEnd, run_turn_end
+from minarad.turns.heartbeat import Status, next_heartbeat
+from minarad.turns.turn_end import TurnEnd, run_turn_end
 from minarad.workspace.heartbeat import field_values, parse_heartbeat
 
 T0 = dt.datetime(2026, 11, 29, 9, 0, tzinfo=dt.timezone.utc)

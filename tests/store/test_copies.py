@@ -8,7 +8,7 @@ import os
 import pytest
 
 from minarad.errors import Forbidden, InvalidInput, MinaraError
-from minarad.store.sync import MANIFEST, pull, push
+from minarad.store.copies import MANIFEST, pull, push
 from tests.conftest import assert_repo_sound, git
 
 

@@ -1,4 +1,7 @@
-"""Pull files into a folder, edit them anywhere, push them back.
+"""Pulled copies: pull files into a folder, edit them anywhere, push them back.
+
+(Not to be confused with syncing the repository between machines through
+git remotes: this is a folder of working copies on this machine.)
 
 ``pull`` writes copies plus a manifest (``.minara-pull.json``) of the
 versions pulled. ``push`` saves each edited copy: on a fresh base it is a
@@ -22,7 +25,7 @@ import stat
 
 from minarad.errors import Forbidden, InvalidInput, MinaraError, NotFound
 from minarad.store.atomic import DiskChanged, atomic_write
-from minarad.store.content import decode_text, git_blob_id
+from minarad.workspace.content import decode_text, git_blob_id
 from minarad.store.merge import merge_texts
 from minarad.store.models import FileVersion, Record
 from minarad.workspace.paths import channel_path, normalize_path

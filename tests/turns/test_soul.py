@@ -1,6 +1,6 @@
 """SOUL.md change disclosure: noticed exactly once, baseline git-ignored."""
 
-from minarad.jobs.soul import STATE_FILE, check_soul, compare, notice_text, parse_state
+from minarad.turns.soul import STATE_FILE, check_soul, compare, notice_text, parse_state
 
 
 def test_first_sight_is_silent_then_a_change_is_noticed_once(store, git):

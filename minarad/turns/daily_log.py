@@ -3,7 +3,7 @@
 Every ``WORKSPACE_DAILY_LOG_INTERVAL`` turns, the turns since the last entry
 are appended as one entry to the file of the local date of that turn end.
 One file per session, so two surfaces never append to the same file;
-``<session>`` is :func:`minarad.jobs.sessions.session_slug` of the id, which
+``<session>`` is :func:`minarad.turns.sessions.session_slug` of the id, which
 differs for different ids (``s-3``, ``s-3-<hash>`` for ``s 3``, ``세션``).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from minarad.jobs.sessions import session_slug
+from minarad.turns.sessions import session_slug
 
 EXCERPT_CHARS = 280
 

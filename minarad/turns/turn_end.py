@@ -13,7 +13,7 @@ import datetime as dt
 import unicodedata
 
 from minarad.errors import InvalidInput
-from minarad.jobs import bootstrap, daily_log, heartbeat, sessions
+from minarad.turns import bootstrap, daily_log, heartbeat, sessions
 
 SOURCE = "job:turn-end"
 
@@ -77,7 +77,7 @@ class TurnEndResult:
 
 
 def run_turn_end(store, settings, turn: TurnEnd) -> TurnEndResult:
-    """Run the turn-end jobs for one turn.
+    """Run the turn-end handlers for one turn.
 
     Args:
         store: the workspace :class:`minarad.store.Store`.
@@ -91,12 +91,12 @@ def run_turn_end(store, settings, turn: TurnEnd) -> TurnEndResult:
         path = sessions.state_file(settings.state_dir, store.root, turn.session)
         state = sessions.load_session(path)
         state.turns += 1
-        result = _run_jobs(store, settings, turn, state)
+        result = _run_handlers(store, settings, turn, state)
         sessions.save_session(path, state)
     return result
 
 
-def _run_jobs(store, settings, turn: TurnEnd, state) -> TurnEndResult:
+def _run_handlers(store, settings, turn: TurnEnd, state) -> TurnEndResult:
     result = TurnEndResult(session=turn.session, turn=state.turns)
     when = turn.when.astimezone()
     result.bootstrap_archived = bootstrap.finish_bootstrap(
