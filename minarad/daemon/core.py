@@ -3,6 +3,10 @@
 One thread (the caller's) runs :meth:`Daemon.run`; the watchdog observer
 thread only filters events and queues paths. Everything that touches the
 repository goes through ``store.commit_disk``, under the store's lock.
+
+Longer than most modules on purpose: the loop, the hand-off from the
+debouncer and the shutdown drain share one piece of state (what is
+pending), and splitting them would spread that state over files.
 """
 
 from __future__ import annotations

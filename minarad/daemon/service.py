@@ -9,6 +9,10 @@ a machine that has one and starts ``minarad`` detached instead, its log and
 a record of its pid in the state folder; that daemon does not come back
 after a reboot. ``minara service uninstall`` disables the unit before it
 deletes it, and stops a detached daemon it started.
+
+Longer than most modules on purpose: the systemd path and the detached
+path answer the same three commands, and each answer reads best beside
+the other.
 """
 
 from __future__ import annotations

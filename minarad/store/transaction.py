@@ -16,6 +16,9 @@ everything back too, and the transaction runs again on the saved text.
 
 An exception inside the block discards every collected change. Extra
 ``parents`` make the commit a merge (the remote sync's two-parent commits).
+
+One class, longer than most modules on purpose: planning, applying and
+undoing must mirror each other step for step, and read best together.
 """
 
 from __future__ import annotations
