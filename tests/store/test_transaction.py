@@ -10,6 +10,7 @@ import pytest
 
 from minarad.errors import Busy, Forbidden, InvalidInput, NotFound, VersionConflict
 from minarad.store import Store
+from tests.store.test_editor_race import RENAME_EDITOR as SAVING_EDITOR
 from tests.conftest import assert_repo_sound, commit_count, git
 
 
@@ -188,17 +189,6 @@ def test_an_uncommitted_editor_change_is_committed_before_it_is_overwritten(stor
     assert_repo_sound(ws)
 
 
-SAVING_EDITOR = """
-import os, sys, time
-path = sys.argv[1]
-for i in range(int(sys.argv[2])):
-    with open(path) as fh:
-        text = fh.read()
-    with open(path + ".tmp", "w") as fh:
-        fh.write(text + f"- saved line {i}\\n")
-    os.replace(path + ".tmp", path)
-    time.sleep(0.003)
-"""
 
 
 def test_an_editor_saving_meanwhile_loses_nothing(store, ws):
