@@ -29,7 +29,8 @@ def openclaw(ctx: CliContext, src, dry_run):
 
     Example: minara import openclaw ~/.openclaw/workspace
     """
-    from minarad.workspace.openclaw import DEFAULT_SOURCE, import_planned, plan_import
+    from minarad.store.importing import import_planned
+    from minarad.workspace.openclaw import DEFAULT_SOURCE, plan_import
 
     store = ctx.store()
     plan = plan_import(src or DEFAULT_SOURCE, str(store.root), store.max_file_bytes,

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from minarad.errors import MinaraError
-from minarad.store.atomic import atomic_write
+from minarad.workspace.files import atomic_write
 
 UNIT_NAME = "minarad.service"
 #: Where ``systemctl --user enable`` links the unit (its ``WantedBy=default.target``).

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from minarad.errors import InvalidInput, MinaraError
-from minarad.store.atomic import atomic_write
+from minarad.workspace.files import atomic_write
 from minarad.store.lock import FileLock, is_locked
 
 STATE_NAME = "daemon.json"

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import tantivy
 
 from minarad.index.cjk import cjk_runs
-from minarad.store.atomic import atomic_write
+from minarad.workspace.files import atomic_write
 
 if TYPE_CHECKING:
     from minarad.index.documents import IndexDoc

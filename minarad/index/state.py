@@ -60,7 +60,7 @@ def read_state(path: str | os.PathLike) -> dict:
 
 def write_state(path: Path, state: dict) -> None:
     """Replace the state file in one step (the one atomic writer)."""
-    from minarad.store.atomic import atomic_write
+    from minarad.workspace.files import atomic_write
 
     atomic_write(path, json.dumps(state, ensure_ascii=False, indent=1).encode())
 

@@ -1,7 +1,7 @@
 """The versioned store: the one write path of a workspace.
 
 ``Store`` composes small plumbing modules: :mod:`lock` (one inter-process
-lock), :mod:`atomic` (atomic file replacement), :mod:`commit` (commits
+lock), :mod:`minarad.workspace.files` (atomic file writes), :mod:`commit` (commits
 through the git layer, :mod:`minarad.git`, which writes only changed trees
 and splices ``.git/index``), :mod:`historydb` (per-path versions without
 walking history) and :mod:`merge` (three-way merges for pushed copies).

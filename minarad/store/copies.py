@@ -24,7 +24,7 @@ import re
 import stat
 
 from minarad.errors import Forbidden, InvalidInput, MinaraError, NotFound
-from minarad.store.atomic import DiskChanged, atomic_write
+from minarad.workspace.files import DiskChanged, atomic_write
 from minarad.workspace.content import decode_text, git_blob_id
 from minarad.store.merge import merge_texts
 from minarad.store.models import FileVersion, Record

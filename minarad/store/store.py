@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from minarad.errors import Forbidden, InvalidInput
 from minarad.git import refs
-from minarad.store.atomic import (read_file_at)
+from minarad.workspace.files import (read_file_at)
 from minarad.store.historydb import HistoryDB
 from minarad.store.lock import WorkspaceLock
 from minarad.workspace.paths import check_can_create, check_no_symlink, normalize_path
@@ -70,7 +70,8 @@ class Store(ReadVerbs, WriteVerbs, DiskCommits):
 
         Cheap when the workspace is set up: a few ``lstat`` calls.
         """
-        from minarad.workspace.seed import missing_seed_files, record_seen, seed_workspace
+        from minarad.store.seeding import seed_workspace
+        from minarad.workspace.seed import missing_seed_files, record_seen
 
         if self.git_dir.is_dir() and not missing_seed_files(str(self.root)):
             record_seen(str(self.root))

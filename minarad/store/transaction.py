@@ -30,7 +30,7 @@ import stat
 import time
 
 from minarad.errors import Busy, InvalidInput, MinaraError, NotFound
-from minarad.store.atomic import (DiskChanged, DiskReplaced, append_file_at, cut_back_at,
+from minarad.workspace.files import (DiskChanged, DiskReplaced, append_file_at, cut_back_at,
                                   remove_file_at, stat_at, write_file_at)
 from minarad.workspace.content import decode_text, encode_text, git_blob_id, sha256_hex
 from minarad.store.models import FileVersion, Record, WriteResult

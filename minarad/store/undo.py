@@ -13,7 +13,7 @@ import os
 import sqlite3
 
 from minarad.errors import MinaraError
-from minarad.store.atomic import (DiskChanged, remove_file_at,
+from minarad.workspace.files import (DiskChanged, remove_file_at,
                                   rename_file_at, stat_at, write_file_at)
 
 

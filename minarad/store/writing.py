@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from minarad.errors import Busy, InvalidInput, NotFound, \
     VersionConflict
-from minarad.store.atomic import (DiskChanged, DiskReplaced, append_file_at, atomic_write,
+from minarad.workspace.files import (DiskChanged, DiskReplaced, append_file_at, atomic_write,
                                   cut_back_at, remove_file_at,
                                   rename_file_at, stat_at, write_file_at)
 from minarad.workspace.content import encode_text, decode_text, git_blob_id, sha256_hex

@@ -15,7 +15,7 @@ import re
 import unicodedata
 from pathlib import Path
 
-from minarad.store.atomic import atomic_write
+from minarad.workspace.files import atomic_write
 
 
 @dataclasses.dataclass

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from minarad.errors import MinaraError
-from minarad.store.atomic import write_file_at
+from minarad.workspace.files import write_file_at
 
 STATE_FILE = ".soul-state.json"
 SOUL = "SOUL.md"

@@ -9,7 +9,7 @@ its history keeps it). Only regular files are read (a FIFO, socket or
 device fails the import before anything is copied), a file over the size
 limit is skipped, and so is a file the workspace's ignore rules exclude (it
 could not be versioned). The copy is one store transaction, all or nothing
-(:func:`import_planned`).
+(:func:`minarad.store.importing.import_planned`).
 """
 
 from __future__ import annotations
@@ -161,29 +161,3 @@ def _read_source(src: str, rel: str, limit: int) -> bytes:
     except NotFound:
         raise NotFound(f"{rel} vanished from {src} during the import; import again",
                        code="source_changed", path=rel) from None
-
-
-def import_planned(store, plan: ImportPlan, *, author: str) -> str | None:
-    """Copy what ``plan`` copies and remove what it removes, in one transaction.
-
-    All or nothing: a path the workspace refuses, a file changed meanwhile
-    beyond retrying or a failed commit leaves the workspace as it was.
-
-    Args:
-        store: the :class:`minarad.store.Store` of the workspace.
-        plan: from :func:`plan_import`.
-        author: who imports (the commit's author).
-
-    Returns:
-        The commit, or None when there was nothing to copy or remove.
-    """
-    files = read_planned(plan, store.max_file_bytes) if plan.copied else {}
-    if not files and not plan.removed:
-        return None
-    with store.transaction(author=author, source="import",
-                           message="import an OpenClaw workspace") as tx:
-        for rel, data in files.items():
-            tx.write(rel, data)
-        for rel in plan.removed:
-            tx.delete(rel)
-    return tx.result.commit

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from minarad.store import Store
-from minarad.workspace.seed import seed_workspace, template_bytes
+from minarad.store.seeding import seed_workspace
+from minarad.workspace.seed import template_bytes
 from tests.conftest import assert_repo_sound, commit_count, git, git_bytes
 
 

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from minarad.errors import Forbidden, InvalidInput
-from minarad.store.atomic import (DiskChanged, append_file_at, atomic_write, fingerprint,
+from minarad.workspace.files import (DiskChanged, append_file_at, atomic_write, fingerprint,
                                   read_file_at, remove_file_at, rename_file_at, write_file_at)
 
 
@@ -157,7 +157,7 @@ def test_append_and_rename_through_descriptors(root):
 
 INTERRUPTED_WRITER = r"""
 import sys
-from minarad.store.atomic import write_file_at
+from minarad.workspace.files import write_file_at
 
 data = b"x" * (32 << 20)
 print("writing", flush=True)
@@ -237,7 +237,7 @@ def test_atomic_write_replaces_a_symlink_instead_of_following_it(tmp_path, outsi
 
 ALTERNATING_WRITER = r"""
 import sys
-from minarad.store.atomic import atomic_write
+from minarad.workspace.files import atomic_write
 
 size = 4 << 20
 for i in range(int(sys.argv[2])):
