@@ -10,14 +10,15 @@ nothing: dulwich, tantivy and SQLite load only when ``.store`` or
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from minarad.config import Settings, load_settings
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the fast path
 if TYPE_CHECKING:
+    import datetime as dt
+
     from minarad.index import Index
     from minarad.store import Store
 
@@ -176,7 +177,9 @@ class Minara:
         budgets = Budgets(s.context_max_file_chars if max_file_chars is None else max_file_chars,
                           s.context_max_total_chars if max_total_chars is None
                           else max_total_chars)
-        return build_context(self.root, now=now or dt.datetime.now().astimezone(),
+        import datetime
+
+        return build_context(self.root, now=now or datetime.datetime.now().astimezone(),
                              channel_memory=channel_path("MEMORY.md", channel), session=session,
                              surface=surface, channel=channel, budgets=budgets,
                              max_file_bytes=s.max_file_bytes)

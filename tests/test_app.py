@@ -69,9 +69,7 @@ def test_read_text_goes_through_the_read_path(app, ws, tmp_path):
 
 
 def test_context_sets_up_a_new_workspace_and_uses_the_settings(tmp_path, settings, ws):
-    import dataclasses
-
-    small = dataclasses.replace(settings, context_max_file_chars=10)
+    small = settings.replace(context_max_file_chars=10)
     with Minara.open(small) as app:
         context = app.context(now=WHEN, session="s1", surface="repl")
         assert (ws / ".git").is_dir()

@@ -1,8 +1,8 @@
-"""``Settings`` is a typed dataclass, and every setting it defines is read somewhere."""
+"""``Settings`` is typed and frozen, and every setting it defines is read somewhere."""
 
 from __future__ import annotations
 
-import dataclasses
+import typing
 import json
 import re
 import subprocess
@@ -28,13 +28,16 @@ def env(tmp_path):
 def test_settings_are_typed_fields_without_attribute_magic(env):
     s = load_settings({"workspace": "/w"}, env=env)
     assert "__getattr__" not in vars(Settings)
-    fields = {f.name: f.type for f in dataclasses.fields(Settings)}
-    assert fields["max_file_bytes"] == "int" and fields["workspace"] == "Path"
-    assert set(FIELDS) - {"data_dir", "state_dir"} <= set(fields)
+    fields = typing.get_type_hints(Settings)
+    assert fields["max_file_bytes"] is int and fields["workspace"] is Path
+    assert set(FIELDS) - {"data_dir", "state_dir"} <= set(fields) <= set(Settings.__slots__)
     with pytest.raises(AttributeError):
         s.no_such_setting  # noqa: B018
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         s.author = "someone else"
+    changed = s.replace(author="someone else")
+    assert changed.author == "someone else" and s.author != "someone else"
+    assert changed.workspace == s.workspace and changed.sources == s.sources
     assert isinstance(s.workspace, Path) and isinstance(s.dream_interval_hours, float)
 
 

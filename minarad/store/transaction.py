@@ -280,7 +280,8 @@ class Transaction:
             written = op[2] if op[0] == "rename" else op[1]
             if op[0] != "delete":
                 self.store.check_writable_path(written)
-            self.store.check_path(op[1])
+            if op[0] in ("delete", "rename"):  # else the line above checked it
+                self.store.check_path(op[1])
         adopted = {op[1] for op in self._ops if op[0] == "adopt"}
         changed = {p for op in self._ops if op[0] != "adopt" for p in _op_paths(op)}
         if adopted & changed:
