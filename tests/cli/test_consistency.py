@@ -194,6 +194,7 @@ def _running(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_install_without_systemd_runs_minarad_detached_until_uninstall(
         minara, no_user_manager, ws, tmp_path):
     installed = minara.json("service", "install")

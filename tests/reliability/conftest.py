@@ -72,3 +72,11 @@ def daemon(daemon_env, tmp_path):
     yield proc
     if proc.proc is not None and proc.proc.poll() is None:
         proc.kill9()
+
+
+def pytest_collection_modifyitems(items):
+    """The harness is part of the full suite, not of the fast one (``-m "not slow"``)."""
+    here = Path(__file__).parent
+    for item in items:
+        if Path(str(item.fspath)).is_relative_to(here):
+            item.add_marker(pytest.mark.slow)
