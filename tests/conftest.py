@@ -37,6 +37,17 @@ def assert_repo_sound(ws) -> None:
     assert status == "", f"git status not clean:\n{status}"
 
 
+def fill_disk(path) -> None:
+    """Write the file ``path`` until its file system has no byte left."""
+    with open(path, "wb", buffering=0) as fh:
+        for size in (65536, 4096, 512, 1):
+            try:
+                while True:
+                    fh.write(b"\0" * size)
+            except OSError:
+                continue
+
+
 def commit_count(ws) -> int:
     return int(git(ws, "rev-list", "--count", "HEAD").strip())
 

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from tests.conftest import assert_repo_sound, commit_count, git
+from tests.conftest import assert_repo_sound, commit_count, fill_disk, git
 
 
 def _error(proc) -> dict:
@@ -45,17 +45,6 @@ def tiny_disk(tmp_path):
     subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
-def _fill(path) -> None:
-    """Write ``path`` until the file system has no byte left."""
-    with open(path, "wb", buffering=0) as fh:
-        for size in (65536, 4096, 512, 1):
-            try:
-                while True:
-                    fh.write(b"\0" * size)
-            except OSError:
-                continue
-
-
 #: (bytes left free, text): none at all; or room for the commit's small objects but
 #: not for the appended text itself, which then reaches the file only in part.
 DISK_CASES = {"full": (0, "- written once"),
@@ -71,7 +60,7 @@ def test_an_append_on_a_full_disk_changes_nothing_and_a_retry_writes_once(minara
     minara("memory", "append", "MEMORY.md", "- before the disk filled", check=0,
            extra_env=disk_env)
     before, count = (ws / "MEMORY.md").read_bytes(), commit_count(ws)
-    _fill(tiny_disk / "filler")
+    fill_disk(tiny_disk / "filler")
     os.truncate(tiny_disk / "filler", max(0, os.path.getsize(tiny_disk / "filler") - free))
     failed = minara("--json", "memory", "append", "MEMORY.md", "-", input=text, check=1,
                     extra_env=disk_env)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import assert_repo_sound, commit_count, git
+from tests.conftest import assert_repo_sound, commit_count, fill_disk, git
 from tests.reliability.conftest import age_git_locks, commits_adding, path_history
 
 BASE = "# Notes\n\n- first line\n"
@@ -69,15 +69,8 @@ def tiny_disk(tmp_path, env, mounts):
 
 def _fill(disk: Path) -> Path:
     """Write a filler file until the file system is full; return it."""
-    filler = disk / "filler"
-    with open(filler, "wb", buffering=0) as fh:
-        for size in (65536, 4096, 512, 1):
-            try:
-                while True:
-                    fh.write(b"\0" * size)
-            except OSError:
-                pass
-    return filler
+    fill_disk(disk / "filler")
+    return disk / "filler"
 
 
 # -- a full disk ---------------------------------------------------------------------
