@@ -53,11 +53,6 @@ def fingerprint(path: str | os.PathLike) -> tuple | None:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-def check_unchanged(path: str | os.PathLike, expect) -> None:
-    """Raise :class:`DiskChanged` unless ``path`` still has the ``expect`` fingerprint."""
-    if expect is not ANY and fingerprint(path) != expect:
-        raise DiskChanged(os.fspath(path))
-
 
 def atomic_write(path: str | os.PathLike, data: bytes, mode: int | None = None,
                  expect=ANY) -> os.stat_result:
@@ -100,39 +95,6 @@ def atomic_write(path: str | os.PathLike, data: bytes, mode: int | None = None,
         os.close(dir_fd)
 
 
-def append_in_place(path: str | os.PathLike, suffix: bytes, expect) -> os.stat_result | None:
-    """Append ``suffix`` to ``path`` with ``O_APPEND``, if it is still as read.
-
-    Appends by other processes (``echo >> file``) can never overwrite an
-    ``O_APPEND`` write, nor it theirs: the kernel puts each at the end.
-
-    Returns:
-        The file's stat when it holds exactly what was read plus ``suffix``
-        (fit for the git index), else None.
-
-    Raises:
-        DiskChanged: the file changed since it was read, or was replaced
-            while being appended to (the bytes went to the old file): redo.
-    """
-    path = os.fspath(path)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
-    try:
-        st = os.fstat(fd)
-        if (st.st_mtime_ns, st.st_size, st.st_ino) != expect:
-            raise DiskChanged(path)
-        written = os.write(fd, suffix)
-        while written < len(suffix):
-            written += os.write(fd, suffix[written:])
-        os.fsync(fd)
-        after = os.fstat(fd)
-    finally:
-        os.close(fd)
-    now = fingerprint(path)
-    if now is None or now[2] != after.st_ino:
-        raise DiskReplaced(path)
-    exact = after.st_size == st.st_size + len(suffix) and now == (
-        after.st_mtime_ns, after.st_size, after.st_ino)
-    return after if exact else None
 
 
 # -- through folder file descriptors -------------------------------------------
@@ -238,7 +200,12 @@ def write_file_at(root: str | os.PathLike, rel: str, data: bytes, mode: int | No
 
 def append_file_at(root: str | os.PathLike, rel: str, suffix: bytes, expect
                    ) -> os.stat_result | None:
-    """As :func:`append_in_place` for workspace file ``rel``, following no symlink.
+    """Append ``suffix`` to workspace file ``rel`` with ``O_APPEND``, if it is still as read.
+
+    Appends by other processes (``echo >> file``) can never overwrite an
+    ``O_APPEND`` write, nor it theirs: the kernel puts each at the end. No
+    symlink is followed. Returns the file's stat when it holds exactly what
+    was read plus ``suffix`` (fit for the git index), else None.
 
     Raises:
         DiskChanged: the file changed, vanished or was replaced since it was

@@ -22,7 +22,7 @@ from minarad.errors import Forbidden, InvalidInput, MinaraError, NotFound
 from minarad.workspace.ignore import is_editor_temporary
 from minarad.workspace.layout import SEEDED_FILES
 from minarad.workspace.paths import normalize_path
-from minarad.workspace.regular import read_regular_file
+from minarad.workspace.reader import read_regular_under
 from minarad.workspace.seed import template_bytes
 
 SKIPPED_BY_RULE = {"BOOTSTRAP.md": "onboarding file", "HEARTBEAT.md": "runtime state"}
@@ -54,7 +54,7 @@ def _is_untouched_template(dest: str, rel: str) -> bool:
     if rel not in (*SEEDED_FILES, "BOOTSTRAP.md"):
         return False
     try:
-        return read_regular_file(os.path.join(dest, rel), rel) == template_bytes(rel)
+        return read_regular_under(dest, rel) == template_bytes(rel)
     except (OSError, MinaraError):
         return False
 
@@ -157,7 +157,7 @@ def read_planned(plan: ImportPlan, max_file_bytes: int | None = None) -> dict[st
 
 def _read_source(src: str, rel: str, limit: int) -> bytes:
     try:
-        return read_regular_file(os.path.join(src, *rel.split("/")), rel, limit)
+        return read_regular_under(src, rel, limit)
     except NotFound:
         raise NotFound(f"{rel} vanished from {src} during the import; import again",
                        code="source_changed", path=rel) from None

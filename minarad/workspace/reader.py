@@ -161,14 +161,7 @@ def read_workspace_file(root: str | os.PathLike, rel: str, *, max_bytes: int,
         raise Forbidden(f"{rel} is ignored by the workspace's .gitignore (or is an editor "
                         f"temporary); minara does not read it", code="path_ignored", path=rel)
     check_no_symlink(root, rel)  # names the link and where it points
-    try:
-        dir_fd = _open_folder(root, rel)
-    except (FileNotFoundError, NotADirectoryError):
-        raise _not_found(rel) from None
-    try:
-        data = read_regular_at(dir_fd, _name(rel), rel, max_bytes + 1)
-    finally:
-        os.close(dir_fd)
+    data = read_regular_under(root, rel, max_bytes + 1)
     if len(data) > max_bytes:
         raise InvalidInput(f"{rel}: larger than the {max_bytes:,}-byte limit "
                            f"(set MINARA_MAX_FILE_BYTES to change it)", code="file_too_large",
@@ -188,6 +181,28 @@ def read_workspace_text(root: str | os.PathLike, rel: str, *, max_bytes: int,
 
     data = read_workspace_file(root, rel, max_bytes=max_bytes, ignore=ignore)
     return decode_text(data, max_bytes, rel)
+
+
+def read_regular_under(root: str | os.PathLike, rel: str, limit: int = -1) -> bytes:
+    """Read up to ``limit`` bytes of ``rel`` under folder ``root``, following no symlink.
+
+    Each folder on the way is opened from ``root`` with ``O_NOFOLLOW``, so a
+    folder swapped for a link cannot send the read elsewhere; used for the
+    workspace and for a folder being imported alike.
+
+    Raises:
+        NotFound: nothing is there (``file_not_found``).
+        Forbidden: the file or a folder on its way is a symlink (``symlink``).
+        InvalidInput: a folder, FIFO, socket or device (``not_a_file``).
+    """
+    try:
+        dir_fd = _open_folder(os.fspath(root), rel)
+    except (FileNotFoundError, NotADirectoryError):
+        raise _not_found(rel) from None
+    try:
+        return read_regular_at(dir_fd, _name(rel), rel, limit)
+    finally:
+        os.close(dir_fd)
 
 
 def read_regular_at(dir_fd: int | None, name: str, rel: str, limit: int = -1) -> bytes:

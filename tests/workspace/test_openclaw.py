@@ -77,3 +77,22 @@ def test_import_of_an_onboarded_workspace_ends_onboarding_here(openclaw, minara,
     assert not (ws / "BOOTSTRAP.md").exists()
     assert "bootstrap" not in {b["name"] for b in minara.json("context")["blocks"]}
     assert_repo_sound(ws)
+
+
+def test_a_source_folder_swapped_for_a_link_after_planning_is_not_read(tmp_path):
+    from minarad.errors import Forbidden
+    from minarad.workspace.openclaw import plan_import, read_planned
+
+    src, dest, outside = tmp_path / "src", tmp_path / "dest", tmp_path / "outside"
+    (src / "notes").mkdir(parents=True)
+    (src / "notes" / "a.md").write_text("planned\n")
+    outside.mkdir()
+    (outside / "a.md").write_text("SECRET\n")
+    dest.mkdir()
+    plan = plan_import(str(src), str(dest))
+    assert "notes/a.md" in plan.copied
+    (src / "notes").rename(tmp_path / "moved")
+    (src / "notes").symlink_to(outside)
+    with pytest.raises(Forbidden) as exc:
+        read_planned(plan)
+    assert exc.value.code == "symlink"
