@@ -17,17 +17,16 @@ manifest does not list nor a copy edited since (unless forced).
 from __future__ import annotations
 
 import dataclasses
-import errno
 import json
 import os
 import re
-import stat
 
 from minarad.errors import Forbidden, InvalidInput, MinaraError, NotFound
 from minarad.workspace.files import DiskChanged, atomic_write
 from minarad.workspace.content import decode_text, git_blob_id
 from minarad.store.merge import merge_texts
 from minarad.store.models import FileVersion, Record
+from minarad.workspace.reader import read_regular_stat_under
 from minarad.workspace.paths import channel_path, normalize_path
 
 MANIFEST = ".minara-pull.json"
@@ -73,8 +72,9 @@ def pull(store, dest: str, *, channel: str | None = None, reader: str | None = N
         InvalidInput: a copy holds edits not pushed yet (``unpushed_edits``),
             a file in the way was not written by a pull (``file_not_pulled``)
             or the folder's manifest is broken (``invalid_manifest``).
-        Forbidden: a copy is a symlink or not a regular file, or ``dest``
-            lies inside the workspace (``pull_dir_in_workspace``).
+        Forbidden: a copy is a symlink, or ``dest`` lies inside the workspace
+            (``pull_dir_in_workspace``).
+        InvalidInput: a copy is not a regular file (``not_a_file``).
     """
     _check_outside_workspace(store, dest)
     os.makedirs(dest, exist_ok=True)
@@ -149,40 +149,20 @@ def read_copy(dest: str, name: str) -> bytes | None:
     Never follows a symlink: the copy must be a regular file in ``dest``.
 
     Raises:
-        Forbidden: the copy or a folder on its way is a symlink, or it is not
-            a regular file.
+        Forbidden: the copy or a folder on its way is a symlink.
+        InvalidInput: it is not a regular file (``not_a_file``).
     """
     found = _read_in_folder(dest, name)
     return found[0] if found else None
 
 
 def _read_in_folder(dest: str, name: str) -> tuple[bytes, tuple] | None:
-    _refuse_linked_folders(dest, name)
-    path = os.path.join(dest, name)
+    """A copy's bytes and fingerprint, read by the workspace's no-symlink rules; None if absent."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
+        data, st = read_regular_stat_under(dest, name)
+    except NotFound:
         return None
-    except OSError as exc:
-        if exc.errno != errno.ELOOP:
-            raise
-        raise Forbidden(f"{path} is a symlink; minara reads and writes only the files a pull "
-                        f"wrote, never links", code="symlink", path=path) from None
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        raise Forbidden(f"{path} is not a regular file", code="not_a_regular_file", path=path)
-    with os.fdopen(fd, "rb") as fh:
-        return fh.read(), (st.st_mtime_ns, st.st_size, st.st_ino)
-
-
-def _refuse_linked_folders(dest: str, name: str) -> None:
-    current = dest
-    for part in name.split("/")[:-1]:
-        current = os.path.join(current, part)
-        if os.path.islink(current):
-            raise Forbidden(f"{current} is a symlink; minara does not follow links out of a "
-                            f"pull folder", code="symlink", path=current)
+    return data, (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def _reader_file(store, reader: str) -> str:

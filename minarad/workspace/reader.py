@@ -186,6 +186,15 @@ def read_workspace_text(root: str | os.PathLike, rel: str, *, max_bytes: int,
 def read_regular_under(root: str | os.PathLike, rel: str, limit: int = -1) -> bytes:
     """Read up to ``limit`` bytes of ``rel`` under folder ``root``, following no symlink.
 
+    See :func:`read_regular_stat_under`, which also returns the file's stat.
+    """
+    return read_regular_stat_under(root, rel, limit)[0]
+
+
+def read_regular_stat_under(root: str | os.PathLike, rel: str, limit: int = -1
+                            ) -> tuple[bytes, os.stat_result]:
+    """Read up to ``limit`` bytes of ``rel`` under ``root``, and its stat as it was opened.
+
     Each folder on the way is opened from ``root`` with ``O_NOFOLLOW``, so a
     folder swapped for a link cannot send the read elsewhere; used for the
     workspace and for a folder being imported alike.
@@ -200,7 +209,7 @@ def read_regular_under(root: str | os.PathLike, rel: str, limit: int = -1) -> by
     except (FileNotFoundError, NotADirectoryError):
         raise _not_found(rel) from None
     try:
-        return read_regular_at(dir_fd, _name(rel), rel, limit)
+        return _read_regular(dir_fd, _name(rel), rel, limit)
     finally:
         os.close(dir_fd)
 
@@ -223,9 +232,15 @@ def read_regular_at(dir_fd: int | None, name: str, rel: str, limit: int = -1) ->
         InvalidInput: a folder, FIFO, socket or device (``not_a_file``).
         Forbidden: the file itself is a symlink (``symlink``).
     """
+    return _read_regular(dir_fd, name, rel, limit)[0]
+
+
+def _read_regular(dir_fd: int | None, name: str, rel: str, limit: int
+                  ) -> tuple[bytes, os.stat_result]:
     fd = _open_without_blocking(dir_fd, name, rel)
     try:
-        mode = os.fstat(fd).st_mode
+        st = os.fstat(fd)
+        mode = st.st_mode
         if stat.S_ISDIR(mode):
             raise InvalidInput(f"{rel} is a folder", code="not_a_file", path=rel)
         if not stat.S_ISREG(mode):
@@ -236,7 +251,7 @@ def read_regular_at(dir_fd: int | None, name: str, rel: str, limit: int = -1) ->
         os.close(fd)
         raise
     with fh:
-        return fh.read(limit)
+        return fh.read(limit), st
 
 
 def _not_found(rel: str) -> NotFound:
