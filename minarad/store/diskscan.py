@@ -74,9 +74,8 @@ class DiskCommits:
         for rel in sorted({reconcile.normalized_or_as_given(p) for p in paths}):
             if not ignore(rel):
                 latest = self.history_db.latest(rel)
-                blob = latest.blob if latest else None
-                reconcile.collect(self, rel, blob, True, found,
-                                  self._committed_mode(rel) if blob else None)
+                reconcile.collect(self, rel, latest.blob if latest else None, True, found,
+                                  latest.mode if latest else None)
 
     def _scan_whole_tree(self, found) -> None:
         from minarad.store import reconcile
@@ -114,13 +113,4 @@ class DiskCommits:
         return {p.decode("utf-8", "surrogateescape"): (sha.decode(), mode)
                 for p, mode, sha in iter_files(self.repo.object_store, tree)}
 
-    def _committed_mode(self, rel: str) -> int | None:
-        """The mode HEAD records for ``rel`` (None when HEAD lacks it)."""
-        from minarad.git.objects import commit_tree
-        from minarad.git.trees import lookup_blob
-
-        head = self.head()
-        found = lookup_blob(self.repo.object_store, commit_tree(self.repo, head) if head
-                            else None, rel.encode("utf-8", "surrogateescape"))
-        return found[0] if found else None
 

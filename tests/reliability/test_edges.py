@@ -118,15 +118,16 @@ def test_a_daemon_killed_with_sigkill_commits_the_edit_on_restart(minara, ws, da
     assert_repo_sound(ws)
 
 
+@pytest.mark.parametrize("paths", [None, ["notes.md"]], ids=["whole-tree", "one-path"])
 @pytest.mark.parametrize("executable", [True, False])
-def test_a_mode_only_change_is_committed_like_any_edit(store, ws, executable):
+def test_a_mode_only_change_is_committed_like_any_edit(store, ws, executable, paths):
     path = Path(ws, "notes.md")
     path.write_text("- one\n")
     path.chmod(0o644 if executable else 0o755)
-    store.commit_disk(None)
+    store.commit_disk(paths)
     assert_repo_sound(ws)
     path.chmod(0o755 if executable else 0o644)
-    store.commit_disk(None)
+    store.commit_disk(paths)
     mode = git(ws, "ls-tree", "HEAD", "notes.md").split()[0]
     assert mode == ("100755" if executable else "100644")
     assert_repo_sound(ws)
