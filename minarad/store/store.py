@@ -27,8 +27,7 @@ if TYPE_CHECKING:
 
 from minarad.store.diskscan import DiskCommits
 from minarad.store.reading import ReadVerbs, parse_base  # noqa: F401 (re-exported)
-from minarad.store.writing import _UNSTABLE, WriteVerbs, join_appended  # noqa: F401
-from minarad.store.undo import _failures_named, _mark_of, _put_back  # noqa: F401 (used by transactions)
+from minarad.store.writing import WriteVerbs, join_appended  # noqa: F401 (re-exported)
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 

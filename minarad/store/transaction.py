@@ -166,7 +166,7 @@ class Transaction:
             Busy: the repository is busy, or a file keeps changing on disk.
             MinaraError: a file or the commit could not be written; nothing changed.
         """
-        from minarad.store.store import _failures_named
+        from minarad.store.undo import _failures_named
 
         store = self.store
         try:
@@ -237,7 +237,7 @@ class Transaction:
             DiskChanged: a file changed while it was read (run again).
         """
         from minarad.store.ignoreguard import check_gitignore_change
-        from minarad.store.store import _UNSTABLE
+        from minarad.store.writing import _UNSTABLE
 
         store, states = self.store, {}
         adopted = self._check_paths_again()
@@ -292,7 +292,7 @@ class Transaction:
 
     def _read_adopted(self, rel: str) -> _PathState:
         """``rel`` as committed (``before``) and as on disk (``after``)."""
-        from minarad.store.store import _mark_of
+        from minarad.store.undo import _mark_of
 
         store = self.store
         data, st = store.read_disk(rel)
@@ -318,7 +318,7 @@ class Transaction:
         states[rel].after = data
 
     def _plan_append(self, states, rel, text) -> None:
-        from minarad.store.store import join_appended
+        from minarad.store.writing import join_appended
 
         old = states[rel].after or b""
         limit = self.store.max_file_bytes
@@ -407,7 +407,7 @@ def _change_disk(root, s: _PathState):
     Raises:
         DiskChanged: the file is no longer as it was read.
     """
-    from minarad.store.store import _mark_of, _put_back
+    from minarad.store.undo import _mark_of, _put_back
 
     if s.in_place:
         return _append_in_place(root, s)
