@@ -16,8 +16,10 @@ APP = "minara"
 
 #: name -> (environment variable, type, default). A default of ``None`` is
 #: computed by a ``_default_<name>`` resolver below. Each is a field (or, for
-#: the two folders, a property) of :class:`Settings`.
+#: the two folders, a property) of :class:`Settings`; each part of minara
+#: keeps its settings in its own block here and in the class's annotations.
 FIELDS: dict[str, tuple[str, type, object]] = {
+    # -- workspace, store and daemon --
     "workspace": ("MINARA_WORKSPACE_DIR", Path, None),
     "data_dir": ("MINARA_DATA_DIR", Path, None),
     "state_dir": ("MINARA_STATE_DIR", Path, None),
@@ -26,33 +28,46 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "max_file_bytes": ("MINARA_MAX_FILE_BYTES", int, 5 * 1024 * 1024),
     "debounce_ms": ("MINARA_DEBOUNCE_MS", int, 300),
     "debounce_cap_ms": ("MINARA_DEBOUNCE_CAP_MS", int, 3000),
+    # -- per-turn jobs --
     "heartbeat_enabled": ("WORKSPACE_HEARTBEAT_ENABLED", bool, True),
     "daily_log_enabled": ("WORKSPACE_DAILY_LOG_ENABLED", bool, False),
     "daily_log_interval": ("WORKSPACE_DAILY_LOG_INTERVAL", int, 5),
-    "dream_enabled": ("WORKSPACE_DREAM_ENABLED", bool, False),
-    "dream_interval_hours": ("WORKSPACE_DREAM_INTERVAL_HOURS", float, 24.0),
+    # -- context --
     "context_max_file_chars": ("MINARA_CONTEXT_MAX_FILE_CHARS", int, 12_000),
     "context_max_total_chars": ("MINARA_CONTEXT_MAX_TOTAL_CHARS", int, 60_000),
+    # -- LLM (an OpenAI-compatible chat-completions endpoint) --
+    "llm_base_url": ("MINARA_LLM_BASE_URL", str, ""),
+    "llm_model": ("MINARA_LLM_MODEL", str, ""),
+    "llm_api_key": ("MINARA_LLM_API_KEY", str, ""),
+    "llm_timeout_s": ("MINARA_LLM_TIMEOUT_S", float, 60.0),
+    "llm_retries": ("MINARA_LLM_RETRIES", int, 2),
+    # -- learn store, promotion, dreaming, scheduler --
+    "dream_enabled": ("WORKSPACE_DREAM_ENABLED", bool, False),
+    "dream_interval_hours": ("WORKSPACE_DREAM_INTERVAL_HOURS", float, 24.0),
+    # -- wiki --
+    # -- knowledge --
+    # -- search --
+    # -- HTTP gateway --
+    # -- artifacts and files --
+    # -- sync --
+    # -- MCP --
+    # -- budgets and proposals --
 }
+
+#: Settings never printed (``minara config`` says only that they are set).
+_SECRETS = {"llm_api_key"}
+
+#: Settings whose empty value means "not set" (rather than an error).
+_MAY_BE_EMPTY = {"llm_base_url", "llm_model", "llm_api_key"}
 
 
 class Settings:
     """The effective configuration, one typed attribute per setting.
 
+    Every name in :data:`FIELDS` is an attribute (its environment variable
+    is listed there; ``minara config`` prints each with its origin), plus:
+
     Attributes:
-        workspace: the workspace directory (``MINARA_WORKSPACE_DIR``).
-        author: who writes from the CLI: the commit author (``MINARA_AUTHOR``).
-        operator: the author of ``editor`` commits, edits made by hand (``MINARA_OPERATOR``).
-        max_file_bytes: the largest file read or written (``MINARA_MAX_FILE_BYTES``).
-        debounce_ms: quiet time before the daemon commits an edit.
-        debounce_cap_ms: the longest the daemon waits under continuous edits.
-        heartbeat_enabled: turn end rewrites HEARTBEAT.md.
-        daily_log_enabled: turn end appends to the daily journal.
-        daily_log_interval: the journal gets an entry every this many turns.
-        dream_enabled: read by the dream job (not yet built).
-        dream_interval_hours: read by the dream job (not yet built).
-        context_max_file_chars: ``minara context`` lists a longer file by name only.
-        context_max_total_chars: ``minara context``'s total budget.
         config_file: the config file consulted (it may not exist).
         sources: each setting's origin: ``flag``, ``env:NAME``, ``file:PATH`` or ``default``.
 
@@ -66,39 +81,55 @@ class Settings:
     It is typed and frozen all the same; :meth:`replace` makes a changed copy.
     """
 
+    # -- workspace, store and daemon --
     workspace: Path
     author: str
     operator: str
     max_file_bytes: int
     debounce_ms: int
     debounce_cap_ms: int
+    # -- per-turn jobs --
     heartbeat_enabled: bool
     daily_log_enabled: bool
     daily_log_interval: int
-    dream_enabled: bool
-    dream_interval_hours: float
+    # -- context --
     context_max_file_chars: int
     context_max_total_chars: int
+    # -- LLM --
+    llm_base_url: str
+    llm_model: str
+    llm_api_key: str
+    llm_timeout_s: float
+    llm_retries: int
+    # -- learn store, promotion, dreaming, scheduler --
+    dream_enabled: bool
+    dream_interval_hours: float
+    # -- wiki --
+    # -- knowledge --
+    # -- search --
+    # -- HTTP gateway --
+    # -- artifacts and files --
+    # -- sync --
+    # -- MCP --
+    # -- budgets and proposals --
     config_file: Path
     sources: dict
     given_data_dir: Path | None
     given_state_dir: Path | None
 
-    __slots__ = ("workspace", "author", "operator", "max_file_bytes", "debounce_ms",
-                 "debounce_cap_ms", "heartbeat_enabled", "daily_log_enabled",
-                 "daily_log_interval", "dream_enabled", "dream_interval_hours",
-                 "context_max_file_chars", "context_max_total_chars", "config_file",
-                 "sources", "given_data_dir", "given_state_dir", "_folders")
+    __slots__ = (*(name for name in FIELDS if name not in ("data_dir", "state_dir")),
+                 "config_file", "sources", "given_data_dir", "given_state_dir", "_folders")
 
-    def __init__(self, *, workspace: Path, author: str, operator: str, max_file_bytes: int,
-                 debounce_ms: int, debounce_cap_ms: int, heartbeat_enabled: bool,
-                 daily_log_enabled: bool, daily_log_interval: int, dream_enabled: bool,
-                 dream_interval_hours: float, context_max_file_chars: int,
-                 context_max_total_chars: int, config_file: Path, sources: dict | None = None,
-                 given_data_dir: Path | None = None, given_state_dir: Path | None = None):
-        values = dict(locals())
-        del values["self"]
-        values["sources"] = dict(sources or {})
+    def __init__(self, *, config_file: Path, sources: dict | None = None,
+                 given_data_dir: Path | None = None, given_state_dir: Path | None = None,
+                 **values):
+        missing = [name for name in self.field_names()
+                   if name not in values and name not in _NOT_FIELDS]
+        unknown = sorted(set(values) - set(self.field_names()))
+        if missing or unknown:
+            raise TypeError(f"Settings: missing {missing}, unknown {unknown}")
+        values.update(config_file=config_file, sources=dict(sources or {}),
+                      given_data_dir=given_data_dir, given_state_dir=given_state_dir)
         for name, value in values.items():
             object.__setattr__(self, name, value)
         object.__setattr__(self, "_folders", {})
@@ -140,7 +171,12 @@ class Settings:
 
     def as_dict(self) -> dict:
         """Return the settings as plain JSON-ready values."""
-        return {name: _plain(getattr(self, name)) for name in (*FIELDS, "config_file")}
+        return {name: _plain(getattr(self, name)) if name not in _SECRETS or not getattr(self, name)
+                else "(set, hidden)" for name in (*FIELDS, "config_file")}
+
+
+#: Slots that are not settings of their own (given to ``__init__`` by keyword).
+_NOT_FIELDS = ("config_file", "sources", "given_data_dir", "given_state_dir")
 
 
 def _plain(value):
@@ -148,8 +184,22 @@ def _plain(value):
 
 
 #: The least value a numeric setting may take (0 when not listed).
-_MINIMUM = {"max_file_bytes": 1, "daily_log_interval": 1, "dream_interval_hours": 0.01,
-            "context_max_file_chars": 0, "debounce_cap_ms": 1}
+_MINIMUM = {
+    "max_file_bytes": 1, "daily_log_interval": 1, "context_max_file_chars": 0,
+    "debounce_cap_ms": 1,
+    # -- LLM --
+    "llm_timeout_s": 0.1,
+    # -- learn store, promotion, dreaming, scheduler --
+    "dream_interval_hours": 0.01,
+    # -- wiki --
+    # -- knowledge --
+    # -- search --
+    # -- HTTP gateway --
+    # -- artifacts and files --
+    # -- sync --
+    # -- MCP --
+    # -- budgets and proposals --
+}
 
 
 def _default_config_file(env) -> Path:
@@ -210,6 +260,8 @@ def parse_value(name: str, raw, kind: type):
                 raise ValueError(raw)
             return Path(str(raw)).expanduser()
         if kind is str and not str(raw).strip():
+            if name in _MAY_BE_EMPTY:
+                return ""
             raise ValueError(raw)
         value = kind(raw)
         if kind in (int, float) and value < _MINIMUM.get(name, 0):
@@ -270,6 +322,9 @@ def load_settings(flags: dict | None = None, env=None) -> Settings:
             sources[name] = f"file:{config_file}"
         else:
             values[name], sources[name] = _default(name, default), "default"
+    if not values["llm_api_key"] and env.get("OPENAI_API_KEY"):
+        # the key an OpenAI-compatible provider's own tools read
+        values["llm_api_key"], sources["llm_api_key"] = env["OPENAI_API_KEY"], "env:OPENAI_API_KEY"
     return _build(values, sources, config_file)
 
 

@@ -114,3 +114,12 @@ def fixture_snapshots() -> list[Path]:
         return []
     return [FIXTURES] + sorted(p for p in FIXTURES.iterdir()
                                if (p / "SOUL.md").is_file())
+
+
+@pytest.fixture
+def llm():
+    """A deterministic OpenAI-compatible server on loopback (see tests/llm_server.py)."""
+    from tests.llm_server import LoopbackLLM
+
+    with LoopbackLLM() as server:
+        yield server

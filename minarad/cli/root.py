@@ -27,6 +27,15 @@ GROUPS = {
     "service": "minarad.cli.daemon:service",
     "search": "minarad.cli.search:search",
     "index": "minarad.cli.search:index",
+    # -- learn store, promotion, dreaming, scheduler --
+    # -- wiki --
+    # -- knowledge --
+    # -- search --
+    # -- HTTP gateway --
+    # -- artifacts and files --
+    # -- sync --
+    # -- MCP --
+    # -- budgets and proposals --
 }
 
 

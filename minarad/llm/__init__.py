@@ -1,0 +1,139 @@
+"""One small client for any OpenAI-compatible chat-completions endpoint.
+
+OpenAI, Ollama, llama.cpp's server, vLLM and the like all answer
+``POST {base}/chat/completions``. The settings are ``MINARA_LLM_BASE_URL``
+(for example ``http://127.0.0.1:11434/v1``), ``MINARA_LLM_MODEL``,
+``MINARA_LLM_API_KEY`` (or ``OPENAI_API_KEY``), ``MINARA_LLM_TIMEOUT_S`` and
+``MINARA_LLM_RETRIES``.
+
+Every failure is an :class:`LLMError` with a code a job can report:
+``llm_not_configured``, ``llm_unreachable``, ``llm_timeout``,
+``llm_http_error``, ``llm_bad_answer`` (not the JSON shape of a chat
+completion) and ``llm_empty_answer``. Unreachable, time-outs, 429 and 5xx are
+retried with backoff; other answers are not.
+
+httpx is imported on first use, so commands that never talk to a model do
+not pay for it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from minarad.errors import MinaraError
+
+if TYPE_CHECKING:
+    from minarad.config import Settings
+
+
+class LLMError(MinaraError):
+    """The model could not give a usable answer."""
+
+    code = "llm_error"
+    exit_code = 1
+    http_status = 502
+
+
+#: Status codes worth a second try.
+_RETRYABLE = {408, 409, 425, 429, 500, 502, 503, 504}
+
+
+class ChatClient:
+    """Send chat messages to one model and return its text answer.
+
+    Args:
+        base_url: the endpoint's base, up to and including ``/v1``.
+        model: the model name the endpoint expects.
+        api_key: sent as a bearer token when given.
+        timeout_s: the longest one request may take, connect to last byte.
+        retries: further tries after a retryable failure.
+        backoff_s: the first pause between tries (doubled each time).
+    """
+
+    def __init__(self, base_url: str, model: str, *, api_key: str = "", timeout_s: float = 60.0,
+                 retries: int = 2, backoff_s: float = 0.5):
+        if not base_url or not model:
+            raise LLMError("no LLM configured: set MINARA_LLM_BASE_URL and MINARA_LLM_MODEL "
+                           "(any OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1)",
+                           code="llm_not_configured")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key = api_key
+        self.timeout_s = timeout_s
+        self.retries = max(0, retries)
+        self.backoff_s = backoff_s
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **overrides) -> ChatClient:
+        """A client for the configured model (``llm_not_configured`` when there is none)."""
+        values = dict(base_url=settings.llm_base_url, model=settings.llm_model,
+                      api_key=settings.llm_api_key, timeout_s=settings.llm_timeout_s,
+                      retries=settings.llm_retries)
+        values.update(overrides)
+        return cls(values.pop("base_url"), values.pop("model"), **values)
+
+    def complete(self, messages: list[dict], *, max_tokens: int | None = None,
+                 temperature: float = 0.0) -> str:
+        """Return the model's answer to ``messages`` (``[{"role", "content"}, ...]``).
+
+        Raises:
+            LLMError: after the last try failed, with the reason's code.
+        """
+        body: dict = {"model": self.model, "messages": messages, "temperature": temperature}
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        last: LLMError | None = None
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(self.backoff_s * (2 ** (attempt - 1)))
+            try:
+                return self._post(body)
+            except _Retry as exc:
+                last = exc.error
+        assert last is not None
+        raise last
+
+    def _post(self, body: dict) -> str:
+        import httpx
+
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        url = f"{self.base_url}/chat/completions"
+        try:
+            response = httpx.post(url, json=body, headers=headers, timeout=self.timeout_s)
+        except httpx.TimeoutException:
+            raise _Retry(LLMError(f"the LLM at {self.base_url} did not answer within "
+                                  f"{self.timeout_s:g} s", code="llm_timeout")) from None
+        except httpx.HTTPError as exc:
+            raise _Retry(LLMError(f"the LLM at {self.base_url} is unreachable: {exc}",
+                                  code="llm_unreachable")) from None
+        if response.status_code != 200:
+            error = LLMError(f"the LLM at {self.base_url} answered HTTP {response.status_code}: "
+                             f"{response.text[:200]}", code="llm_http_error",
+                             status=response.status_code)
+            if response.status_code in _RETRYABLE:
+                raise _Retry(error)
+            raise error
+        return _answer_text(response)
+
+
+class _Retry(Exception):
+    def __init__(self, error: LLMError):
+        super().__init__(error.message)
+        self.error = error
+
+
+def _answer_text(response) -> str:
+    try:
+        data = response.json()
+        content = data["choices"][0]["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        raise LLMError(f"the LLM's answer is not a chat completion: {response.text[:200]!r}",
+                       code="llm_bad_answer") from None
+    if not isinstance(content, str):
+        raise LLMError("the LLM's answer has no text content", code="llm_bad_answer")
+    if not content.strip():
+        raise LLMError("the LLM gave an empty answer", code="llm_empty_answer")
+    return content
