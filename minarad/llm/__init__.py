@@ -67,9 +67,9 @@ class ChatClient:
     @classmethod
     def from_settings(cls, settings: Settings, **overrides) -> ChatClient:
         """A client for the configured model (``llm_not_configured`` when there is none)."""
-        values = dict(base_url=settings.llm_base_url, model=settings.llm_model,
-                      api_key=settings.llm_api_key, timeout_s=settings.llm_timeout_s,
-                      retries=settings.llm_retries)
+        values: dict = dict(base_url=settings.llm_base_url, model=settings.llm_model,
+                            api_key=settings.llm_api_key, timeout_s=settings.llm_timeout_s,
+                            retries=settings.llm_retries)
         values.update(overrides)
         return cls(values.pop("base_url"), values.pop("model"), **values)
 
