@@ -150,6 +150,14 @@ class Minara:
     def _version_number(self, path: str) -> int:
         return self.store.version_number(path)
 
+    # -- the parts built on the store (each adds its property here) -----------
+    # -- learn store, promotion, dreaming, scheduler --
+    # -- wiki --
+    # -- knowledge --
+    # -- artifacts and files --
+    # -- sync --
+    # -- budgets and proposals --
+
     # -- the two ends of an agent session -------------------------------------
 
     def context(self, *, now: dt.datetime | None = None, channel: str | None = None,

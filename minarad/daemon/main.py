@@ -100,22 +100,57 @@ def log_index_error(exc: BaseException) -> None:
         logger.opt(exception=exc).error("search index not updated")
 
 
-def attach_after_commit_hooks(daemon, app) -> list:
-    """Register what must follow each commit; return callables that stop them.
+#: What runs beside the commit loop, each ``"module:function"`` called as
+#: ``function(daemon, app)`` in this order and returning a callable that stops
+#: it (or None). Each part of minara that needs the daemon adds one line.
+SERVICES = [
+    "minarad.daemon.main:start_index_follower",
+    # -- learn store, promotion, dreaming, scheduler --
+    # -- search --
+    # -- HTTP gateway --
+    # -- sync --
+    # -- MCP --
+    # -- budgets and proposals --
+]
 
-    The search index follows the repository: ``daemon.after_commit`` receives
-    each ``CommitInfo`` (and ``None`` once at start when nothing needed
-    committing, to catch up with commits made while the daemon was down), and
-    the index follower folds a burst of them into one catch-up.
-    tantivy is imported here, inside the function, so ``minarad --help`` and
-    the daemon's own modules stay free of it.
+
+def start_index_follower(daemon, app):
+    """The search index follows the repository.
+
+    ``daemon.after_commit`` receives each ``CommitInfo`` (and ``None`` once at
+    start when nothing needed committing, to catch up with commits made while
+    the daemon was down), and the index follower folds a burst of them into
+    one catch-up. tantivy is imported here, inside the function, so
+    ``minarad --help`` and the daemon's own modules stay free of it.
     """
-
     from minarad.index.follower import IndexFollower
 
     follower = IndexFollower(app.index, on_error=log_index_error).start()
     daemon.after_commit.append(follower.request)
-    return [follower.stop]
+    return follower.stop
+
+
+def attach_after_commit_hooks(daemon, app) -> list:
+    """Start every :data:`SERVICES` entry; return the callables that stop them.
+
+    A service that fails to start is logged and left out: the daemon's first
+    duty, committing edits, never waits on another part.
+    """
+    import importlib
+
+    from loguru import logger
+
+    stoppers = []
+    for spec in SERVICES:
+        module, attr = spec.split(":")
+        try:
+            stop = getattr(importlib.import_module(module), attr)(daemon, app)
+        except Exception as exc:  # noqa: BLE001 - one part failing must not stop commits
+            logger.opt(exception=exc).error("{} did not start: {}", spec, exc)
+            continue
+        if stop is not None:
+            stoppers.append(stop)
+    return stoppers
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
