@@ -49,6 +49,10 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     # -- search --
     # -- HTTP gateway --
     # -- artifacts and files --
+    "files_max_bytes": ("MINARA_FILES_MAX_BYTES", int, 20 * 1024 * 1024),
+    "sheet_max_rows": ("MINARA_SHEET_MAX_ROWS", int, 200),
+    "sheet_max_cols": ("MINARA_SHEET_MAX_COLS", int, 30),
+    "chromium": ("MINARA_CHROMIUM", str, "chromium"),
     # -- sync --
     # -- MCP --
     # -- budgets and proposals --
@@ -109,6 +113,10 @@ class Settings:
     # -- search --
     # -- HTTP gateway --
     # -- artifacts and files --
+    files_max_bytes: int
+    sheet_max_rows: int
+    sheet_max_cols: int
+    chromium: str
     # -- sync --
     # -- MCP --
     # -- budgets and proposals --
@@ -196,6 +204,7 @@ _MINIMUM = {
     # -- search --
     # -- HTTP gateway --
     # -- artifacts and files --
+    "files_max_bytes": 1, "sheet_max_rows": 1, "sheet_max_cols": 1,
     # -- sync --
     # -- MCP --
     # -- budgets and proposals --

@@ -33,6 +33,8 @@ GROUPS = {
     # -- search --
     # -- HTTP gateway --
     # -- artifacts and files --
+    "artifact": "minarad.cli.artifacts:artifact",
+    "files": "minarad.cli.artifacts:files",
     # -- sync --
     # -- MCP --
     # -- budgets and proposals --

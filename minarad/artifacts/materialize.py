@@ -1,0 +1,163 @@
+"""The materializer: artifact URIs in a final message -> browsable files on disk.
+
+For each URI in the message, ``<data>/artifacts/<id>/`` receives
+``index.html`` (a self-contained viewer), ``artifact.json`` (the raw row),
+``data.csv`` for a spreadsheet and ``chart-<n>.png`` (2x) for each chart of a
+chart artifact, drawn by headless Chromium. Without Chromium the PNGs are
+skipped (``chart_png_skipped`` is logged and reported) and the rest is
+written. Re-running is idempotent: a file whose bytes would not change is
+not rewritten, and PNGs are drawn again only when the chart data changed or
+an image is missing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from minarad.artifacts.models import Artifact, find_uris
+from minarad.artifacts.store import ArtifactStore
+from minarad.artifacts.viewer import ECHARTS_VERSION, render_viewer
+from minarad.errors import MinaraError
+from minarad.workspace.files import atomic_write
+
+#: The file that remembers which chart data the PNGs were drawn from.
+PNG_STAMP = ".png-source"
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What happened to one URI of the message."""
+
+    uri: str
+    id: str | None = None
+    folder: str | None = None
+    written: list[str] = dataclasses.field(default_factory=list)
+    unchanged: list[str] = dataclasses.field(default_factory=list)
+    skipped: list[dict] = dataclasses.field(default_factory=list)
+    error: dict | None = None
+
+    def to_dict(self) -> dict:
+        """A JSON-ready mapping."""
+        return dataclasses.asdict(self)
+
+
+def materialize(store: ArtifactStore, message: str, out_root: str | os.PathLike, *,
+                chromium: str | None, session: str | None = None, log=None) -> list[Outcome]:
+    """Write the files of every artifact URI in ``message`` under ``out_root``.
+
+    Args:
+        store: the artifact store.
+        message: the final text of a turn.
+        out_root: ``<data>/artifacts``.
+        chromium: the browser binary (:func:`minarad.artifacts.chromium.find_chromium`),
+            or None to skip the PNGs.
+        session: the session the message belongs to (for the hints of unknown ids).
+        log: a loguru-style logger (``warning(fmt, *args)``); the default is loguru's.
+
+    Returns:
+        One :class:`Outcome` per distinct URI, in message order. A URI that does
+        not resolve carries its structured error; the others are still written.
+    """
+    outcomes, charts = [], []
+    for uri in find_uris(message):
+        outcome = Outcome(uri)
+        outcomes.append(outcome)
+        try:
+            artifact = store.resolve(uri, session=session)
+        except MinaraError as err:
+            outcome.error = err.to_dict()
+            continue
+        folder = Path(out_root) / artifact.id
+        outcome.id, outcome.folder = artifact.id, str(folder)
+        _write_files(folder, artifact, outcome)
+        if artifact.type == "chart" and _pngs_stale(folder, artifact):
+            charts.append((artifact, folder, outcome))
+    if charts:
+        _draw_charts(charts, chromium, log or _default_log())
+    return outcomes
+
+
+def _files_of(artifact: Artifact) -> dict[str, bytes]:
+    raw = json.dumps(artifact.to_dict(), ensure_ascii=False, indent=2).encode() + b"\n"
+    files = {"index.html": render_viewer(artifact), "artifact.json": raw}
+    if artifact.type == "spreadsheet":
+        files["data.csv"] = artifact.data["csvContent"].encode()  # type: ignore[index]  # checked
+    return files
+
+
+def _write_files(folder: Path, artifact: Artifact, outcome: Outcome) -> None:
+    for name, data in _files_of(artifact).items():
+        if _same_bytes(folder / name, data):
+            outcome.unchanged.append(name)
+        else:
+            atomic_write(folder / name, data)
+            outcome.written.append(name)
+
+
+def _same_bytes(path: Path, data: bytes) -> bool:
+    try:
+        if os.lstat(path).st_size != len(data):
+            return False
+        return path.read_bytes() == data
+    except OSError:
+        return False
+
+
+def _chart_stamp(artifact: Artifact) -> bytes:
+    source = json.dumps(artifact.data, sort_keys=True).encode()
+    return f"echarts {ECHARTS_VERSION} {hashlib.sha256(source).hexdigest()}\n".encode()
+
+
+def _png_names(artifact: Artifact) -> list[str]:
+    return [f"chart-{n}.png" for n in range(1, len(artifact.data["charts"]) + 1)]  # type: ignore[index]  # checked
+
+
+def _pngs_stale(folder: Path, artifact: Artifact) -> bool:
+    if not _same_bytes(folder / PNG_STAMP, _chart_stamp(artifact)):
+        return True
+    return not all((folder / name).is_file() for name in _png_names(artifact))
+
+
+def _draw_charts(charts: list, chromium: str | None, log) -> None:
+    if chromium is None:
+        for artifact, _folder, outcome in charts:
+            log.warning("chart_png_skipped {}: no Chromium (setting chromium)", artifact.id)
+            outcome.skipped += [{"file": n, "reason": "chart_png_skipped: no Chromium"}
+                                for n in _png_names(artifact)]
+        return
+    from minarad.artifacts.chromium import Browser, BrowserError
+
+    try:
+        with Browser(chromium) as browser:
+            for artifact, folder, outcome in charts:
+                _draw_one(browser, artifact, folder, outcome, log)
+    except BrowserError as err:
+        for artifact, _folder, outcome in charts:
+            if not any(n in outcome.written for n in _png_names(artifact)):
+                log.warning("chart_png_skipped {}: {}", artifact.id, err.message)
+                outcome.skipped += [{"file": n, "reason": f"chart_png_skipped: {err.message}"}
+                                    for n in _png_names(artifact)]
+
+
+def _draw_one(browser, artifact: Artifact, folder: Path, outcome: Outcome, log) -> None:
+    report = browser.open_page(folder / "index.html", capture=".chart")
+    names = _png_names(artifact)
+    if report.errors or len(report.images) != len(names):
+        reason = "; ".join(report.errors) or "the page drew no charts"
+        log.warning("chart_png_skipped {}: {}", artifact.id, reason)
+        outcome.skipped += [{"file": n, "reason": f"chart_png_skipped: {reason}"} for n in names]
+        return
+    for name, image in zip(names, report.images, strict=True):
+        atomic_write(folder / name, image)
+        outcome.written.append(name)
+    atomic_write(folder / PNG_STAMP, _chart_stamp(artifact))
+
+
+def _default_log():
+    from loguru import logger
+
+    return logger
