@@ -74,6 +74,8 @@ class Browser:
         self._buffer = b""
         self._events: list[dict] = []
         self._next_id = 0
+        self._replies: dict[int, dict] = {}
+        self._methods: dict[int, str] = {}
         self._proc, self._out, self._in = self._start()
 
     def _start(self) -> tuple[subprocess.Popen, int, int]:
@@ -109,12 +111,11 @@ class Browser:
         self.close()
 
     def close(self) -> None:
-        """End the browser and remove its profile."""
-        with contextlib.suppress(Exception):
-            self.call("Browser.close", timeout=5)
+        """End the browser (SIGTERM: its profile is thrown away) and remove the profile."""
         for fd in (self._out, self._in):
             with contextlib.suppress(OSError):
                 os.close(fd)
+        self._proc.terminate()
         try:
             self._proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -127,19 +128,34 @@ class Browser:
     def call(self, method: str, params: dict | None = None, session: str | None = None,
              timeout: float = CALL_TIMEOUT) -> dict:
         """Send one DevTools command and return its result (events are kept aside)."""
+        return self.results([self.send(method, params, session)], timeout)[0]
+
+    def send(self, method: str, params: dict | None = None, session: str | None = None) -> int:
+        """Send one DevTools command without waiting; returns its id for :meth:`results`."""
         self._next_id += 1
         message = {"id": self._next_id, "method": method, "params": params or {}}
         if session:
             message["sessionId"] = session
         self._write(json.dumps(message).encode() + b"\0")
-        deadline = time.monotonic() + timeout
-        while True:
+        self._methods[self._next_id] = method
+        return self._next_id
+
+    def results(self, ids: list[int], timeout: float = CALL_TIMEOUT) -> list[dict]:
+        """Wait for the replies to the commands ``ids`` (sent with :meth:`send`), in order."""
+        deadline = time.monotonic() + timeout * max(1, len(ids))
+        while not all(i in self._replies for i in ids):
             reply = self._read(deadline)
-            if reply.get("id") == self._next_id:
-                if "error" in reply:
-                    raise BrowserError(f"{method}: {reply['error'].get('message')}")
-                return reply.get("result", {})
-            self._events.append(reply)
+            if "id" in reply:
+                self._replies[reply["id"]] = reply
+            else:
+                self._events.append(reply)
+        out = []
+        for i in ids:
+            reply, method = self._replies.pop(i), self._methods.pop(i)
+            if "error" in reply:
+                raise BrowserError(f"{method}: {reply['error'].get('message')}")
+            out.append(reply.get("result", {}))
+        return out
 
     def wait_for(self, method: str, session: str, timeout: float = CALL_TIMEOUT) -> dict:
         """Wait for the event ``method`` of ``session`` (one already received counts)."""
@@ -215,14 +231,12 @@ class Browser:
         rects = self._evaluate(session, (
             f"Array.from({found}).map(e => {{const r = e.getBoundingClientRect();"
             " return [r.left + scrollX, r.top + scrollY, r.width, r.height];})")) or []
-        images = []
-        for x, y, w, h in rects:
-            shot = self.call("Page.captureScreenshot", {
-                "format": "png", "captureBeyondViewport": True,
-                "clip": {"x": x, "y": y, "width": w, "height": h, "scale": 1}},
-                session=session)
-            images.append(base64.b64decode(shot["data"]))
-        return images
+        # sent all at once: the browser encodes the images while the next ones are asked for
+        ids = [self.send("Page.captureScreenshot", {
+            "format": "png", "captureBeyondViewport": True,
+            "clip": {"x": x, "y": y, "width": w, "height": h, "scale": 1}}, session=session)
+            for x, y, w, h in rects]
+        return [base64.b64decode(shot["data"]) for shot in self.results(ids)]
 
     def _errors(self, session: str) -> list[str]:
         errors, kept = [], []

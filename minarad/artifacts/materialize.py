@@ -12,15 +12,17 @@ an image is missing.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import os
+import tempfile
 from pathlib import Path
 
 from minarad.artifacts.models import Artifact, find_uris
 from minarad.artifacts.store import ArtifactStore
-from minarad.artifacts.viewer import ECHARTS_VERSION, render_viewer
+from minarad.artifacts.viewer import ECHARTS_VERSION, render_chart_sheet, render_viewer
 from minarad.errors import MinaraError
 from minarad.workspace.files import atomic_write
 
@@ -62,7 +64,7 @@ def materialize(store: ArtifactStore, message: str, out_root: str | os.PathLike,
         One :class:`Outcome` per distinct URI, in message order. A URI that does
         not resolve carries its structured error; the others are still written.
     """
-    outcomes, charts = [], []
+    outcomes, found = [], []
     for uri in find_uris(message):
         outcome = Outcome(uri)
         outcomes.append(outcome)
@@ -73,12 +75,33 @@ def materialize(store: ArtifactStore, message: str, out_root: str | os.PathLike,
             continue
         folder = Path(out_root) / artifact.id
         outcome.id, outcome.folder = artifact.id, str(folder)
-        _write_files(folder, artifact, outcome)
-        if artifact.type == "chart" and _pngs_stale(folder, artifact):
-            charts.append((artifact, folder, outcome))
-    if charts:
-        _draw_charts(charts, chromium, log or _default_log())
+        found.append((artifact, folder, outcome))
+    charts = [item for item in found if item[0].type == "chart" and _pngs_stale(item[1], item[0])]
+    # the browser starts up while the viewers are written
+    with _browser_for(charts, chromium) as browser:
+        for artifact, folder, outcome in found:
+            _write_files(folder, artifact, outcome)
+        if charts:
+            _draw_charts(charts, browser, log or _default_log())
     return outcomes
+
+
+@contextlib.contextmanager
+def _browser_for(charts: list, chromium: str | None):
+    """A started :class:`Browser` when charts need drawing and Chromium exists; else its absence
+    (None) or the reason it did not start (a str)."""
+    if not charts or chromium is None:
+        yield None if chromium is None else "unused"
+        return
+    from minarad.artifacts.chromium import Browser, BrowserError
+
+    try:
+        browser = Browser(chromium)
+    except BrowserError as err:
+        yield err.message
+        return
+    with browser:
+        yield browser
 
 
 def _files_of(artifact: Artifact) -> dict[str, bytes]:
@@ -122,36 +145,56 @@ def _pngs_stale(folder: Path, artifact: Artifact) -> bool:
     return not all((folder / name).is_file() for name in _png_names(artifact))
 
 
-def _draw_charts(charts: list, chromium: str | None, log) -> None:
-    if chromium is None:
+def _draw_charts(charts: list, browser, log) -> None:
+    if browser is None or isinstance(browser, str):
+        reason = browser or "no Chromium (setting chromium)"
         for artifact, _folder, outcome in charts:
-            log.warning("chart_png_skipped {}: no Chromium (setting chromium)", artifact.id)
-            outcome.skipped += [{"file": n, "reason": "chart_png_skipped: no Chromium"}
-                                for n in _png_names(artifact)]
+            _skip(artifact, outcome, reason, log)
         return
-    from minarad.artifacts.chromium import Browser, BrowserError
+    from minarad.artifacts.chromium import BrowserError
 
     try:
-        with Browser(chromium) as browser:
-            for artifact, folder, outcome in charts:
+        if not _draw_together(browser, charts, log):
+            for artifact, folder, outcome in charts:  # find which one is at fault
                 _draw_one(browser, artifact, folder, outcome, log)
     except BrowserError as err:
         for artifact, _folder, outcome in charts:
             if not any(n in outcome.written for n in _png_names(artifact)):
-                log.warning("chart_png_skipped {}: {}", artifact.id, err.message)
-                outcome.skipped += [{"file": n, "reason": f"chart_png_skipped: {err.message}"}
-                                    for n in _png_names(artifact)]
+                _skip(artifact, outcome, err.message, log)
+
+
+def _skip(artifact: Artifact, outcome: Outcome, reason: str, log) -> None:
+    log.warning("chart_png_skipped {}: {}", artifact.id, reason)
+    outcome.skipped += [{"file": n, "reason": f"chart_png_skipped: {reason}"}
+                        for n in _png_names(artifact)]
+
+
+def _draw_together(browser, charts: list, log) -> bool:
+    """Draw every chart on one page (ECharts loads once); False if the page had errors."""
+    options = [o for artifact, _f, _o in charts for o in artifact.data["charts"]]
+    with tempfile.TemporaryDirectory(prefix="minara-charts-") as tmp:
+        sheet = Path(tmp) / "charts.html"
+        sheet.write_bytes(render_chart_sheet(options))
+        report = browser.open_page(sheet, capture=".chart")
+    if report.errors or report.state != "ready" or len(report.images) != len(options):
+        return False
+    images = iter(report.images)
+    for artifact, folder, outcome in charts:
+        _save_pngs(artifact, folder, outcome, [next(images) for _ in _png_names(artifact)])
+    return True
 
 
 def _draw_one(browser, artifact: Artifact, folder: Path, outcome: Outcome, log) -> None:
     report = browser.open_page(folder / "index.html", capture=".chart")
     names = _png_names(artifact)
-    if report.errors or len(report.images) != len(names):
-        reason = "; ".join(report.errors) or "the page drew no charts"
-        log.warning("chart_png_skipped {}: {}", artifact.id, reason)
-        outcome.skipped += [{"file": n, "reason": f"chart_png_skipped: {reason}"} for n in names]
+    if report.errors or report.state != "ready" or len(report.images) != len(names):
+        _skip(artifact, outcome, "; ".join(report.errors) or "the page drew no charts", log)
         return
-    for name, image in zip(names, report.images, strict=True):
+    _save_pngs(artifact, folder, outcome, report.images)
+
+
+def _save_pngs(artifact: Artifact, folder: Path, outcome: Outcome, images: list[bytes]) -> None:
+    for name, image in zip(_png_names(artifact), images, strict=True):
         atomic_write(folder / name, image)
         outcome.written.append(name)
     atomic_write(folder / PNG_STAMP, _chart_stamp(artifact))

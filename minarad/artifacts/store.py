@@ -160,7 +160,7 @@ class ArtifactStore:
                 args.append(value)
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         rows = self._db().execute(f"SELECT {_COLUMNS} FROM artifacts {clause} "
-                                  f"ORDER BY id DESC LIMIT ?", (*args, limit)).fetchall()
+                                  f"ORDER BY substr(id, 3) DESC LIMIT ?", (*args, limit)).fetchall()
         return [_artifact(row) for row in rows]
 
     def audit(self, artifact_id: str) -> list[Transition]:

@@ -56,8 +56,25 @@ def render_viewer(artifact: Artifact) -> bytes:
     return page.encode("utf-8")
 
 
+def render_chart_sheet(charts: list[dict]) -> bytes:
+    """One page drawing ``charts`` (ECharts options) one below the other, for images.
+
+    The materializer draws the charts of every artifact of a message on one
+    such page, so ECharts is loaded once, however many charts there are.
+    """
+    divs, scripts = _chart_elements(charts)
+    return ("<!doctype html>\n<html><head><meta charset=\"utf-8\">\n"
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+            f"script-src 'unsafe-inline'; style-src 'unsafe-inline'\">\n<style>{_STYLE}"
+            "body { margin: 0; }</style></head>\n"
+            f"<body data-state=\"loading\">\n{divs}\n{scripts}</body></html>\n").encode()
+
+
 def _chart_body(artifact: Artifact) -> tuple[str, str]:
-    charts = artifact.data["charts"]  # type: ignore[index]  # validated on completion
+    return _chart_elements(artifact.data["charts"])  # type: ignore[index]  # validated
+
+
+def _chart_elements(charts: list[dict]) -> tuple[str, str]:
     divs = "\n".join(f'<div class="chart" id="chart-{n}"></div>' for n in range(len(charts)))
     options = _script_json(charts)
     scripts = (f"<script>{echarts_source()}</script>\n"
@@ -110,7 +127,19 @@ def sanitise_report(content: str, fmt: str) -> str:
         from markdown_it import MarkdownIt
 
         content = MarkdownIt("commonmark", {"html": True}).enable("table").render(content)
-    return nh3.clean(content, link_rel="noopener noreferrer nofollow")
+    return nh3.clean(content, link_rel="noopener noreferrer nofollow",
+                     attribute_filter=_only_inline_images)
+
+
+def _only_inline_images(tag: str, attribute: str, value: str) -> str | None:
+    """Keep an image's source only when it is inline (``data:image/...``).
+
+    The viewer loads nothing from elsewhere; a remote or relative image would
+    only be blocked by the page's security policy.
+    """
+    if tag == "img" and attribute in ("src", "srcset") and not value.startswith("data:image/"):
+        return None
+    return value
 
 
 _BODIES = {"chart": _chart_body, "spreadsheet": _spreadsheet_body, "report": _report_body}

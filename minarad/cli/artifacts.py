@@ -198,12 +198,12 @@ def materialize(ctx, message, session):
         for skipped in outcome["skipped"]:
             click.echo(f"minara: warning: {outcome['id']}/{skipped['file']}: "
                        f"{skipped['reason']}", err=True)
-    if any(o["error"] for o in result["artifacts"]):
-        raise _Failed(1)
+    failed = [o["uri"] for o in result["artifacts"] if o["error"]]
+    if failed:
+        from minarad.errors import MinaraError
 
-
-class _Failed(click.exceptions.Exit):
-    """Exit with a code once the output is printed."""
+        raise MinaraError(f"{len(failed)} artifact URI(s) did not resolve: {', '.join(failed)}",
+                          code="artifacts_unresolved", uris=failed)
 
 
 def _render_outcomes(outcomes: list[dict]) -> str:
