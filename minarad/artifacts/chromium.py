@@ -233,7 +233,7 @@ class Browser:
             " return [r.left + scrollX, r.top + scrollY, r.width, r.height];})")) or []
         # sent all at once: the browser encodes the images while the next ones are asked for
         ids = [self.send("Page.captureScreenshot", {
-            "format": "png", "captureBeyondViewport": True,
+            "format": "png", "captureBeyondViewport": True, "optimizeForSpeed": True,
             "clip": {"x": x, "y": y, "width": w, "height": h, "scale": 1}}, session=session)
             for x, y, w, h in rects]
         return [base64.b64decode(shot["data"]) for shot in self.results(ids)]
