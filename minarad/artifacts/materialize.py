@@ -23,7 +23,7 @@ from pathlib import Path
 from minarad.artifacts.models import Artifact, find_uris
 from minarad.artifacts.store import ArtifactStore
 from minarad.artifacts.viewer import ECHARTS_VERSION, render_chart_sheet, render_viewer
-from minarad.errors import MinaraError
+from minarad.errors import Forbidden, MinaraError
 from minarad.workspace.files import atomic_write
 
 #: The file that remembers which chart data the PNGs were drawn from.
@@ -75,6 +75,10 @@ def materialize(store: ArtifactStore, message: str, out_root: str | os.PathLike,
             continue
         folder = Path(out_root) / artifact.id
         outcome.id, outcome.folder = artifact.id, str(folder)
+        if folder.is_symlink():
+            outcome.error = Forbidden(f"{folder} is a symlink; minara does not follow links",
+                                      code="symlink", id=artifact.id).to_dict()
+            continue
         found.append((artifact, folder, outcome))
     charts = [item for item in found if item[0].type == "chart" and _pngs_stale(item[1], item[0])]
     # the browser starts up while the viewers are written
@@ -188,7 +192,8 @@ def _draw_one(browser, artifact: Artifact, folder: Path, outcome: Outcome, log) 
     report = browser.open_page(folder / "index.html", capture=".chart")
     names = _png_names(artifact)
     if report.errors or report.state != "ready" or len(report.images) != len(names):
-        _skip(artifact, outcome, "; ".join(report.errors) or "the page drew no charts", log)
+        reason = "; ".join(e.splitlines()[0] for e in report.errors if e)
+        _skip(artifact, outcome, reason or "the page drew no charts", log)
         return
     _save_pngs(artifact, folder, outcome, report.images)
 

@@ -81,12 +81,20 @@ def _chart_elements(charts: list[dict]) -> tuple[str, str]:
                f'<script type="application/json" id="options">{options}</script>\n'
                "<script>\n"
                "var options = JSON.parse(document.getElementById('options').textContent);\n"
+               "var failed = 0;\n"
                "options.forEach(function (option, n) {\n"
-               "  var chart = echarts.init(document.getElementById('chart-' + n), null,"
-               " {renderer: 'canvas'});\n"
-               "  chart.setOption(Object.assign({animation: false}, option));\n"
+               "  var element = document.getElementById('chart-' + n);\n"
+               "  try {\n"
+               "    echarts.init(element, null, {renderer: 'canvas'})\n"
+               "      .setOption(Object.assign({animation: false}, option));\n"
+               "  } catch (e) {\n"
+               "    failed += 1;\n"
+               "    echarts.dispose(element);\n"
+               "    element.textContent = 'Chart ' + (n + 1) + ' cannot be drawn: ' + e.message;\n"
+               "    console.error('chart ' + (n + 1) + ': ' + e.message);\n"
+               "  }\n"
                "});\n"
-               "document.body.dataset.state = 'ready';\n"
+               "document.body.dataset.state = failed ? 'failed' : 'ready';\n"
                "</script>\n")
     return divs, scripts
 

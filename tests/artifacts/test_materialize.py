@@ -135,3 +135,31 @@ def test_unresolvable_uris_carry_their_error_and_do_not_stop_the_others(artifact
                       "artifact_type_mismatch", None]
     assert (tmp_path / "out" / sheet.id / "data.csv").is_file()
     assert not (tmp_path / "out" / running.id).exists()
+
+
+def test_a_chart_that_fails_to_draw_is_skipped_with_the_reason_and_others_are_drawn(
+        artifacts, tmp_path, chromium):
+    good = _completed(artifacts, "chart", {"charts": [BAR]})
+    broken = {"xAxis": {"type": "no-such-axis"}, "yAxis": {}, "series": [{"type": "bar",
+                                                                        "data": [1]}]}
+    bad = _completed(artifacts, "chart", {"charts": [BAR, broken]})
+    log = Log()
+    first, second = materialize(artifacts, f"{bad.uri} {good.uri}", tmp_path / "out",
+                                chromium=chromium, log=log)
+    assert "chart-1.png" in second.written and not second.skipped
+    assert first.skipped and "chart-1.png" not in first.written
+    assert "chart 2: Component xAxis.no-such-axis" in first.skipped[0]["reason"]
+    assert any(line.startswith(f"chart_png_skipped {bad.id}") for line in log.lines)
+    with Browser(chromium) as browser:  # the viewer still shows the chart that can be drawn
+        page = browser.open_page(tmp_path / "out" / bad.id / "index.html", capture=".chart")
+    assert page.state == "failed" and len(page.errors) == 1 and len(page.images) == 2
+
+
+def test_a_symlinked_artifact_folder_is_refused(artifacts, three, tmp_path):
+    chart = three[0]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / chart.id).symlink_to(elsewhere)
+    [outcome] = materialize(artifacts, chart.uri, tmp_path / "out", chromium=None, log=Log())
+    assert outcome.error["error"] == "symlink" and list(elsewhere.iterdir()) == []
