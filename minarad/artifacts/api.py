@@ -7,6 +7,7 @@ JSON-ready data, or ``(body, headers)`` for a file; errors are
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 
@@ -66,13 +67,21 @@ def artifact_file(app, artifact_id: str, name: str = "index.html") -> tuple[byte
     if not _SERVED.match(name):
         raise Forbidden(f"{name!r} is not a file of a materialized artifact",
                         code="invalid_artifact_file")
-    path = app.artifacts_dir / artifact_id / name
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:  # neither the artifact's folder nor the file may be a symlink
+        dir_fd = os.open(app.artifacts_dir / artifact_id, flags | os.O_DIRECTORY)
+        try:
+            fd = os.open(name, flags, dir_fd=dir_fd)
+        finally:
+            os.close(dir_fd)
     except (FileNotFoundError, NotADirectoryError):
         raise NotFound(f"{artifact_id}/{name} is not materialized; run "
                        f"`minara artifact materialize`", code="artifact_file_not_found",
                        id=artifact_id, file=name) from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Forbidden(f"{artifact_id}/{name}: a symlink; refused", code="symlink") from None
+        raise
     with os.fdopen(fd, "rb") as fh:
         body = fh.read()
     headers = {**SAFE_HEADERS, "Content-Type": _TYPES[os.path.splitext(name)[1]],

@@ -76,7 +76,11 @@ class Browser:
         self._next_id = 0
         self._replies: dict[int, dict] = {}
         self._methods: dict[int, str] = {}
-        self._proc, self._out, self._in = self._start()
+        try:
+            self._proc, self._out, self._in = self._start()
+        except BaseException:
+            shutil.rmtree(self._profile, ignore_errors=True)
+            raise
 
     def _start(self) -> tuple[subprocess.Popen, int, int]:
         to_browser_r, to_browser_w = os.pipe()
@@ -98,6 +102,8 @@ class Browser:
                                     stderr=subprocess.DEVNULL, close_fds=False,
                                     preexec_fn=wire_pipes)
         except OSError as exc:
+            os.close(to_browser_w)
+            os.close(from_browser_r)
             raise BrowserError(f"cannot start {self.binary}: {exc.strerror}") from None
         finally:
             os.close(child_in)
