@@ -36,6 +36,8 @@ GROUPS = {
     # -- sync --
     # -- MCP --
     # -- budgets and proposals --
+    "proposals": "minarad.cli.proposals:proposals",
+    "compact": "minarad.cli.proposals:compact",
 }
 
 

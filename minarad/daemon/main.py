@@ -111,6 +111,7 @@ SERVICES = [
     # -- sync --
     # -- MCP --
     # -- budgets and proposals --
+    "minarad.daemon.budgets:start_budget_watch",
 ]
 
 
