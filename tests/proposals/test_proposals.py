@@ -1,4 +1,4 @@
-"""Proposals as git branches: visible to stock git, accepted as one merge, rejected to the reflog."""
+"""Proposals as git branches: read by stock git, accepted as one merge, rejected to the reflog."""
 
 from __future__ import annotations
 
