@@ -14,10 +14,21 @@ Library API (the CLI, the HTTP gateway and the MCP server call these)::
     wiki.links("guide"); wiki.missing(); wiki.search("refund")
 
 Every call takes ``channel=`` for a channel's pages (seen only by callers
-naming that channel).
+naming that channel). Exports load on first use, so the fast ``wiki get``
+imports only the link table.
 """
 
-from minarad.wiki.models import (Backlink, MoveResult, OutLink, Page, PageInfo,  # noqa: F401
-                                 PageWrite, TreeNode)
-from minarad.wiki.names import check_name, default_title, page_file, page_of_file  # noqa: F401
-from minarad.wiki.wiki import Wiki  # noqa: F401
+_EXPORTS = {"Wiki": "wiki", "Backlink": "models", "MoveResult": "models",
+            "OutLink": "models", "Page": "models", "PageInfo": "models", "PageWrite": "models",
+            "TreeNode": "models", "check_name": "names", "default_title": "names",
+            "page_file": "names", "page_of_file": "names"}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    """Import exports on first use."""
+    if name not in _EXPORTS:
+        raise AttributeError(name)
+    import importlib
+
+    return getattr(importlib.import_module(f"minarad.wiki.{_EXPORTS[name]}"), name)

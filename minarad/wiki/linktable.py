@@ -15,9 +15,9 @@ plain SQL, so ``minara wiki get`` stays fast.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sqlite3
+from collections import namedtuple
 
 from minarad.wiki.names import is_page_folder, link_target_name, page_of_file
 
@@ -35,36 +35,21 @@ CREATE INDEX IF NOT EXISTS links_source ON links (source);
 """
 
 
-@dataclasses.dataclass(frozen=True)
-class PageRow:
-    """A page as the table knows it."""
-
-    file: str
-    channel: str
-    name: str
-    title: str
+#: A page as the table knows it (plain tuples: the fast ``wiki get`` imports no dataclasses).
+PageRow = namedtuple("PageRow", "file channel name title")
+#: One ``[[link]]`` of a page: its source file, the source's channel, target name, label, line.
+LinkRow = namedtuple("LinkRow", "source channel target label line")
 
 
-@dataclasses.dataclass(frozen=True)
-class LinkRow:
-    """One ``[[link]]`` of a page: its source page, target name, label and line."""
-
-    source: str
-    channel: str
-    target: str
-    label: str
-    line: int
-
-
-@dataclasses.dataclass
 class CatchUpStats:
     """What a catch-up did (shaped like the index's, so one follower serves both)."""
 
-    commit: str | None
-    files_indexed: int = 0
-    files_removed: int = 0
-    rebuilt: bool = False
-    busy: bool = False
+    def __init__(self, commit: str | None, *, rebuilt: bool = False):
+        self.commit = commit
+        self.files_indexed = 0
+        self.files_removed = 0
+        self.rebuilt = rebuilt
+        self.busy = False
 
 
 class LinkTable:
@@ -255,3 +240,32 @@ def rows_for_page(path: str, name: str, channel: str, data: bytes) -> tuple[tupl
         seen.add((target, link.label))
         links.append((path, channel, target, link.label, text.count("\n", 0, link.start) + 1))
     return page, links
+
+
+def visible_backlinks(table: LinkTable, name: str, page_channel: str,
+                      channel: str | None) -> list[tuple]:
+    """The pages linking to page ``name`` that a caller of ``channel`` sees.
+
+    ``page_channel`` is the channel of the page read ("" for a workspace
+    page). A channel page's ``[[name]]`` names the channel's own page when
+    there is one, so it is no backlink of the workspace page then.
+
+    Returns:
+        ``(name, channel, title, file, line, label)`` per linking page (its
+        first link), sorted by name.
+    """
+    from minarad.wiki.names import default_title
+
+    rows = table.links_to(name, (page_channel,) if page_channel
+                          else ("", *((channel,) if channel else ())))
+    seen: dict[str, tuple] = {}
+    for row in rows:
+        if row.source in seen or (row.channel and not page_channel
+                                  and table.page_exists(name, row.channel)):
+            continue
+        page = table.page(row.source)
+        source_name, source_channel = page_of_file(row.source) or (row.source, row.channel)
+        seen[row.source] = (source_name, source_channel,
+                            page.title if page else default_title(source_name), row.source,
+                            row.line, row.label)
+    return sorted(seen.values(), key=lambda b: (b[0], b[1]))

@@ -154,14 +154,12 @@ class Wiki:
 
         One entry per linking page (its first link to ``name``).
         """
+        from minarad.wiki.linktable import visible_backlinks
+
         name = check_name(name)
-        table = self.table
         page_channel = _channel_of(self.file_for_reading(name, channel))
-        rows = table.links_to(name, (page_channel,) if page_channel
-                              else ("", *((channel,) if channel else ())))
-        rows = [r for r in rows if not (r.channel and not page_channel
-                                        and table.page_exists(name, r.channel))]
-        return _backlinks(table, rows)
+        return [Backlink(*row) for row in visible_backlinks(self.table, name, page_channel,
+                                                            channel)]
 
     def links(self, name: str, *, channel: str | None = None) -> builtins.list[OutLink]:
         """The ``[[links]]`` of page ``name`` as committed, each marked existing or missing."""
@@ -275,8 +273,8 @@ class Wiki:
                          result.changed, result.commit, result.previous_version)
 
     def _refresh(self) -> None:
-        if self._table is not None:
-            self._table.catch_up()
+        """Bring the link table to the commit just made (readers then need no dulwich)."""
+        self.table  # noqa: B018 - the property catches the table up
 
     def delete(self, name: str, *, base=None, channel: str | None = None, author: str,
                source: str = "cli") -> PageWrite:
@@ -430,18 +428,6 @@ def _checked_title(title: str) -> str:
     if not title.strip() or "\n" in title or "\r" in title:
         raise InvalidInput(f"title {title!r}: give one line of text", code="invalid_title")
     return title.strip()
-
-
-def _backlinks(table: LinkTable, rows: builtins.list[LinkRow]) -> builtins.list[Backlink]:
-    seen: dict[str, Backlink] = {}
-    for row in rows:
-        if row.source in seen:
-            continue
-        page = table.page(row.source)
-        name, channel = page_of_file(row.source) or (row.source, row.channel)
-        seen[row.source] = Backlink(name, channel, page.title if page else default_title(name),
-                                    row.source, row.line, row.label)
-    return sorted(seen.values(), key=lambda b: (b.name, b.channel))
 
 
 def _nodes(level: dict, parent: str, titles: dict) -> builtins.list[TreeNode]:
