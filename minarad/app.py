@@ -179,6 +179,8 @@ class Minara:
         Raises:
             Forbidden: ``access_denied`` (exit 5).
         """
+        if channel is None:
+            return
         from minarad.knowledge.members import check_channel_access
 
         check_channel_access(self.root, channel, who, self.settings.max_file_bytes)

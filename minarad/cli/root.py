@@ -30,6 +30,15 @@ GROUPS = {
     # -- learn store, promotion, dreaming, scheduler --
     # -- wiki --
     # -- knowledge --
+    "fact": "minarad.cli.knowledge:fact",
+    "policy": "minarad.cli.knowledge:policy",
+    "grant": "minarad.cli.knowledge:grant",
+    "remember": "minarad.cli.knowledge:remember",
+    "consolidate": "minarad.cli.knowledge:consolidate",
+    "notes": "minarad.cli.knowledge:notes",
+    "graph": "minarad.cli.knowledge:graph",
+    "decisions": "minarad.cli.knowledge:decisions",
+    "channel": "minarad.cli.knowledge:channel",
     # -- search --
     # -- HTTP gateway --
     # -- artifacts and files --

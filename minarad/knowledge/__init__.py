@@ -30,10 +30,21 @@ catalogue (:mod:`.catalogue`) lists records and keeps the graph
     k.record_observation("agent-a", "deploys are slow on Mondays")
     k.update_my_notes("agent-a", "Working on the release notes.", base=3)
     k.graph(domain="infra").to_json(); k.search_facts("deploy day")
+
+Importing this package costs nothing: the names below load on first use, so
+the click-free ``memory get`` can check a channel's members
+(:mod:`.members`) without loading the rest.
 """
 
-from minarad.knowledge.grants import Grants
-from minarad.knowledge.records import KnowledgeRecord, RecordProblem
-from minarad.knowledge.service import Change, Knowledge, Listing
+_NAMES = {"Change": "service", "Knowledge": "service", "Listing": "service",
+          "Grants": "grants", "KnowledgeRecord": "records", "RecordProblem": "records"}
 
-__all__ = ["Change", "Grants", "Knowledge", "KnowledgeRecord", "Listing", "RecordProblem"]
+__all__ = sorted(_NAMES)
+
+
+def __getattr__(name: str):
+    if name not in _NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{_NAMES[name]}"), name)
