@@ -19,6 +19,12 @@ def main(argv=None) -> int:
     code = try_fast_path(args)
     if code is not None:
         return code
+    if "fact" in args:  # -- knowledge --: a plain fact list, when the catalogue is current
+        from minarad.cli.fastfacts import try_fast_fact_list
+
+        code = try_fast_fact_list(args)
+        if code is not None:
+            return code
     from minarad.cli.root import main as click_main
 
     return click_main(args)

@@ -27,11 +27,9 @@ def _warn_problems(problems) -> None:
 
 
 def _line(record) -> str:
-    extra = (f"{record.confidence:.2f}" if record.kind == "fact"
-             else ("active" if record.active else "inactive"))
-    mark = f"  (superseded by {record.superseded_by})" if record.superseded else ""
-    content = " ".join(record.content.split())
-    return f"{record.id}  [{record.domain} / {record.topic}]  {extra}  {content}{mark}"
+    from minarad.knowledge.fields import record_line
+
+    return record_line(record.to_dict())
 
 
 def _show(record) -> str:
@@ -111,10 +109,10 @@ def fact_list(ctx: CliContext, domain, scope, sort, superseded, limit, role):
                                            superseded=superseded, role=role,
                                            limit=limit or None)
     _warn_problems(listing.problems)
+    from minarad.knowledge.fields import count_line
+
     lines = [_line(r) for r in listing.records]
-    lines.append(f"{listing.count} fact{'s' if listing.count != 1 else ''}"
-                 + (f" (showing {len(listing.records)})"
-                    if len(listing.records) < listing.count else ""))
+    lines.append(count_line(listing.count, len(listing.records)))
     emit(ctx, listing.to_dict(), "\n".join(lines))
 
 

@@ -20,14 +20,13 @@ command on an up-to-date catalogue costs one SQLite query.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import sqlite3
 from pathlib import Path
 
-from minarad.knowledge.ids import ids_in
-from minarad.knowledge.records import (KnowledgeRecord, RecordError, RecordProblem,
-                                       parse_record, parse_record_path)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the fast list
+if TYPE_CHECKING:
+    from minarad.knowledge.records import KnowledgeRecord, RecordProblem
 
 SCHEMA_VERSION = "1"
 _PREFIX = "knowledge/"
@@ -51,15 +50,34 @@ CREATE TABLE problems (path TEXT PRIMARY KEY, line INTEGER, message TEXT);
 def catalogue_path(state_dir: str | os.PathLike, workspace: str | os.PathLike) -> Path:
     """``<state_dir>/knowledge/<16 hex of sha256(real workspace path)>.sqlite3``."""
     absolute = os.path.realpath(os.path.abspath(os.fspath(workspace)))
-    digest = hashlib.sha256(absolute.encode()).hexdigest()[:16]
+    digest = _sha256(absolute.encode()).hexdigest()[:16]
     return Path(state_dir) / "knowledge" / f"{digest}.sqlite3"
 
 
-def _row_record(row) -> KnowledgeRecord:
+def _sha256(data: bytes):
+    """sha256 without loading OpenSSL (hashlib costs the click-free list ~10 ms)."""
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]  # Python 3.11
+    except ImportError:
+        try:
+            from _sha2 import sha256  # type: ignore[import-not-found]  # Python 3.12+
+        except ImportError:
+            from hashlib import sha256
+    return sha256(data)
+
+
+def row_fields(row) -> dict:
+    """A catalogue row as the record's fields (``active`` a bool for policies)."""
     data = dict(zip(_COLUMNS, row, strict=True))
     data.pop("path")
     data["active"] = None if data["active"] is None else bool(data["active"])
-    return KnowledgeRecord(**data)
+    return data
+
+
+def _row_record(row) -> KnowledgeRecord:
+    from minarad.knowledge.records import KnowledgeRecord
+
+    return KnowledgeRecord(**row_fields(row))
 
 
 def _record_row(path: str, r: KnowledgeRecord) -> tuple:
@@ -74,6 +92,7 @@ def record_links(record: KnowledgeRecord) -> list[tuple[str, str]]:
     ``("record", id)`` for every other record id mentioned (``[[f-...]]`` or
     bare), ``("page", path)`` for every ``[[wiki/link]]`` or Markdown link.
     """
+    from minarad.knowledge.ids import ids_in
     from minarad.workspace.links import linked_paths
 
     ids = [i for i in ids_in(record.content) if i != record.id]
@@ -210,6 +229,8 @@ class Catalogue:
 
     def _apply(self, repo, path: str, blob: str | None) -> int:
         from minarad.git.objects import read_blob
+        from minarad.knowledge.records import (RecordError, RecordProblem, parse_record,
+                                               parse_record_path)
 
         if parse_record_path(path) is None:
             return 0
@@ -266,6 +287,15 @@ class Catalogue:
             order: ``newest``, ``confidence`` or ``domain`` (policies: domain, inactive last).
             limit: at most this many.
         """
+        return [_row_record(row) for row in self.rows(kind, domain=domain, scope=scope,
+                                                      superseded=superseded, active=active,
+                                                      hidden=hidden, order=order, limit=limit)]
+
+    def rows(self, kind: str, *, domain: str | None = None, scope: str | None = None,
+             superseded: bool = False, active: bool | None = None,
+             hidden: frozenset | set = frozenset(), order: str = "newest",
+             limit: int | None = None) -> list[tuple]:
+        """The raw rows behind :meth:`records` (see :func:`row_fields`)."""
         where, args = self._where(kind, domain, scope, superseded, active, hidden)
         orders = {"newest": "created DESC, id DESC",
                   "confidence": "confidence DESC, created DESC, id DESC",
@@ -274,7 +304,7 @@ class Catalogue:
                f"ORDER BY {orders[order]}")
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return [_row_record(row) for row in self.conn.execute(sql, args)]
+        return self.conn.execute(sql, args).fetchall()
 
     def count(self, kind: str, *, domain: str | None = None, scope: str | None = None,
               superseded: bool = False, active: bool | None = None,
@@ -307,9 +337,15 @@ class Catalogue:
 
     def problems(self, prefix: str = _PREFIX) -> list[RecordProblem]:
         """Record files that could not be read, under ``prefix``."""
-        rows = self.conn.execute("SELECT path, line, message FROM problems WHERE "
-                                 "substr(path, 1, ?) = ? ORDER BY path", (len(prefix), prefix))
-        return [RecordProblem(*row) for row in rows]
+        from minarad.knowledge.records import RecordProblem
+
+        return [RecordProblem(*row) for row in self.problem_rows(prefix)]
+
+    def problem_rows(self, prefix: str = _PREFIX) -> list[tuple[str, int, str]]:
+        """``(path, line, message)`` of :meth:`problems`."""
+        return self.conn.execute("SELECT path, line, message FROM problems WHERE "
+                                 "substr(path, 1, ?) = ? ORDER BY path",
+                                 (len(prefix), prefix)).fetchall()
 
     def links(self, paths: list[str]) -> list[tuple[str, str, str]]:
         """``(path, target_kind, target)`` for the links of ``paths``."""

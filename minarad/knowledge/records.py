@@ -27,21 +27,17 @@ import dataclasses
 import re
 
 from minarad.errors import InvalidInput
+from minarad.knowledge.fields import FACT_KEYS, FOLDERS, POLICY_KEYS, record_dict, record_path
 from minarad.knowledge.ids import ID_RE
 
+__all__ = ["FACT_KEYS", "POLICY_KEYS", "record_path"]
 KINDS = ("fact", "policy")
-FOLDERS = {"fact": "facts", "policy": "policies"}
 _KIND_OF_FOLDER = {v: k for k, v in FOLDERS.items()}
 DOMAIN_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 _PATH_RE = re.compile(r"^knowledge/([^/]+)/(facts|policies)/([^/]+)\.md$")
 _REPO_SCOPE_RE = re.compile(r"^repo:[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
 TOPIC_MAX = 120
 
-#: Front matter keys in the order they are written.
-FACT_KEYS = ("id", "domain", "topic", "confidence", "scope", "author", "agent_role", "session",
-             "created", "updated", "supersedes", "superseded_by")
-POLICY_KEYS = ("id", "domain", "topic", "active", "author", "agent_role", "created", "updated",
-               "supersedes", "superseded_by")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,11 +92,7 @@ class KnowledgeRecord:
 
     def to_dict(self) -> dict:
         """JSON-ready form (only the fields of its kind), with its path."""
-        keys = FACT_KEYS if self.kind == "fact" else POLICY_KEYS
-        data = {"kind": self.kind, "path": self.path}
-        data.update({key: getattr(self, key) for key in keys})
-        data["content"] = self.content
-        return data
+        return record_dict(dataclasses.asdict(self))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,11 +120,6 @@ class RecordError(ValueError):
 
 
 # -- paths -------------------------------------------------------------------------------------
-
-
-def record_path(kind: str, domain: str, record_id: str) -> str:
-    """``knowledge/<domain>/<facts|policies>/<id>.md``."""
-    return f"knowledge/{domain}/{FOLDERS[kind]}/{record_id}.md"
 
 
 def parse_record_path(path: str) -> tuple[str, str, str] | None:

@@ -123,3 +123,26 @@ def test_two_agents_proposing_at_once_lose_nothing(minara, env, ws):
     authors = git(ws, "log", "-10", "--format=%an").split()
     assert sorted(authors) == ["agent-a"] * 5 + ["agent-b"] * 5
     assert_repo_sound(ws)
+
+
+def test_the_click_free_fact_list_answers_as_click_does(minara, env, ws):
+    import sys
+
+    for i, confidence in enumerate(("0.6", "0.9", "0.75")):
+        _propose(minara, "infra" if i < 2 else "hr", f"fact {i}", "--confidence", confidence)
+    (ws / "knowledge/hr/facts/f-01JDQ4V7Y8S0M3K2ZC1W5T9B6E.md").write_text("---\nbad\n")
+    git(ws, "add", "-A")
+    git(ws, "-c", "user.name=dana", "-c", "user.email=d@x", "commit", "-qm", "hand edit")
+    minara("fact", "list", check=0)  # the catalogue catches up (click)
+    probe = "import sys, minarad.cli\nsys.exit(minarad.cli.main(sys.argv[1:]) or 0)\n"
+    for args in (["fact", "list"], ["fact", "list", "--domain", "infra", "--sort",
+                                    "confidence"], ["--json", "fact", "list", "--limit", "1"],
+                 ["fact", "list", "--superseded", "--scope", "workspace", "--role", "x"]):
+        fast = subprocess.run([sys.executable, "-X", "importtime", "-c", probe, *args],
+                              env=env, capture_output=True, text=True)
+        slow = minara(*args, "--debug")  # --debug: only click takes it
+        assert fast.returncode == slow.returncode == 0
+        assert fast.stdout == slow.stdout and fast.stdout
+        assert "import time:" in fast.stderr and " click" not in fast.stderr  # no click
+        warned = "f-01JDQ4V7Y8S0M3K2ZC1W5T9B6E.md:1: front matter is not closed"
+        assert (warned in slow.stderr) == (warned in fast.stderr) == ("infra" not in args)
