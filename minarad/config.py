@@ -56,6 +56,7 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     # -- sync --
     # -- MCP --
     # -- budgets and proposals --
+    "compact_auto": ("MINARA_COMPACT_AUTO", bool, False),
 }
 
 #: Settings never printed (``minara config`` says only that they are set).
@@ -120,6 +121,7 @@ class Settings:
     # -- sync --
     # -- MCP --
     # -- budgets and proposals --
+    compact_auto: bool
     config_file: Path
     sources: dict
     given_data_dir: Path | None
