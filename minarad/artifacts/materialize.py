@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 from pathlib import Path
 
 from minarad.artifacts.models import Artifact, find_uris
@@ -81,13 +82,43 @@ def materialize(store: ArtifactStore, message: str, out_root: str | os.PathLike,
             continue
         found.append((artifact, folder, outcome))
     charts = [item for item in found if item[0].type == "chart" and _pngs_stale(item[1], item[0])]
-    # the browser starts up while the viewers are written
-    with _browser_for(charts, chromium) as browser:
-        for artifact, folder, outcome in found:
-            _write_files(folder, artifact, outcome)
+    # the browser starts and draws while the viewers are written
+    with _browser_for(charts, chromium) as browser, _Writer(found) as viewers:
         if charts:
-            _draw_charts(charts, browser, log or _default_log())
+            _draw_charts(charts, browser, viewers, log or _default_log())
     return outcomes
+
+
+class _Writer:
+    """Writes the viewers and raw files in a thread; :meth:`wait` re-raises its error."""
+
+    def __init__(self, found: list):
+        self._found = found
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="minara-materialize")
+
+    def _run(self) -> None:
+        try:
+            for artifact, folder, outcome in self._found:
+                _write_files(folder, artifact, outcome)
+        except BaseException as exc:  # handed to the caller by wait()
+            self._error = exc
+
+    def __enter__(self) -> _Writer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, kind, *_exc) -> None:
+        self._thread.join()
+        if kind is None:
+            self.wait()
+
+    def wait(self) -> None:
+        """Wait until every file is written (raising what the writer raised)."""
+        self._thread.join()
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
 
 
 @contextlib.contextmanager
@@ -149,7 +180,8 @@ def _pngs_stale(folder: Path, artifact: Artifact) -> bool:
     return not all((folder / name).is_file() for name in _png_names(artifact))
 
 
-def _draw_charts(charts: list, browser, log) -> None:
+def _draw_charts(charts: list, browser, viewers: _Writer, log) -> None:
+    viewers_ready = viewers.wait
     if browser is None or isinstance(browser, str):
         reason = browser or "no Chromium (setting chromium)"
         for artifact, _folder, outcome in charts:
@@ -158,7 +190,8 @@ def _draw_charts(charts: list, browser, log) -> None:
     from minarad.artifacts.chromium import BrowserError
 
     try:
-        if not _draw_together(browser, charts, log):
+        if not _draw_together(browser, charts, viewers_ready):
+            viewers_ready()
             for artifact, folder, outcome in charts:  # find which one is at fault
                 _draw_one(browser, artifact, folder, outcome, log)
     except BrowserError as err:
@@ -173,8 +206,12 @@ def _skip(artifact: Artifact, outcome: Outcome, reason: str, log) -> None:
                         for n in _png_names(artifact)]
 
 
-def _draw_together(browser, charts: list, log) -> bool:
-    """Draw every chart on one page (ECharts loads once); False if the page had errors."""
+def _draw_together(browser, charts: list, viewers_ready) -> bool:
+    """Draw every chart on one page (ECharts loads once); False if the page had errors.
+
+    The images are saved once ``viewers_ready()`` returns, so each folder's
+    files are listed in the same order however the two threads ran.
+    """
     options = [o for artifact, _f, _o in charts for o in artifact.data["charts"]]
     with tempfile.TemporaryDirectory(prefix="minara-charts-") as tmp:
         sheet = Path(tmp) / "charts.html"
@@ -182,6 +219,7 @@ def _draw_together(browser, charts: list, log) -> bool:
         report = browser.open_page(sheet, capture=".chart")
     if report.errors or report.state != "ready" or len(report.images) != len(options):
         return False
+    viewers_ready()
     images = iter(report.images)
     for artifact, folder, outcome in charts:
         _save_pngs(artifact, folder, outcome, [next(images) for _ in _png_names(artifact)])
