@@ -87,3 +87,10 @@ def test_uploads_download_as_attachments_never_rendered(app):
     assert files_api.list_files(app)["files"][0]["key"] == stored["key"]
     assert files_api.delete(app, stored["key"], who="ops")["by"] == "ops"
     assert app.files.deletions()[0]["who"] == "ops"
+
+
+def test_the_stores_live_in_the_data_folder_with_the_default_limit(app, tmp_path):
+    assert app.files.max_bytes == 20 * 1024 * 1024
+    assert app.files.root == tmp_path / "data" / "uploads"
+    assert app.artifacts.path == tmp_path / "data" / "artifacts.sqlite3"
+    assert not str(app.artifacts_dir).startswith(str(app.root))
