@@ -198,3 +198,17 @@ def test_concurrent_writer_processes_lose_nothing_and_never_both_end_one_artifac
             "running", "completed"]
         assert done.data["csvContent"] == "w\n" + trail[1].who
     assert len(artifacts.list_artifacts(state="completed", limit=1000)) == 190
+
+
+def test_one_store_shared_by_threads_keeps_every_write(artifacts):
+    import concurrent.futures
+
+    def work(n):
+        made = artifacts.create("report", session=f"t{n % 4}", who=f"thread-{n}")
+        return artifacts.complete(made.id, f"# {n}", who=f"thread-{n}").id
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        ids = list(pool.map(work, range(200)))
+    assert len(set(ids)) == 200
+    assert len(artifacts.list_artifacts(state="completed", limit=1000)) == 200
+    assert all(len(artifacts.audit(i)) == 2 for i in ids[:20])
