@@ -44,7 +44,8 @@ def render_viewer(artifact: Artifact) -> bytes:
     """The viewer page of a completed artifact, as UTF-8 bytes."""
     body, scripts = _BODIES[artifact.type](artifact)
     script_src = "'unsafe-inline'" if scripts else "'none'"
-    title = html.escape(artifact.title or artifact.id)
+    given = artifact.data.get("title") if isinstance(artifact.data, dict) else None
+    title = html.escape(artifact.title or given or artifact.id)
     page = (
         "<!doctype html>\n<html><head><meta charset=\"utf-8\">\n"
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
