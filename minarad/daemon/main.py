@@ -106,6 +106,8 @@ def log_index_error(exc: BaseException) -> None:
 SERVICES = [
     "minarad.daemon.main:start_index_follower",
     # -- learn store, promotion, dreaming, scheduler --
+    # -- knowledge --
+    "minarad.daemon.main:start_catalogue_follower",
     # -- search --
     # -- HTTP gateway --
     # -- sync --
@@ -126,6 +128,33 @@ def start_index_follower(daemon, app):
     from minarad.index.follower import IndexFollower
 
     follower = IndexFollower(app.index, on_error=log_index_error).start()
+    daemon.after_commit.append(follower.request)
+    return follower.stop
+
+
+def start_catalogue_follower(daemon, app):
+    """The knowledge catalogue (records, graph edges) follows the repository.
+
+    A thread of its own with its own store, so a first build never holds
+    up commits; ``minara fact list`` then stays click-free after hand edits.
+    """
+    from loguru import logger
+
+    from minarad.knowledge.catalogue import catalogue_path
+    from minarad.knowledge.follower import CatalogueFollower
+    from minarad.store import Store
+
+    settings = app.settings
+
+    def open_store():
+        return Store(app.root, operator=settings.operator,
+                     max_file_bytes=settings.max_file_bytes)
+
+    def on_error(exc: BaseException) -> None:
+        logger.opt(exception=exc).error("knowledge catalogue catch-up failed: {}", exc)
+
+    follower = CatalogueFollower(catalogue_path(settings.state_dir, app.root), app.root,
+                                 open_store, on_error=on_error).start()
     daemon.after_commit.append(follower.request)
     return follower.stop
 
