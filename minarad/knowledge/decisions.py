@@ -93,5 +93,5 @@ def ingest_decisions(knowledge, text: str, *, name: str, author: str,
                                      message=f"decisions of {topic}: {len(facts)}") as tx:
         for fact in facts:
             tx.create(fact.path, render_record(fact))
-    knowledge.catch_up()
+    knowledge.follow(tx)
     return Ingested(facts, skipped, tx.result.commit if tx.result else None)

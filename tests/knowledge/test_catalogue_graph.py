@@ -78,6 +78,11 @@ def test_commits_made_with_git_itself_are_followed(k, ws):
     assert {r.content for r in k.list_facts().records} == {"c", "from git"}
     git(ws, "reset", "-q", "--hard", "HEAD~1")
     assert {r.content for r in k.list_facts().records} == {"c"}
+    (ws / other.path).write_text(render_record(other))
+    git(ws, "add", "-A")
+    git(ws, "-c", "user.name=dana", "-c", "user.email=d@x", "commit", "-qm", "by hand")
+    k.propose_fact(domain="infra", topic="t", content="after", author="a")  # catalogue behind
+    assert {r.content for r in k.list_facts().records} == {"c", "from git", "after"}
 
 
 def test_fact_search_uses_the_index_and_respects_grants(k):
