@@ -140,21 +140,12 @@ def start_catalogue_follower(daemon, app):
     """
     from loguru import logger
 
-    from minarad.knowledge.catalogue import catalogue_path
-    from minarad.knowledge.follower import CatalogueFollower
-    from minarad.store import Store
-
-    settings = app.settings
-
-    def open_store():
-        return Store(app.root, operator=settings.operator,
-                     max_file_bytes=settings.max_file_bytes)
+    from minarad.knowledge.follower import follow_commits
 
     def on_error(exc: BaseException) -> None:
         logger.opt(exception=exc).error("knowledge catalogue catch-up failed: {}", exc)
 
-    follower = CatalogueFollower(catalogue_path(settings.state_dir, app.root), app.root,
-                                 open_store, on_error=on_error).start()
+    follower = follow_commits(app, on_error=on_error)
     daemon.after_commit.append(follower.request)
     return follower.stop
 

@@ -69,3 +69,19 @@ class CatalogueFollower:
         finally:
             catalogue.close()
             store.close()
+
+
+def follow_commits(app, on_error: Callable[[BaseException], None] | None = None
+                   ) -> CatalogueFollower:
+    """Start a :class:`CatalogueFollower` for ``app``'s workspace, with a store of its own."""
+    from minarad.knowledge.catalogue import catalogue_path
+    from minarad.store import Store
+
+    settings = app.settings
+
+    def open_store():
+        return Store(app.root, operator=settings.operator,
+                     max_file_bytes=settings.max_file_bytes)
+
+    return CatalogueFollower(catalogue_path(settings.state_dir, app.root), app.root,
+                             open_store, on_error=on_error).start()
