@@ -256,16 +256,25 @@ def visible_backlinks(table: LinkTable, name: str, page_channel: str,
     """
     from minarad.wiki.names import default_title
 
-    rows = table.links_to(name, (page_channel,) if page_channel
-                          else ("", *((channel,) if channel else ())))
+    channels = (page_channel,) if page_channel else ("", *((channel,) if channel else ()))
+    marks = ",".join("?" * len(channels))
+    rows = table.conn.execute(
+        f"SELECT l.source, l.channel, l.line, l.label, p.name, p.channel, p.title "
+        f"FROM links l LEFT JOIN pages p ON p.file = l.source "
+        f"WHERE l.target = ? AND l.channel IN ({marks}) ORDER BY l.source, l.line",
+        (name, *channels)).fetchall()
+    shadowed: dict[str, bool] = {}  # channel -> has its own page of that name
     seen: dict[str, tuple] = {}
-    for row in rows:
-        if row.source in seen or (row.channel and not page_channel
-                                  and table.page_exists(name, row.channel)):
+    for source, link_channel, line, label, page_name, page_chan, title in rows:
+        if source in seen:
             continue
-        page = table.page(row.source)
-        source_name, source_channel = page_of_file(row.source) or (row.source, row.channel)
-        seen[row.source] = (source_name, source_channel,
-                            page.title if page else default_title(source_name), row.source,
-                            row.line, row.label)
+        if link_channel and not page_channel:
+            if link_channel not in shadowed:
+                shadowed[link_channel] = table.page_exists(name, link_channel)
+            if shadowed[link_channel]:
+                continue
+        if page_name is None:
+            page_name, page_chan = page_of_file(source) or (source, link_channel)
+            title = default_title(page_name)
+        seen[source] = (page_name, page_chan, title, source, line, label)
     return sorted(seen.values(), key=lambda b: (b[0], b[1]))

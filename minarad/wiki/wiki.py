@@ -335,6 +335,7 @@ class Wiki:
             for rel, (text, version) in rewrites.items():
                 tx.write(moved.get(rel, rel), text, base=None if rel in moved else version)
         self._refresh()
+        _remove_empty_folders(self.store.root, page_file(old, channel)[:-len(".md")])
         fixed = tuple(sorted(_name_of(moved.get(rel, rel)) for rel in rewrites))
         assert tx.result is not None
         return MoveResult(tx.result.commit, tuple(pairs), fixed)
@@ -411,6 +412,18 @@ class Wiki:
         try:
             self.index.rebuild()
         except MinaraError:
+            pass
+
+
+def _remove_empty_folders(root, folder: str) -> None:
+    """Remove the folders a move emptied, innermost first (git keeps no folders)."""
+    top = os.path.join(root, *folder.split("/"))
+    if os.path.islink(top) or not os.path.isdir(top):
+        return
+    for here, _dirs, _files in os.walk(top, topdown=False):
+        try:
+            os.rmdir(here)
+        except OSError:
             pass
 
 

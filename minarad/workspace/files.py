@@ -302,9 +302,13 @@ def remove_file_at(root: str | os.PathLike, rel: str, expect=ANY) -> None:
         os.close(dir_fd)
 
 
-def rename_file_at(root: str | os.PathLike, src: str, dst: str, expect=ANY
-                   ) -> os.stat_result:
+def rename_file_at(root: str | os.PathLike, src: str, dst: str, expect=ANY, *,
+                   sync: bool = True) -> os.stat_result:
     """Move workspace file ``src`` to ``dst`` (creating its folders), following no symlink.
+
+    Args:
+        sync: fsync both folders now; with False the caller syncs them
+            (:func:`sync_folders`), once per folder for many moves.
 
     Returns:
         The ``os.stat`` of the moved file (for the git index).
@@ -319,7 +323,8 @@ def rename_file_at(root: str | os.PathLike, src: str, dst: str, expect=ANY
     try:
         dst_fd = _folder_for_writing(root, dst)
         try:
-            return _rename_between(src_fd, dst_fd, _name(src), _name(dst), expect, src)
+            return _rename_between(src_fd, dst_fd, _name(src), _name(dst), expect, src,
+                                   sync=sync)
         finally:
             os.close(dst_fd)
     finally:
@@ -347,7 +352,7 @@ def _move_without_replacing(src_fd: int, dst_fd: int, src_name: str, dst_name: s
 
 
 def _rename_between(src_fd: int, dst_fd: int, src_name: str, dst_name: str, expect,
-                    rel: str) -> os.stat_result:
+                    rel: str, sync: bool = True) -> os.stat_result:
     _check_unchanged_at(src_fd, src_name, expect, rel)
     try:
         _move_without_replacing(src_fd, dst_fd, src_name, dst_name)
@@ -357,6 +362,21 @@ def _rename_between(src_fd: int, dst_fd: int, src_name: str, dst_name: str, expe
         raise InvalidInput(f"{dst_name} exists already (it appeared while moving {rel})",
                            code="file_exists") from None
     st = os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False)
-    os.fsync(dst_fd)
-    os.fsync(src_fd)
+    if sync:
+        os.fsync(dst_fd)
+        os.fsync(src_fd)
     return st
+
+
+def sync_folders(root: str | os.PathLike, rels) -> None:
+    """fsync the folder of each workspace path in ``rels`` once (following no symlink);
+    a folder gone meanwhile is skipped."""
+    for folder in sorted({rel.rsplit("/", 1)[0] if "/" in rel else "" for rel in rels}):
+        try:
+            fd = _open_folder(os.fspath(root), f"{folder}/x" if folder else "x")
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
