@@ -52,12 +52,12 @@ def list_(ctx: CliContext, prefix, tree, channel):
 
     Example: minara wiki list handbook --tree
     """
+    if tree and ctx.as_json:
+        emit(ctx, {"tree": [_tree_dict(n) for n in _wiki(ctx).tree(prefix, channel=channel)]})
+        return
     if tree:
-        nodes = _wiki(ctx).tree(prefix, channel=channel)
-        if ctx.as_json:
-            emit(ctx, {"tree": [_tree_dict(n) for n in nodes]})
-        else:
-            click.echo("\n".join(_tree_lines(nodes, 0)) or "no pages")
+        rows = _wiki(ctx).page_rows(prefix, channel=channel)
+        click.echo("\n".join(tree_lines(rows)) or "no pages")
         return
     pages = _wiki(ctx).list(prefix, channel=channel)
     if ctx.as_json:
@@ -75,12 +75,22 @@ def _tree_dict(node) -> dict:
             "children": [_tree_dict(c) for c in node.children]}
 
 
-def _tree_lines(nodes, depth: int) -> list[str]:
-    lines = []
-    for node in nodes:
-        label = f"{node.segment}  {node.title}" if node.title else f"{node.segment}/"
-        lines.append("  " * depth + label)
-        lines += _tree_lines(node.children, depth + 1)
+def tree_lines(rows) -> list[str]:
+    """Indented lines of pages in tree order (``(file, channel, name, title)`` rows); a
+    folder without a page of its own shows as ``segment/``. One pass, no tree built."""
+    lines: list[str] = []
+    previous: list[str] = []
+    for _file, channel, name, title in rows:
+        parts = name.split("/")
+        last = len(parts) - 1
+        same, limit = 0, min(len(previous), last)
+        while same < limit and previous[same] == parts[same]:
+            same += 1
+        for depth in range(same, last):  # folders not shown yet
+            lines.append("  " * depth + parts[depth] + "/")
+        lines.append(f"{'  ' * last}{parts[last]}  {title}"
+                     + (f"  [channel {channel}]" if channel else ""))
+        previous = parts
     return lines
 
 

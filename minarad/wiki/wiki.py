@@ -94,17 +94,23 @@ class Wiki:
     # -- listing -----------------------------------------------------------------
 
     def list(self, prefix: str = "", *, channel: str | None = None) -> builtins.list[PageInfo]:
-        """The pages a caller of ``channel`` sees (``prefix``: that page and those under it).
+        """The pages a caller of ``channel`` sees, in tree order (``prefix``: that page and
+        those under it). A channel page hides a workspace page of the same name."""
+        return [PageInfo(name, chan, title, file)
+                for file, chan, name, title in self.page_rows(prefix, channel=channel)]
 
-        A channel page hides a workspace page of the same name.
-        """
+    def page_rows(self, prefix: str = "", *, channel: str | None = None) -> builtins.list:
+        """As :meth:`list`, as plain ``(file, channel, name, title)`` tuples (cheap for
+        10,000 pages)."""
         prefix = check_name(prefix) if prefix else ""
         rows = self.table.pages(channel, prefix)
-        chosen: dict[str, PageInfo] = {}
-        for row in rows:
-            if row.name not in chosen or row.channel:
-                chosen[row.name] = PageInfo(row.name, row.channel, row.title, row.file)
-        return [chosen[name] for name in sorted(chosen)]
+        out: builtins.list = []
+        for row in rows:  # a name's workspace row comes first, then the channel's
+            if out and out[-1][2] == row[2]:
+                out[-1] = row
+            else:
+                out.append(row)
+        return out
 
     def tree(self, prefix: str = "", *, channel: str | None = None) -> builtins.list[TreeNode]:
         """The pages as a tree of segments (folders without a page have no title)."""
