@@ -359,6 +359,7 @@ class Transaction:
     def _commit_with_disk_changes(self, changed: list[_PathState]):
         """Prepare the commit, change the files one by one, move HEAD; undo all on failure."""
         from minarad.store.commit import abort_commit, finish_commit, prepare_commit
+        from minarad.workspace.files import sync_folders
 
         modes = {s.rel: s.mode for s in changed if s.mode is not None}
         prepared = prepare_commit(self.store, {s.rel: s.after for s in changed},
@@ -377,6 +378,7 @@ class Transaction:
                 undos.append((s.rel, undo))
                 if st is not None:
                     stats[s.rel] = st
+            sync_folders(self.store.root, [s.rel for s in changed])  # once per folder
         except BaseException as exc:
             abort_commit(prepared)
             _undo_all(undos, exc)
@@ -403,12 +405,12 @@ def _plain_moves(changed: list[_PathState]) -> list[tuple[str, str, tuple]]:
 
 
 def _move_files(root, moves: list[tuple[str, str, tuple]], undos: list, stats: dict) -> None:
-    """Rename each file of ``moves`` (as read), then fsync every folder involved once.
+    """Rename each file of ``moves`` (as read); the caller fsyncs the folders once.
 
     Raises:
         DiskChanged: a file is no longer as it was read.
     """
-    from minarad.workspace.files import rename_file_at, sync_folders
+    from minarad.workspace.files import rename_file_at
 
     if not moves:
         return
@@ -426,7 +428,6 @@ def _move_files(root, moves: list[tuple[str, str, tuple]], undos: list, stats: d
 
         undos.append((dst, undo))
         stats[dst] = st
-    sync_folders(root, [p for move in moves for p in move[:2]])
 
 
 def _op_paths(op: tuple) -> tuple:
@@ -470,11 +471,12 @@ def _change_disk(root, s: _PathState):
         if before is None or old is None:  # gone, or absent when read: not as it was read
             raise DiskChanged(s.rel)
         mode = stat.S_IMODE(before.st_mode)
-        remove_file_at(root, s.rel, expect=s.mark)
+        remove_file_at(root, s.rel, expect=s.mark, sync=False)
         return None, lambda: write_file_at(root, s.rel, old, mode=mode, expect=None)
     made = _missing_folders(root, s.rel)
     try:
-        st = write_file_at(root, s.rel, s.after, mode=_permissions(s.mode), expect=s.mark)
+        st = write_file_at(root, s.rel, s.after, mode=_permissions(s.mode), expect=s.mark,
+                           sync_folder=False)
     except BaseException:
         _remove_folders(made)
         raise

@@ -367,7 +367,7 @@ class Wiki:
 
     def _link_rewrites(self, pairs, channel: str | None) -> dict[str, tuple[str, int]]:
         """file -> (rewritten text, version read) for every page linking to a moved name."""
-        from minarad.workspace.links import rewrite_links
+        from minarad.workspace.links import link_rewriter
 
         table, space = self.table, channel or ""
         sources: set[str] = set()
@@ -378,12 +378,11 @@ class Wiki:
                 if not space and row.channel and table.page_exists(old, row.channel):
                     continue
                 sources.add(row.source)
+        rewrite = link_rewriter({f"wiki/{old}.md": f"wiki/{new}.md" for old, new in pairs})
         out = {}
         for rel in sorted(sources):
             text, info = self.store.read(rel)
-            new_text = text
-            for old, new in pairs:
-                new_text = rewrite_links(new_text, f"wiki/{old}.md", f"wiki/{new}.md")
+            new_text = rewrite(text, rel)
             if new_text != text:
                 out[rel] = (new_text, info.version)
         return out

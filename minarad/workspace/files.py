@@ -164,12 +164,14 @@ def _replace_at(dir_fd: int, name: str, data: bytes, mode: int, expect, rel: str
 
 
 def write_file_at(root: str | os.PathLike, rel: str, data: bytes, mode: int | None = None,
-                  expect=ANY) -> os.stat_result:
+                  expect=ANY, *, sync_folder: bool = True) -> os.stat_result:
     """Replace workspace file ``rel`` under ``root`` atomically, following no symlink.
 
     As :func:`atomic_write`, but every folder is opened from ``root`` with
     ``O_NOFOLLOW`` (missing ones are created), so a folder swapped for a
-    symlink meanwhile cannot send the file or its temp file elsewhere.
+    symlink meanwhile cannot send the file or its temp file elsewhere. The
+    file's data is always synced; ``sync_folder=False`` leaves the folder's
+    fsync to the caller (:func:`sync_folders`, once per folder for many files).
 
     Returns:
         The ``os.stat`` of the new file (for the git index).
@@ -192,7 +194,8 @@ def write_file_at(root: str | os.PathLike, rel: str, data: bytes, mode: int | No
             st = _replace_at(dir_fd, name, data, mode, expect, rel)
         except FileNotFoundError:  # the folder was removed since it was opened
             raise DiskChanged(rel) from None
-        os.fsync(dir_fd)
+        if sync_folder:
+            os.fsync(dir_fd)
         return st
     finally:
         os.close(dir_fd)
@@ -282,8 +285,11 @@ def stat_at(root: str | os.PathLike, rel: str) -> os.stat_result | None:
         os.close(dir_fd)
 
 
-def remove_file_at(root: str | os.PathLike, rel: str, expect=ANY) -> None:
+def remove_file_at(root: str | os.PathLike, rel: str, expect=ANY, *,
+                   sync: bool = True) -> None:
     """Unlink workspace file ``rel`` if it is still as read, following no symlink.
+
+    ``sync=False`` leaves the folder's fsync to the caller (:func:`sync_folders`).
 
     Raises:
         DiskChanged: the file changed or vanished since it was read.
@@ -297,7 +303,8 @@ def remove_file_at(root: str | os.PathLike, rel: str, expect=ANY) -> None:
             os.unlink(name, dir_fd=dir_fd)
         except FileNotFoundError:
             raise DiskChanged(rel) from None
-        os.fsync(dir_fd)
+        if sync:
+            os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
 
