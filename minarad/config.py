@@ -44,6 +44,8 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     # -- learn store, promotion, dreaming, scheduler --
     "dream_enabled": ("WORKSPACE_DREAM_ENABLED", bool, False),
     "dream_interval_hours": ("WORKSPACE_DREAM_INTERVAL_HOURS", float, 24.0),
+    "promote_min_uses": ("MINARA_PROMOTE_MIN_USES", int, 10),
+    "promote_min_score": ("MINARA_PROMOTE_MIN_SCORE", float, 0.55),
     # -- wiki --
     # -- knowledge --
     # -- search --
@@ -104,6 +106,8 @@ class Settings:
     # -- learn store, promotion, dreaming, scheduler --
     dream_enabled: bool
     dream_interval_hours: float
+    promote_min_uses: int
+    promote_min_score: float
     # -- wiki --
     # -- knowledge --
     # -- search --
@@ -190,7 +194,8 @@ _MINIMUM = {
     # -- LLM --
     "llm_timeout_s": 0.1,
     # -- learn store, promotion, dreaming, scheduler --
-    "dream_interval_hours": 0.01,
+    "dream_interval_hours": 0.0001,
+    "promote_min_uses": 0, "promote_min_score": 0.0,
     # -- wiki --
     # -- knowledge --
     # -- search --

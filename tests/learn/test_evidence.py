@@ -1,0 +1,27 @@
+"""Evidence lines and the Wilson lower bound at known values."""
+
+from __future__ import annotations
+
+import pytest
+
+from minarad.learn.evidence import fold_evidence, render_use, wilson_lower_bound
+
+
+@pytest.mark.parametrize("successes, uses, expected", [
+    (10, 10, 0.7225), (8, 10, 0.4902), (0, 10, 0.0), (50, 100, 0.4038),
+    (1, 1, 0.2065), (0, 0, 0.0), (90, 100, 0.8256),
+])
+def test_wilson_lower_bound_at_known_values(successes, uses, expected):
+    assert wilson_lower_bound(successes, uses) == pytest.approx(expected, abs=1e-4)
+
+
+def test_fold_counts_uses_and_successes_and_reports_broken_lines():
+    lines = [render_use(id=f"e{i}", learning_id="L", outcome="success" if i % 4 else "failure",
+                        created_at=f"2026-01-0{i + 1}T00:00:00.000Z") for i in range(8)]
+    data = "\n".join(lines[:4] + ["not json", '{"learningId":"L","outcome":"maybe"}']
+                     + lines[4:]).encode()
+    stats, problems = fold_evidence(data)
+    assert (stats["L"].uses, stats["L"].successes, stats["L"].failures) == (8, 6, 2)
+    assert stats["L"].success_rate == 0.75
+    assert stats["L"].last_used == "2026-01-08T00:00:00.000Z"
+    assert [p.line for p in problems] == [5, 6]
