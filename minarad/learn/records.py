@@ -20,24 +20,14 @@ import json
 import os
 import time
 
+from minarad.workspace.evidence import LineProblem
+
 #: The ``kind`` of a captured learning record (openboa's).
 CAPTURED = "runtime.learning.captured"
 #: learning kind -> the file that holds it.
 KIND_FILES = {"lesson": "learn/lessons.jsonl", "correction": "learn/corrections.jsonl",
               "error": "learn/errors.jsonl"}
 KINDS = tuple(KIND_FILES)
-
-
-@dataclasses.dataclass(frozen=True)
-class LineProblem:
-    """A line that could not be read as a record; it is skipped, never rewritten."""
-
-    path: str
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
 
 
 @dataclasses.dataclass(frozen=True)
