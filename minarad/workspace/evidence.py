@@ -77,7 +77,7 @@ class EvidenceStats:
         """JSON-ready figures."""
         return {"uses": self.uses, "successes": self.successes, "failures": self.failures,
                 "success_rate": round(self.success_rate, 4),
-                "lower_bound": round(self.lower_bound, 4), "last_used": self.last_used}
+                "lower_bound": round(self.lower_bound, 6), "last_used": self.last_used}
 
 
 def render_use(*, id: str, learning_id: str, outcome: str, created_at: str,
