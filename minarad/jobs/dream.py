@@ -11,6 +11,7 @@ any failed call writes nothing and leaves the watermark where it was.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import hashlib
@@ -271,7 +272,7 @@ def render_section(day: dt.date, lines: list[str]) -> str:
 
 
 def run_dream(app, *, dry_run: bool = False, since: dt.date | None = None,
-              stop: threading.Event | None = None, today: dt.date | None = None,
+              stop: threading.Event | None = None, guard=None, today: dt.date | None = None,
               client=None) -> DreamResult:
     """Dream once: read new journal text, ask the model, append one section; one commit.
 
@@ -280,6 +281,8 @@ def run_dream(app, *, dry_run: bool = False, since: dt.date | None = None,
         dry_run: ask the model but write nothing.
         since: only journals dated on or after this day.
         stop: when set before the commit, the run is abandoned (nothing written).
+        guard: held while committing (a lock whose holder may stop the run between
+            calls but never during its commit).
         today: the date of the section (default: today, local).
         client: a chat client (default: from the settings).
 
@@ -313,14 +316,16 @@ def run_dream(app, *, dry_run: bool = False, since: dt.date | None = None,
     result = DreamResult(section, pieces, len(texts), dropped, None, dry_run, not kept)
     if dry_run:
         return result
-    _check_stop(stop)
     for piece in pieces:
         marks[piece.path] = {"bytes": piece.end, "sha256": piece.sha256}
-    with store.transaction(author=AUTHOR, source=AUTHOR,
-                           message=f"dream {len(pieces)} journal part(s)") as tx:
-        if section:
-            tx.append(MEMORY, section)
-        tx.write(DREAM_STATE, render_watermark(marks))
+    _check_stop(stop)
+    with guard or contextlib.nullcontext():
+        _check_stop(stop)
+        with store.transaction(author=AUTHOR, source=AUTHOR,
+                               message=f"dream {len(pieces)} journal part(s)") as tx:
+            if section:
+                tx.append(MEMORY, section)
+            tx.write(DREAM_STATE, render_watermark(marks))
     result.commit = tx.result.commit if tx.result else None
     return result
 

@@ -1,12 +1,14 @@
 """The jobs minara runs on a schedule, each a name, an interval and a function.
 
-A job's function takes the app, ``dry_run`` and a stop event, writes only
-through the store (one commit, author ``job:<name>``) and returns
-``(summary, commit, details, attention)``.
+A job's function takes the app, ``dry_run``, a stop event and a guard (a
+lock held while it commits, so a stopping daemon waits for a commit but
+never for a slow model), writes only through the store (one commit,
+author ``job:<name>``) and returns ``(summary, commit, details, attention)``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable
 
@@ -30,8 +32,17 @@ class Job:
     run: Callable
 
 
-def _run_promote(app, *, dry_run: bool, stop, **_options):
-    result = app.learn.promote(dry_run=dry_run, adopt=bool(_options.get("adopt")))
+def _run_promote(app, *, dry_run: bool, stop, guard=None, **options):
+    from minarad.jobs.dream import JobAbandoned
+
+    def check_stop() -> None:
+        if stop is not None and stop.is_set():
+            raise JobAbandoned("promote abandoned: the daemon is stopping")
+
+    check_stop()
+    with guard or contextlib.nullcontext():
+        check_stop()
+        result = app.learn.promote(dry_run=dry_run, adopt=bool(options.get("adopt")))
     attention = None
     if result.block_state == "edited":
         attention = ("MEMORY.md's promoted-learnings block was edited by hand; left alone "
@@ -45,10 +56,10 @@ def _run_promote(app, *, dry_run: bool, stop, **_options):
     return summary, result.commit, result.to_dict(), attention
 
 
-def _run_dream(app, *, dry_run: bool, stop, **options):
+def _run_dream(app, *, dry_run: bool, stop, guard=None, **options):
     from minarad.jobs.dream import run_dream
 
-    result = run_dream(app, dry_run=dry_run, stop=stop, since=options.get("since"))
+    result = run_dream(app, dry_run=dry_run, stop=stop, guard=guard, since=options.get("since"))
     return result.summary, result.commit, result.to_dict(), None
 
 

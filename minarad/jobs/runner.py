@@ -84,7 +84,7 @@ def state_file(settings) -> JobStateFile:
 
 
 def run_job(app, name: str, dry_run: bool = False, *, stop: threading.Event | None = None,
-            clock=time.time, **options) -> JobRun:
+            guard=None, clock=time.time, **options) -> JobRun:
     """Run job ``name`` once, now, and record the outcome (a dry run records nothing).
 
     Args:
@@ -92,6 +92,7 @@ def run_job(app, name: str, dry_run: bool = False, *, stop: threading.Event | No
         name: ``promote`` or ``dream``.
         dry_run: say what would change; write nothing.
         stop: set it to abandon the job before it writes.
+        guard: a lock the job holds while it commits (see the scheduler).
         clock: the wall clock (epoch seconds).
         options: passed to the job (``since`` for dream, ``adopt`` for promote).
 
@@ -107,7 +108,7 @@ def run_job(app, name: str, dry_run: bool = False, *, stop: threading.Event | No
             states.update(name, last_started_ts=started, running_pid=_pid())
         try:
             summary, commit, details, attention = job.run(app, dry_run=dry_run, stop=stop,
-                                                          **options)
+                                                          guard=guard, **options)
         except BaseException as exc:
             if not dry_run:
                 _record_failure(states, name, exc, clock())

@@ -7,7 +7,7 @@ one after another, each with a fresh :class:`~minarad.app.Minara` (its own
 repository handles); a failure is logged, recorded and retried with a
 backoff, and never stops the daemon. :meth:`Scheduler.stop` sets the stop
 event (a job abandons before it writes) and waits for a commit in progress
-to finish.
+to finish, never for a slow model.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ class Scheduler:
         self.on_commit = on_commit
         self.clock = clock
         self.stop_event = threading.Event()
+        self.commit_guard = threading.Lock()
         self._thread: threading.Thread | None = None
 
     def due(self, now: float | None = None) -> list[str]:
@@ -72,7 +73,8 @@ class Scheduler:
 
     def _run_one(self, app, name: str) -> str:
         try:
-            run = run_job(app, name, stop=self.stop_event, clock=self.clock)
+            run = run_job(app, name, stop=self.stop_event, guard=self.commit_guard,
+                          clock=self.clock)
         except MinaraError as exc:
             level = "info" if exc.code in ("job_running", "job_abandoned") else "error"
             getattr(logger, level)("job {}: {} ({})", name, exc.message, exc.code)
@@ -102,9 +104,15 @@ class Scheduler:
         self._thread.start()
         return self
 
-    def stop(self, timeout: float = 15.0) -> None:
-        """Ask the running job to stop before it writes, and wait for a commit to finish."""
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop: a job still waiting for its model is abandoned, a commit under way ends first.
+
+        Taking the commit guard waits for a commit in progress and keeps any
+        later one from starting; the thread, perhaps blocked on a slow model,
+        is then given ``timeout`` seconds and left behind (it can no longer write).
+        """
         self.stop_event.set()
+        self.commit_guard.acquire()
         if self._thread is not None:
             self._thread.join(timeout)
 
