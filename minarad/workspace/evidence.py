@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 
 
 EVIDENCE_PATH = "learn/evidence.jsonl"
@@ -94,28 +95,70 @@ def fold_evidence(data: bytes, path: str = EVIDENCE_PATH
                   ) -> tuple[dict[str, EvidenceStats], list[LineProblem]]:
     """Count uses and successes per learning id over the lines of ``data``.
 
-    A cheap byte test skips the JSON parser for lines that cannot name an
-    outcome; broken lines are reported with their number and skipped.
+    Lines as :func:`render_use` writes them are read by one regular
+    expression (several times faster than the JSON parser); any other line
+    is parsed as JSON. Broken lines are reported with their number and skipped.
     """
+    fast = _fold_rendered(data)
+    if fast is not None:
+        return fast, []
     counts: dict[str, list] = {}
     problems = []
-    loads = json.loads
+    match = _RENDERED.match
     for number, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
+        found = match(raw)
+        if found is not None:
+            lid, outcome, when = (g.decode("utf-8", "replace") for g in found.groups())
+        elif not raw.strip():
             continue
-        try:
-            value = loads(raw)
-            lid, outcome = value["learningId"], value["outcome"]
-        except (ValueError, KeyError, TypeError):
-            problems.append(LineProblem(path, number, "not an evidence record; line skipped"))
-            continue
-        if outcome not in OUTCOMES or not isinstance(lid, str):
-            problems.append(LineProblem(path, number, f"unknown outcome {outcome!r}; skipped"))
-            continue
+        else:
+            parsed = _parse_use(raw)
+            if isinstance(parsed, str):
+                problems.append(LineProblem(path, number, parsed))
+                continue
+            lid, outcome, when = parsed
         entry = counts.get(lid)
         if entry is None:
             entry = counts[lid] = [0, 0, ""]
         entry[0] += 1
         entry[1] += outcome == "success"
-        entry[2] = value.get("createdAt") or entry[2]
+        entry[2] = when or entry[2]
     return {lid: EvidenceStats(u, s, t) for lid, (u, s, t) in counts.items()}, problems
+
+
+def _fold_rendered(data: bytes) -> dict[str, EvidenceStats] | None:
+    """The stats when every line is as :func:`render_use` writes it (one scan), else None."""
+    counts: dict[bytes, list] = {}
+    for lid, outcome, when in _RENDERED_LINES.findall(data):
+        entry = counts.get(lid)
+        if entry is None:
+            entry = counts[lid] = [0, 0, b""]
+        entry[0] += 1
+        entry[1] += outcome == b"success"
+        entry[2] = when or entry[2]
+    lines = sum(1 for line in data.split(b"\n") if line.strip())
+    if sum(entry[0] for entry in counts.values()) != lines:
+        return None
+    return {lid.decode("utf-8", "replace"): EvidenceStats(u, s, t.decode("utf-8", "replace"))
+            for lid, (u, s, t) in counts.items()}
+
+
+#: A line exactly as :func:`render_use` writes it (no escapes in the three values).
+_RENDERED = re.compile(rb'\{"kind":"runtime\.learning\.used","id":"[^"\\\n]*",'
+                       rb'"learningId":"([^"\\\n]+)","outcome":"(success|failure)",'
+                       rb'"createdAt":"([^"\\\n]*)","sessionId":(?:null|"[^"\\\n]*")'
+                       rb'(?:,"note":"(?:[^"\\\n]|\\.)*")?\}\r?$')
+_RENDERED_LINES = re.compile(b"(?m)^" + _RENDERED.pattern[:-1] + b"$")
+
+
+def _parse_use(raw: bytes) -> tuple[str, str, str] | str:
+    """``(learning id, outcome, time)`` of any JSON evidence line, or why it is skipped."""
+    try:
+        value = json.loads(raw)
+        lid, outcome = value["learningId"], value["outcome"]
+    except (ValueError, KeyError, TypeError):
+        return "not an evidence record; line skipped"
+    if outcome not in OUTCOMES or not isinstance(lid, str):
+        return f"unknown outcome {outcome!r}; skipped"
+    when = value.get("createdAt")
+    return lid, outcome, when if isinstance(when, str) else ""

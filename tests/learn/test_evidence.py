@@ -25,3 +25,14 @@ def test_fold_counts_uses_and_successes_and_reports_broken_lines():
     assert stats["L"].success_rate == 0.75
     assert stats["L"].last_used == "2026-01-08T00:00:00.000Z"
     assert [p.line for p in problems] == [5, 6]
+
+
+def test_the_fast_path_and_the_json_path_agree():
+    fast = render_use(id="u1", learning_id="L", outcome="success", created_at="t1",
+                      session="s", note='a "quoted" note')
+    spaced = '{"learningId": "L", "outcome": "failure", "createdAt": "t2", "extra": [1]}'
+    reordered = '{"outcome":"success","learningId":"M","kind":"runtime.learning.used"}'
+    stats, problems = fold_evidence("\n".join([fast, spaced, reordered]).encode())
+    assert problems == []
+    assert (stats["L"].uses, stats["L"].successes, stats["L"].last_used) == (2, 1, "t2")
+    assert (stats["M"].uses, stats["M"].successes) == (1, 1)
