@@ -151,7 +151,10 @@ class LearnStore:
             found, bad = parse_lines(rel, self._read_bytes(rel))
             records += found
             problems += bad
-        stats, bad = ev.fold_evidence(self._read_bytes(ev.EVIDENCE_PATH))
+        from minarad.learn.foldcache import fold_with_cache
+
+        stats, bad = fold_with_cache(self._read_bytes(ev.EVIDENCE_PATH),
+                                     self.store.state_dir / "evidence-cache.json")
         memory = self._read_bytes(MEMORY).decode("utf-8", errors="replace")
         return LearnState(records, stats, problems + bad, memory)
 

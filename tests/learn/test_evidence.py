@@ -36,3 +36,22 @@ def test_the_fast_path_and_the_json_path_agree():
     assert problems == []
     assert (stats["L"].uses, stats["L"].successes, stats["L"].last_used) == (2, 1, "t2")
     assert (stats["M"].uses, stats["M"].successes) == (1, 1)
+
+
+def test_the_fold_cache_reads_only_appended_lines_and_notices_rewrites(tmp_path):
+    from minarad.learn.foldcache import fold_with_cache
+
+    cache = tmp_path / "cache.json"
+    lines = [render_use(id=f"u{i}", learning_id="L", outcome="success", created_at="t")
+             for i in range(3)]
+    data = ("\n".join(lines) + "\nbroken\n").encode()
+    first, problems = fold_with_cache(data, cache)
+    assert first["L"].uses == 3 and [p.line for p in problems] == [4] and cache.exists()
+    grown = data + (render_use(id="u9", learning_id="L", outcome="failure",
+                               created_at="t2") + "\nbad again\n").encode()
+    stats, problems = fold_with_cache(grown, cache)
+    assert (stats["L"].uses, stats["L"].successes, stats["L"].last_used) == (4, 3, "t2")
+    assert [p.line for p in problems] == [4, 6]
+    assert fold_with_cache(grown, cache) == fold_evidence(grown)
+    rewritten = grown.replace(b'"outcome":"success"', b'"outcome":"failure"', 1)
+    assert fold_with_cache(rewritten, cache)[0]["L"].successes == 2
