@@ -51,6 +51,7 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "promote_interval_hours": ("MINARA_PROMOTE_INTERVAL_HOURS", float, 1.0),
     "jobs_enabled": ("MINARA_JOBS_ENABLED", bool, True),
     "jobs_retry_s": ("MINARA_JOBS_RETRY_S", float, 60.0),
+    "daily_log_flush_hours": ("MINARA_DAILY_LOG_FLUSH_HOURS", float, 1.0),
     # -- wiki --
     # -- knowledge --
     # -- search --
@@ -118,6 +119,7 @@ class Settings:
     promote_interval_hours: float
     jobs_enabled: bool
     jobs_retry_s: float
+    daily_log_flush_hours: float
     # -- wiki --
     # -- knowledge --
     # -- search --
@@ -206,7 +208,7 @@ _MINIMUM = {
     # -- learn store, promotion, dreaming, scheduler --
     "dream_interval_hours": 0.0001, "dream_max_chars": 200, "dream_max_answer_chars": 1,
     "promote_min_uses": 0, "promote_min_score": 0.0, "promote_interval_hours": 0.0001,
-    "jobs_retry_s": 0.1,
+    "jobs_retry_s": 0.1, "daily_log_flush_hours": 0.0001,
     # -- wiki --
     # -- knowledge --
     # -- search --

@@ -63,10 +63,19 @@ def _run_dream(app, *, dry_run: bool, stop, guard=None, **options):
     return result.summary, result.commit, result.to_dict(), None
 
 
+def _run_daily_log(app, *, dry_run: bool, stop, guard=None, **_options):
+    from minarad.jobs.daily import flush_idle_sessions
+
+    return flush_idle_sessions(app, dry_run=dry_run, stop=stop, guard=guard)
+
+
 JOBS: dict[str, Job] = {
     "promote": Job("promote", "promote learnings that proved themselves into MEMORY.md",
                    lambda s: s.promote_interval_hours, lambda s: s.jobs_enabled, _run_promote),
     "dream": Job("dream", "distil new journal text into MEMORY.md with the LLM",
                  lambda s: s.dream_interval_hours,
                  lambda s: s.jobs_enabled and s.dream_enabled, _run_dream),
+    "daily-log": Job("daily-log", "journal the pending turns of idle sessions",
+                     lambda s: s.daily_log_flush_hours,
+                     lambda s: s.jobs_enabled and s.daily_log_enabled, _run_daily_log),
 }
