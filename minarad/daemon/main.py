@@ -106,6 +106,7 @@ def log_index_error(exc: BaseException) -> None:
 SERVICES = [
     "minarad.daemon.main:start_index_follower",
     # -- learn store, promotion, dreaming, scheduler --
+    "minarad.jobs.scheduler:start_scheduler",
     # -- wiki --
     "minarad.wiki.follow:start_link_follower",
     # -- knowledge --
