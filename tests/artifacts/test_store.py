@@ -6,6 +6,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -97,9 +98,12 @@ def test_resolve_returns_a_completed_artifact(artifacts):
 
 
 def test_an_unknown_id_names_the_closest_ids_of_that_session(artifacts):
-    mine = [artifacts.create("chart", session="s1", who="a") for _ in range(3)]
+    mine = []
+    for _ in range(3):  # a millisecond apart: ids of one millisecond differ only at the end
+        mine.append(artifacts.create("chart", session="s1", who="a"))
+        time.sleep(0.002)
     other = artifacts.create("chart", session="s2", who="a")
-    typo = mine[1].id[:-1] + ("0" if mine[1].id[-1] != "0" else "1")
+    typo = mine[1].id[:-6] + ("0" if mine[1].id[-6] != "0" else "1") + mine[1].id[-5:]
     with pytest.raises(ArtifactNotFound) as err:
         artifacts.resolve(f"chart://{typo}", session="s1")
     details = err.value.to_dict()
