@@ -186,7 +186,10 @@ class Knowledge:
 
     def _load(self, record_id: str, role: str | None = None) -> tuple[KnowledgeRecord, str]:
         check_record_id(record_id)
-        known = self.catalogue.get(record_id)
+        catalogue = self.catalogue
+        known = catalogue.get(record_id)
+        if known is None:
+            self._raise_if_broken(catalogue, record_id, role)
         if known is None or not self.grants().can_read(role, known.domain):
             raise NotFound(f"{record_id}: no such {kind_of_id(record_id)}",
                            code="record_not_found", id=record_id)
@@ -199,6 +202,14 @@ class Knowledge:
         except RecordError as exc:
             raise InvalidInput(f"{exc.problem}; fix the file by hand", code="invalid_record",
                                path=exc.problem.path, line=exc.problem.line) from None
+
+    def _raise_if_broken(self, catalogue, record_id: str, role: str | None) -> None:
+        """A record file that exists but cannot be read is named, with its line."""
+        hidden = self._hidden(role)
+        for path, line, message in catalogue.problem_rows():
+            if path.endswith(f"/{record_id}.md") and path.split("/")[1] not in hidden:
+                raise InvalidInput(f"{path}:{line}: {message}; fix the file by hand",
+                                   code="invalid_record", path=path, line=line)
 
     def list_facts(self, *, domain: str | None = None, scope: str | None = None,
                    sort: str = "newest", superseded: bool = False, role: str | None = None,
@@ -523,8 +534,9 @@ class Knowledge:
         """The text of ``minara context``'s policies block (see :mod:`.prompt`)."""
         from minarad.knowledge.prompt import policies_text, read_active_policies
 
-        policies = read_active_policies(self.root, role, self.app.settings.max_file_bytes)
-        return policies_text(policies, role, max_chars)
+        policies, problems = read_active_policies(self.root, role,
+                                                  self.app.settings.max_file_bytes)
+        return policies_text(policies, role, max_chars, problems)
 
 
 def _blob_of(text: str) -> str:
