@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from minarad.index import Index
     from minarad.knowledge import Knowledge
     from minarad.store import Store
+    from minarad.wiki import Wiki
 
 
 class Minara:
@@ -60,6 +61,9 @@ class Minara:
             self._store.close()
             self._store = None
         self._index = None
+        if self._wiki is not None:
+            self._wiki.close()
+            self._wiki = None
 
     # -- the workspace -------------------------------------------------------
 
@@ -157,7 +161,26 @@ class Minara:
 
     # -- the parts built on the store (each adds its property here) -----------
     # -- learn store, promotion, dreaming, scheduler --
+
+    @property
+    def learn(self):
+        """The :class:`minarad.learn.LearnStore` (capture, use, list, show, promote)."""
+        from minarad.learn.store import LearnStore
+
+        return LearnStore.from_app(self)
+
     # -- wiki --
+    _wiki: Wiki | None = None
+
+    @property
+    def wiki(self) -> Wiki:
+        """The workspace's :class:`minarad.wiki.Wiki` (pages, links, backlinks)."""
+        if self._wiki is None:
+            from minarad.wiki import Wiki
+
+            self._wiki = Wiki(self)
+        return self._wiki
+
     # -- knowledge --
 
     @property
@@ -187,6 +210,27 @@ class Minara:
     # -- artifacts and files --
     # -- sync --
     # -- budgets and proposals --
+
+    def budget_report(self, *, channel: str | None = None):
+        """Each file the context carries against its budget (:mod:`minarad.budgets`)."""
+        from minarad.budgets import budget_report
+
+        s = self.settings
+        built = self.context(channel=channel)
+        return budget_report(built, s.context_max_file_chars, s.context_max_total_chars)
+
+    def budget_watch(self):
+        """The :class:`minarad.budgets.BudgetWatch` of this workspace (in the state folder)."""
+        from minarad.budgets import BudgetWatch, budget_state_file
+
+        return BudgetWatch(budget_state_file(self.settings.state_dir, self.root))
+
+    @property
+    def proposals(self):
+        """The workspace's :class:`minarad.proposals.Proposals` (job changes as branches)."""
+        from minarad.proposals import Proposals
+
+        return Proposals(self.store)
 
     # -- the two ends of an agent session -------------------------------------
 

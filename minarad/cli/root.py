@@ -28,7 +28,11 @@ GROUPS = {
     "search": "minarad.cli.search:search",
     "index": "minarad.cli.search:index",
     # -- learn store, promotion, dreaming, scheduler --
+    "learn": "minarad.cli.learn:learn",
+    "jobs": "minarad.cli.jobs:jobs",
+    "dream": "minarad.cli.jobs:dream",
     # -- wiki --
+    "wiki": "minarad.cli.wiki:wiki",
     # -- knowledge --
     "fact": "minarad.cli.knowledge:fact",
     "policy": "minarad.cli.knowledge:policy",
@@ -45,6 +49,8 @@ GROUPS = {
     # -- sync --
     # -- MCP --
     # -- budgets and proposals --
+    "proposals": "minarad.cli.proposals:proposals",
+    "compact": "minarad.cli.proposals:compact",
 }
 
 

@@ -106,6 +106,9 @@ def log_index_error(exc: BaseException) -> None:
 SERVICES = [
     "minarad.daemon.main:start_index_follower",
     # -- learn store, promotion, dreaming, scheduler --
+    "minarad.jobs.scheduler:start_scheduler",
+    # -- wiki --
+    "minarad.wiki.follow:start_link_follower",
     # -- knowledge --
     "minarad.daemon.main:start_catalogue_follower",
     # -- search --
@@ -113,6 +116,7 @@ SERVICES = [
     # -- sync --
     # -- MCP --
     # -- budgets and proposals --
+    "minarad.daemon.budgets:start_budget_watch",
 ]
 
 
