@@ -14,7 +14,7 @@ import dataclasses
 import datetime as dt
 from typing import TYPE_CHECKING
 
-from minarad.errors import Forbidden, InvalidInput, NotFound, VersionConflict
+from minarad.errors import Forbidden, InvalidInput, MinaraError, NotFound, VersionConflict
 from minarad.knowledge.grants import (GRANTS_PATH, Grants, check_level, parse_grants,
                                       render_grants, role_of)
 from minarad.knowledge.ids import kind_of_id, new_id
@@ -444,6 +444,49 @@ class Knowledge:
                         prior_text, {"superseded_by": "", "updated": utc_now()}),
                         base=_blob_of(prior_text))
         return self._done(old, tx, old)
+
+    def purge(self, record_id: str, *, author: str, force: bool = False,
+              role: str | None = None):
+        """Erase a record from the whole history (a leaked secret, personal data).
+
+        Uses :func:`minarad.store.purge.purge_paths`: every commit that held the
+        file is rewritten, and it cannot be undone. A record it superseded is
+        made current again first (a commit of its own, which stays). The
+        catalogue forgets the record; the search index starts over.
+
+        Raises:
+            Forbidden: the workspace has a remote and ``force`` is not given
+                (``purge_with_remote``).
+        """
+        from minarad.store.purge import purge_paths
+
+        old, _text = self._load(record_id, role)
+        if old.supersedes:
+            prior = self.catalogue.get(old.supersedes)
+            if prior is not None and prior.superseded_by == old.id:
+                self.delete(record_id, author=author, role=role)
+        catalogue = self.catalogue
+        before = catalogue.commit()
+        paths = self._past_paths(old)
+        result = purge_paths(self.store, paths, force=force)
+        catalogue.forget(paths, before, result.head)
+        try:
+            self.app.index.rebuild()
+        except MinaraError:
+            pass  # the index is derived: the next catch-up starts it over
+        return result
+
+    def _past_paths(self, record: KnowledgeRecord) -> list[str]:
+        """Every path the record ever had (an edit may have moved it between domains)."""
+        from minarad.knowledge.records import parse_record_path
+
+        store = self.store
+        with store.lock():
+            store.catch_up()
+            known = store.history_db.paths_under("knowledge/")
+        found = {p for p in known if p.endswith(f"/{record.id}.md")
+                 and (parse_record_path(p) or ("", "", ""))[2] == record.id}
+        return sorted(found | {record.path})
 
     # -- the graph -----------------------------------------------------------------------------
 
