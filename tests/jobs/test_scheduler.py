@@ -85,3 +85,11 @@ def test_jobs_status_says_when_the_block_was_edited_by_hand(app, ws):
     run_job(app, "promote", adopt=True)
     assert {s.name: s for s in jobs_status(app)}["promote"].attention is None
     assert "- [lesson] New" in (ws / "MEMORY.md").read_text()
+
+
+def test_the_schedule_follows_reloaded_settings(app):
+    current = [app.settings.replace(dream_enabled=False)]
+    scheduler = Scheduler(app.settings, settings_source=lambda: current[0])
+    assert "dream" not in scheduler.due()
+    current[0] = app.settings  # a reload turned dreaming on
+    assert "dream" in scheduler.due()
