@@ -240,16 +240,18 @@ def _splice_known_layout(data: bytes, changes: dict) -> bytes | None:
             continue
         spans.append((start, start + ((_FIXED_SIZE + len(path) + 8) & ~7), path, entry))
     spans.sort()
-    pieces, cursor, delta = [], 0, 0
+    pieces, cursor, delta = [b""], _HEADER.size, 0
     for start, stop, _path, entry in spans:
         pieces += [data[cursor:start], entry or b""]
         cursor = stop
         delta += (entry is not None) - (stop > start)
     pieces.append(data[cursor:end])
-    body = bytearray(b"".join(pieces))
-    count = int.from_bytes(body[8:12], "big") + delta
-    body[8:12] = count.to_bytes(4, "big")
-    return bytes(body) + hashlib.sha1(body).digest()
+    pieces[0] = data[:8] + (int.from_bytes(data[8:12], "big") + delta).to_bytes(4, "big")
+    digest = hashlib.sha1()
+    for piece in pieces:
+        digest.update(piece)
+    pieces.append(digest.digest())
+    return b"".join(pieces)
 
 
 def splice_index(data: bytes, changes: dict[bytes, bytes | None],
