@@ -30,6 +30,7 @@ class LearnEntry:
     graduates: bool
     reason: str
     promoted: bool
+    promoted_by: str | None = None
 
     @property
     def id(self) -> str:
@@ -40,7 +41,8 @@ class LearnEntry:
         """JSON-ready: the record's fields, ``stats``, ``graduates``, ``promoted``."""
         return {**self.record.to_dict(), "stats": self.stats.to_dict(),
                 "graduates": self.graduates, "reason": self.reason, "promoted": self.promoted,
-                "promoted_in": MEMORY if self.promoted else None}
+                "promoted_in": MEMORY if self.promoted else None,
+                "promoted_by": self.promoted_by}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,7 +200,26 @@ class LearnStore:
         Raises:
             NotFound: no entry (``learning_not_found``); InvalidInput: an ambiguous prefix.
         """
-        return self._find(self.entries(), id)
+        entry = self._find(self.entries(), id)
+        if entry.promoted:
+            entry = dataclasses.replace(entry, promoted_by=self._promoting_commit(entry.record))
+        return entry
+
+    def _promoting_commit(self, record: LearnRecord) -> str | None:
+        """The commit that put ``record`` in the block it is in now (newest run of presence)."""
+        try:
+            history = self.store.history(MEMORY)
+        except NotFound:
+            return None
+        found = None
+        for item in history:  # newest first: walk back while the entry is in the block
+            if item.deleted:
+                break
+            text, _ = self.store.read(MEMORY, item.version)
+            if _key(record) not in _block_keys(text):
+                break
+            found = item.commit
+        return found
 
     def problems(self) -> builtins.list[LineProblem]:
         """Lines of the learn files that were skipped (file:line and why)."""
@@ -221,12 +242,14 @@ class LearnStore:
 
     def capture(self, kind: str, title: str, detail: str, *, tags: tuple[str, ...] = (),
                 promote: bool = False, dedupe_key: str | None = None, session: str = "",
-                source_reason: str = "cli", source_event: str | None = None,
-                author: str | None = None) -> CaptureResult:
+                source_reason: str | None = None, source_event: str | None = None,
+                author: str | None = None, source: str = "cli") -> CaptureResult:
         """Append a learning unless one like it exists (openboa's dedupe); one commit.
 
         A duplicate is one with the same ``dedupeKey``, or, without one, the
-        same kind, title and detail (trimmed, lower case).
+        same kind, title and detail (trimmed, lower case). ``source`` names
+        the commit's source (``cli``, ``api``, ``mcp``); ``source_reason``
+        (openboa's ``sourceReason``, default ``source``) says why it was captured.
 
         Returns:
             The new record (``created``), or the existing one.
@@ -246,10 +269,12 @@ class LearnStore:
             rid = uuid7()
             line = render_record(id=rid, kind=kind, title=title, detail=detail, agent=who,
                                  session=session, created_at=iso_now(),
-                                 source_reason=source_reason, source_event=source_event,
+                                 source_reason=source_reason or source,
+                                 source_event=source_event,
                                  promote=promote, dedupe_key=dedupe_key, tags=tuple(tags))
-            result = self.store.append(KIND_FILES[kind], line, author=who, source=source_reason,
-                                       message=f"learn {kind}: {title or detail[:60]}")
+            summary = " ".join((title or detail).split())[:60]
+            result = self.store.append(KIND_FILES[kind], line, author=who, source=source,
+                                       message=f"learn {kind}: {summary}")
         records, _ = parse_lines(KIND_FILES[kind], line.encode("utf-8"))
         return CaptureResult(records[0], True, result.commit)
 
