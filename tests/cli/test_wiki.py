@@ -118,3 +118,14 @@ def test_purge_needs_yes_and_no_remote(minara, ws):
     assert git(ws, "grep", "hunter2", *git(ws, "rev-list", "--all").split(), check=False) == ""
     minara("wiki", "get", "leak", check=4)
     assert_repo_sound(ws)
+
+
+def test_a_commit_made_with_git_is_caught_up_before_backlinks_are_printed(minara, ws, env):
+    minara("wiki", "put", "target", "the target", check=0)
+    (ws / "wiki" / "from-git.md").write_text("links to [[target]]\n")
+    git(ws, "add", "wiki/from-git.md")
+    git(ws, "-c", "user.name=eve", "-c", "user.email=eve@x", "commit", "-q", "-m", "by hand")
+    out = minara("wiki", "get", "target", check=0).stdout  # the table was behind HEAD
+    assert out.endswith("-- linked from 1 page(s) --\nfrom-git  From git\n")
+    code, fast, loaded = _probe(env, "wiki", "get", "target")  # now at HEAD: the fast path
+    assert (code, fast, loaded) == (0, out, "[]")
