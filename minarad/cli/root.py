@@ -34,6 +34,9 @@ GROUPS = {
     # -- HTTP gateway --
     # -- artifacts and files --
     # -- sync --
+    "remote": "minarad.cli.sync:remote",
+    "sync": "minarad.cli.sync:sync",
+    "doctor": "minarad.cli.doctor:doctor",
     # -- MCP --
     # -- budgets and proposals --
 }

@@ -109,6 +109,7 @@ SERVICES = [
     # -- search --
     # -- HTTP gateway --
     # -- sync --
+    "minarad.sync.service:start_sync",
     # -- MCP --
     # -- budgets and proposals --
 ]
