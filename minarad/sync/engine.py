@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
+from minarad.crashpoints import crash_point
 from minarad.errors import Busy, InvalidInput
 from minarad.store.models import Record
 from minarad.sync.rules import FileMerge, merge_file
@@ -71,8 +72,10 @@ def sync(store, name: str, *, machine: str, author: str = "minara-sync", creds=N
     store.commit_disk()
     for attempt in range(retries + 1):
         theirs = remotes.fetch(store.repo, name, url, branch, creds)
+        crash_point("sync-after-fetch")
         action, merged, conflicts = integrate(store, name, theirs, machine=machine,
                                               author=author)
+        crash_point("sync-after-merge")
         head = store.head()
         if head is None or head == theirs:
             return SyncResult(name, action, head, False, merged, conflicts, attempt)
@@ -81,6 +84,7 @@ def sync(store, name: str, *, machine: str, author: str = "minara-sync", creds=N
         except remotes.PushRejected:
             time.sleep(0.05 * attempt)
             continue
+        crash_point("sync-after-push")
         remotes.set_tracking(store.repo, name, branch, head)
         return SyncResult(name, "pushed" if action == "up-to-date" else action, head, True,
                           merged, conflicts, attempt)
