@@ -101,8 +101,8 @@ class SyncService:
             self._failures += 1
             return
         failed = [r for r in results if isinstance(r, Exception)]
-        for exc in failed:
-            logger.warning("sync: {}", getattr(exc, "message", exc))
+        for error in failed:
+            logger.warning("sync: {}", getattr(error, "message", error))
         self._failures = self._failures + 1 if failed else 0
         if self.store.head() != before and self.on_synced is not None:
             self.on_synced()
