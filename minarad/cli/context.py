@@ -59,10 +59,13 @@ at_option = click.option(
               help="Files beyond this total are listed by name only "
                    "[setting context_max_total_chars; default 60000].")
 @at_option
+@click.option("--as-of", "as_of", metavar="WHEN",
+              help="Time travel: the blocks as given at WHEN, from the last commit at or "
+                   "before it (ISO date or time, 'yesterday', '3 days ago').")
 @hook_option
 @json_option
 @pass_ctx
-def context(ctx, session, surface, channel, max_file_chars, max_total_chars, at, hook):
+def context(ctx, session, surface, channel, max_file_chars, max_total_chars, at, as_of, hook):
     """Print the memory blocks of a system prompt, in order.
 
     Blocks: identity (SOUL.md, AGENTS.md; cacheable), memory snapshot
@@ -73,11 +76,24 @@ def context(ctx, session, surface, channel, max_file_chars, max_total_chars, at,
     verbatim except that a '<' starting a minara-block or file tag (any
     case) is written as '&lt;', so no file can fake a block.
 
+    With --as-of WHEN, the files come from the last commit at or before
+    WHEN and the journal days are WHEN's: what the agent was given then.
+
     Example: minara context --session s1 --surface repl --json
+
+    Example: minara context --as-of yesterday
     """
     payload = _hook_payload(hook)
     if payload is not None:
         session, surface = session or payload.session_id, surface or hook
+    if as_of is not None:
+        from minarad.store.timetravel import context_at, parse_when
+
+        past, commit = context_at(ctx.app, parse_when(as_of), channel=channel, session=session,
+                                  surface=surface, max_file_chars=max_file_chars,
+                                  max_total_chars=max_total_chars)
+        emit(ctx, {**past.as_dict(), "commit": commit}, past.text())
+        return
     result = ctx.app.context(now=_parse_time(at), channel=channel, session=session,
                              surface=surface, max_file_chars=max_file_chars,
                              max_total_chars=max_total_chars)
