@@ -185,6 +185,21 @@ def _unreachable(url: str, exc: BaseException) -> RemoteUnreachable:
     return RemoteUnreachable(f"remote {shown} is unreachable: {exc}", url=shown)
 
 
+def ls_remote(repo, url: str, creds: Credentials | None = None) -> dict[str, str]:
+    """The remote's refs (name -> commit), as ``git ls-remote`` lists them.
+
+    Raises:
+        RemoteUnreachable: the remote could not be reached or refused.
+    """
+    client, path = _client(repo, url, "pull", creds)
+    try:
+        result = client.get_refs(path)
+    except Exception as exc:  # dulwich raises many kinds
+        raise _unreachable(url, exc) from None
+    refs = getattr(result, "refs", result)
+    return {k.decode(): v.decode() for k, v in refs.items() if v}
+
+
 def fetch(repo, name: str, url: str, branch: str, creds: Credentials | None = None) -> str | None:
     """Fetch ``branch`` of remote ``name`` into ``repo``; update its remote-tracking ref.
 
