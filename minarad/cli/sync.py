@@ -97,6 +97,7 @@ def sync(ctx: CliContext, name):
 
     Example: minara sync origin
     """
+    from minarad.daemon.state import is_daemon_running
     from minarad.errors import MinaraError
     from minarad.sync import remote_names, sync_remote
 
@@ -105,6 +106,7 @@ def sync(ctx: CliContext, name):
     if not names:
         raise MinaraError("no remote to sync with (add one: minara remote add origin URL)",
                           code="no_remote")
-    results = [sync_remote(store, ctx.settings, n) for n in names]
+    scan = not is_daemon_running(ctx.settings.workspace)  # else minarad commits the edits
+    results = [sync_remote(store, ctx.settings, n, commit_edits=scan) for n in names]
     emit(ctx, {"results": [r.to_dict() for r in results]},
          "\n".join(_render(r) for r in results))

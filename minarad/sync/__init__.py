@@ -32,7 +32,7 @@ def credentials(settings):
     return Credentials(settings.sync_username or None, settings.sync_token)
 
 
-def sync_remote(store, settings, name: str):
+def sync_remote(store, settings, name: str, *, commit_edits: bool = True):
     """Sync with remote ``name`` and record the outcome for ``minara status``.
 
     Returns:
@@ -46,7 +46,8 @@ def sync_remote(store, settings, name: str):
 
     state = SyncState(store.state_dir)
     try:
-        result = sync(store, name, machine=machine_name(settings), creds=credentials(settings))
+        result = sync(store, name, machine=machine_name(settings), creds=credentials(settings),
+                      commit_edits=commit_edits)
     except MinaraError as exc:
         state.record_failure(name, exc.message)
         raise
@@ -61,14 +62,14 @@ def remote_names(store) -> list[str]:
     return list(list_remotes(store.repo))
 
 
-def sync_all(store, settings) -> list:
+def sync_all(store, settings, *, commit_edits: bool = True) -> list:
     """Sync with every configured remote; return the results (errors recorded, not raised)."""
     from minarad.errors import MinaraError
 
     results = []
     for name in remote_names(store):
         try:
-            results.append(sync_remote(store, settings, name))
+            results.append(sync_remote(store, settings, name, commit_edits=commit_edits))
         except MinaraError as exc:
             results.append(exc)
     return results

@@ -55,10 +55,12 @@ def current_branch(store) -> str:
 
 
 def sync(store, name: str, *, machine: str, author: str = "minara-sync", creds=None,
-         retries: int = PUSH_RETRIES) -> SyncResult:
+         retries: int = PUSH_RETRIES, commit_edits: bool = True) -> SyncResult:
     """Sync the workspace with remote ``name``: fetch, integrate, push.
 
-    Edits on disk are committed first, so they travel too.
+    With ``commit_edits``, edits on disk are committed first (a scan of the
+    whole tree), so they travel too; a running daemon commits them itself,
+    so it and the CLI beside it skip the scan.
 
     Raises:
         NotFound: no such remote.
@@ -69,7 +71,8 @@ def sync(store, name: str, *, machine: str, author: str = "minara-sync", creds=N
 
     url = remotes.remote_url(store.repo, name)
     branch = current_branch(store)
-    store.commit_disk()
+    if commit_edits:
+        store.commit_disk()
     for attempt in range(retries + 1):
         theirs = remotes.fetch(store.repo, name, url, branch, creds)
         crash_point("sync-after-fetch")

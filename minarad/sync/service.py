@@ -95,7 +95,7 @@ class SyncService:
                 self._failures = 0
                 return
             before = self.store.head()
-            results = sync_all(self.store, self.settings)
+            results = sync_all(self.store, self.settings, commit_edits=False)  # the daemon's
         except Exception as exc:  # never let the thread die: the next round tries again
             logger.opt(exception=exc).error("sync failed")
             self._failures += 1
