@@ -97,3 +97,45 @@ def test_an_unreachable_remote_is_one_clear_error(machines, tmp_path):
     assert err.value.code == "remote_unreachable"
     assert laptop.head() == head
     assert_repo_sound(laptop.root)
+
+
+def test_a_push_from_a_stale_fetch_is_refused_and_the_remote_kept(machines, bare):
+    from minarad.git import remotes
+
+    laptop, server = _pair(machines, bare)
+    before = git(bare, "rev-parse", "main").strip()
+    laptop.append("MEMORY.md", "- laptop", author="a")
+    server.append("MEMORY.md", "- server", author="b")
+    _sync(laptop, "laptop")
+    with pytest.raises(remotes.PushRejected):  # server still believes the remote is at before
+        remotes.push(server.repo, str(bare), "main", server.head(), before)
+    assert git(bare, "rev-parse", "main").strip() == laptop.head()
+
+
+def test_machines_syncing_at_once_lose_no_line(machines, bare, tmp_path):
+    import threading
+
+    stores = _pair(machines, bare)
+    errors = []
+
+    def work(store, name):
+        try:
+            for i in range(4):
+                store.append("MEMORY.md", f"- {name} {i}", author=name)
+                _sync(store, name)
+        except Exception as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(s, n))
+               for s, n in zip(stores, ("laptop", "server"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for s, n in zip(stores, ("laptop", "server")):
+        _sync(s, n)
+    _sync(stores[0], "laptop")
+    text = (stores[0].root / "MEMORY.md").read_text()
+    assert all(text.count(f"- {n} {i}\n") == 1 for n in ("laptop", "server") for i in range(4))
+    _assert_one_memory(bare, tmp_path, *stores)
