@@ -118,3 +118,22 @@ def test_daemons_on_two_machines_sync_through_a_git_server(env, tmp_path, git_se
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", url, str(clone)], check=True)
     assert tree_of(clone) == tree_of(a)
+
+
+def test_sync_over_http_with_credentials_from_the_url_or_the_token(env, tmp_path, http_server):
+    url, served = http_server
+    a, b = tmp_path / "a", tmp_path / "b"
+    authed = url.replace("http://", "http://me:s3cret@")
+    _run(env, a, "remote", "add", "origin", authed)
+    _run(env, a, "memory", "append", "MEMORY.md", "- over http")
+    assert "pushed" in _run(env, a, "sync").stdout
+    assert "s3cret" not in _run(env, a, "remote", "list").stdout
+    _run(env, b, "remote", "add", "origin", url)
+    refused = _run(env, b, "sync", check=1)
+    assert "unreachable" in refused.stderr and "s3cret" not in refused.stderr
+    token = {**env, "MINARA_SYNC_USERNAME": "me", "MINARA_SYNC_TOKEN": "s3cret"}
+    _run(token, b, "sync")
+    assert "- over http" in (b / "MEMORY.md").read_text()
+    _run(env, a, "sync")
+    assert tree_of(a) == tree_of(b) == tree_of(served, "main")
+    assert_repo_sound(b)
