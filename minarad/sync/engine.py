@@ -165,14 +165,34 @@ def plan_merge(store, base: str | None, head: str, theirs: str,
 
     repo = store.repo
     base_tree, our_tree = _tree(repo, base), _tree(repo, head)
-    plans = {}
+    plans: dict[str, FileMerge] = {}
     for change in diff_trees(repo.object_store, base_tree, _tree(repo, theirs)):
         if change.blob is not None and not is_regular(change.mode):
             continue
         other = read_blob(repo.object_store, change.blob) if change.blob else None
-        plans[change.path] = merge_file(change.path, _blob_at(repo, base_tree, change.path),
-                                        _blob_at(repo, our_tree, change.path), other, machine)
+        plan = merge_file(change.path, _blob_at(repo, base_tree, change.path),
+                          _blob_at(repo, our_tree, change.path), other, machine)
+        plans[change.path] = _free_conflict_names(repo, our_tree, plan, plans)
     return plans
+
+
+def _free_conflict_names(repo, our_tree, plan: FileMerge, plans: dict) -> FileMerge:
+    """A conflict copy never replaces a file: an earlier copy of the same name stays."""
+    from minarad.git.trees import lookup_blob
+
+    if plan.how != "conflict copy":
+        return plan
+    taken = {p for other in plans.values() for p in other.writes}
+    original, *copies = plan.writes
+    writes = {original: plan.writes[original]}
+    for path in copies:
+        name, n = path, 1
+        while name in taken or lookup_blob(repo.object_store, our_tree, name.encode()):
+            n += 1
+            stem, dot, ext = path.rpartition(".")
+            name = f"{stem}-{n}.{ext}" if dot and "/" not in ext else f"{path}-{n}"
+        writes[name] = plan.writes[path]
+    return FileMerge(writes, plan.how)
 
 
 def _apply(store, name: str, plans: dict, author: str, head, *, fast_forward=None,

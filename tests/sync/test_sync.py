@@ -139,3 +139,16 @@ def test_machines_syncing_at_once_lose_no_line(machines, bare, tmp_path):
     text = (stores[0].root / "MEMORY.md").read_text()
     assert all(text.count(f"- {n} {i}\n") == 1 for n in ("laptop", "server") for i in range(4))
     _assert_one_memory(bare, tmp_path, *stores)
+
+
+def test_a_second_conflict_on_one_file_keeps_the_first_copy(machines, bare, tmp_path):
+    laptop, server = _pair(machines, bare)
+    for round_ in ("1", "2"):
+        (laptop.root / "pic.bin").write_bytes(b"\0laptop" + round_.encode())
+        (server.root / "pic.bin").write_bytes(b"\0server" + round_.encode())
+        _sync(laptop, "laptop")
+        _sync(server, "server")
+        _sync(laptop, "laptop")
+    assert (laptop.root / "pic.conflict-server.bin").read_bytes() == b"\0server1"
+    assert (laptop.root / "pic.conflict-server-2.bin").read_bytes() == b"\0server2"
+    _assert_one_memory(bare, tmp_path, laptop, server)
