@@ -137,3 +137,35 @@ def test_sync_over_http_with_credentials_from_the_url_or_the_token(env, tmp_path
     _run(env, a, "sync")
     assert tree_of(a) == tree_of(b) == tree_of(served, "main")
     assert_repo_sound(b)
+
+
+@pytest.mark.slow
+def test_a_daemon_killed_mid_sync_restarts_and_loses_nothing(env, tmp_path, bare):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for ws in (a, b):
+        _run(env, ws, "remote", "add", "origin", bare)
+        _run(env, ws, "sync")
+    _run(env, a, "sync")
+    _run(env, a, "memory", "append", "MEMORY.md", "- from a")
+    _run(env, a, "sync")
+    _run(env, b, "memory", "append", "MEMORY.md", "- from b")
+    (tmp_path / "log").mkdir()
+    e = {**env, "MINARA_WORKSPACE_DIR": str(b), "MINARA_SYNC_INTERVAL": "1",
+         "MINARA_STATE_DIR": str(tmp_path / "state-b")}
+    crashed = DaemonProcess({**e, "MINARA_CRASH_AT": "sync-after-merge"}, tmp_path / "log")
+    crashed.start(wait_ready=False)
+    assert crashed.proc.wait(timeout=60) == CRASH_EXIT_CODE  # died inside its first sync
+    daemon = DaemonProcess(e, tmp_path / "log").start()
+    try:
+        _run(env, b, "memory", "append", "MEMORY.md", "- after the restart")
+        wait_until(lambda: "- after the restart" in git(bare, "show", "main:MEMORY.md"),
+                   timeout=60, step=0.3, what="the restarted daemon pushed")
+    finally:
+        daemon.stop()
+    _run(env, a, "sync")
+    for ws in (a, b):
+        text = (ws / "MEMORY.md").read_text()
+        assert all(text.count(line) == 1 for line in ("- from a", "- from b",
+                                                      "- after the restart")), text
+        assert_repo_sound(ws)
+    assert tree_of(a) == tree_of(b)
