@@ -57,6 +57,7 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "sync_token": ("MINARA_SYNC_TOKEN", str, ""),
     # -- MCP --
     # -- budgets and proposals --
+    "compact_auto": ("MINARA_COMPACT_AUTO", bool, False),
 }
 
 #: Settings never printed (``minara config`` says only that they are set).
@@ -123,6 +124,7 @@ class Settings:
     sync_token: str
     # -- MCP --
     # -- budgets and proposals --
+    compact_auto: bool
     config_file: Path
     sources: dict
     given_data_dir: Path | None

@@ -87,9 +87,9 @@ def read_at(store, path: str, when: dt.datetime) -> tuple[bytes, str]:
     return read_blob(store.repo.object_store, found[1].decode()), commit
 
 
-def _context_paths(paths) -> bool:
-    """The files ``minara context`` may read: top-level, journals and channel memories."""
-    return "/" not in paths or paths.startswith(("memory/", "channels/"))
+def _context_paths(path: str) -> bool:
+    """The files ``minara context`` may read: top-level, journals, channel and agent memories."""
+    return "/" not in path or path.startswith(("memory/", "channels/", "agents/"))
 
 
 def checkout_for_reading(store, commit: str, folder: str | os.PathLike) -> None:
@@ -110,6 +110,12 @@ def checkout_for_reading(store, commit: str, folder: str | os.PathLike) -> None:
 def context_at(app, when: dt.datetime, **options):
     """The memory blocks ``minara context`` gave at ``when`` (from the commit then).
 
+    ``options`` are :func:`minarad.context.build_context`'s (``channel``,
+    ``session``, ``surface``) and ``max_file_chars``, ``max_total_chars`` and
+    ``notes_path`` (an agent's working memory, as it was then). Policies come from the
+    knowledge catalogue, which has no past: they are left out, and so is the
+    one-time SOUL.md notice.
+
     Returns:
         ``(Context, commit)``; file paths in it are workspace paths.
     """
@@ -128,7 +134,8 @@ def context_at(app, when: dt.datetime, **options):
         checkout_for_reading(store, commit, folder)
         context = build_context(folder, now=when, channel_memory=channel_path("MEMORY.md",
                                                                               channel),
-                                budgets=budgets, max_file_bytes=s.max_file_bytes, **options)
+                                budgets=budgets, max_file_bytes=s.max_file_bytes,
+                                disclose_soul=False, **options)
         for block in context.blocks:
             _finish(block, app.root)
         context.root = app.root
