@@ -162,6 +162,7 @@ def _try_fast_append(opts: dict, args: list[str]) -> int | None:
     try:
         app = Minara.open(workspace=opts.get("workspace"), author=opts.get("author"))
         try:
+            app.check_channel_access(opts.get("channel"), app.settings.author)
             line = append_to_file(app, workspace_path(app.root, opts["file"],
                                                       opts.get("channel")), opts["text"])
         finally:
