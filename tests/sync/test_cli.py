@@ -169,3 +169,29 @@ def test_a_daemon_killed_mid_sync_restarts_and_loses_nothing(env, tmp_path, bare
                                                       "- after the restart")), text
         assert_repo_sound(ws)
     assert tree_of(a) == tree_of(b)
+
+
+@pytest.mark.slow
+def test_the_daemon_retries_an_offline_remote_and_status_says_so(env, tmp_path):
+    import json
+
+    ws, later = tmp_path / "ws", tmp_path / "later.git"
+    _run(env, ws, "remote", "add", "origin", later)
+    (tmp_path / "log").mkdir()
+    e = {**env, "MINARA_WORKSPACE_DIR": str(ws), "MINARA_SYNC_INTERVAL": "3",
+         "MINARA_STATE_DIR": str(tmp_path / "state")}
+    daemon = DaemonProcess(e, tmp_path / "log").start()
+    try:
+        def remote_state():
+            out = _run(env, ws, "--json", "status", check=None).stdout
+            return json.loads(out)["sync"]["remotes"][0]
+
+        wait_until(lambda: remote_state().get("last_error"), what="the failure recorded")
+        assert "unreachable" in remote_state()["last_error"]
+        _run(env, ws, "memory", "append", "MEMORY.md", "- written while offline")  # not blocked
+        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(later)], check=True)
+        wait_until(lambda: remote_state().get("last_sync") and not
+                   remote_state().get("last_error"), what="a sync once back online")
+        assert "- written while offline" in git(later, "show", "main:MEMORY.md")
+    finally:
+        daemon.stop()
