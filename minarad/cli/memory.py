@@ -221,13 +221,16 @@ def push(ctx: CliContext, directory):
 
     A copy whose base is still current is saved as a new version; a stale
     one is merged three-way with the latest text, and where lines clash the
-    writer's new lines are appended (nothing is lost).
+    writer's new lines are appended (nothing is lost). A channel's copies
+    are saved only for a member when the channel has a MEMBERS.md.
 
     Example: minara memory push --dir /tmp/mem
     """
     from minarad.store.copies import push as do_push
 
-    results = do_push(ctx.app.store, directory, author=ctx.author, source="cli")
+    results = do_push(ctx.app.store, directory, author=ctx.author, source="cli",
+                      check_channel=lambda channel: ctx.app.check_channel_access(channel,
+                                                                                ctx.author))
     lines = [f"{r.name}: {r.action.replace('_', ' ')} (version {r.version}"
              + (f", {r.conflicts} clash(es): your lines appended" if r.conflicts else "") + ")"
              for r in results]
