@@ -114,6 +114,7 @@ SERVICES = [
     # -- search --
     # -- HTTP gateway --
     # -- sync --
+    "minarad.sync.service:start_sync",
     # -- MCP --
     # -- budgets and proposals --
     "minarad.daemon.budgets:start_budget_watch",
