@@ -70,6 +70,22 @@ def test_channel_pages_are_not_found_for_others(minara, env):
         == ["plan"]
 
 
+def test_a_channel_with_members_keeps_its_pages_from_non_members(minara, env, ws):
+    minara("wiki", "put", "plan", "secret plan", "--channel", "team-a", check=0)
+    minara("channel", "members", "team-a", "--add", "agent-a", check=0)
+    before = commit_count(ws)
+    for args in (("get", "plan"), ("list",), ("search", "secret"),
+                 ("put", "plan", "overwritten"), ("delete", "plan"), ("history", "plan")):
+        proc = minara("wiki", *args, "--channel", "team-a", "--as", "agent-b", check=5)
+        assert "not a member of channel team-a" in proc.stderr and "secret" not in proc.stdout
+    code, out, _ = _probe({**env, "MINARA_AUTHOR": "agent-b"}, "wiki", "get", "plan",
+                          "--channel", "team-a")
+    assert code == 5 and "secret" not in out
+    assert commit_count(ws) == before
+    assert minara("wiki", "get", "plan", "--channel", "team-a", "--as", "agent-a",
+                  check=0).stdout == "secret plan\n"
+
+
 def test_list_tree_links_and_search(minara, env):
     minara("wiki", "put", "ops/deploy", "Deploy with care; see [[ops/rollback]].", check=0)
     minara("wiki", "put", "ops", "Operations.", check=0)
