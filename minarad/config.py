@@ -48,6 +48,9 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     # -- knowledge --
     # -- search --
     # -- HTTP gateway --
+    "http": ("MINARA_HTTP", str, "127.0.0.1:7411"),
+    "http_hosts": ("MINARA_HTTP_HOSTS", str, ""),
+    "http_max_body_bytes": ("MINARA_HTTP_MAX_BODY_BYTES", int, 8 * 1024 * 1024),
     # -- artifacts and files --
     # -- sync --
     # -- MCP --
@@ -58,7 +61,7 @@ FIELDS: dict[str, tuple[str, type, object]] = {
 _SECRETS = {"llm_api_key"}
 
 #: Settings whose empty value means "not set" (rather than an error).
-_MAY_BE_EMPTY = {"llm_base_url", "llm_model", "llm_api_key"}
+_MAY_BE_EMPTY = {"llm_base_url", "llm_model", "llm_api_key", "http_hosts"}
 
 
 class Settings:
@@ -108,6 +111,9 @@ class Settings:
     # -- knowledge --
     # -- search --
     # -- HTTP gateway --
+    http: str
+    http_hosts: str
+    http_max_body_bytes: int
     # -- artifacts and files --
     # -- sync --
     # -- MCP --
@@ -195,6 +201,7 @@ _MINIMUM = {
     # -- knowledge --
     # -- search --
     # -- HTTP gateway --
+    "http_max_body_bytes": 1024,
     # -- artifacts and files --
     # -- sync --
     # -- MCP --

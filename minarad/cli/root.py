@@ -32,6 +32,8 @@ GROUPS = {
     # -- knowledge --
     # -- search --
     # -- HTTP gateway --
+    "token": "minarad.cli.gateway:token",
+    "ui": "minarad.cli.gateway:ui",
     # -- artifacts and files --
     # -- sync --
     # -- MCP --

@@ -108,6 +108,7 @@ SERVICES = [
     # -- learn store, promotion, dreaming, scheduler --
     # -- search --
     # -- HTTP gateway --
+    "minarad.gateway.serve:start_gateway",
     # -- sync --
     # -- MCP --
     # -- budgets and proposals --

@@ -1,0 +1,178 @@
+// minara web UI: saves through the /v1 API, shows the 409 dialog, follows commits live.
+"use strict";
+
+(function () {
+  const csrf = document.querySelector('meta[name="csrf-token"]')?.content || "";
+  const body = document.body;
+  const live = document.getElementById("live");
+
+  function enc(path) {
+    return path.split("/").map(encodeURIComponent).join("/");
+  }
+
+  async function api(method, url, data, headers) {
+    const init = { method, headers: { "X-CSRF-Token": csrf, ...(headers || {}) },
+                   credentials: "same-origin" };
+    if (data !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(data);
+    }
+    const response = await fetch(url, init);
+    let json = null;
+    try { json = await response.json(); } catch (e) { json = null; }
+    return { status: response.status, ok: response.ok, json };
+  }
+
+  function say(el, text) {
+    if (el) el.textContent = text;
+  }
+
+  // -- the editor -------------------------------------------------------------
+  function editor() {
+    const form = document.getElementById("editor-form");
+    const area = document.getElementById("editor");
+    const status = document.getElementById("save-status");
+    const dialog = document.getElementById("conflict");
+    const detail = document.getElementById("conflict-detail");
+    const yours = document.getElementById("yours");
+    const yoursText = document.getElementById("yours-text");
+    const path = body.dataset.path;
+    let loaded = area.value;
+    let pending = null; // the 409 body while the dialog is open
+
+    function dirty() { return area.value !== loaded; }
+
+    function loadedAs(doc) {
+      body.dataset.sha256 = doc.sha256 || "";
+      body.dataset.version = String(doc.version);
+      loaded = area.value;
+      const meta = document.getElementById("file-meta");
+      if (meta && doc.version) {
+        meta.firstChild.textContent = "version " + doc.version +
+          (doc.author ? " by " + doc.author + (doc.time ? " at " + doc.time : "") : "") + " ";
+      }
+    }
+
+    async function save(base) {
+      const headers = base ? { "If-Match": '"' + base + '"' } : {};
+      say(status, "Saving…");
+      const r = await api("PUT", "/v1/workspace/files/" + enc(path), { text: area.value },
+                          headers);
+      if (r.status === 409) {
+        pending = r.json;
+        say(status, "Not saved: the file changed.");
+        detail.textContent = "It is now at version " + r.json.current_version + " (by " +
+          (r.json.current_author || "unknown") + "). Your text was kept on the server too.";
+        dialog.showModal();
+        document.getElementById("conflict-refresh").focus();
+        return;
+      }
+      if (!r.ok) {
+        say(status, "Not saved: " + (r.json ? r.json.message : "error " + r.status));
+        return;
+      }
+      loadedAs({ sha256: r.json.sha256, version: r.json.version });
+      say(status, r.json.changed ? "Saved as version " + r.json.version + "."
+                                 : "No change (version " + r.json.version + ").");
+    }
+
+    async function refresh(keepMine) {
+      const mine = area.value;
+      const r = await api("GET", "/v1/workspace/files/" + enc(path));
+      if (!r.ok) { say(status, "Could not load: " + (r.json ? r.json.message : r.status)); return; }
+      area.value = r.json.text;
+      loadedAs(r.json);
+      if (keepMine) {
+        yoursText.value = mine;
+        yours.hidden = false;
+        say(status, "Loaded version " + r.json.version + "; your text is below.");
+      }
+    }
+
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      save(body.dataset.sha256);
+    });
+    document.getElementById("conflict-overwrite").addEventListener("click", () => {
+      dialog.close();
+      const base = pending ? pending.current_sha256 : body.dataset.sha256;
+      pending = null;
+      save(base);
+    });
+    document.getElementById("conflict-refresh").addEventListener("click", () => {
+      dialog.close();
+      pending = null;
+      refresh(true);
+    });
+    document.getElementById("conflict-cancel").addEventListener("click", () => {
+      dialog.close();
+      pending = null;
+    });
+    const reset = document.getElementById("reset-heartbeat");
+    if (reset) {
+      reset.addEventListener("click", async () => {
+        if (!window.confirm("Replace HEARTBEAT.md with its template? The old text stays in history.")) return;
+        const r = await api("POST", "/v1/workspace/heartbeat/reset",
+                            { base: body.dataset.sha256 || null });
+        if (r.ok) { await refresh(false); say(status, "Reset to the template (version " + r.json.version + ")."); }
+        else say(status, "Not reset: " + (r.json ? r.json.message : r.status));
+      });
+    }
+    window.addEventListener("beforeunload", (e) => {
+      if (dirty()) e.preventDefault();
+    });
+
+    return function onCommit(event) {
+      const mine = event.paths.find((p) => p.path === path);
+      if (!mine || String(mine.version) === body.dataset.version) return;
+      if (mine.deleted) { say(live, path + " was deleted by " + event.author + "."); return; }
+      if (dirty()) {
+        say(live, path + " changed (version " + mine.version + " by " + event.author +
+            "); saving will ask what to do.");
+      } else {
+        refresh(false).then(() => say(live, path + " updated to version " + mine.version +
+                                      " by " + event.author + "."));
+      }
+    };
+  }
+
+  // -- history: restore -----------------------------------------------------------
+  function historyPage() {
+    const path = body.dataset.path;
+    document.querySelectorAll("button.restore").forEach((button) => {
+      button.addEventListener("click", async () => {
+        const v = button.dataset.version;
+        if (!window.confirm("Bring back version " + v + " of " + path + " as a new version?")) return;
+        const r = await api("POST", "/v1/workspace/restore/" + enc(path), { version: v });
+        if (r.ok) window.location.assign("/workspace?path=" + encodeURIComponent(path));
+        else say(document.getElementById("restore-status"),
+                 "Not restored: " + (r.json ? r.json.message : r.status));
+      });
+    });
+    return function onCommit(event) {
+      if (event.paths.some((p) => p.path === path)) say(live, "New version by " + event.author + ": reload to see it.");
+    };
+  }
+
+  // -- status: the commits as they come -------------------------------------------------
+  function statusPage() {
+    const list = document.getElementById("commits");
+    return function onCommit(event) {
+      const li = document.createElement("li");
+      li.textContent = event.commit.slice(0, 10) + " " + event.author + " (" + event.source +
+        "): " + event.paths.map((p) => p.path + " v" + p.version).join(", ");
+      list.prepend(li);
+    };
+  }
+
+  const handlers = { editor, history: historyPage, status: statusPage };
+  const page = body.dataset.page;
+  const onCommit = handlers[page] ? handlers[page]() : null;
+  if (onCommit && window.EventSource) {
+    const source = new EventSource("/v1/events");
+    source.addEventListener("commit", (e) => {
+      try { onCommit(JSON.parse(e.data)); } catch (err) { /* a malformed event is ignored */ }
+    });
+    source.addEventListener("open", () => { body.dataset.live = "on"; });
+  }
+})();
