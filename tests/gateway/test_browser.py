@@ -163,7 +163,8 @@ def test_the_page_updates_live_after_a_cli_write(tab, gateway):
     wait_for(lambda: page.evaluate("document.body.dataset.live") == "on", "the event stream")
     gateway.cli("--as", "an-agent", "memory", "append", "notes/live-ui.md", "- from the CLI",
                 check=0)
-    page.wait_for_function("document.getElementById('editor').value.includes('from the CLI')")
+    # (polled from here: the page's CSP forbids the string eval wait_for_function uses)
+    wait_for(lambda: "from the CLI" in page.input_value("#editor"), "the live update")
     assert "an-agent" in page.inner_text("#live")
     assert page.evaluate("document.body.dataset.version") == "2"
 
