@@ -55,6 +55,7 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     # -- sync --
     # -- MCP --
     # -- budgets and proposals --
+    "compact_auto": ("MINARA_COMPACT_AUTO", bool, False),
 }
 
 #: Settings never printed (``minara config`` says only that they are set).
@@ -118,6 +119,7 @@ class Settings:
     # -- sync --
     # -- MCP --
     # -- budgets and proposals --
+    compact_auto: bool
     config_file: Path
     sources: dict
     given_data_dir: Path | None

@@ -29,7 +29,17 @@ GROUPS = {
     "index": "minarad.cli.search:index",
     # -- learn store, promotion, dreaming, scheduler --
     # -- wiki --
+    "wiki": "minarad.cli.wiki:wiki",
     # -- knowledge --
+    "fact": "minarad.cli.knowledge:fact",
+    "policy": "minarad.cli.knowledge:policy",
+    "grant": "minarad.cli.knowledge:grant",
+    "remember": "minarad.cli.knowledge:remember",
+    "consolidate": "minarad.cli.knowledge:consolidate",
+    "notes": "minarad.cli.knowledge:notes",
+    "graph": "minarad.cli.knowledge:graph",
+    "decisions": "minarad.cli.knowledge:decisions",
+    "channel": "minarad.cli.knowledge:channel",
     # -- search --
     # -- HTTP gateway --
     "token": "minarad.cli.gateway:token",
@@ -38,6 +48,8 @@ GROUPS = {
     # -- sync --
     # -- MCP --
     # -- budgets and proposals --
+    "proposals": "minarad.cli.proposals:proposals",
+    "compact": "minarad.cli.proposals:compact",
 }
 
 

@@ -106,12 +106,15 @@ def log_index_error(exc: BaseException) -> None:
 SERVICES = [
     "minarad.daemon.main:start_index_follower",
     # -- learn store, promotion, dreaming, scheduler --
+    # -- wiki --
+    "minarad.wiki.follow:start_link_follower",
     # -- search --
     # -- HTTP gateway --
     "minarad.gateway.serve:start_gateway",
     # -- sync --
     # -- MCP --
     # -- budgets and proposals --
+    "minarad.daemon.budgets:start_budget_watch",
 ]
 
 

@@ -26,6 +26,6 @@ def test_api_matches_its_openapi_document_under_fuzzing(gateway, tmp_path):
          "--phases", "coverage,fuzzing", "--max-examples", "8", "--max-time", "12",
          "--seed", "7", "--exclude-path", "/v1/events", "--no-color",
          "--report-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=180, env=gateway.env)
+        capture_output=True, text=True, timeout=180, env=gateway.env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
     assert "passed" in proc.stdout
