@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -37,7 +36,7 @@ def _lib(request: Request):
 
 
 async def _call(request: Request, fn, *args, **kwargs):
-    return await run_in_threadpool(_lib(request).run, fn, *args, **kwargs)
+    return await _lib(request).call(fn, *args, **kwargs)
 
 
 def _path(request: Request) -> str:

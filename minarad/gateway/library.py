@@ -1,14 +1,16 @@
-"""What the gateway asks of the library, in one place, one request at a time.
+"""What the gateway asks of the library, in one place, one call at a time, on one thread.
 
-Handlers run in a thread pool; the store and index objects are not meant to
-be shared by threads at once, so every call goes through :meth:`Library.run`
-(one lock). Writes still meet every other writer (daemon, CLI) at the
-store's inter-process lock, exactly as the CLI's do.
+The store, the index and the domain stores hold SQLite connections and a
+dulwich repository that belong to the thread that opened them, so every
+call runs on the library's own thread (:meth:`Library.call` from a handler,
+:meth:`Library.run` from another thread). Writes still meet every other
+writer (daemon, CLI) at the store's inter-process lock, as the CLI's do.
 """
 
 from __future__ import annotations
 
-import threading
+import asyncio
+import concurrent.futures
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -32,13 +34,23 @@ class Library:
 
     def __init__(self, app):
         self.app = app
-        self._lock = threading.Lock()
+        self._thread = concurrent.futures.ThreadPoolExecutor(1, "minara-library")
         self._blob_facts: dict[str, tuple[str, int]] = {}
 
     def run(self, fn: Callable[..., T], *args, **kwargs) -> T:
-        """Call ``fn`` with the library to itself."""
-        with self._lock:
-            return fn(*args, **kwargs)
+        """Call ``fn`` on the library's thread and wait for it (never from that thread)."""
+        return self._thread.submit(fn, *args, **kwargs).result()
+
+    async def call(self, fn: Callable[..., T], *args, **kwargs) -> T:
+        """Await ``fn`` run on the library's thread (from a request handler)."""
+        return await asyncio.wrap_future(self._thread.submit(fn, *args, **kwargs))
+
+    def close(self) -> None:
+        """Close the application on its thread, then stop the thread."""
+        try:
+            self.run(self.app.close)
+        finally:
+            self._thread.shutdown(wait=True)
 
     @property
     def store(self):

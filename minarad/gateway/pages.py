@@ -18,7 +18,8 @@ from starlette.routing import Route
 from minarad.errors import MinaraError
 from minarad.gateway.render import escape, render_markdown
 
-NAV = (("/workspace", "Workspace"), ("/search", "Search"), ("/status", "Status"))
+NAV = (("/workspace", "Workspace"), ("/wiki", "Wiki"), ("/settings/memory", "Memory"),
+       ("/search", "Search"), ("/status", "Status"))
 
 
 def _q(value: str) -> str:
@@ -26,12 +27,14 @@ def _q(value: str) -> str:
 
 
 def layout(request: Request, title: str, body: str, *, active: str = "",
-           status: int = 200, data: dict | None = None) -> HTMLResponse:
+           status: int = 200, data: dict | None = None,
+           scripts: tuple[str, ...] = ()) -> HTMLResponse:
     """A whole page around ``body`` (already escaped HTML)."""
     links = "".join(f'<a href="{href}"{" aria-current=page" if href == active else ""}>'
                     f"{label}</a>" for href, label in NAV)
     attrs = "".join(f' data-{k}="{escape(v)}"' for k, v in (data or {}).items())
     csrf = escape(getattr(request.state, "csrf", "") or "")
+    extra = "".join(f'\n<script src="{escape(src)}" defer></script>' for src in scripts)
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -39,7 +42,7 @@ def layout(request: Request, title: str, body: str, *, active: str = "",
 <title>{escape(title)} · minara</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/static/app.css">
-<script src="/static/app.js" defer></script>
+<script src="/static/app.js" defer></script>{extra}
 </head><body{attrs}>
 <a class="skip" href="#main">Skip to content</a>
 <header><strong class="brand">minara</strong><nav aria-label="Main">{links}</nav>
@@ -68,7 +71,7 @@ def error_page(request: Request, err: MinaraError) -> HTMLResponse:
 
 
 async def _call(request: Request, fn, *args, **kwargs):
-    return await run_in_threadpool(request.app.state.library.run, fn, *args, **kwargs)
+    return await request.app.state.library.call(fn, *args, **kwargs)
 
 
 # -- login -------------------------------------------------------------------------

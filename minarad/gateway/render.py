@@ -26,26 +26,38 @@ def _markdown():
     return _md
 
 
-def _wikilinks(text: str) -> str:
+def workspace_link(target: str) -> str | None:
+    """Where ``[[target]]`` leads outside the wiki pages: the file in the workspace editor."""
     from minarad.workspace.links import page_path
 
+    try:
+        path = page_path(target)
+    except Exception:  # noqa: BLE001 - not a page name: left as text
+        return None
+    return "/workspace?path=" + urllib.parse.quote(path)
+
+
+def _wikilinks(text: str, resolve) -> str:
     def link(m: re.Match) -> str:
         target, label = m.group(1).strip(), (m.group(2) or m.group(1)).strip()
-        try:
-            path = page_path(target)
-        except Exception:  # noqa: BLE001 - not a page name: left as text
+        href = resolve(target)
+        if href is None:
             return m.group(0)
-        href = "/workspace?path=" + urllib.parse.quote(path)
-        return f"[{label.replace(']', '')}]({href})"
+        return f"[{label.replace(']', '').replace('[', '')}](<{href}>)"
 
     return _WIKILINK.sub(link, text)
 
 
-def render_markdown(text: str) -> str:
-    """Render untrusted Markdown to sanitised HTML."""
+def render_markdown(text: str, resolve=workspace_link) -> str:
+    """Render untrusted Markdown to sanitised HTML.
+
+    Args:
+        text: the Markdown.
+        resolve: ``target -> href`` for ``[[target]]`` links (None: left as text).
+    """
     import nh3
 
-    raw = _markdown().render(_wikilinks(text))
+    raw = _markdown().render(_wikilinks(text, resolve))
     return nh3.clean(raw, url_schemes={"http", "https", "mailto"},
                      link_rel="noopener noreferrer nofollow")
 

@@ -100,7 +100,7 @@ def start_gateway(daemon, app):
     host, port = sock.getsockname()[:2]
     url = url_for(listen[0], port)
     try:
-        server, feed, gateway_app = _serve(app.settings, sock, url, listen[0])
+        server, feed, library = _serve(app.settings, sock, url, listen[0])
     except BaseException:
         sock.close()
         raise
@@ -112,7 +112,7 @@ def start_gateway(daemon, app):
         server.should_exit = True
         feed.stop()
         thread.join(timeout=10)
-        gateway_app.close()
+        library.close()
         sock.close()
 
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]},
@@ -132,4 +132,4 @@ def _serve(settings, sock, url: str, bind_host: str):
     feed.start()
     config = uvicorn.Config(asgi, log_level="warning", access_log=False, lifespan="off",
                             timeout_graceful_shutdown=2, server_header=False)
-    return uvicorn.Server(config), feed, gateway_app
+    return uvicorn.Server(config), feed, feed.library

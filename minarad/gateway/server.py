@@ -20,9 +20,13 @@ from minarad.errors import MinaraError
 from minarad.gateway.api import ROUTES
 from minarad.gateway.events import CommitFeed
 from minarad.gateway.guard import BodyTooLarge, Guard, allowed_hosts
+from minarad.gateway.knowledge_api import KNOWLEDGE_ROUTES
 from minarad.gateway.library import Library
+from minarad.gateway.memory_pages import MEMORY_PAGE_ROUTES
 from minarad.gateway.pages import PAGE_ROUTES, error_page
 from minarad.gateway.security import TokenSource
+from minarad.gateway.wiki_api import WIKI_ROUTES
+from minarad.gateway.wiki_pages import WIKI_PAGE_ROUTES
 
 STATIC = Path(__file__).parent / "static"
 
@@ -80,7 +84,9 @@ def build_gateway(app, *, address: str, bind_host: str = "127.0.0.1"):
     feed = CommitFeed(library)
     tokens = TokenSource(settings.state_dir)
     starlette = Starlette(
-        routes=[*ROUTES, *PAGE_ROUTES, Mount("/static", StaticFiles(directory=STATIC))],
+        routes=[*ROUTES, *WIKI_ROUTES, *KNOWLEDGE_ROUTES, *PAGE_ROUTES, *WIKI_PAGE_ROUTES,
+                *MEMORY_PAGE_ROUTES,
+                Mount("/static", StaticFiles(directory=STATIC))],
         exception_handlers={MinaraError: _minara_error, HTTPException: _http_error,
                             BodyTooLarge: _too_large, Exception: _unexpected})
     state = starlette.state

@@ -223,3 +223,84 @@ def test_usable_at_phone_width(tab, gateway):
     tab.first.shot("editor-phone")
     page.keyboard.press("Tab")  # the skip link comes first
     assert page.evaluate("document.activeElement.textContent") == "Skip to content"
+
+
+def _propose(gateway, kind: str, *args) -> str:
+    import json
+
+    data = json.loads(gateway.cli("--json", kind, "propose", *args, check=0).stdout)
+    return (data.get("record") or data)["id"]
+
+
+def test_create_a_wiki_page_with_a_link_and_see_the_backlink(tab, gateway):
+    page = tab.first.open("/wiki/new?name=guide/start")
+    page.fill("#new-title", "Start here")
+    page.fill("#new-text", "Read [[guide/next]] first.\n")
+    page.click("text=Create page")
+    page.wait_for_url("**/wiki?name=guide%2Fstart")
+    missing = page.locator("#page-body a", has_text="guide/next")
+    assert missing.get_attribute("href").startswith("/wiki/new?name=guide/next")
+    missing.click()
+    page.wait_for_url("**/wiki/new?name=guide/next")
+    assert page.input_value("#new-name") == "guide/next"
+    page.fill("#new-text", "The next step.\n")
+    page.click("text=Create page")
+    page.wait_for_url("**/wiki?name=guide%2Fnext")
+    assert "Start here" in page.inner_text("#backlinks")
+    assert "Start here" in page.inner_text("nav.files")  # the tree, by title
+    tab.first.shot("wiki")
+    page.on("dialog", lambda d: d.accept("Next step"))
+    page.click("summary[aria-label='Page actions']")
+    page.click("#wiki-rename")
+    page.wait_for_selector("h1:has-text('Next step')")
+    assert git(gateway.ws, "log", "-1", "--format=%an|%s").startswith("the-operator|web: ")
+
+
+def test_edit_a_facts_confidence(tab, gateway):
+    fid = _propose(gateway, "fact", "--domain", "billing", "--topic", "refund window",
+                   "--content", "Refunds within 30 days.", "--confidence", "0.5")
+    page = tab.first.open("/settings/memory")
+    row = page.locator(f"li.record[data-id='{fid}']")
+    row.locator("button.edit").click()
+    page.wait_for_selector("#record-edit[open]")
+    assert page.input_value("#edit-confidence") == "0.5"
+    page.fill("#edit-confidence", "0.75")
+    assert page.inner_text("#confidence-value") == "0.75"
+    page.click("#edit-save")
+    page.wait_for_selector(f"li.record[data-id='{fid}'] .confidence:has-text('0.75')")
+    record = gateway.api.get(f"/v1/knowledge/records/{fid}").json()
+    assert record["confidence"] == 0.75
+    page.fill("#fact-q", "no such words")
+    page.click("text=Apply")
+    page.wait_for_selector("#facts:has-text('No facts match.')")
+    tab.first.open("/settings/memory")
+    tab.first.shot("memory-facts")
+
+
+def test_deactivate_a_policy(tab, gateway):
+    gateway.cli("grant", "set", "general", "support", "write", check=0)
+    pid = _propose(gateway, "policy", "--domain", "support", "--topic", "tone",
+                   "--content", "Answer politely.")
+    page = tab.first.open("/settings/memory?tab=policies")
+    count = int(page.inner_text("#policy-count strong"))
+    page.locator(f"li.record[data-id='{pid}'] button.toggle").click()
+    page.wait_for_selector(f"li.record.inactive[data-id='{pid}']")
+    assert int(page.inner_text("#policy-count strong")) == count - 1
+    assert gateway.api.get(f"/v1/knowledge/records/{pid}").json()["active"] is False
+    tab.first.shot("memory-policies")
+
+
+def test_knowledge_graph_zooms_and_opens_a_node(tab, gateway):
+    fid = _propose(gateway, "fact", "--domain", "ops", "--topic", "deploys",
+                   "--content", "Deploys happen on Tuesdays.")
+    page = tab.first.open("/settings/memory?tab=graph")
+    wait_for(lambda: int(page.get_attribute("#graph", "data-nodes") or 0) > 0, "the graph")
+    page.click("#zoom-in")
+    assert page.get_attribute("#graph", "data-scale") == "1.25"
+    page.select_option("#node-pick", f"fact:{fid}")
+    page.wait_for_selector("#sheet:not([hidden])")
+    page.click("#sheet-edit")
+    page.wait_for_selector("#record-edit[open]")
+    assert page.input_value("#edit-topic") == "deploys"
+    tab.first.shot("memory-graph")
+    page.click("#edit-cancel")

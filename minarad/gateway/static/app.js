@@ -176,3 +176,69 @@
     source.addEventListener("open", () => { body.dataset.live = "on"; });
   }
 })();
+
+// -- the wiki: the page's "..." menu and the New page form ------------------------------
+(function () {
+  "use strict";
+  const body = document.body;
+  const csrf = document.querySelector('meta[name="csrf-token"]')?.content || "";
+  const enc = (p) => p.split("/").map(encodeURIComponent).join("/");
+
+  async function call(method, url, data) {
+    const init = { method, credentials: "same-origin",
+                   headers: { "X-CSRF-Token": csrf, "Content-Type": "application/json" } };
+    if (data !== undefined) init.body = JSON.stringify(data);
+    const r = await fetch(url, init);
+    let json = null;
+    try { json = await r.json(); } catch (e) { json = null; }
+    return { ok: r.ok, status: r.status, json };
+  }
+
+  function wikiPage() {
+    const name = body.dataset.name;
+    const status = document.getElementById("wiki-status");
+    const say = (r, what) => { status.textContent = what + ": " + (r.json ? r.json.message : r.status); };
+    document.getElementById("wiki-rename").addEventListener("click", async () => {
+      const title = window.prompt("New title for " + name);
+      if (!title) return;
+      const r = await call("POST", "/v1/wiki/rename/" + enc(name), { title });
+      if (r.ok) window.location.reload(); else say(r, "Not renamed");
+    });
+    document.getElementById("wiki-move").addEventListener("click", async () => {
+      const to = window.prompt("Move " + name + " (and the pages under it) to", name);
+      if (!to || to === name) return;
+      const r = await call("POST", "/v1/wiki/move", { from: name, to, fix_links: true });
+      if (r.ok) window.location.assign("/wiki?name=" + encodeURIComponent(to));
+      else say(r, "Not moved");
+    });
+    document.getElementById("wiki-delete").addEventListener("click", async () => {
+      if (!window.confirm("Delete " + name + "? Its history stays; it can be restored.")) return;
+      const r = await call("DELETE", "/v1/wiki/pages/" + enc(name));
+      if (r.ok) window.location.assign("/wiki"); else say(r, "Not deleted");
+    });
+  }
+
+  function newPage() {
+    const form = document.getElementById("new-page");
+    const status = document.getElementById("new-status");
+    form.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      const name = form.elements.name.value.trim();
+      const channel = form.elements.visibility.value === "channel"
+        ? form.elements.channel.value.trim() : null;
+      const data = { text: form.elements.text.value, base: "0" };
+      if (form.elements.title.value.trim()) data.title = form.elements.title.value.trim();
+      if (channel) data.channel = channel;
+      const r = await call("PUT", "/v1/wiki/pages/" + enc(name), data);
+      if (r.ok) {
+        window.location.assign("/wiki?name=" + encodeURIComponent(r.json.name) +
+                               (channel ? "&channel=" + encodeURIComponent(channel) : ""));
+      } else {
+        status.textContent = "Not created: " + (r.json ? r.json.message : r.status);
+      }
+    });
+  }
+
+  if (body.dataset.page === "wiki" && document.getElementById("wiki-rename")) wikiPage();
+  if (body.dataset.page === "wiki-new") newPage();
+})();

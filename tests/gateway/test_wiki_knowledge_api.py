@@ -1,0 +1,94 @@
+"""/v1/wiki and /v1/knowledge against a real minarad: pages, backlinks, reviews, real git."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import assert_repo_sound, git
+
+
+def test_wiki_put_get_backlinks_tree_and_conflict(gateway):
+    api = gateway.api
+    r = api.put("/v1/wiki/pages/handbook/refunds", json={"text": "Within 30 days.\n",
+                                                          "title": "Refunds", "base": "0"})
+    assert r.status_code == 200 and r.json()["version"] == 1
+    api.put("/v1/wiki/pages/handbook/faq", json={"text": "See [[handbook/refunds]].\n"})
+    page = api.get("/v1/wiki/pages/handbook/refunds").json()
+    assert page["title"] == "Refunds" and "Within 30 days." in page["text"]
+    assert [b["name"] for b in page["backlinks"]] == ["handbook/faq"]
+    tree = api.get("/v1/wiki/pages", params={"tree": "1"}).json()["tree"]
+    assert tree[0]["segment"] == "handbook"
+    assert {c["name"] for c in tree[0]["children"]} >= {"handbook/refunds", "handbook/faq"}
+    stale = api.put("/v1/wiki/pages/handbook/refunds", json={"text": "x\n", "base": "0"})
+    assert stale.status_code == 409 and stale.json()["error"] == "wiki_version_conflict"
+    assert stale.json()["current_version"] == 1
+    bad = api.put("/v1/wiki/pages/Hand Book", json={"text": "x"})
+    assert bad.status_code == 400 and bad.json()["error"] == "invalid_page_path"
+    assert api.get("/v1/wiki/pages/nope/none").json()["error"] == "wiki_page_not_found"
+    assert_repo_sound(gateway.ws)
+
+
+def test_wiki_rename_move_delete_history_search(gateway):
+    api = gateway.api
+    api.put("/v1/wiki/pages/drafts/plan", json={"text": "The plan: zanzibar.\n"})
+    api.put("/v1/wiki/pages/drafts/ref", json={"text": "[[drafts/plan]]\n"})
+    assert api.post("/v1/wiki/rename/drafts/plan", json={"title": "Plan"}).json()["title"] == \
+        "Plan"
+    moved = api.post("/v1/wiki/move", json={"from": "drafts", "to": "final",
+                                             "fix_links": True})
+    assert moved.status_code == 200, moved.text
+    assert "[[final/plan]]" in (gateway.ws / "wiki/final/ref.md").read_text()
+    versions = api.get("/v1/wiki/history/final/plan").json()["versions"]
+    assert versions[0]["source"] == "api"
+    hits = api.get("/v1/wiki/search", params={"q": "zanzibar"}).json()["results"]
+    assert [h["path"] for h in hits] == ["wiki/final/plan.md"]
+    assert api.delete("/v1/wiki/pages/final/plan").status_code == 200
+    assert not (gateway.ws / "wiki/final/plan.md").exists()
+
+
+def _propose(gateway, kind: str, *args) -> str:
+    out = gateway.cli("--json", kind, "propose", *args, check=0).stdout
+    data = json.loads(out)
+    return (data.get("record") or data)["id"]
+
+
+def test_facts_filter_count_edit_confidence_and_delete(gateway):
+    api = gateway.api
+    first = _propose(gateway, "fact", "--domain", "billing", "--topic", "refund window",
+                     "--content", "Refunds are accepted within 30 days.", "--confidence", "0.6")
+    _propose(gateway, "fact", "--domain", "ops", "--topic", "deploys",
+             "--content", "Deploys happen on Tuesdays.")
+    listing = api.get("/v1/knowledge/facts").json()
+    assert listing["count"] >= 2
+    found = api.get("/v1/knowledge/facts", params={"q": "REFUND"}).json()
+    assert [r["id"] for r in found["records"]] == [first] and found["count"] == 1
+    edited = api.patch(f"/v1/knowledge/records/{first}", json={"confidence": 0.85,
+                                                               "topic": "refund rule"})
+    assert edited.status_code == 200, edited.text
+    assert edited.json()["record"]["confidence"] == 0.85
+    assert git(gateway.ws, "log", "-1", "--format=%an|%s").startswith("tester|api: ")
+    assert api.patch(f"/v1/knowledge/records/{first}",
+                     json={"colour": "red"}).json()["error"] == "invalid_field"
+    assert api.patch(f"/v1/knowledge/records/{first}",
+                     json={"confidence": 2}).status_code == 400
+    assert api.delete(f"/v1/knowledge/records/{first}").status_code == 200
+    assert api.get(f"/v1/knowledge/records/{first}").status_code == 404
+    assert_repo_sound(gateway.ws)
+
+
+def test_policies_grouped_and_deactivated(gateway):
+    api = gateway.api
+    gateway.cli("grant", "set", "general", "support", "write", check=0)
+    pid = _propose(gateway, "policy", "--domain", "support", "--topic", "tone",
+                   "--content", "Answer politely.")
+    before = api.get("/v1/knowledge/policies").json()
+    assert pid in [r["id"] for r in before["records"]]
+    off = api.post(f"/v1/knowledge/policies/{pid}/active", json={"active": False})
+    assert off.status_code == 200 and off.json()["record"]["active"] is False
+    after = api.get("/v1/knowledge/policies").json()
+    assert after["count"] == before["count"] - 1
+    assert api.post(f"/v1/knowledge/policies/{pid}/active",
+                    json={"active": "no"}).status_code == 400
+    graph = api.get("/v1/knowledge/graph").json()
+    assert f"policy:{pid}" in {n["id"] for n in graph["nodes"]}
+    assert "grants" in api.get("/v1/knowledge/grants").json()
