@@ -198,6 +198,134 @@ def _paths() -> dict:
     }
 
 
+NAME_PARAM = {"name": "name", "in": "path", "required": True,
+              "description": "A wiki page name: lowercase segments such as handbook/refunds",
+              "schema": {"type": "string", "pattern": r"^[a-z0-9_-]+(/[a-z0-9_-]+)*$"}}
+ID_PARAM = {"name": "id", "in": "path", "required": True,
+            "description": "A record id: f-<ulid> (fact) or p-<ulid> (policy)",
+            "schema": {"type": "string", "pattern": r"^[fp]-[0-9A-Z]{26}$"}}
+CHANNEL_Q = {"name": "channel", "in": "query", "schema": _s("string")}
+OBJ = _s("object")
+PAGE_WRITE = {"type": "object", "required": ["name", "version", "changed"],
+              "properties": {"name": _s("string"), "channel": _s("string"),
+                             "title": _s("string"), "file": _s("string"),
+                             "version": _s("integer"), "changed": _s("boolean"),
+                             "commit": _nullable("string")}}
+RECORD = {"type": "object", "required": ["id", "kind", "domain", "topic", "content"],
+          "properties": {"id": _s("string"), "kind": _s("string"), "domain": _s("string"),
+                         "topic": _s("string"), "content": _s("string")}}
+CHANGE = {"type": "object", "required": ["record", "commit"],
+          "properties": {"record": _ref("Record"), "commit": _nullable("string")}}
+LISTING = {"type": "object", "required": ["count", "records"],
+           "properties": {"count": _s("integer"), "records": _s("array", items=_ref("Record")),
+                          "problems": _s("array")}}
+
+
+def _wiki_paths() -> dict:
+    page_ops = {
+        "get": {"summary": "A page with its backlinks", "operationId": "wikiGet",
+                "parameters": [NAME_PARAM, CHANNEL_Q,
+                               {"name": "version", "in": "query", "schema": _s("string")}],
+                "responses": {"200": _json({"type": "object",
+                                            "required": ["name", "text", "backlinks"],
+                                            "properties": {"name": _s("string"),
+                                                           "text": _s("string"),
+                                                           "backlinks": _s("array")}}),
+                              **_errors(*COMMON)}},
+        "put": {"summary": "Create or save a page; a stale base is 409", "operationId": "wikiPut",
+                "parameters": [NAME_PARAM, IF_MATCH],
+                "requestBody": _text_body(["text"], text=_s("string"),
+                                          title=_nullable("string"), base=_nullable("string"),
+                                          channel=_nullable("string")),
+                "responses": {"200": _json(_ref("PageWrite")), **_errors(*COMMON, 409)}},
+        "delete": {"summary": "Delete a page in a commit", "operationId": "wikiDelete",
+                   "parameters": [NAME_PARAM, IF_MATCH, CHANNEL_Q],
+                   "responses": {"200": _json(_ref("PageWrite")), **_errors(*COMMON, 409)}},
+    }
+    return {
+        "/v1/wiki/pages": {"get": {
+            "summary": "Pages (or their tree with ?tree=1)", "operationId": "wikiList",
+            "parameters": [{"name": "prefix", "in": "query", "schema": _s("string")},
+                           {"name": "tree", "in": "query", "schema": _s("string")}, CHANNEL_Q],
+            "responses": {"200": _json(OBJ), **_errors(*COMMON)}}},
+        "/v1/wiki/pages/{name}": page_ops,
+        "/v1/wiki/rename/{name}": {"post": {
+            "summary": "Give a page a new title", "operationId": "wikiRename",
+            "parameters": [NAME_PARAM],
+            "requestBody": _text_body(["title"], title=_s("string"), base=_nullable("string"),
+                                      channel=_nullable("string")),
+            "responses": {"200": _json(_ref("PageWrite")), **_errors(*COMMON, 409)}}},
+        "/v1/wiki/move": {"post": {
+            "summary": "Move a page and those under it (one commit)", "operationId": "wikiMove",
+            "requestBody": _text_body(["from", "to"], **{"from": _s("string"),
+                                                         "to": _s("string"),
+                                                         "fix_links": _s("boolean"),
+                                                         "channel": _nullable("string")}),
+            "responses": {"200": _json(OBJ), **_errors(*COMMON)}}},
+        "/v1/wiki/history/{name}": {"get": {
+            "summary": "A page's versions, newest first", "operationId": "wikiHistory",
+            "parameters": [NAME_PARAM, CHANNEL_Q],
+            "responses": {"200": _json(OBJ), **_errors(*COMMON)}}},
+        "/v1/wiki/search": {"get": {
+            "summary": "Wiki pages with snippets", "operationId": "wikiSearch",
+            "parameters": [{"name": "q", "in": "query", "required": True,
+                            "schema": _s("string")}, CHANNEL_Q],
+            "responses": {"200": _json({"type": "object", "required": ["results"],
+                                        "properties": {"results": _s("array",
+                                                                     items=_ref("Hit"))}}),
+                          **_errors(*COMMON)}}},
+    }
+
+
+def _knowledge_paths() -> dict:
+    record_ops = {
+        "get": {"summary": "One fact or policy", "operationId": "recordGet",
+                "parameters": [ID_PARAM],
+                "responses": {"200": _json(_ref("Record")), **_errors(*COMMON)}},
+        "patch": {"summary": "Edit domain, topic, content, confidence or scope",
+                  "operationId": "recordEdit", "parameters": [ID_PARAM],
+                  "requestBody": _text_body([], domain=_s("string"), topic=_s("string"),
+                                            content=_s("string"),
+                                            confidence=_s("number", minimum=0, maximum=1),
+                                            scope=_s("string")),
+                  "responses": {"200": _json(_ref("Change")), **_errors(*COMMON)}},
+        "delete": {"summary": "Delete a record (history keeps it)",
+                   "operationId": "recordDelete", "parameters": [ID_PARAM],
+                   "responses": {"200": _json(_ref("Change")), **_errors(*COMMON)}},
+    }
+    return {
+        "/v1/knowledge/facts": {"get": {
+            "summary": "Facts: substring filter, scope, sort, superseded switch",
+            "operationId": "facts",
+            "parameters": [{"name": n, "in": "query", "schema": _s("string")}
+                           for n in ("q", "domain", "scope", "superseded")]
+            + [{"name": "sort", "in": "query",
+                "schema": {"type": "string", "enum": ["newest", "confidence"]}}],
+            "responses": {"200": _json(_ref("Listing")), **_errors(*COMMON)}}},
+        "/v1/knowledge/policies": {"get": {
+            "summary": "Policies grouped by domain, inactive last; count = active",
+            "operationId": "policies",
+            "parameters": [{"name": "domain", "in": "query", "schema": _s("string")}],
+            "responses": {"200": _json(_ref("Listing")), **_errors(*COMMON)}}},
+        "/v1/knowledge/records/{id}": record_ops,
+        "/v1/knowledge/policies/{id}/active": {"post": {
+            "summary": "Activate or deactivate a policy", "operationId": "policyActive",
+            "parameters": [ID_PARAM],
+            "requestBody": _text_body(["active"], active=_s("boolean")),
+            "responses": {"200": _json(_ref("Change")), **_errors(*COMMON)}}},
+        "/v1/knowledge/grants": {"get": {
+            "summary": "Role x domain grants", "operationId": "grants",
+            "responses": {"200": _json(OBJ), **_errors(*COMMON)}}},
+        "/v1/knowledge/graph": {"get": {
+            "summary": "The knowledge graph: nodes and edges", "operationId": "graph",
+            "parameters": [{"name": "domain", "in": "query", "schema": _s("string")}],
+            "responses": {"200": _json({"type": "object", "required": ["nodes", "edges"],
+                                        "properties": {"nodes": _s("array"),
+                                                       "edges": _s("array")}}),
+                          **_errors(*COMMON)}}},
+    }
+
+
 def openapi_document(address: str = "") -> dict:
     """The OpenAPI 3.1 document of the gateway at ``address``."""
     return {
@@ -208,7 +336,7 @@ def openapi_document(address: str = "") -> dict:
                                 "`memory_version_conflict`."},
         "servers": [{"url": address}] if address else [],
         "security": [{"bearer": []}, {"session": []}],
-        "paths": _paths(),
+        "paths": {**_paths(), **_wiki_paths(), **_knowledge_paths()},
         "components": {
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer",
@@ -218,5 +346,6 @@ def openapi_document(address: str = "") -> dict:
                                            "state-changing requests also need X-CSRF-Token"}},
             "schemas": {"Error": ERROR, "FileVersion": FILE_VERSION, "File": FILE,
                         "FileRow": FILE_ROW, "WriteResult": WRITE_RESULT, "Conflict": CONFLICT,
-                        "HistoryEntry": HISTORY_ENTRY, "Hit": HIT}},
+                        "HistoryEntry": HISTORY_ENTRY, "Hit": HIT, "PageWrite": PAGE_WRITE,
+                        "Record": RECORD, "Change": CHANGE, "Listing": LISTING}},
     }

@@ -24,7 +24,7 @@ def _name(request: Request) -> str:
 
 
 def _channel(request: Request, data: dict | None = None) -> str | None:
-    return (data or {}).get("channel") or request.query_params.get("channel") or None
+    return _optional_str(data or {}, "channel") or request.query_params.get("channel") or None
 
 
 def page_dict(page) -> dict:
