@@ -140,6 +140,18 @@
       }
     }
 
+    function fit() {  // the whole graph in view
+      if (!nodes.length) return;
+      const w = canvas.width / devicePixelRatio, h = canvas.height / devicePixelRatio;
+      const xs = nodes.map((n) => n.x), ys = nodes.map((n) => n.y);
+      const x0 = Math.min(...xs) - 30, x1 = Math.max(...xs) + 170;
+      const y0 = Math.min(...ys) - 30, y1 = Math.max(...ys) + 30;
+      scale = Math.min(w / (x1 - x0), h / (y1 - y0), 2);
+      ox = (w - (x1 - x0) * scale) / 2 - x0 * scale;
+      oy = (h - (y1 - y0) * scale) / 2 - y0 * scale;
+      canvas.dataset.scale = scale.toFixed(3);
+    }
+
     function at(event) {
       const r = canvas.getBoundingClientRect();
       const x = (event.clientX - r.left - ox) / scale, y = (event.clientY - r.top - oy) / scale;
@@ -196,7 +208,7 @@
       e.preventDefault();
       zoom(e.deltaY < 0 ? 1.15 : 1 / 1.15);
     }, { passive: false });
-    function zoom(f) { scale = Math.min(Math.max(scale * f, 0.2), 5); draw(); canvas.dataset.scale = scale.toFixed(2); }
+    function zoom(f) { scale = Math.min(Math.max(scale * f, 0.2), 5); draw(); canvas.dataset.scale = scale.toFixed(3); }
     document.getElementById("zoom-in").addEventListener("click", () => zoom(1.25));
     document.getElementById("zoom-out").addEventListener("click", () => zoom(0.8));
     pick.addEventListener("change", () => { if (byId[pick.value]) open(byId[pick.value]); });
@@ -215,6 +227,7 @@
         pick.append(o);
       });
       layout(150);
+      fit();
       draw();
       canvas.dataset.nodes = String(nodes.length);
     });
