@@ -146,4 +146,10 @@ class Library:
             index = {"error": str(exc)}
         return {"version": __version__, "workspace": str(self.app.root),
                 "head": self.store.head(), "daemon": daemon, "index": index,
+                "jobs": self._jobs(),
                 "semantic_search": "not available (lexical search only)"}
+
+    def _jobs(self) -> list[dict]:
+        from minarad.jobs import jobs_status
+
+        return [s.to_dict() for s in jobs_status(self.app)]

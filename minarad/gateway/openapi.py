@@ -326,6 +326,45 @@ def _knowledge_paths() -> dict:
     }
 
 
+def _learn_paths() -> dict:
+    rid = {"name": "id", "in": "path", "required": True, "schema": _s("string")}
+    return {
+        "/v1/learn": {"get": {
+            "summary": "Learn entries with their evidence (kind, promoted, candidates)",
+            "operationId": "learnList",
+            "parameters": [{"name": "kind", "in": "query",
+                            "schema": {"type": "string",
+                                       "enum": ["lesson", "correction", "error"]}},
+                           {"name": "promoted", "in": "query",
+                            "schema": {"type": "string", "enum": ["true", "false"]}},
+                           {"name": "candidates", "in": "query", "schema": _s("string")}],
+            "responses": {"200": _json({"type": "object", "required": ["entries"],
+                                        "properties": {"entries": _s("array"),
+                                                       "problems": _s("array")}}),
+                          **_errors(*COMMON)}}},
+        "/v1/learn/entries/{id}": {"get": {
+            "summary": "One entry (a unique id prefix works)", "operationId": "learnShow",
+            "parameters": [rid], "responses": {"200": _json(OBJ), **_errors(*COMMON)}}},
+        "/v1/learn/entries/{id}/use": {"post": {
+            "summary": "Record one use of an entry", "operationId": "learnUse",
+            "parameters": [rid],
+            "requestBody": _text_body(["outcome"], outcome={"type": "string",
+                                                            "enum": ["success", "failure"]},
+                                      note=_s("string"), session=_s("string")),
+            "responses": {"200": _json(OBJ), **_errors(*COMMON)}}},
+        "/v1/learn/promote": {"post": {
+            "summary": "Preview the promotion into MEMORY.md (a dry run)",
+            "operationId": "learnPromotePreview",
+            "responses": {"200": _json(OBJ), **_errors(*COMMON)}}},
+        "/v1/jobs": {"get": {
+            "summary": "Each job's schedule, last run, result, next run and error",
+            "operationId": "jobs",
+            "responses": {"200": _json({"type": "object", "required": ["jobs"],
+                                        "properties": {"jobs": _s("array")}}),
+                          **_errors(*COMMON)}}},
+    }
+
+
 def openapi_document(address: str = "") -> dict:
     """The OpenAPI 3.1 document of the gateway at ``address``."""
     return {
@@ -336,7 +375,7 @@ def openapi_document(address: str = "") -> dict:
                                 "`memory_version_conflict`."},
         "servers": [{"url": address}] if address else [],
         "security": [{"bearer": []}, {"session": []}],
-        "paths": {**_paths(), **_wiki_paths(), **_knowledge_paths()},
+        "paths": {**_paths(), **_wiki_paths(), **_knowledge_paths(), **_learn_paths()},
         "components": {
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer",

@@ -19,7 +19,7 @@ from minarad.errors import MinaraError
 from minarad.gateway.render import escape, render_markdown
 
 NAV = (("/workspace", "Workspace"), ("/wiki", "Wiki"), ("/settings/memory", "Memory"),
-       ("/search", "Search"), ("/status", "Status"))
+       ("/learn", "Learn"), ("/search", "Search"), ("/status", "Status"))
 
 
 def _q(value: str) -> str:
@@ -271,6 +271,19 @@ def _rows(data: dict) -> str:
                    for k, v in data.items() if not isinstance(v, (dict, list)))
 
 
+def _jobs_table(jobs: list[dict]) -> str:
+    rows = "".join(f"<tr><th scope=row>{escape(j['name'])}</th>"
+                   f"<td>{'on' if j['enabled'] else 'off'}</td>"
+                   f"<td>{escape(j['last_run'] or 'never')}</td>"
+                   f"<td>{escape(j['last_result'] or '')}</td>"
+                   f"<td>{escape(j['next_run'] or '-')}</td>"
+                   f"<td class=error>{escape(j['last_error'] or '')}</td></tr>" for j in jobs)
+    return ('<div class="table"><table id="jobs"><thead><tr><th scope=col>Job</th>'
+            '<th scope=col>Enabled</th><th scope=col>Last run</th><th scope=col>Result</th>'
+            f'<th scope=col>Next</th><th scope=col>Error</th></tr></thead><tbody>{rows}'
+            '</tbody></table></div>')
+
+
 async def status(request: Request) -> Response:
     """GET /status: daemon, index, search, gateway; commits appear live."""
     data = await _call(request, request.app.state.library.status)
@@ -281,6 +294,7 @@ async def status(request: Request) -> Response:
             f'<div class="cards"><section><h2>Daemon</h2><table>{_rows(daemon)}</table>'
             f'</section><section><h2>Search index</h2><table>{_rows(index)}</table>'
             f'<p>Semantic search: {escape(data["semantic_search"])}</p></section>'
+            f'<section><h2>Jobs</h2>{_jobs_table(data["jobs"])}</section>'
             f'<section><h2>Gateway</h2><table>'
             f'{_rows({"address": request.app.state.address})}</table></section></div>'
             f'<h2>Commits since this page opened</h2><ol id="commits" class="commits"></ol>')

@@ -306,3 +306,21 @@ def test_knowledge_graph_zooms_and_opens_a_node(tab, gateway):
     page.wait_for_selector("#record-edit[open]")
     assert page.input_value("#edit-topic") == "deploys"
     page.click("#edit-cancel")
+
+
+def test_learn_page_records_a_use_and_previews_promotion(tab, gateway):
+    import json
+
+    out = gateway.cli("--json", "learn", "add", "lesson", "--title", "Quote sources",
+                      "--detail", "Name where a fact came from.", check=0).stdout
+    rid = (json.loads(out).get("record") or json.loads(out))["id"]
+    page = tab.first.open("/learn")
+    row = page.locator(f"li.record[data-id='{rid}']")
+    row.locator("button[data-outcome='success']").click()
+    page.wait_for_selector(f"li.record[data-id='{rid}'] .uses:has-text('1')")
+    page.click("#promote-preview")
+    page.wait_for_selector("#promotion:not([hidden])")
+    assert "MEMORY.md block" in page.inner_text("#promotion")
+    tab.first.shot("learn")
+    page = tab.first.open("/status")
+    assert "promote" in page.inner_text("#jobs")

@@ -92,3 +92,30 @@ def test_policies_grouped_and_deactivated(gateway):
     graph = api.get("/v1/knowledge/graph").json()
     assert f"policy:{pid}" in {n["id"] for n in graph["nodes"]}
     assert "grants" in api.get("/v1/knowledge/grants").json()
+
+
+def _learning(gateway, title: str) -> str:
+    out = gateway.cli("--json", "learn", "add", "lesson", "--title", title, "--detail",
+                      "Check the file after writing it.", check=0).stdout
+    data = json.loads(out)
+    return (data.get("record") or data)["id"]
+
+
+def test_learn_list_show_use_and_promotion_preview(gateway):
+    api = gateway.api
+    rid = _learning(gateway, "Re-read after write")
+    entries = api.get("/v1/learn").json()["entries"]
+    assert rid in [e["id"] for e in entries]
+    assert api.get(f"/v1/learn/entries/{rid[:12]}").json()["id"] == rid
+    used = api.post(f"/v1/learn/entries/{rid}/use", json={"outcome": "success"})
+    assert used.status_code == 200 and used.json()["stats"]["uses"] == 1
+    assert "evidence.jsonl" in git(gateway.ws, "log", "-1", "--name-only", "--format=")
+    bad = api.post(f"/v1/learn/entries/{rid}/use", json={"outcome": "maybe"})
+    assert bad.status_code == 400 and bad.json()["error"] == "invalid_outcome"
+    head = git(gateway.ws, "rev-parse", "HEAD")
+    preview = api.post("/v1/learn/promote", json={})
+    assert preview.status_code == 200 and preview.json()["dry_run"] is True
+    assert git(gateway.ws, "rev-parse", "HEAD") == head  # a preview writes nothing
+    assert api.get("/v1/learn/entries/nothing-like-it").status_code == 404
+    jobs = api.get("/v1/jobs").json()["jobs"]
+    assert {"promote", "dream"} <= {j["name"] for j in jobs}
