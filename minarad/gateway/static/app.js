@@ -124,7 +124,8 @@
 
     return function onCommit(event) {
       const mine = event.paths.find((p) => p.path === path);
-      if (!mine || String(mine.version) === body.dataset.version) return;
+      // this page's own saves come back too, and events may arrive late: only newer counts
+      if (!mine || mine.version <= Number(body.dataset.version)) return;
       if (mine.deleted) { say(live, path + " was deleted by " + event.author + "."); return; }
       if (dirty()) {
         say(live, path + " changed (version " + mine.version + " by " + event.author +
