@@ -49,7 +49,8 @@ class Gateway:
                         MINARA_OPERATOR="the-operator", MINARA_DEBOUNCE_MS="100",
                         MINARA_HTTP="127.0.0.1:0", MINARA_HTTP_MAX_BODY_BYTES=str(MAX_BODY),
                         PYTHONUNBUFFERED="1", GIT_CONFIG_NOSYSTEM="1",
-                        GIT_CONFIG_GLOBAL=str(home / ".gitconfig"), **(extra_env or {}))
+                        GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
+        self.env.update(extra_env or {})
         self.state = home / "state" / "minara"
         self.log_path = root / "minarad.log"
         self.proc: subprocess.Popen | None = None

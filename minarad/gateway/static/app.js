@@ -166,7 +166,16 @@
     };
   }
 
-  const handlers = { editor, history: historyPage, status: statusPage };
+  // -- a wiki page: reload when the page (or a page linking to it) changes ---------------
+  function wikiPage() {
+    return function onCommit(event) {
+      const touches = event.paths.some((p) => p.path === body.dataset.path ||
+                                               p.path.startsWith("wiki/"));
+      if (touches) window.location.reload();
+    };
+  }
+
+  const handlers = { editor, history: historyPage, status: statusPage, wiki: wikiPage };
   const page = body.dataset.page;
   const onCommit = handlers[page] ? handlers[page]() : null;
   if (onCommit && window.EventSource) {
