@@ -169,8 +169,9 @@
   // -- a wiki page: reload when the page (or a page linking to it) changes ---------------
   function wikiPage() {
     return function onCommit(event) {
-      const touches = event.paths.some((p) => p.path === body.dataset.path ||
-                                               p.path.startsWith("wiki/"));
+      const mine = (p) => p.path === body.dataset.path;
+      const touches = event.paths.some((p) => mine(p)
+        ? p.version > Number(body.dataset.version) : p.path.startsWith("wiki/"));
       if (touches) window.location.reload();
     };
   }
