@@ -58,3 +58,4 @@ async def learn_page(request: Request) -> Response:
 
 
 LEARN_PAGE_ROUTES = [Route("/learn", learn_page, methods=["GET"])]
+

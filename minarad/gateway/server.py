@@ -17,6 +17,7 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
 from minarad.errors import MinaraError
+from minarad.gateway.agents_pages import AGENT_PAGE_ROUTES
 from minarad.gateway.api import ROUTES
 from minarad.gateway.events import CommitFeed
 from minarad.gateway.guard import BodyTooLarge, Guard, allowed_hosts
@@ -87,7 +88,7 @@ def build_gateway(app, *, address: str, bind_host: str = "127.0.0.1"):
     tokens = TokenSource(settings.state_dir)
     starlette = Starlette(
         routes=[*ROUTES, *WIKI_ROUTES, *KNOWLEDGE_ROUTES, *LEARN_ROUTES, *PAGE_ROUTES,
-                *WIKI_PAGE_ROUTES, *MEMORY_PAGE_ROUTES, *LEARN_PAGE_ROUTES,
+                *WIKI_PAGE_ROUTES, *MEMORY_PAGE_ROUTES, *LEARN_PAGE_ROUTES, *AGENT_PAGE_ROUTES,
                 Mount("/static", StaticFiles(directory=STATIC))],
         exception_handlers={MinaraError: _minara_error, HTTPException: _http_error,
                             BodyTooLarge: _too_large, Exception: _unexpected})

@@ -324,3 +324,13 @@ def test_learn_page_records_a_use_and_previews_promotion(tab, gateway):
     tab.first.shot("learn")
     page = tab.first.open("/status")
     assert "promote" in page.inner_text("#jobs")
+
+
+def test_agents_working_memory_is_shown_with_an_edit_link(tab, gateway):
+    gateway.cli("--as", "agent-a", "notes", "observe", "deploys are slow on Mondays", check=0)
+    page = tab.first.open("/agents")
+    section = page.locator("section[data-agent='agent-a']")
+    assert "deploys are slow on Mondays" in section.inner_text()
+    section.locator("text=Edit").click()
+    page.wait_for_url("**/workspace?path=agents/agent-a/NOTES.md")
+    assert "deploys are slow on Mondays" in page.input_value("#editor")
