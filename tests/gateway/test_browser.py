@@ -215,7 +215,9 @@ def test_usable_at_phone_width(tab, gateway):
     page = tab.first.page
     page.set_viewport_size(PHONE)
     for path in ("/workspace?path=MEMORY.md", "/history?path=MEMORY.md", "/search?q=okapis",
-                 "/status"):
+                 "/status", "/wiki", "/wiki/new", "/settings/memory",
+                 "/settings/memory?tab=policies", "/settings/memory?tab=graph", "/learn",
+                 "/agents"):
         tab.first.open(path)
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 1, (path, overflow)
