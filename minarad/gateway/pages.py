@@ -267,7 +267,7 @@ async def search(request: Request) -> Response:
 
 
 def _rows(data: dict) -> str:
-    return "".join(f"<tr><th scope=row>{escape(k)}</th><td>{escape(v)}</td></tr>"
+    return "".join(f"<tr><th scope=row>{escape(k.replace('_', ' '))}</th><td>{escape(v)}</td></tr>"
                    for k, v in data.items() if not isinstance(v, (dict, list)))
 
 
@@ -294,9 +294,9 @@ async def status(request: Request) -> Response:
             f'<div class="cards"><section><h2>Daemon</h2><table>{_rows(daemon)}</table>'
             f'</section><section><h2>Search index</h2><table>{_rows(index)}</table>'
             f'<p>Semantic search: {escape(data["semantic_search"])}</p></section>'
-            f'<section><h2>Jobs</h2>{_jobs_table(data["jobs"])}</section>'
             f'<section><h2>Gateway</h2><table>'
             f'{_rows({"address": request.app.state.address})}</table></section></div>'
+            f'<h2>Jobs</h2>{_jobs_table(data["jobs"])}'
             f'<h2>Commits since this page opened</h2><ol id="commits" class="commits"></ol>')
     return layout(request, "Status", body, active="/status", data={"page": "status"})
 
