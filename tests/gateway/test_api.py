@@ -145,7 +145,10 @@ def test_refusals_401_403_404_413(gateway):
     assert wrong.status_code == 401 and wrong.json()["error"] == "invalid_token"
     assert anonymous.get("/workspace").status_code == 401  # pages too
     escape = gateway.api.get("/v1/workspace/files/.git/config")
-    assert escape.status_code == 403 and escape.json()["error"]
+    assert escape.status_code == 403 and escape.json()["error"] == "path_in_git_dir"
+    for sneaky in ("%2Fetc%2Fpasswd", "notes%2F..%2F..%2Fescape.md"):
+        r = gateway.api.put(f"/v1/workspace/files/{sneaky}", json={"text": "x"})
+        assert r.status_code == 403 and r.json()["error"] == "path_outside_workspace", sneaky
     os.symlink("/etc/passwd", gateway.ws / "link.md")
     try:
         link = gateway.api.get("/v1/workspace/files/link.md")
