@@ -119,3 +119,14 @@ def test_learn_list_show_use_and_promotion_preview(gateway):
     assert api.get("/v1/learn/entries/nothing-like-it").status_code == 404
     jobs = api.get("/v1/jobs").json()["jobs"]
     assert {"promote", "dream"} <= {j["name"] for j in jobs}
+
+
+def test_a_channel_page_is_seen_only_with_its_channel(gateway):
+    api = gateway.api
+    r = api.put("/v1/wiki/pages/team/secret", json={"text": "Only for c1.\n", "channel": "c1"})
+    assert r.status_code == 200 and r.json()["file"] == "channels/c1/wiki/team/secret.md"
+    assert "team/secret" not in [p["name"] for p in api.get("/v1/wiki/pages").json()["pages"]]
+    mine = api.get("/v1/wiki/pages", params={"channel": "c1"}).json()["pages"]
+    assert "team/secret" in [p["name"] for p in mine]
+    assert api.get("/v1/wiki/pages/team/secret").status_code == 404
+    assert api.get("/v1/wiki/pages/team/secret", params={"channel": "c1"}).status_code == 200
