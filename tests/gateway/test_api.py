@@ -275,3 +275,19 @@ def test_openapi_document_names_every_route(gateway):
             "/v1/workspace/history/{path}", "/v1/workspace/diff/{path}",
             "/v1/workspace/restore/{path}", "/v1/search", "/v1/status",
             "/v1/events"} <= set(doc["paths"])
+
+
+def test_every_api_route_is_in_the_openapi_document_and_nothing_more(gateway):
+    import re
+
+    from minarad.gateway.api import ROUTES
+    from minarad.gateway.knowledge_api import KNOWLEDGE_ROUTES
+    from minarad.gateway.learn_api import LEARN_ROUTES
+    from minarad.gateway.wiki_api import WIKI_ROUTES
+
+    served = {(re.sub(r":path}", "}", r.path), m.lower())
+              for r in (*ROUTES, *WIKI_ROUTES, *KNOWLEDGE_ROUTES, *LEARN_ROUTES)
+              for m in r.methods if m != "HEAD"} - {("/v1/openapi.json", "get")}
+    doc = gateway.api.get("/v1/openapi.json").json()
+    documented = {(path, method) for path, ops in doc["paths"].items() for method in ops}
+    assert served == documented
