@@ -49,6 +49,9 @@ GROUPS = {
     "ui": "minarad.cli.gateway:ui",
     # -- artifacts and files --
     # -- sync --
+    "remote": "minarad.cli.sync:remote",
+    "sync": "minarad.cli.sync:sync",
+    "doctor": "minarad.cli.doctor:doctor",
     # -- MCP --
     # -- budgets and proposals --
     "proposals": "minarad.cli.proposals:proposals",

@@ -115,6 +115,7 @@ SERVICES = [
     # -- HTTP gateway --
     "minarad.gateway.serve:start_gateway",
     # -- sync --
+    "minarad.sync.service:start_sync",
     # -- MCP --
     # -- budgets and proposals --
     "minarad.daemon.budgets:start_budget_watch",
