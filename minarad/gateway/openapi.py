@@ -365,6 +365,37 @@ def _learn_paths() -> dict:
     }
 
 
+def _proposal_paths() -> dict:
+    params = [{"name": "job", "in": "path", "required": True,
+               "schema": {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]*$"}},
+              {"name": "name", "in": "path", "required": True,
+               "description": "YYYY-MM-DD-n", "schema": {"type": "string"}}]
+    proposal = {"type": "object", "required": ["id", "branch", "commit", "paths"],
+                "properties": {"id": _s("string"), "branch": _s("string"),
+                               "commit": _s("string"), "paths": _s("array"),
+                               "diff": _s("string")}}
+    return {
+        "/v1/proposals": {"get": {
+            "summary": "Open proposals (job changes on git branches), each with its diff",
+            "operationId": "proposals",
+            "responses": {"200": _json({"type": "object", "required": ["proposals", "count"],
+                                        "properties": {"proposals": _s("array"),
+                                                       "count": _s("integer")}}),
+                          **_errors(*COMMON)}}},
+        "/v1/proposals/{job}/{name}": {"get": {
+            "summary": "One proposal and its diff", "operationId": "proposal",
+            "parameters": params, "responses": {"200": _json(proposal), **_errors(*COMMON)}}},
+        "/v1/proposals/{job}/{name}/accept": {"post": {
+            "summary": "Accept: one merge commit (both sides kept where the file moved on)",
+            "operationId": "proposalAccept", "parameters": params,
+            "responses": {"200": _json(OBJ), **_errors(*COMMON)}}},
+        "/v1/proposals/{job}/{name}/reject": {"post": {
+            "summary": "Reject: the branch is deleted (its commit stays in the reflog)",
+            "operationId": "proposalReject", "parameters": params,
+            "responses": {"200": _json(OBJ), **_errors(*COMMON)}}},
+    }
+
+
 def openapi_document(address: str = "") -> dict:
     """The OpenAPI 3.1 document of the gateway at ``address``."""
     return {
@@ -375,7 +406,8 @@ def openapi_document(address: str = "") -> dict:
                                 "`memory_version_conflict`."},
         "servers": [{"url": address}] if address else [],
         "security": [{"bearer": []}, {"session": []}],
-        "paths": {**_paths(), **_wiki_paths(), **_knowledge_paths(), **_learn_paths()},
+        "paths": {**_paths(), **_wiki_paths(), **_knowledge_paths(), **_learn_paths(),
+                  **_proposal_paths()},
         "components": {
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer",

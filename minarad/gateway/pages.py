@@ -19,7 +19,8 @@ from minarad.errors import MinaraError
 from minarad.gateway.render import escape, render_markdown
 
 NAV = (("/workspace", "Workspace"), ("/wiki", "Wiki"), ("/settings/memory", "Memory"),
-       ("/agents", "Agents"), ("/learn", "Learn"), ("/search", "Search"), ("/status", "Status"))
+       ("/agents", "Agents"), ("/learn", "Learn"), ("/proposals", "Proposals"),
+       ("/search", "Search"), ("/status", "Status"))
 
 
 def _q(value: str) -> str:

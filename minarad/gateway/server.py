@@ -27,6 +27,7 @@ from minarad.gateway.learn_pages import LEARN_PAGE_ROUTES
 from minarad.gateway.library import Library
 from minarad.gateway.memory_pages import MEMORY_PAGE_ROUTES
 from minarad.gateway.pages import PAGE_ROUTES, error_page
+from minarad.gateway.proposals_api import PROPOSAL_ROUTES
 from minarad.gateway.security import TokenSource
 from minarad.gateway.wiki_api import WIKI_ROUTES
 from minarad.gateway.wiki_pages import WIKI_PAGE_ROUTES
@@ -89,6 +90,7 @@ def build_gateway(app, *, address: str, bind_host: str = "127.0.0.1"):
     starlette = Starlette(
         routes=[*ROUTES, *WIKI_ROUTES, *KNOWLEDGE_ROUTES, *LEARN_ROUTES, *PAGE_ROUTES,
                 *WIKI_PAGE_ROUTES, *MEMORY_PAGE_ROUTES, *LEARN_PAGE_ROUTES, *AGENT_PAGE_ROUTES,
+                *PROPOSAL_ROUTES,
                 Mount("/static", StaticFiles(directory=STATIC))],
         exception_handlers={MinaraError: _minara_error, HTTPException: _http_error,
                             BodyTooLarge: _too_large, Exception: _unexpected})

@@ -336,3 +336,25 @@ def test_agents_working_memory_is_shown_with_an_edit_link(tab, gateway):
     section.locator("text=Edit").click()
     page.wait_for_url("**/workspace?path=agents/agent-a/NOTES.md")
     assert "deploys are slow on Mondays" in page.input_value("#editor")
+
+
+def test_a_proposal_is_reviewed_and_accepted_on_its_page(tab, gateway):
+    from minarad.proposals import Proposals
+    from minarad.store import Store
+
+    gateway.api.put("/v1/workspace/files/PROPOSED2.md", json={"text": "- tea\n- tea\n"},
+                    headers={"If-Match": "0"})
+    store = Store(gateway.ws, operator="tester")
+    try:
+        p = Proposals(store).create("compact", {"PROPOSED2.md": "- tea\n"}, "merge duplicates")
+    finally:
+        store.close()
+    page = tab.first.open("/proposals")
+    row = page.locator(f"li.proposal[data-id='{p.id}']")
+    assert "merge duplicates" in row.inner_text() and "-- tea" in row.inner_text()
+    tab.first.shot("proposals")
+    row.locator("button.accept").click()
+    page.wait_for_selector(f"li.proposal[data-id='{p.id}']", state="detached")
+    assert "Accepted" in page.inner_text("#proposal-status")
+    assert (gateway.ws / "PROPOSED2.md").read_text() == "- tea\n"
+    assert_repo_sound(gateway.ws)
