@@ -57,22 +57,31 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     # -- knowledge --
     # -- search --
     # -- HTTP gateway --
+    "http": ("MINARA_HTTP", str, "127.0.0.1:7411"),
+    "http_hosts": ("MINARA_HTTP_HOSTS", str, ""),
+    "http_max_body_bytes": ("MINARA_HTTP_MAX_BODY_BYTES", int, 8 * 1024 * 1024),
     # -- artifacts and files --
     "files_max_bytes": ("MINARA_FILES_MAX_BYTES", int, 20 * 1024 * 1024),
     "sheet_max_rows": ("MINARA_SHEET_MAX_ROWS", int, 200),
     "sheet_max_cols": ("MINARA_SHEET_MAX_COLS", int, 30),
     "chromium": ("MINARA_CHROMIUM", str, "chromium"),
     # -- sync --
+    "sync_interval_s": ("MINARA_SYNC_INTERVAL", float, 60.0),
+    "sync_debounce_s": ("MINARA_SYNC_DEBOUNCE_S", float, 2.0),
+    "sync_machine": ("MINARA_SYNC_MACHINE", str, ""),
+    "sync_username": ("MINARA_SYNC_USERNAME", str, ""),
+    "sync_token": ("MINARA_SYNC_TOKEN", str, ""),
     # -- MCP --
     # -- budgets and proposals --
     "compact_auto": ("MINARA_COMPACT_AUTO", bool, False),
 }
 
 #: Settings never printed (``minara config`` says only that they are set).
-_SECRETS = {"llm_api_key"}
+_SECRETS = {"llm_api_key", "sync_token"}
 
 #: Settings whose empty value means "not set" (rather than an error).
-_MAY_BE_EMPTY = {"llm_base_url", "llm_model", "llm_api_key"}
+_MAY_BE_EMPTY = {"llm_base_url", "llm_model", "llm_api_key",
+                 "sync_machine", "sync_username", "sync_token", "http_hosts"}
 
 #: Text settings that take one of a few words.
 _CHOICES = {"dream_mode": ("append", "propose")}
@@ -134,12 +143,20 @@ class Settings:
     # -- knowledge --
     # -- search --
     # -- HTTP gateway --
+    http: str
+    http_hosts: str
+    http_max_body_bytes: int
     # -- artifacts and files --
     files_max_bytes: int
     sheet_max_rows: int
     sheet_max_cols: int
     chromium: str
     # -- sync --
+    sync_interval_s: float
+    sync_debounce_s: float
+    sync_machine: str
+    sync_username: str
+    sync_token: str
     # -- MCP --
     # -- budgets and proposals --
     compact_auto: bool
@@ -228,9 +245,11 @@ _MINIMUM = {
     # -- knowledge --
     # -- search --
     # -- HTTP gateway --
+    "http_max_body_bytes": 1024,
     # -- artifacts and files --
     "files_max_bytes": 1, "sheet_max_rows": 1, "sheet_max_cols": 1,
     # -- sync --
+    "sync_interval_s": 0.1, "sync_debounce_s": 0.0,
     # -- MCP --
     # -- budgets and proposals --
 }

@@ -45,10 +45,15 @@ GROUPS = {
     "channel": "minarad.cli.knowledge:channel",
     # -- search --
     # -- HTTP gateway --
+    "token": "minarad.cli.gateway:token",
+    "ui": "minarad.cli.gateway:ui",
     # -- artifacts and files --
     "artifact": "minarad.cli.artifacts:artifact",
     "files": "minarad.cli.artifacts:files",
     # -- sync --
+    "remote": "minarad.cli.sync:remote",
+    "sync": "minarad.cli.sync:sync",
+    "doctor": "minarad.cli.doctor:doctor",
     # -- MCP --
     # -- budgets and proposals --
     "proposals": "minarad.cli.proposals:proposals",

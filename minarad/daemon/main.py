@@ -113,7 +113,9 @@ SERVICES = [
     "minarad.daemon.main:start_catalogue_follower",
     # -- search --
     # -- HTTP gateway --
+    "minarad.gateway.serve:start_gateway",
     # -- sync --
+    "minarad.sync.service:start_sync",
     # -- MCP --
     # -- budgets and proposals --
     "minarad.daemon.budgets:start_budget_watch",
