@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, cast
 from urllib.parse import urlsplit
 
 from minarad.errors import InvalidInput, MinaraError, NotFound
+from minarad.git.objects import has_commit
 
 if TYPE_CHECKING:
     from dulwich.objects import ObjectID
@@ -211,22 +212,45 @@ def fetch(repo, name: str, url: str, branch: str, creds: Credentials | None = No
     """
     client, path = _client(repo, url, "pull", creds)
     want = f"refs/heads/{branch}".encode()
+    ref = tracking_ref(name, branch)
+    _forget_missing(repo, ref)
+    seen: list[bytes | None] = []
 
     def determine_wants(refs, depth=None):
         sha = refs.get(want)
+        seen.append(sha)
         return [sha] if sha and sha not in repo.object_store else []
 
     try:
         result = client.fetch(path, repo, determine_wants=determine_wants)
     except Exception as exc:  # dulwich raises many kinds: OSError, HangupException, ...
         raise _unreachable(url, exc) from None
-    sha = result.refs.get(want)
-    ref = tracking_ref(name, branch)
-    if sha:
-        repo.refs[ref] = sha
-        return sha.decode()
-    repo.refs.remove_if_equals(ref, None)
-    return None
+    # The refs as negotiated, not ``result.refs``: a local remote answers with its
+    # refs read again after the pack was made, which may name a commit pushed
+    # meanwhile whose objects this fetch did not bring.
+    sha = seen[-1] if seen else result.refs.get(want)
+    if not sha:
+        repo.refs.remove_if_equals(ref, None)
+        return None
+    if not has_commit(repo, sha.decode()):
+        raise RemoteUnreachable(f"remote {shown_url(url)} sent no commit {sha.decode()} for "
+                                f"{branch}; try again", url=shown_url(url))
+    repo.refs[ref] = sha
+    return sha.decode()
+
+
+def _forget_missing(repo, ref: bytes) -> None:
+    """Drop a remote-tracking ref that names a commit this repository lacks.
+
+    A fetch offers every ref's commit as one it has; a ref to a missing
+    commit would make the remote leave out objects this repository needs.
+    """
+    try:
+        sha = repo.refs[ref]
+    except KeyError:
+        return
+    if not has_commit(repo, sha.decode()):
+        repo.refs.remove_if_equals(ref, sha)
 
 
 def push(repo, url: str, branch: str, new: str, expected: str | None,

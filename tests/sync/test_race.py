@@ -1,0 +1,105 @@
+"""Syncs racing each other: no repository ever points at an object it lacks."""
+
+from __future__ import annotations
+
+import threading
+
+from minarad.git import remotes
+from minarad.git.objects import has_commit
+from minarad.git.remotes import add_remote
+from minarad.sync.engine import sync
+from tests.conftest import assert_repo_sound, git
+
+
+def test_a_fetch_racing_a_push_names_only_a_commit_it_brought(machines, bare):
+    """The remote moves while a fetch is under way: the fetch reports (and records
+    as the remote-tracking branch) the commit it fetched, never the newer one whose
+    objects it did not bring."""
+    laptop, server = machines("laptop"), machines("server")
+    for s in (laptop, server):
+        add_remote(s.repo, "origin", str(bare))
+    sync(laptop, "origin", machine="laptop")
+    done = threading.Event()
+    pushed = []
+
+    def pusher():
+        try:
+            theirs = laptop.head()
+            for i in range(25):
+                laptop.append("MEMORY.md", f"- laptop {i}", author="agent-l")
+                remotes.push(laptop.repo, str(bare), "main", laptop.head(), theirs)
+                theirs = laptop.head()
+                pushed.append(theirs)
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=pusher)
+    thread.start()
+    wrong = []
+    while not done.is_set():
+        got = remotes.fetch(server.repo, "origin", str(bare), "main")
+        tracking = remotes.read_tracking(server.repo, "origin", "main")
+        if not has_commit(server.repo, got) or not has_commit(server.repo, tracking):
+            wrong.append(got)
+    thread.join()
+    assert not wrong, f"{len(wrong)} fetches named a commit they did not bring"
+    assert remotes.fetch(server.repo, "origin", str(bare), "main") == pushed[-1]
+    git(server.root, "fsck", "--strict", "--no-progress")
+    assert_repo_sound(server.root)
+
+
+def test_the_daemons_sync_and_a_cli_sync_on_one_machine_lose_nothing(machines, bare, tmp_path):
+    """One workspace synced by two stores at once (the daemon's own and a ``minara
+    sync`` beside it) while another machine pushes: every line arrives, every
+    repository stays whole."""
+    from minarad.store import Store
+
+    laptop, server = machines("laptop"), machines("server")
+    for s in (laptop, server):
+        add_remote(s.repo, "origin", str(bare))
+    for s, n in ((laptop, "laptop"), (server, "server"), (laptop, "laptop")):
+        sync(s, "origin", machine=n)
+    daemon_side = Store(server.root, operator="op-server")
+    errors, stop = [], threading.Event()
+
+    def guarded(work):
+        def run():
+            try:
+                work()
+            except Exception as exc:  # reported below
+                errors.append(exc)
+        return threading.Thread(target=run)
+
+    def writer(store, name):
+        def work():
+            for i in range(5):
+                store.append("MEMORY.md", f"- {name} {i}", author=name)
+                sync(store, "origin", machine=name, commit_edits=False)
+        return work
+
+    def daemon_loop():
+        while not stop.is_set():
+            sync(daemon_side, "origin", machine="server", commit_edits=False)
+
+    threads = [guarded(writer(laptop, "laptop")), guarded(writer(server, "server"))]
+    background = guarded(daemon_loop)
+    try:
+        background.start()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        stop.set()
+        background.join()
+        daemon_side.close()
+    assert not errors
+    for s, n in ((laptop, "laptop"), (server, "server"), (laptop, "laptop")):
+        sync(s, "origin", machine=n)
+    for s in (laptop, server):
+        text = (s.root / "MEMORY.md").read_text()
+        assert all(text.count(f"- {n} {i}\n") == 1 for n in ("laptop", "server")
+                   for i in range(5)), text
+        assert_repo_sound(s.root)
+    assert laptop.head() == server.head() == git(bare, "rev-parse", "main").strip()
+    git(bare, "fsck", "--strict", "--no-progress")
