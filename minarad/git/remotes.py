@@ -130,11 +130,16 @@ def set_tracking(repo, name: str, branch: str, commit: str) -> None:
 
 
 def read_tracking(repo, name: str, branch: str) -> str | None:
-    """The commit the remote-tracking branch holds (hex), or None."""
+    """The commit the remote-tracking branch holds (hex), or None.
+
+    None too when it names a commit this repository lacks (the next fetch
+    records the remote's commit again).
+    """
     try:
-        return repo.refs[tracking_ref(name, branch)].decode()
+        commit = repo.refs[tracking_ref(name, branch)].decode()
     except KeyError:
         return None
+    return commit if has_commit(repo, commit) else None
 
 
 def _client(repo, url: str, operation: str, creds: Credentials | None):
@@ -213,7 +218,6 @@ def fetch(repo, name: str, url: str, branch: str, creds: Credentials | None = No
     client, path = _client(repo, url, "pull", creds)
     want = f"refs/heads/{branch}".encode()
     ref = tracking_ref(name, branch)
-    _forget_missing(repo, ref)
     seen: list[bytes | None] = []
 
     def determine_wants(refs, depth=None):
@@ -237,20 +241,6 @@ def fetch(repo, name: str, url: str, branch: str, creds: Credentials | None = No
                                 f"{branch}; try again", url=shown_url(url))
     repo.refs[ref] = sha
     return sha.decode()
-
-
-def _forget_missing(repo, ref: bytes) -> None:
-    """Drop a remote-tracking ref that names a commit this repository lacks.
-
-    A fetch offers every ref's commit as one it has; a ref to a missing
-    commit would make the remote leave out objects this repository needs.
-    """
-    try:
-        sha = repo.refs[ref]
-    except KeyError:
-        return
-    if not has_commit(repo, sha.decode()):
-        repo.refs.remove_if_equals(ref, sha)
 
 
 def push(repo, url: str, branch: str, new: str, expected: str | None,

@@ -7,6 +7,7 @@ import threading
 from minarad.git import remotes
 from minarad.git.objects import has_commit
 from minarad.git.remotes import add_remote
+from minarad.sync import status
 from minarad.sync.engine import sync
 from tests.conftest import assert_repo_sound, git
 
@@ -102,4 +103,32 @@ def test_the_daemons_sync_and_a_cli_sync_on_one_machine_lose_nothing(machines, b
                    for i in range(5)), text
         assert_repo_sound(s.root)
     assert laptop.head() == server.head() == git(bare, "rev-parse", "main").strip()
+    git(bare, "fsck", "--strict", "--no-progress")
+
+
+def test_a_remote_tracking_branch_left_at_a_missing_commit_heals(machines, bare, tmp_path):
+    """A repository where an earlier fetch recorded a commit it never brought
+    (the remote-tracking branch names a commit it lacks) still answers
+    ``minara status`` and syncs whole again."""
+    laptop, server = machines("laptop"), machines("server")
+    for s in (laptop, server):
+        add_remote(s.repo, "origin", str(bare))
+    for s, n in ((laptop, "laptop"), (server, "server"), (laptop, "laptop")):
+        sync(s, "origin", machine=n)
+    laptop.append("MEMORY.md", "- laptop 1", author="agent-l")
+    sync(laptop, "origin", machine="laptop")
+    lacking = laptop.head()
+    laptop.append("MEMORY.md", "- laptop 2", author="agent-l")
+    sync(laptop, "origin", machine="laptop")
+    assert not has_commit(server.repo, lacking)
+    (server.git_dir / "refs" / "remotes" / "origin" / "main").write_text(lacking + "\n")
+    assert status(server)["remotes"][0]["name"] == "origin"  # status still answers
+    server.append("MEMORY.md", "- server 1", author="agent-s")
+    result = sync(server, "origin", machine="server")
+    assert result.action == "merge" and result.pushed
+    sync(laptop, "origin", machine="laptop")
+    for s in (laptop, server):
+        text = (s.root / "MEMORY.md").read_text()
+        assert all(line in text for line in ("- laptop 1", "- laptop 2", "- server 1"))
+        assert_repo_sound(s.root)
     git(bare, "fsck", "--strict", "--no-progress")
