@@ -291,11 +291,20 @@ def is_ancestor(repo, ancestor: str, descendant: str) -> bool:
 
 
 def merge_base(repo, one: str, other: str) -> str | None:
-    """A best common ancestor of two commits (hex), or None for unrelated histories."""
+    """A best common ancestor of two commits (hex), or None for unrelated histories.
+
+    dulwich orders its walk by commit time; commits made within one second
+    (syncs racing each other make many) can leave an older common ancestor
+    among its answers. Merging from that one would see lines both sides
+    already share as added on both and keep them twice, so a candidate that
+    is an ancestor of another candidate is dropped, as ``git merge-base`` does.
+    """
     from dulwich.graph import find_merge_base
 
-    bases = find_merge_base(repo, [_oid(one), _oid(other)])
-    return bases[0].decode() if bases else None
+    bases = [b.decode() for b in find_merge_base(repo, [_oid(one), _oid(other)])]
+    best = [b for b in bases
+            if not any(b != c and is_ancestor(repo, b, c) for c in bases)]
+    return best[-1] if best else None
 
 
 def ahead_behind(repo, local: str | None, remote: str | None) -> tuple[int, int]:

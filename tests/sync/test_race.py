@@ -132,3 +132,44 @@ def test_a_remote_tracking_branch_left_at_a_missing_commit_heals(machines, bare,
         assert all(line in text for line in ("- laptop 1", "- laptop 2", "- server 1"))
         assert_repo_sound(s.root)
     git(bare, "fsck", "--strict", "--no-progress")
+
+
+def _history(repo_dir, salt: int) -> tuple[str, str]:
+    """Two machines' histories made within one second (as racing syncs make them):
+    laptop merged server's first commit, then its second; server went on alone."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "GIT_AUTHOR_DATE": "1700000000 +0000",
+           "GIT_COMMITTER_DATE": "1700000000 +0000"}
+    tree = subprocess.run(["git", "-C", str(repo_dir), "mktree"], input="",
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+    def commit(message, *parents):
+        args = ["git", "-C", str(repo_dir), "-c", "user.name=m", "-c", "user.email=m@x",
+                "commit-tree", tree, "-m", f"{message} {salt}"]
+        for parent in parents:
+            args += ["-p", parent]
+        return subprocess.run(args, env=env, capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    base = commit("base")
+    s0, l0 = commit("server 0", base), commit("laptop 0", base)
+    s1 = commit("server 1", s0)
+    laptop = commit("merge", commit("merge", l0, s0), s1)
+    return laptop, commit("server 3", commit("server 2", s1))
+
+
+def test_the_merge_base_is_the_nearest_common_commit_as_git_says(tmp_path):
+    """Merging from an older common commit would keep lines both sides share twice:
+    the merge base is the one ``git merge-base`` names, also for commits made
+    within one second."""
+    from dulwich.repo import Repo
+
+    for salt in range(30):
+        repo_dir = tmp_path / f"r{salt}"
+        git(tmp_path, "init", "-q", str(repo_dir))
+        laptop, server = _history(repo_dir, salt)
+        expected = git(repo_dir, "merge-base", "--all", laptop, server).split()
+        with Repo(str(repo_dir)) as repo:
+            assert [remotes.merge_base(repo, laptop, server)] == expected, salt
