@@ -173,3 +173,59 @@ def test_the_merge_base_is_the_nearest_common_commit_as_git_says(tmp_path):
         expected = git(repo_dir, "merge-base", "--all", laptop, server).split()
         with Repo(str(repo_dir)) as repo:
             assert [remotes.merge_base(repo, laptop, server)] == expected, salt
+
+
+def test_a_cli_sync_racing_the_daemons_sync_loses_nothing(env, tmp_path, bare, machines):
+    """``minara sync`` run again and again beside a daemon that syncs every 0.1 s,
+    while another machine pushes: every sync succeeds, every line arrives."""
+    import subprocess
+
+    from tests.conftest import MINARA
+    from tests.daemon.conftest import DaemonProcess
+
+    b = tmp_path / "b"
+    laptop = machines("laptop")
+    add_remote(laptop.repo, "origin", str(bare))
+    sync(laptop, "origin", machine="laptop")
+
+    def minara(*args):
+        proc = subprocess.run([MINARA, "-w", str(b), *map(str, args)], capture_output=True,
+                              text=True, env=env, timeout=120)
+        assert proc.returncode == 0, f"{args}: {proc.stdout}{proc.stderr}"
+
+    minara("remote", "add", "origin", bare)
+    minara("sync")
+    (tmp_path / "log").mkdir()
+    daemon = DaemonProcess({**env, "MINARA_WORKSPACE_DIR": str(b), "MINARA_SYNC_MACHINE": "b",
+                            "MINARA_SYNC_INTERVAL": "0.1", "MINARA_SYNC_DEBOUNCE_S": "0.05",
+                            "MINARA_STATE_DIR": str(tmp_path / "state-b")},
+                           tmp_path / "log").start()
+    errors = []
+
+    def laptop_work():
+        try:
+            for i in range(4):
+                laptop.append("MEMORY.md", f"- laptop {i}", author="agent-l")
+                sync(laptop, "origin", machine="laptop")
+        except Exception as exc:  # reported below
+            errors.append(exc)
+
+    other = threading.Thread(target=laptop_work)
+    try:
+        other.start()
+        for i in range(4):
+            minara("memory", "append", "MEMORY.md", f"- b {i}")
+            minara("sync")
+        other.join()
+    finally:
+        daemon.stop()
+    assert not errors
+    assert "damaged" not in daemon.log()
+    minara("sync")
+    sync(laptop, "origin", machine="laptop")
+    lines = [f"- {n} {i}\n" for n in ("laptop", "b") for i in range(4)]
+    for ws in (laptop.root, b):
+        text = (ws / "MEMORY.md").read_text()
+        assert all(text.count(line) == 1 for line in lines), text
+        assert_repo_sound(ws)
+    git(bare, "fsck", "--strict", "--no-progress")
