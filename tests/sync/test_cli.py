@@ -195,3 +195,22 @@ def test_the_daemon_retries_an_offline_remote_and_status_says_so(env, tmp_path):
         assert "- written while offline" in git(later, "show", "main:MEMORY.md")
     finally:
         daemon.stop()
+
+
+def test_status_lists_a_conflict_copy_until_it_is_resolved(env, tmp_path, bare):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for ws in (a, b):
+        _run(env, ws, "remote", "add", "origin", bare)
+    _run(env, a, "sync")
+    _run(env, b, "sync")
+    (a / "pic.bin").write_bytes(b"\0from a")
+    (b / "pic.bin").write_bytes(b"\0from b")
+    _run(env, a, "sync")
+    merged = _run({**env, "MINARA_SYNC_MACHINE": "box-b"}, b, "sync").stdout
+    assert "kept both versions: pic.conflict-box-b.bin" in merged
+    status = _run(env, b, "status", check=None).stdout
+    assert "sync conflict (both versions kept): pic.conflict-box-b.bin" in status
+    assert (b / "pic.conflict-box-b.bin").read_bytes() == b"\0from b"
+    _run(env, b, "memory", "delete", "pic.conflict-box-b.bin")
+    assert "sync conflict" not in _run(env, b, "status", check=None).stdout
+    assert_repo_sound(b)
