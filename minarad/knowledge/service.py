@@ -468,9 +468,10 @@ class Knowledge:
             Forbidden: the workspace has a remote and ``force`` is not given
                 (``purge_with_remote``).
         """
-        from minarad.store.purge import purge_paths
+        from minarad.store.purge import purge_paths, refuse_with_remote
 
         old, _text = self._load(record_id, role)
+        refuse_with_remote(self.store, force)  # before the delete below commits anything
         if old.supersedes:
             prior = self.catalogue.get(old.supersedes)
             if prior is not None and prior.superseded_by == old.id:
