@@ -237,12 +237,16 @@ def fact_search(ctx: CliContext, query, limit, superseded, role):
     Example: minara fact search "deploy day"
     """
     ctx.app.ensure_set_up()
-    hits = ctx.app.knowledge.search_facts(query, role=role, limit=limit, superseded=superseded)
+    knowledge = ctx.app.knowledge
+    hits = knowledge.search_facts(query, role=role, limit=limit, superseded=superseded)
+    problems = knowledge.visible_problems(role=role)
+    _warn_problems(problems)
     data = [{"score": h["score"], "snippet": h["snippet"], **h["record"].to_dict()}
             for h in hits]
     text = "\n".join(f"{h['record'].id}  [{h['record'].domain} / {h['record'].topic}]  "
                      f"({h['score']:.2f})\n    {h['snippet']}" for h in hits)
-    emit(ctx, {"results": data}, text or "no facts found")
+    emit(ctx, {"results": data, "problems": [p.to_dict() for p in problems]},
+         text or "no facts found")
 
 
 # -- policies ------------------------------------------------------------------------------------
@@ -515,6 +519,7 @@ def graph(ctx: CliContext, domain, fmt, role):
     Example: minara graph --domain infra --format dot | dot -Tsvg > infra.svg
     """
     result = ctx.app.knowledge.graph(domain=domain, role=role)
+    _warn_problems(ctx.app.knowledge.visible_problems(domain=domain, role=role))
     click.echo(result.to_dot() if fmt == "dot" and not ctx.as_json else result.to_json())
 
 

@@ -23,6 +23,7 @@ from minarad.git.objects import has_commit
 
 if TYPE_CHECKING:
     from dulwich.objects import ObjectID
+    from dulwich.refs import Ref
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -277,6 +278,33 @@ def push(repo, url: str, branch: str, new: str, expected: str | None,
     error = (result.ref_status or {}).get(ref)
     if error:
         raise PushRejected(f"the remote refused {branch}: {error}")
+    if expected is None:
+        _default_branch(client, path, ref)
+
+
+def _default_branch(client, path: str, ref: bytes) -> None:
+    """Point a local bare remote's HEAD at ``ref`` when it names a branch that does not exist.
+
+    ``git init --bare`` leaves HEAD naming ``master`` (or ``init.defaultBranch``);
+    after a first push of another branch, ``git clone`` of that remote checks
+    out nothing. Hosting services set the default branch on the first push;
+    this does the same for a remote in a folder. Other transports cannot
+    change a remote's HEAD, and a HEAD naming an existing branch is left alone.
+    """
+    from dulwich.client import LocalGitClient
+    from dulwich.repo import Repo
+
+    if not isinstance(client, LocalGitClient):
+        return
+    head_ref = cast("Ref", b"HEAD")
+    try:
+        with Repo(path) as remote:
+            head = remote.refs.read_ref(head_ref)
+            if head and head.startswith(b"ref: ") and \
+                    cast("Ref", head[5:].strip()) not in remote.refs.keys():
+                remote.refs.set_symbolic_ref(head_ref, cast("Ref", ref))
+    except OSError:
+        return  # the push landed; the remote's HEAD is a convenience for its clones
 
 
 def _oid(commit: str) -> ObjectID:

@@ -246,6 +246,16 @@ class Knowledge:
         """Every knowledge file that could not be read as a record."""
         return self.catalogue.problems()
 
+    def visible_problems(self, *, domain: str | None = None,
+                         role: str | None = None) -> list[RecordProblem]:
+        """The unreadable record files (file and line) of what ``role`` may read.
+
+        Args:
+            domain: only this domain's files (default: every domain).
+            role: the reader's role; domains its grants hide are left out.
+        """
+        return self._problems(domain, self._hidden(role))
+
     def active_policies(self, role: str | None = None) -> list[KnowledgeRecord]:
         """The active, not superseded policies ``role`` may read (what reaches the agent)."""
         return self.catalogue.records("policy", active=True, hidden=self._hidden(role),
@@ -458,9 +468,10 @@ class Knowledge:
             Forbidden: the workspace has a remote and ``force`` is not given
                 (``purge_with_remote``).
         """
-        from minarad.store.purge import purge_paths
+        from minarad.store.purge import purge_paths, refuse_with_remote
 
         old, _text = self._load(record_id, role)
+        refuse_with_remote(self.store, force)  # before the delete below commits anything
         if old.supersedes:
             prior = self.catalogue.get(old.supersedes)
             if prior is not None and prior.superseded_by == old.id:

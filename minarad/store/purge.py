@@ -46,20 +46,14 @@ def purge_paths(store, paths: list[str], *, force: bool = False) -> PurgeResult:
             (``purge_with_remote``).
         InvalidInput: no path was given.
     """
-    from minarad.git.rewrite import expire_reflogs, prune_unreachable, remote_names, \
-        rewrite_without_paths
+    from minarad.git.rewrite import expire_reflogs, prune_unreachable, rewrite_without_paths
 
     rels = sorted({store.check_path(p) for p in paths})
     if not rels:
         raise InvalidInput("nothing to purge: give at least one path", code="invalid_input")
     with store.lock():
         store._check_writable()
-        remotes = remote_names(store.repo)
-        if remotes and not force:
-            raise Forbidden(f"this workspace has a remote ({', '.join(remotes)}): a purge "
-                            f"rewrites history that its clones still hold, and a later push "
-                            f"is refused; give --force to purge anyway",
-                            code="purge_with_remote", remotes=remotes)
+        refuse_with_remote(store, force)
         store.catch_up()
         _remove_from_disk(store, rels)
         moved = rewrite_without_paths(store.repo, rels)
@@ -72,6 +66,26 @@ def purge_paths(store, paths: list[str], *, force: bool = False) -> PurgeResult:
         store.catch_up()
     return PurgeResult(tuple(rels), {k.decode(): v[1].decode() for k, v in moved.items()},
                        removed, head)
+
+
+def refuse_with_remote(store, force: bool = False) -> None:
+    """Refuse a purge of a workspace that has a remote, unless ``force``.
+
+    Callers that change anything before purging ask this first, so a
+    refused purge leaves the workspace as it was.
+
+    Raises:
+        Forbidden: a remote is configured and ``force`` is not given
+            (``purge_with_remote``).
+    """
+    from minarad.git.rewrite import remote_names
+
+    remotes = remote_names(store.repo)
+    if remotes and not force:
+        raise Forbidden(f"this workspace has a remote ({', '.join(remotes)}): a purge "
+                        f"rewrites history that its clones still hold, and a later push "
+                        f"is refused; give --force to purge anyway",
+                        code="purge_with_remote", remotes=remotes)
 
 
 def _remove_from_disk(store, rels: list[str]) -> None:

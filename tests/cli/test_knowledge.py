@@ -165,3 +165,24 @@ def test_the_click_free_fact_list_answers_as_click_does(minara, env, ws):
         assert "import time:" in fast.stderr and " click" not in fast.stderr  # no click
         warned = "f-01JDQ4V7Y8S0M3K2ZC1W5T9B6E.md:1: front matter is not closed"
         assert (warned in slow.stderr) == (warned in fast.stderr) == ("infra" not in args)
+
+
+def test_a_broken_record_is_named_by_search_and_graph_too(minara, ws):
+    fact = _propose(minara, "infra", "Deploys happen on Tuesdays.")
+    broken = ws / "knowledge/infra/facts/f-01JDQ4V7Y8S0M3K2ZC1W5T9B6E.md"
+    broken_text = "---\ntopic: deploys\nconfidence: 0.83\n---\nDeploys broken by hand\n"
+    broken.write_text(broken_text)
+    git(ws, "add", "-A")
+    git(ws, "-c", "user.name=dana", "-c", "user.email=d@x", "commit", "-qm", "by hand")
+    where = "knowledge/infra/facts/f-01JDQ4V7Y8S0M3K2ZC1W5T9B6E.md:3"
+    for args in (("fact", "search", "deploys"), ("graph",), ("graph", "--format", "dot"),
+                 ("graph", "--domain", "infra")):
+        result = minara(*args, check=0)
+        assert where in result.stderr, args
+        assert fact["id"] in result.stdout, args
+    searched = minara.json("fact", "search", "deploys")
+    assert [p["path"] for p in searched["problems"]] == [str(broken.relative_to(ws))]
+    hidden = minara("graph", "--domain", "ops", check=0)  # another domain: nothing to report
+    assert where not in hidden.stderr
+    assert broken.read_text() == broken_text  # never rewritten
+    assert_repo_sound(ws)

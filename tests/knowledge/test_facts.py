@@ -199,3 +199,17 @@ def test_purging_a_replacement_brings_the_old_fact_back(k, ws):
     assert [r.id for r in k.list_facts().records] == [old.id]
     assert "A secret replacement" not in git(ws, "log", "--all", "-p")
     assert_repo_sound(ws)
+
+
+def test_a_purge_refused_for_a_remote_changes_nothing(k, ws):
+    old = _propose(k)
+    new = k.supersede(old.id, content="A secret replacement.", author="a").record
+    git(ws, "remote", "add", "origin", "https://example.invalid/ws.git")
+    head = git(ws, "rev-parse", "HEAD")
+    with pytest.raises(Forbidden) as refused:
+        k.purge(new.id, author="dana")
+    assert refused.value.code == "purge_with_remote"
+    assert git(ws, "rev-parse", "HEAD") == head  # no delete commit before the refusal
+    assert [r.id for r in k.list_facts().records] == [new.id]
+    assert (ws / new.path).is_file()
+    assert_repo_sound(ws)

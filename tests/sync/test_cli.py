@@ -195,3 +195,38 @@ def test_the_daemon_retries_an_offline_remote_and_status_says_so(env, tmp_path):
         assert "- written while offline" in git(later, "show", "main:MEMORY.md")
     finally:
         daemon.stop()
+
+
+def test_status_lists_a_conflict_copy_until_it_is_resolved(env, tmp_path, bare):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for ws in (a, b):
+        _run(env, ws, "remote", "add", "origin", bare)
+    _run(env, a, "sync")
+    _run(env, b, "sync")
+    (a / "pic.bin").write_bytes(b"\0from a")
+    (b / "pic.bin").write_bytes(b"\0from b")
+    _run(env, a, "sync")
+    merged = _run({**env, "MINARA_SYNC_MACHINE": "box-b"}, b, "sync").stdout
+    assert "kept both versions: pic.conflict-box-b.bin" in merged
+    status = _run(env, b, "status", check=None).stdout
+    assert "sync conflict (both versions kept): pic.conflict-box-b.bin" in status
+    assert (b / "pic.conflict-box-b.bin").read_bytes() == b"\0from b"
+    _run(env, b, "memory", "delete", "pic.conflict-box-b.bin")
+    assert "sync conflict" not in _run(env, b, "status", check=None).stdout
+    assert_repo_sound(b)
+
+
+def test_a_bare_repository_made_by_plain_git_init_clones_with_the_files(env, tmp_path):
+    bare = tmp_path / "plain.git"  # HEAD names master, which the first push does not create
+    subprocess.run(["git", "-c", "init.defaultBranch=master", "init", "-q", "--bare", str(bare)],
+                   check=True)
+    ws = tmp_path / "ws"
+    _run(env, ws, "remote", "add", "origin", bare)
+    _run(env, ws, "memory", "append", "MEMORY.md", "- travels to the clone")
+    _run(env, ws, "sync")
+    clone = subprocess.run(["git", "clone", "-q", str(bare), str(tmp_path / "clone")],
+                           capture_output=True, text=True, check=True)
+    assert "nonexistent ref" not in clone.stderr
+    assert "- travels to the clone" in (tmp_path / "clone" / "MEMORY.md").read_text()
+    assert tree_of(tmp_path / "clone") == tree_of(ws)
+    assert_repo_sound(ws)
