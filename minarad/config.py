@@ -51,11 +51,16 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     # -- artifacts and files --
     # -- sync --
     # -- MCP --
+    "mcp_http_enabled": ("MINARA_MCP_HTTP_ENABLED", bool, False),
+    "mcp_http_host": ("MINARA_MCP_HTTP_HOST", str, "127.0.0.1"),
+    "mcp_http_port": ("MINARA_MCP_HTTP_PORT", int, 8766),
+    "mcp_token": ("MINARA_MCP_TOKEN", str, ""),
+    "mcp_poll_ms": ("MINARA_MCP_POLL_MS", int, 500),
     # -- budgets and proposals --
 }
 
 #: Settings never printed (``minara config`` says only that they are set).
-_SECRETS = {"llm_api_key"}
+_SECRETS = {"llm_api_key", "mcp_token"}
 
 #: Settings whose empty value means "not set" (rather than an error).
 _MAY_BE_EMPTY = {"llm_base_url", "llm_model", "llm_api_key"}
@@ -111,6 +116,11 @@ class Settings:
     # -- artifacts and files --
     # -- sync --
     # -- MCP --
+    mcp_http_enabled: bool
+    mcp_http_host: str
+    mcp_http_port: int
+    mcp_token: str
+    mcp_poll_ms: int
     # -- budgets and proposals --
     config_file: Path
     sources: dict
@@ -198,6 +208,7 @@ _MINIMUM = {
     # -- artifacts and files --
     # -- sync --
     # -- MCP --
+    "mcp_poll_ms": 10,
     # -- budgets and proposals --
 }
 

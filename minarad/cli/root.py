@@ -35,6 +35,7 @@ GROUPS = {
     # -- artifacts and files --
     # -- sync --
     # -- MCP --
+    "mcp": "minarad.cli.mcp:mcp",
     # -- budgets and proposals --
 }
 

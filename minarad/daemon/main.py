@@ -110,6 +110,7 @@ SERVICES = [
     # -- HTTP gateway --
     # -- sync --
     # -- MCP --
+    "minarad.mcp.http:start",
     # -- budgets and proposals --
 ]
 

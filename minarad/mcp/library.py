@@ -1,0 +1,210 @@
+"""The agent's tools as plain library calls (no MCP here).
+
+:class:`AgentTools` holds one :class:`~minarad.app.Minara` and the agent id.
+Each method validates its arguments, calls one library function and returns
+a JSON-ready dict; library errors (:class:`~minarad.errors.MinaraError`)
+propagate for the server to turn into tool errors. Every write goes through
+the store with ``source="mcp"`` and the agent as author.
+
+Calls are serialised by one lock: the SDK runs tools in worker threads, and
+one store and one index are shared by all of them.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from minarad.errors import InvalidInput, VersionConflict
+
+if TYPE_CHECKING:
+    from minarad.app import Minara
+    from minarad.index import Index
+
+#: The commit source of every write made through MCP.
+SOURCE = "mcp"
+#: The files offered as MCP resources: the identity files and MEMORY.md.
+RESOURCE_FILES = ("SOUL.md", "AGENTS.md", "IDENTITY.md", "USER.md", "TOOLS.md", "MEMORY.md")
+#: How long a search waits for another process to finish updating the index.
+WRITER_WAIT_SECONDS = 2.5
+SEARCH_MODES = ("keyword", "hybrid", "semantic")
+#: Weight of the recency voice in hybrid search (the lexical voice weighs 1).
+RECENCY_WEIGHT = 0.5
+
+
+class AgentTools:
+    """The tools of one agent on one workspace.
+
+    Args:
+        app: the opened application (its store is set up on first use).
+        agent: the agent id, recorded as the author of every write.
+    """
+
+    def __init__(self, app: Minara, agent: str):
+        if not isinstance(agent, str) or not agent.strip():
+            raise InvalidInput("the agent id (--as) must not be empty", code="invalid_agent")
+        self.app = app
+        self.agent = agent.strip()
+        self.lock = threading.RLock()
+        self._hybrid: Index | None = None
+
+    def for_agent(self, agent: str) -> AgentTools:
+        """The same tools (one app, one lock) writing as ``agent``."""
+        import copy
+
+        if not agent.strip():
+            raise InvalidInput("the agent id must not be empty", code="invalid_agent")
+        view = copy.copy(self)
+        view.agent = agent.strip()
+        return view
+
+    # -- paths -----------------------------------------------------------------
+
+    def path(self, file: Any, channel: str | None = None) -> str:
+        """The workspace path ``file`` names (``MEMORY.md`` + channel = the channel's).
+
+        Raises:
+            InvalidInput, Forbidden: not text, empty, absolute, ``..``, ``.git``...
+        """
+        from minarad.workspace.paths import channel_path
+
+        if not isinstance(file, str):
+            raise InvalidInput("file must be a workspace path such as MEMORY.md",
+                               code="invalid_path")
+        return channel_path(file, channel or None)
+
+    # -- memory ------------------------------------------------------------------
+
+    def memory_get(self, file: str, version: str | None = None,
+                   channel: str | None = None) -> dict:
+        """The text of ``file`` now (or at ``version``) with its version record."""
+        with self.lock:
+            text, info = self.app.store.read(self.path(file, channel), version or None)
+        return {**info.to_dict(), "text": text}
+
+    def memory_append(self, file: str, text: str, channel: str | None = None) -> dict:
+        """Append ``text`` as new line(s) to ``file``; one commit, never a conflict."""
+        with self.lock:
+            result = self.app.store.append(self.path(file, channel), text, author=self.agent,
+                                           source=SOURCE)
+        return result.to_dict()
+
+    def memory_set(self, file: str, text: str, base: str,
+                   channel: str | None = None) -> dict:
+        """Replace ``file`` with ``text`` if ``base`` is still its version.
+
+        A stale base is not an error here: the result says ``conflict`` and
+        carries the current version and text, so the agent can merge and retry.
+        """
+        rel = self.path(file, channel)
+        if text and not text.endswith("\n"):
+            text += "\r\n" if "\r\n" in text else "\n"  # as an editor saves, as the CLI does
+        with self.lock:
+            try:
+                result = self.app.store.write(rel, text, base=base, author=self.agent,
+                                              source=SOURCE)
+            except VersionConflict as err:
+                return self._conflict(rel, base, err)
+        return {"conflict": False, **result.to_dict()}
+
+    def _conflict(self, rel: str, base: str, err: VersionConflict) -> dict:
+        current_text, info = self.app.store.read(rel) if err.details.get("current_blob_id") \
+            else ("", self.app.store.current(rel))
+        return {"conflict": True, "error": err.code, "message": err.message, "path": rel,
+                "your_base": str(base), "current_version": info.version,
+                "current_blob_id": info.blob_id, "current_sha256": info.sha256,
+                "current_author": info.author, "current_time": info.time,
+                "current_text": current_text,
+                "hint": "merge your change into current_text and call memory_set again "
+                        "with base=current_version"}
+
+    def memory_history(self, file: str, limit: int = 20, channel: str | None = None) -> dict:
+        """The versions of ``file``, newest first (at most ``limit``)."""
+        rel = self.path(file, channel)
+        with self.lock:
+            entries = self.app.store.history(rel)
+        return {"path": rel, "versions": [e.to_dict() for e in entries[:max(1, limit)]],
+                "total": len(entries)}
+
+    # -- search --------------------------------------------------------------------
+
+    def memory_search(self, query: str, *, kind: list[str] | None = None,
+                      path: str | None = None, channel: str | None = None,
+                      since: str | None = None, limit: int = 10) -> dict:
+        """Search memory files only (MEMORY.md, journals, channel memory, learn store)."""
+        return self._search(self._index("keyword"), query, memory_only=True, kind=kind,
+                            path=path, channel=channel, since=since, limit=limit,
+                            mode="keyword")
+
+    def search_memory(self, query: str, *, mode: str = "hybrid", kind: list[str] | None = None,
+                      since: str | None = None, channel: str | None = None,
+                      limit: int = 10) -> dict:
+        """Recall across the whole workspace; ``mode`` keyword, hybrid or semantic."""
+        if mode not in SEARCH_MODES:
+            raise InvalidInput(f"mode {mode!r}: use one of {', '.join(SEARCH_MODES)}",
+                               code="invalid_mode")
+        if mode == "semantic":
+            raise InvalidInput("semantic search needs an embedding model, and none is "
+                               "installed; use mode keyword or hybrid",
+                               code="semantic_unavailable")
+        return self._search(self._index(mode), query, memory_only=False, kind=kind, path=None,
+                            channel=channel, since=since, limit=limit, mode=mode)
+
+    def _index(self, mode: str):
+        """The plain index (keyword), or a second one whose lexical voice is fused with recency."""
+        if mode == "keyword":
+            return self.app.index
+        if self._hybrid is None:
+            from minarad.index import Index, RecencyVoice
+
+            hybrid = Index.open(self.app.settings, version_of=self.app.store.version_number)
+            hybrid.register_voice(RecencyVoice(hybrid.engine), weight=RECENCY_WEIGHT)
+            self._hybrid = hybrid
+        return self._hybrid
+
+    def _search(self, index, query: str, *, memory_only: bool, kind, path, channel, since,
+                limit: int, mode: str) -> dict:
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("query is empty; give words to search for", code="empty_query")
+        with self.lock:
+            self.app.ensure_set_up()
+            stats = index.catch_up(wait=WRITER_WAIT_SECONDS)
+            hits = index.search(query, kind=list(kind or ()) or None, path=path or None,
+                                channel=channel or None, since=since or None,
+                                limit=max(1, min(limit, 100)), memory_only=memory_only)
+        return {"query": query, "mode": mode, "results": [h.to_dict() for h in hits],
+                "index_lag": stats.lag if stats.busy else 0}
+
+    # -- context and resources ---------------------------------------------------------
+
+    def session_context(self, channel: str | None = None, session: str | None = None) -> str:
+        """What ``minara context`` prints: the memory blocks of a system prompt."""
+        with self.lock:
+            return self.app.context(channel=channel or None, session=session or None,
+                                    surface="mcp").text()
+
+    def read_resource(self, path: str) -> str:
+        """The text of a resource file, through the one read path."""
+        with self.lock:
+            self.app.ensure_set_up()
+            return self.app.read_text(path)
+
+    def committed_blobs(self, paths=RESOURCE_FILES) -> dict[str, str | None]:
+        """``{path: blob id at HEAD}`` (None when absent) of ``paths``."""
+        with self.lock:
+            store = self.app.existing_store()
+            if store is None or store.head() is None:
+                return {p: None for p in paths}
+            store.catch_up_for_reading()
+            latest = {p: store.history_db.latest(p) for p in paths}
+        return {p: (v.blob if v else None) for p, v in latest.items()}
+
+    def head(self) -> str | None:
+        """The workspace's HEAD commit (None before the first commit or repository)."""
+        store = self.app.existing_store()
+        return None if store is None else store.head()
+
+    def close(self) -> None:
+        """Close the application."""
+        with self.lock:
+            self.app.close()
