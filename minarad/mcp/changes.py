@@ -15,7 +15,6 @@ Only a commit notifies: an editor's unsaved (uncommitted) change does not.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -47,7 +46,7 @@ class ChangeFeed:
         self.poll_s = poll_s
         self._known: dict | None = None
         self._head_seen: str | None = None
-        self._sessions: dict[str, weakref.WeakSet] = {}
+        self._sessions: dict[str, set] = {}
         self._wake: anyio.Event | None = None
         self._loop: Any = None
 
@@ -55,11 +54,11 @@ class ChangeFeed:
 
     def subscribe(self, uri: str, session) -> None:
         """Remember that ``session`` wants ``notifications/resources/updated`` for ``uri``."""
-        self._sessions.setdefault(uri, weakref.WeakSet()).add(session)
+        self._sessions.setdefault(uri, set()).add(session)
 
     def unsubscribe(self, uri: str, session) -> None:
         """Forget a ``resources/subscribe``."""
-        self._sessions.get(uri, weakref.WeakSet()).discard(session)
+        self._sessions.get(uri, set()).discard(session)
 
     # -- the loop --------------------------------------------------------------------
 
