@@ -121,7 +121,7 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(mcp_env, ws)
             return results, after
 
     results, after = run(session())
-    for (name, args, expected), result in zip(BAD_CALLS, results):
+    for (name, args, expected), result in zip(BAD_CALLS, results, strict=True):
         assert result.is_error, (name, args)
         text = result.content[0].text
         assert expected in text or expected in text.lower(), (name, args, text)
