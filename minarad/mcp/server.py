@@ -241,6 +241,19 @@ def serve_stdio(tools: AgentTools, *, poll_s: float = 0.5) -> None:
     """Serve ``tools`` on stdin/stdout until the client closes them."""
     server, _feed = build_server(tools, poll_s=poll_s)
     try:
-        server.run("stdio")
+        anyio.run(_serve_stdio, server)
     finally:
         tools.close()
+
+
+async def _serve_stdio(server: MCPServer) -> None:
+    """The SDK's stdio loop, on pipes read and written without worker threads."""
+    from mcp.server.stdio import stdio_server
+
+    from minarad.mcp.stdio import claimed_stdio
+
+    low = server._lowlevel_server  # noqa: SLF001 - what MCPServer.run_stdio_async runs
+    with claimed_stdio() as pipes:
+        transport = stdio_server() if pipes is None else stdio_server(*pipes)
+        async with transport as (read, write):
+            await low.run(read, write, low.create_initialization_options())
