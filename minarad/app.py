@@ -158,6 +158,27 @@ class Minara:
     # -- sync --
     # -- budgets and proposals --
 
+    def budget_report(self, *, channel: str | None = None):
+        """Each file the context carries against its budget (:mod:`minarad.budgets`)."""
+        from minarad.budgets import budget_report
+
+        s = self.settings
+        built = self.context(channel=channel)
+        return budget_report(built, s.context_max_file_chars, s.context_max_total_chars)
+
+    def budget_watch(self):
+        """The :class:`minarad.budgets.BudgetWatch` of this workspace (in the state folder)."""
+        from minarad.budgets import BudgetWatch, budget_state_file
+
+        return BudgetWatch(budget_state_file(self.settings.state_dir, self.root))
+
+    @property
+    def proposals(self):
+        """The workspace's :class:`minarad.proposals.Proposals` (job changes as branches)."""
+        from minarad.proposals import Proposals
+
+        return Proposals(self.store)
+
     # -- the two ends of an agent session -------------------------------------
 
     def context(self, *, now: dt.datetime | None = None, channel: str | None = None,

@@ -57,6 +57,7 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "mcp_token": ("MINARA_MCP_TOKEN", str, ""),
     "mcp_poll_ms": ("MINARA_MCP_POLL_MS", int, 500),
     # -- budgets and proposals --
+    "compact_auto": ("MINARA_COMPACT_AUTO", bool, False),
 }
 
 #: Settings never printed (``minara config`` says only that they are set).
@@ -122,6 +123,7 @@ class Settings:
     mcp_token: str
     mcp_poll_ms: int
     # -- budgets and proposals --
+    compact_auto: bool
     config_file: Path
     sources: dict
     given_data_dir: Path | None

@@ -70,3 +70,10 @@ def test_every_setting_is_read_outside_config():
 def test_debug_is_asked_for_by_flag_or_environment(args, value, expected):
     env = {} if value is None else {"MINARA_DEBUG": value}
     assert debug_requested(args, env=env) is expected
+
+
+def test_every_setting_is_a_typed_attribute_and_every_attribute_a_setting():
+    from minarad.config import _NOT_FIELDS, Settings
+
+    annotated = set(Settings.__annotations__) - set(_NOT_FIELDS)
+    assert annotated == set(FIELDS) - {"data_dir", "state_dir"}

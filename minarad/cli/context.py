@@ -58,11 +58,14 @@ at_option = click.option(
 @click.option("--max-total-chars", type=click.IntRange(min=0),
               help="Files beyond this total are listed by name only "
                    "[setting context_max_total_chars; default 60000].")
+@click.option("--report", is_flag=True,
+              help="Instead of the blocks, list each file's size, estimated tokens, budget "
+                   "and state (ok, near = 85%+, over = listed by name only).")
 @at_option
 @hook_option
 @json_option
 @pass_ctx
-def context(ctx, session, surface, channel, max_file_chars, max_total_chars, at, hook):
+def context(ctx, session, surface, channel, max_file_chars, max_total_chars, report, at, hook):
     """Print the memory blocks of a system prompt, in order.
 
     Blocks: identity (SOUL.md, AGENTS.md; cacheable), memory snapshot
@@ -73,6 +76,9 @@ def context(ctx, session, surface, channel, max_file_chars, max_total_chars, at,
     verbatim except that a '<' starting a minara-block or file tag (any
     case) is written as '&lt;', so no file can fake a block.
 
+    --report lists each file against its budget instead (near: 85% or
+    more; over: the agent sees it by name only).
+
     Example: minara context --session s1 --surface repl --json
     """
     payload = _hook_payload(hook)
@@ -81,6 +87,15 @@ def context(ctx, session, surface, channel, max_file_chars, max_total_chars, at,
     result = ctx.app.context(now=_parse_time(at), channel=channel, session=session,
                              surface=surface, max_file_chars=max_file_chars,
                              max_total_chars=max_total_chars)
+    if report:
+        from minarad.budgets import budget_report, render_report
+
+        s = ctx.settings
+        measured = budget_report(
+            result, s.context_max_file_chars if max_file_chars is None else max_file_chars,
+            s.context_max_total_chars if max_total_chars is None else max_total_chars)
+        emit(ctx, measured.as_dict(), render_report(measured))
+        return
     emit(ctx, result.as_dict(), result.text())
 
 

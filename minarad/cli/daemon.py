@@ -79,8 +79,21 @@ def _head_commit(app) -> dict | None:
         return None  # a damaged repository: the daemon's status line says what is wrong
 
 
+def _budget_notes(app) -> list[dict]:
+    """Context files near or over their budget (empty before the workspace is set up)."""
+    if not app.has_repository():
+        return []
+    try:
+        report = app.budget_report()
+    except (OSError, MinaraError):
+        return []
+    return [line.as_dict() for line in report.warnings()]
+
+
 def _render_notes(notes: dict) -> list[str]:
-    lines = []
+    lines = [f"  budget: {b['path']} is {b['state']} ({b['chars']:,} of {b['budget']:,} "
+             f"characters){'; the agent sees it by name only' if b['state'] == 'over' else ''}"
+             for b in notes.get("budgets", [])]
     for key, label in (("tracked_ignored", "ignored but tracked"), ("untracked", "git shows ??")):
         entries = notes[key]
         lines += [f"  {label}: {n['path']}: {n['reason']}" for n in entries[:SHOWN_SKIPPED]]
@@ -100,15 +113,16 @@ def status(ctx):
     pending paths and the files it cannot version (too large, unreadable,
     symlinks), as the running daemon last reported them. Running or not,
     it shows HEAD's last commit (whoever made it), lists tracked files that
-    .gitignore ignores, and explains each file 'git status' shows as
-    untracked (??).
+    .gitignore ignores, explains each file 'git status' shows as
+    untracked (??), and names the context files near or over their budget
+    (minara context --report measures them all).
 
     Example: minara status --json
     """
     from minarad.daemon.state import read_status
 
     st = read_status(ctx.settings.workspace)
-    notes = _workspace_notes(ctx.app)
+    notes = {**_workspace_notes(ctx.app), "budgets": _budget_notes(ctx.app)}
     head = _head_commit(ctx.app)
     if st.running or ctx.as_json:
         lines = _render_status(st).split("\n")

@@ -37,6 +37,8 @@ GROUPS = {
     # -- MCP --
     "mcp": "minarad.cli.mcp:mcp",
     # -- budgets and proposals --
+    "proposals": "minarad.cli.proposals:proposals",
+    "compact": "minarad.cli.proposals:compact",
 }
 
 

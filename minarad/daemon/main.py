@@ -112,6 +112,7 @@ SERVICES = [
     # -- MCP --
     "minarad.mcp.http:start",
     # -- budgets and proposals --
+    "minarad.daemon.budgets:start_budget_watch",
 ]
 
 
