@@ -33,7 +33,7 @@ class ChangeFeed:
 
     Args:
         blobs: returns ``{path: committed blob id or None}`` (blocking; run in a thread).
-        head: returns the HEAD commit (cheap; blocking).
+        head: returns the HEAD commit (blocking; run in a thread).
         publish: publishes a URI to ``subscriptions/listen`` streams.
         poll_s: how often HEAD is looked at.
     """
@@ -68,7 +68,7 @@ class ChangeFeed:
 
         self._loop = asyncio.get_running_loop()
         self._known = await anyio.to_thread.run_sync(self._blobs)
-        self._head_seen = self._head()
+        self._head_seen = await anyio.to_thread.run_sync(self._head)
         while True:
             self._wake = anyio.Event()
             with anyio.move_on_after(self.poll_s):
@@ -87,7 +87,7 @@ class ChangeFeed:
 
     async def check(self) -> list[str]:
         """Announce every resource file whose committed blob changed; return their paths."""
-        head = self._head()
+        head = await anyio.to_thread.run_sync(self._head)
         if head == self._head_seen:
             return []
         self._head_seen = head

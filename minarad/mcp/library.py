@@ -201,8 +201,9 @@ class AgentTools:
 
     def head(self) -> str | None:
         """The workspace's HEAD commit (None before the first commit or repository)."""
-        store = self.app.existing_store()
-        return None if store is None else store.head()
+        with self.lock:
+            store = self.app.existing_store()
+            return None if store is None else store.head()
 
     def close(self) -> None:
         """Close the application."""
