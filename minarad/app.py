@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from minarad.index import Index
     from minarad.store import Store
+    from minarad.wiki import Wiki
 
 
 class Minara:
@@ -55,6 +56,9 @@ class Minara:
             self._store.close()
             self._store = None
         self._index = None
+        if self._wiki is not None:
+            self._wiki.close()
+            self._wiki = None
 
     # -- the workspace -------------------------------------------------------
 
@@ -153,6 +157,17 @@ class Minara:
     # -- the parts built on the store (each adds its property here) -----------
     # -- learn store, promotion, dreaming, scheduler --
     # -- wiki --
+    _wiki: Wiki | None = None
+
+    @property
+    def wiki(self) -> Wiki:
+        """The workspace's :class:`minarad.wiki.Wiki` (pages, links, backlinks)."""
+        if self._wiki is None:
+            from minarad.wiki import Wiki
+
+            self._wiki = Wiki(self)
+        return self._wiki
+
     # -- knowledge --
     # -- artifacts and files --
     # -- sync --

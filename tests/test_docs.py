@@ -9,7 +9,10 @@ import pytest
 
 from minarad.cli import cli
 
-README = (Path(__file__).resolve().parents[1] / "README.rst").read_text(encoding="utf-8")
+_ROOT = Path(__file__).resolve().parents[1]
+#: README.rst, and the sections waiting in docs/pending/ to be merged into it.
+README = "".join(p.read_text(encoding="utf-8") for p in
+                 [_ROOT / "README.rst", *sorted((_ROOT / "docs" / "pending").glob("*.rst"))])
 
 
 def _commands(group: click.Group, prefix: str = "minara"):

@@ -19,6 +19,12 @@ def main(argv=None) -> int:
     code = try_fast_path(args)
     if code is not None:
         return code
+    if "wiki" in args[:5]:
+        from minarad.cli.wikifast import try_fast_wiki_get
+
+        code = try_fast_wiki_get(args)
+        if code is not None:
+            return code
     from minarad.cli.root import main as click_main
 
     return click_main(args)

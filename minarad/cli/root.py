@@ -29,6 +29,7 @@ GROUPS = {
     "index": "minarad.cli.search:index",
     # -- learn store, promotion, dreaming, scheduler --
     # -- wiki --
+    "wiki": "minarad.cli.wiki:wiki",
     # -- knowledge --
     # -- search --
     # -- HTTP gateway --

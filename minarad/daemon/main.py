@@ -106,6 +106,8 @@ def log_index_error(exc: BaseException) -> None:
 SERVICES = [
     "minarad.daemon.main:start_index_follower",
     # -- learn store, promotion, dreaming, scheduler --
+    # -- wiki --
+    "minarad.wiki.follow:start_link_follower",
     # -- search --
     # -- HTTP gateway --
     # -- sync --

@@ -1,0 +1,271 @@
+"""The wiki's pages and links, kept in step with git (a cache, never the truth).
+
+An SQLite file beside the repository (``.git/minara/wiki.sqlite3``) holds
+one row per page (file, channel, name, title) and one per ``[[link]]`` of a
+page (source file, the source's channel, target name, label, line). It
+remembers the commit it reflects; catching up diffs that commit's tree
+with HEAD's, so it costs by change, and a commit it no longer knows (a
+purge rewrote history) makes it start over from HEAD's tree. Deleting the
+file is always safe.
+
+Reading needs no dulwich: :meth:`LinkTable.is_current` compares the
+recorded commit with HEAD read from ``.git`` directly, and the queries are
+plain SQL, so ``minara wiki get`` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections import namedtuple
+
+from minarad.wiki.names import is_page_folder, link_target_name, page_of_file
+
+FILE_NAME = "wiki.sqlite3"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS pages (
+    file TEXT PRIMARY KEY, channel TEXT NOT NULL, name TEXT NOT NULL, title TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS pages_name ON pages (name, channel);
+CREATE TABLE IF NOT EXISTS links (
+    source TEXT NOT NULL, channel TEXT NOT NULL, target TEXT NOT NULL, label TEXT NOT NULL,
+    line INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS links_target ON links (target);
+CREATE INDEX IF NOT EXISTS links_source ON links (source);
+"""
+
+
+#: A page as the table knows it (plain tuples: the fast ``wiki get`` imports no dataclasses).
+PageRow = namedtuple("PageRow", "file channel name title")
+#: One ``[[link]]`` of a page: its source file, the source's channel, target name, label, line.
+LinkRow = namedtuple("LinkRow", "source channel target label line")
+
+
+class CatchUpStats:
+    """What a catch-up did (shaped like the index's, so one follower serves both)."""
+
+    def __init__(self, commit: str | None, *, rebuilt: bool = False):
+        self.commit = commit
+        self.files_indexed = 0
+        self.files_removed = 0
+        self.rebuilt = rebuilt
+        self.busy = False
+
+
+class LinkTable:
+    """The pages and links of one workspace's wiki.
+
+    Args:
+        root: the workspace directory.
+        git_dir: its git folder (the table lives in ``<git_dir>/minara``).
+    """
+
+    def __init__(self, root: str | os.PathLike, git_dir: str | os.PathLike):
+        self.root = os.fspath(root)
+        self.git_dir = os.fspath(git_dir)
+        self.path = os.path.join(self.git_dir, "minara", FILE_NAME)
+        self._conn: sqlite3.Connection | None = None
+
+    # -- the connection --------------------------------------------------------
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None,
+                                   check_same_thread=False)
+            try:
+                conn.executescript(_SCHEMA)
+            except sqlite3.DatabaseError:  # damaged: a cache, so start over
+                conn.close()
+                os.remove(self.path)
+                conn = sqlite3.connect(self.path, timeout=30, isolation_level=None,
+                                       check_same_thread=False)
+                conn.executescript(_SCHEMA)
+            self._conn = conn
+        return self._conn
+
+    def close(self) -> None:
+        """Close the SQLite connection."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def commit(self) -> str | None:
+        """The commit the table reflects (None before the first catch-up)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key='commit'").fetchone()
+        return row[0] if row else None
+
+    def is_current(self) -> bool:
+        """True when the table reflects HEAD (HEAD read without dulwich)."""
+        from minarad.git.refs import read_workspace_head
+
+        head = read_workspace_head(self.root)
+        return head is not None and head == self.commit()
+
+    # -- catching up -------------------------------------------------------------
+
+    def catch_up(self) -> CatchUpStats:
+        """Bring the table to HEAD: a tree diff from the commit it reflects.
+
+        Safe from several processes at once (SQLite's write lock).
+        """
+        from minarad.git.refs import read_workspace_head
+
+        head = read_workspace_head(self.root)
+        if head is not None and head == self.commit():
+            return CatchUpStats(head)
+        from minarad.git.repo import open_repo
+
+        repo = open_repo(self.root)
+        try:
+            return self._catch_up_with(repo)
+        finally:
+            repo.close()
+
+    def _catch_up_with(self, repo) -> CatchUpStats:
+        from minarad.git.diff import diff_trees, is_regular
+        from minarad.git.objects import commit_tree, has_commit, read_blob
+        from minarad.git.refs import head_commit
+
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            head, known = head_commit(repo), self.commit()
+            if head == known:
+                conn.execute("COMMIT")
+                return CatchUpStats(head)
+            rebuilt = not has_commit(repo, known)
+            old_tree = None if rebuilt else commit_tree(repo, known)
+            if rebuilt:
+                conn.execute("DELETE FROM pages")
+                conn.execute("DELETE FROM links")
+            stats = CatchUpStats(head, rebuilt=rebuilt)
+            store = repo.object_store
+            for change in diff_trees(store, old_tree, commit_tree(repo, head)):
+                if not is_page_folder(change.path):
+                    continue
+                data = (read_blob(store, change.blob)
+                        if change.blob and is_regular(change.mode) else None)
+                self._replace_file(change.path, data, stats)
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (head,))
+            conn.execute("COMMIT")
+            return stats
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _replace_file(self, path: str, data: bytes | None, stats: CatchUpStats) -> None:
+        conn = self.conn
+        conn.execute("DELETE FROM pages WHERE file=?", (path,))
+        conn.execute("DELETE FROM links WHERE source=?", (path,))
+        page = page_of_file(path)
+        if page is None:
+            return
+        if data is None:
+            stats.files_removed += 1
+            return
+        name, channel = page
+        page_rows, link_rows = rows_for_page(path, name, channel, data)
+        conn.execute("INSERT INTO pages VALUES (?, ?, ?, ?)", page_rows)
+        conn.executemany("INSERT INTO links VALUES (?, ?, ?, ?, ?)", link_rows)
+        stats.files_indexed += 1
+
+    # -- queries -------------------------------------------------------------------
+
+    def pages(self, channel: str | None = None, prefix: str = "") -> list[PageRow]:
+        """The workspace's pages and ``channel``'s, sorted by name (``prefix``: that
+        page and those under it)."""
+        sql = "SELECT file, channel, name, title FROM pages WHERE channel IN ('', ?)"
+        args: list = [channel or ""]
+        if prefix:
+            sql += " AND (name = ? OR substr(name, 1, ?) = ?)"
+            args += [prefix, len(prefix) + 1, prefix + "/"]
+        rows = self.conn.execute(sql + " ORDER BY name, channel", args).fetchall()
+        return [PageRow(*row) for row in rows]
+
+    def page(self, file: str) -> PageRow | None:
+        """The row of one page file, or None."""
+        row = self.conn.execute("SELECT file, channel, name, title FROM pages WHERE file=?",
+                                (file,)).fetchone()
+        return PageRow(*row) if row else None
+
+    def page_exists(self, name: str, channel: str) -> bool:
+        """True when ``name`` is a page of ``channel`` ("" for the workspace)."""
+        return self.conn.execute("SELECT 1 FROM pages WHERE name=? AND channel=?",
+                                 (name, channel)).fetchone() is not None
+
+    def links_to(self, name: str, channels: tuple[str, ...]) -> list[LinkRow]:
+        """The links naming ``name`` from pages of ``channels``, by source and line."""
+        marks = ",".join("?" * len(channels))
+        rows = self.conn.execute(
+            f"SELECT source, channel, target, label, line FROM links WHERE target=? "
+            f"AND channel IN ({marks}) ORDER BY source, line", (name, *channels)).fetchall()
+        return [LinkRow(*row) for row in rows]
+
+    def links_to_any(self, name: str) -> list[LinkRow]:
+        """Every link naming ``name``, from any page of any channel."""
+        rows = self.conn.execute("SELECT source, channel, target, label, line FROM links "
+                                 "WHERE target=? ORDER BY source, line", (name,)).fetchall()
+        return [LinkRow(*row) for row in rows]
+
+    def links_from(self, file: str) -> list[LinkRow]:
+        """The links of one page, in order."""
+        rows = self.conn.execute("SELECT source, channel, target, label, line FROM links "
+                                 "WHERE source=? ORDER BY line", (file,)).fetchall()
+        return [LinkRow(*row) for row in rows]
+
+    def missing_links(self, channel: str | None = None) -> list[LinkRow]:
+        """Links (from pages the caller sees) whose target page does not exist."""
+        rows = self.conn.execute(
+            "SELECT l.source, l.channel, l.target, l.label, l.line FROM links l "
+            "WHERE l.channel IN ('', ?) AND NOT EXISTS (SELECT 1 FROM pages p "
+            "WHERE p.name = l.target AND p.channel IN ('', l.channel)) "
+            "ORDER BY l.source, l.line", (channel or "",)).fetchall()
+        return [LinkRow(*row) for row in rows]
+
+
+def rows_for_page(path: str, name: str, channel: str, data: bytes) -> tuple[tuple, list]:
+    """The page row and link rows of one page file's bytes."""
+    from minarad.workspace.links import parse_links
+    from minarad.wiki.text import title_of
+
+    text = data.decode("utf-8", "replace")
+    page = (path, channel, name, title_of(text, name))
+    links, seen = [], set()
+    for link in parse_links(text):
+        target = link_target_name(link.target)
+        if target is None or (target, link.label) in seen:
+            continue
+        seen.add((target, link.label))
+        links.append((path, channel, target, link.label, text.count("\n", 0, link.start) + 1))
+    return page, links
+
+
+def visible_backlinks(table: LinkTable, name: str, page_channel: str,
+                      channel: str | None) -> list[tuple]:
+    """The pages linking to page ``name`` that a caller of ``channel`` sees.
+
+    ``page_channel`` is the channel of the page read ("" for a workspace
+    page). A channel page's ``[[name]]`` names the channel's own page when
+    there is one, so it is no backlink of the workspace page then.
+
+    Returns:
+        ``(name, channel, title, file, line, label)`` per linking page (its
+        first link), sorted by name.
+    """
+    from minarad.wiki.names import default_title
+
+    rows = table.links_to(name, (page_channel,) if page_channel
+                          else ("", *((channel,) if channel else ())))
+    seen: dict[str, tuple] = {}
+    for row in rows:
+        if row.source in seen or (row.channel and not page_channel
+                                  and table.page_exists(name, row.channel)):
+            continue
+        page = table.page(row.source)
+        source_name, source_channel = page_of_file(row.source) or (row.source, row.channel)
+        seen[row.source] = (source_name, source_channel,
+                            page.title if page else default_title(source_name), row.source,
+                            row.line, row.label)
+    return sorted(seen.values(), key=lambda b: (b[0], b[1]))
