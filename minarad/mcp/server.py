@@ -15,13 +15,12 @@ streamable HTTP endpoint (:mod:`minarad.mcp.http`).
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable
 from typing import Annotated, Any
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 from mcp.types import ToolAnnotations
 from pydantic import Field
@@ -30,53 +29,14 @@ from minarad import __version__
 from minarad.errors import MinaraError
 from minarad.mcp.changes import ChangeFeed, resource_uri
 from minarad.mcp.library import RESOURCE_FILES, AgentTools
-
-#: The header an HTTP client may use to name the agent writing (default: the setting).
-AGENT_HEADER = "x-minara-agent"
+from minarad.mcp.toolkit import Channel, File, Kinds, Limit, Query, Since, Text, agent_of, \
+    run_call
 
 INSTRUCTIONS = """\
 minara keeps this agent's memory as Markdown files in a git-versioned workspace.
 Read a file with memory_get (note its version), add a line with memory_append
 (never conflicts), replace a file with memory_set(base=the version you read).
 Recall with search_memory. Every write is a commit by you; nothing is lost."""
-
-File = Annotated[str, Field(description="A workspace path, e.g. MEMORY.md, USER.md, "
-                                        "memory/2026-11-29-s1.md")]
-Channel = Annotated[str | None, Field(description="A conversation id: MEMORY.md then means "
-                                                  "channels/<id>/MEMORY.md")]
-Text = Annotated[str, Field(description="UTF-8 Markdown text")]
-Query = Annotated[str, Field(description='Words, "a phrase", +required, -excluded, '
-                                         "kind:lesson, path:wiki/x")]
-Kinds = Annotated[list[str] | None, Field(description="Only these kinds, e.g. [\"memory\", "
-                                                      "\"journal\", \"lesson\", \"wiki\"]")]
-Since = Annotated[str | None, Field(description="Changed since: 2026-01-31, 7d or 12h")]
-Limit = Annotated[int, Field(ge=1, le=100, description="How many results (1-100)")]
-
-
-def _fail(err: MinaraError) -> ToolError:
-    return ToolError(json.dumps(err.to_dict(), ensure_ascii=False, default=str))
-
-
-def _run(call: Callable[[], Any]) -> Any:
-    """Run a library call; a library error becomes a tool error with its code."""
-    try:
-        return call()
-    except MinaraError as err:
-        raise _fail(err) from None
-
-
-def _agent(tools: AgentTools, ctx: Context | None) -> AgentTools:
-    """The tools as the agent named by the HTTP header, else as the configured agent."""
-    headers = None if ctx is None else _headers(ctx)
-    name = (headers or {}).get(AGENT_HEADER)
-    return tools.for_agent(name) if name and name.strip() else tools
-
-
-def _headers(ctx: Context):
-    try:
-        return ctx.headers
-    except (ValueError, AttributeError):  # no request (called outside one)
-        return None
 
 
 def add_memory_tools(server: MCPServer, tools: AgentTools) -> None:
@@ -88,19 +48,19 @@ def add_memory_tools(server: MCPServer, tools: AgentTools) -> None:
                                                 "omit for now")] = None,
             channel: Channel = None) -> dict[str, Any]:
         v = None if version is None else str(version)
-        return _run(lambda: tools.memory_get(file, v, channel))
+        return run_call(lambda: tools.memory_get(file, v, channel))
 
     def memory_append(file: File, text: Text, ctx: Context,
                       channel: Channel = None) -> dict[str, Any]:
-        return _run(lambda: _agent(tools, ctx).memory_append(file, text, channel))
+        return run_call(lambda: agent_of(tools, ctx).memory_append(file, text, channel))
 
     def memory_set(file: File, text: Text, base: Annotated[int | str, Field(
             description="The version you read (memory_get's version; 0 for a new file)")],
             ctx: Context, channel: Channel = None) -> dict[str, Any]:
-        return _run(lambda: _agent(tools, ctx).memory_set(file, text, str(base), channel))
+        return run_call(lambda: agent_of(tools, ctx).memory_set(file, text, str(base), channel))
 
     def memory_history(file: File, limit: Limit = 20, channel: Channel = None) -> dict[str, Any]:
-        return _run(lambda: tools.memory_history(file, limit, channel))
+        return run_call(lambda: tools.memory_history(file, limit, channel))
 
     server.add_tool(memory_get, annotations=read_only, description=(
         "Read a workspace file with its version. Keep the version: memory_set needs it. "
@@ -125,7 +85,7 @@ def add_search_tools(server: MCPServer, tools: AgentTools) -> None:
     def memory_search(query: Query, kind: Kinds = None, path: Annotated[str | None, Field(
             description="Only under this path prefix")] = None, channel: Channel = None,
             since: Since = None, limit: Limit = 10) -> dict[str, Any]:
-        return _run(lambda: tools.memory_search(query, kind=kind, path=path, channel=channel,
+        return run_call(lambda: tools.memory_search(query, kind=kind, path=path, channel=channel,
                                                 since=since, limit=limit))
 
     def search_memory(query: Query, mode: Annotated[str, Field(
@@ -133,7 +93,7 @@ def add_search_tools(server: MCPServer, tools: AgentTools) -> None:
                         "semantic (needs an embedding model)")] = "hybrid",
             kind: Kinds = None, since: Since = None, channel: Channel = None,
             limit: Limit = 10) -> dict[str, Any]:
-        return _run(lambda: tools.search_memory(query, mode=mode, kind=kind, since=since,
+        return run_call(lambda: tools.search_memory(query, mode=mode, kind=kind, since=since,
                                                 channel=channel, limit=limit))
 
     server.add_tool(memory_search, annotations=read_only, description=(
@@ -194,14 +154,25 @@ def add_subscriptions(server: MCPServer, feed: ChangeFeed) -> None:
     low.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
 
 
-#: Each part adds its tools here: ``add(server, tools)`` functions, in order.
-TOOL_GROUPS: list[Callable[[MCPServer, AgentTools], None]] = [
-    add_memory_tools,
-    add_search_tools,
+#: Each part adds its tools here: ``"module:function"``, called as ``function(server,
+#: tools)`` in this order (imported when the server is built).
+TOOL_GROUPS = [
+    "minarad.mcp.server:add_memory_tools",
+    "minarad.mcp.server:add_search_tools",
     # -- wiki --
+    "minarad.mcp.wiki:add_wiki_tools",
     # -- knowledge --
     # -- learn store, promotion, dreaming, scheduler --
 ]
+
+
+def add_tool_groups(server: MCPServer, tools: AgentTools) -> None:
+    """Register every group of :data:`TOOL_GROUPS`."""
+    import importlib
+
+    for spec in TOOL_GROUPS:
+        module, attr = spec.split(":")
+        getattr(importlib.import_module(module), attr)(server, tools)
 
 
 def build_server(tools: AgentTools, *, poll_s: float = 0.5) -> tuple[MCPServer, ChangeFeed]:
@@ -229,8 +200,7 @@ def build_server(tools: AgentTools, *, poll_s: float = 0.5) -> tuple[MCPServer, 
 
     server: MCPServer = MCPServer("minara", version=__version__, instructions=INSTRUCTIONS,
                                   lifespan=lifespan, subscriptions=bus, log_level="WARNING")
-    for add in TOOL_GROUPS:
-        add(server, tools)
+    add_tool_groups(server, tools)
     add_resources(server, tools)
     add_prompt(server, tools)
     add_subscriptions(server, feed)
