@@ -9,10 +9,10 @@ import pytest
 
 from minarad.cli import cli
 
-_ROOT = Path(__file__).resolve().parents[1]
-#: README.rst, and the sections waiting in docs/pending/ to be merged into it.
-README = "".join(p.read_text(encoding="utf-8") for p in
-                 [_ROOT / "README.rst", *sorted((_ROOT / "docs" / "pending").glob("*.rst"))])
+ROOT = Path(__file__).resolve().parents[1]
+#: README.rst, and the sections written for it that wait in docs/pending/ to be merged in.
+README = "\n".join(p.read_text(encoding="utf-8") for p in
+                   [ROOT / "README.rst", *sorted((ROOT / "docs" / "pending").glob("*.rst"))])
 
 
 def _commands(group: click.Group, prefix: str = "minara"):

@@ -11,6 +11,14 @@ from __future__ import annotations
 import sys
 
 
+#: Other commands answered without click when they can be (the first word
+#: among the first five arguments, then ``module:function(args) -> code | None``).
+FAST_PATHS = (
+    ("wiki", "minarad.cli.wikifast:try_fast_wiki_get"),
+    ("fact", "minarad.cli.fastfacts:try_fast_fact_list"),
+)
+
+
 def main(argv=None) -> int:
     """Run the CLI and return its exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
@@ -19,12 +27,14 @@ def main(argv=None) -> int:
     code = try_fast_path(args)
     if code is not None:
         return code
-    if "wiki" in args[:5]:
-        from minarad.cli.wikifast import try_fast_wiki_get
+    for word, spec in FAST_PATHS:
+        if word in args[:5]:
+            import importlib
 
-        code = try_fast_wiki_get(args)
-        if code is not None:
-            return code
+            module, attr = spec.split(":")
+            code = getattr(importlib.import_module(module), attr)(args)
+            if code is not None:
+                return code
     from minarad.cli.root import main as click_main
 
     return click_main(args)

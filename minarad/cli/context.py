@@ -61,16 +61,25 @@ at_option = click.option(
 @click.option("--report", is_flag=True,
               help="Instead of the blocks, list each file's size, estimated tokens, budget "
                    "and state (ok, near = 85%+, over = listed by name only).")
+@click.option("--agent", metavar="ID",
+              help="The agent's id: its working memory (agents/ID/NOTES.md) is shown, and "
+                   "with --channel it must be a member [default for --channel: --as].")
+@click.option("--role", metavar="ROLE",
+              help="The agent's role: only policies of domains it may read are shown "
+                   "[default: general].")
 @at_option
 @hook_option
 @json_option
 @pass_ctx
-def context(ctx, session, surface, channel, max_file_chars, max_total_chars, report, at, hook):
+def context(ctx, session, surface, channel, max_file_chars, max_total_chars, report, at, hook,
+            agent, role):
     """Print the memory blocks of a system prompt, in order.
 
-    Blocks: identity (SOUL.md, AGENTS.md; cacheable), memory snapshot
-    (USER.md, MEMORY.md or the channel's, HEARTBEAT.md, today's and
-    yesterday's journal), bootstrap (while BOOTSTRAP.md exists), and a
+    Blocks: identity (SOUL.md, AGENTS.md; cacheable), policies (the active
+    ones the --role may read; cacheable), memory snapshot (USER.md,
+    MEMORY.md or the channel's, HEARTBEAT.md, today's and yesterday's
+    journal), working memory (with --agent: agents/ID/NOTES.md), bootstrap
+    (while BOOTSTRAP.md exists), and a
     one-time notice when SOUL.md changed since the last session. Workspace
     text comes before anything derived and wins over it. File text is
     verbatim except that a '<' starting a minara-block or file tag (any
@@ -84,9 +93,10 @@ def context(ctx, session, surface, channel, max_file_chars, max_total_chars, rep
     payload = _hook_payload(hook)
     if payload is not None:
         session, surface = session or payload.session_id, surface or hook
+    ctx.app.check_channel_access(channel, agent or ctx.author)
     result = ctx.app.context(now=_parse_time(at), channel=channel, session=session,
                              surface=surface, max_file_chars=max_file_chars,
-                             max_total_chars=max_total_chars)
+                             max_total_chars=max_total_chars, agent=agent, role=role)
     if report:
         from minarad.budgets import budget_report, render_report
 

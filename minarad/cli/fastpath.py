@@ -111,7 +111,9 @@ def try_fast_path(args: list[str]) -> int | None:
 
     try:
         app = Minara.open(workspace=opts.get("workspace"), author=opts.get("author"))
-        text = read_from_disk(app, workspace_path(app.root, opts["file"], opts.get("channel")))
+        rel = workspace_path(app.root, opts["file"], opts.get("channel"))
+        app.check_channel_access(opts.get("channel"), app.settings.author)
+        text = read_from_disk(app, rel)
     except MinaraError as err:
         _debug_report(args)
         sys.stderr.write(f"minara: error: {err.message}\n")

@@ -158,6 +158,7 @@ def pull(ctx: CliContext, directory, changed, reader, force, channel):
     """
     from minarad.store.copies import pull as do_pull
 
+    ctx.app.check_channel_access(channel, ctx.author)
     reader = reader or (ctx.author if changed else None)
     files = do_pull(ctx.app.store, directory, channel=channel, reader=reader, force=force)
     if changed:

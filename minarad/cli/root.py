@@ -31,6 +31,15 @@ GROUPS = {
     # -- wiki --
     "wiki": "minarad.cli.wiki:wiki",
     # -- knowledge --
+    "fact": "minarad.cli.knowledge:fact",
+    "policy": "minarad.cli.knowledge:policy",
+    "grant": "minarad.cli.knowledge:grant",
+    "remember": "minarad.cli.knowledge:remember",
+    "consolidate": "minarad.cli.knowledge:consolidate",
+    "notes": "minarad.cli.knowledge:notes",
+    "graph": "minarad.cli.knowledge:graph",
+    "decisions": "minarad.cli.knowledge:decisions",
+    "channel": "minarad.cli.knowledge:channel",
     # -- search --
     # -- HTTP gateway --
     # -- artifacts and files --

@@ -79,6 +79,7 @@ def memory_search(ctx, query, **filters):
 def _run_search(ctx, query: str, *, memory_only: bool, kind, path, channel, since, limit,
                 no_catch_up) -> None:
     ctx.app.ensure_set_up()  # a new workspace is seeded first, as every command does
+    ctx.app.check_channel_access(channel, ctx.author)
     index = ctx.app.index
     stats = None if no_catch_up else index.catch_up(wait=WRITER_WAIT_SECONDS)
     _check_kinds(index, kind)
