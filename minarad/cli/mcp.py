@@ -11,16 +11,25 @@ from minarad.cli.options import CliContext, emit, json_option, pass_ctx
 
 
 @click.group("mcp", invoke_without_command=True)
+@click.option("--role", metavar="ROLE",
+              help="The agent's role: knowledge grants decide what it may read and write "
+                   "[default: general].")
+@click.option("--session", metavar="ID",
+              help="The session id of remembered notes [default: one per server run].")
 @click.pass_context
-def mcp(click_ctx):
+def mcp(click_ctx, role, session):
     """Serve the agent's memory tools over MCP on stdin/stdout.
 
     A harness (Claude Code, Cursor, Claude Desktop, OpenClaw...) starts
     this command and talks MCP to it: tools memory_get, memory_append,
-    memory_set, memory_history, memory_search, search_memory; resources
+    memory_set, memory_history, memory_search, search_memory, wiki_list,
+    wiki_get, wiki_put, wiki_search, propose_fact, supersede_fact,
+    propose_policy, remember, consolidate_memory, record_observation,
+    update_my_notes; resources
     minara://workspace/SOUL.md (AGENTS.md, IDENTITY.md, USER.md, TOOLS.md,
     MEMORY.md) with change notifications; the prompt session_context.
-    Every write is a commit by the --as agent with source mcp.
+    Every write is a commit by the --as agent with source mcp; a channel
+    whose MEMBERS.md does not name the agent is refused.
 
     Example: claude mcp add minara -- minara mcp --as claude
     """
@@ -30,7 +39,7 @@ def mcp(click_ctx):
     from minarad.mcp.library import AgentTools
     from minarad.mcp.server import serve_stdio
 
-    tools = AgentTools(ctx.app, ctx.author)
+    tools = AgentTools(ctx.app, ctx.author, role=role, session=session)
     serve_stdio(tools, poll_s=ctx.settings.mcp_poll_ms / 1000)
 
 

@@ -32,13 +32,14 @@ class ChangeFeed:
     """Announce committed changes of resource files.
 
     Args:
-        blobs: returns ``{path: committed blob id or None}`` (blocking; run in a thread).
-        head: returns the HEAD commit (blocking; run in a thread).
+        blobs: awaits ``{path: committed blob id or None}``.
+        head: awaits the HEAD commit.
         publish: publishes a URI to ``subscriptions/listen`` streams.
         poll_s: how often HEAD is looked at.
     """
 
-    def __init__(self, blobs: Callable[[], dict], head: Callable[[], str | None],
+    def __init__(self, blobs: Callable[[], Awaitable[dict]],
+                 head: Callable[[], Awaitable[str | None]],
                  publish: Callable[[str], Awaitable[None]], poll_s: float):
         self._blobs = blobs
         self._head = head
@@ -67,8 +68,8 @@ class ChangeFeed:
         import asyncio
 
         self._loop = asyncio.get_running_loop()
-        self._known = await anyio.to_thread.run_sync(self._blobs)
-        self._head_seen = await anyio.to_thread.run_sync(self._head)
+        self._known = await self._blobs()
+        self._head_seen = await self._head()
         while True:
             self._wake = anyio.Event()
             with anyio.move_on_after(self.poll_s):
@@ -87,11 +88,11 @@ class ChangeFeed:
 
     async def check(self) -> list[str]:
         """Announce every resource file whose committed blob changed; return their paths."""
-        head = await anyio.to_thread.run_sync(self._head)
+        head = await self._head()
         if head == self._head_seen:
             return []
         self._head_seen = head
-        blobs = await anyio.to_thread.run_sync(self._blobs)
+        blobs = await self._blobs()
         old, self._known = self._known or {}, blobs
         changed = [path for path, blob in blobs.items() if old.get(path) != blob]
         for path in changed:

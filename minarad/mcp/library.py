@@ -6,20 +6,27 @@ a JSON-ready dict; library errors (:class:`~minarad.errors.MinaraError`)
 propagate for the server to turn into tool errors. Every write goes through
 the store with ``source="mcp"`` and the agent as author.
 
-Calls are serialised by one lock: the SDK runs tools in worker threads, and
-one store and one index are shared by all of them.
+Every call runs on one worker thread of its own (:meth:`AgentTools.run`):
+the store, the index and the knowledge catalogue hold SQLite connections
+that belong to the thread that opened them, and one call at a time is what
+one store and one index shared by every session can take. The lock is
+there for callers that use the methods directly from several threads.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from minarad.errors import InvalidInput, VersionConflict
 
 if TYPE_CHECKING:
     from minarad.app import Minara
     from minarad.index import Index
+
+T = TypeVar("T")
 
 #: The commit source of every write made through MCP.
 SOURCE = "mcp"
@@ -38,25 +45,38 @@ class AgentTools:
     Args:
         app: the opened application (its store is set up on first use).
         agent: the agent id, recorded as the author of every write.
+        role: the agent's role, which knowledge grants are checked against
+            (None: ``general``).
+        session: the session id of the hot tier's notes (default: one per server).
     """
 
-    def __init__(self, app: Minara, agent: str):
+    def __init__(self, app: Minara, agent: str, *, role: str | None = None,
+                 session: str | None = None):
         if not isinstance(agent, str) or not agent.strip():
             raise InvalidInput("the agent id (--as) must not be empty", code="invalid_agent")
         self.app = app
         self.agent = agent.strip()
+        self.role = role or None
+        self.session = session or _server_session()
         self.lock = threading.RLock()
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minara-mcp")
         self._hybrid: Index | None = None
 
-    def for_agent(self, agent: str) -> AgentTools:
-        """The same tools (one app, one lock) writing as ``agent``."""
+    def for_agent(self, agent: str | None = None, role: str | None = None) -> AgentTools:
+        """The same tools (one app, one lock) as ``agent`` (and ``role``), where given."""
         import copy
 
-        if not agent.strip():
-            raise InvalidInput("the agent id must not be empty", code="invalid_agent")
         view = copy.copy(self)
-        view.agent = agent.strip()
+        if agent and agent.strip():
+            view.agent = agent.strip()
+        if role and role.strip():
+            view.role = role.strip()
         return view
+
+    def check_channel(self, channel: str | None) -> None:
+        """Refuse a channel whose members file does not name this agent (``access_denied``)."""
+        if channel:
+            self.app.check_channel_access(channel, self.agent)
 
     # -- paths -----------------------------------------------------------------
 
@@ -71,7 +91,9 @@ class AgentTools:
         if not isinstance(file, str):
             raise InvalidInput("file must be a workspace path such as MEMORY.md",
                                code="invalid_path")
-        return channel_path(file, channel or None)
+        rel = channel_path(file, channel or None)
+        self.check_channel(channel)
+        return rel
 
     # -- memory ------------------------------------------------------------------
 
@@ -166,6 +188,7 @@ class AgentTools:
                 limit: int, mode: str) -> dict:
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is empty; give words to search for", code="empty_query")
+        self.check_channel(channel)
         with self.lock:
             self.app.ensure_set_up()
             stats = index.catch_up(wait=WRITER_WAIT_SECONDS)
@@ -178,10 +201,11 @@ class AgentTools:
     # -- context and resources ---------------------------------------------------------
 
     def session_context(self, channel: str | None = None, session: str | None = None) -> str:
-        """What ``minara context`` prints: the memory blocks of a system prompt."""
+        """What ``minara context --surface mcp --agent A --role R`` prints."""
+        self.check_channel(channel)
         with self.lock:
             return self.app.context(channel=channel or None, session=session or None,
-                                    surface="mcp").text()
+                                    surface="mcp", agent=self.agent, role=self.role).text()
 
     def read_resource(self, path: str) -> str:
         """The text of a resource file, through the one read path."""
@@ -205,7 +229,25 @@ class AgentTools:
             store = self.app.existing_store()
             return None if store is None else store.head()
 
+    async def run(self, call: Callable[[], T]) -> T:
+        """Run ``call`` on the tools' worker thread and await its result."""
+        import asyncio
+
+        return await asyncio.wrap_future(self.worker.submit(call))
+
     def close(self) -> None:
-        """Close the application."""
-        with self.lock:
-            self.app.close()
+        """Close the application (on the worker thread, which opened it) and the worker."""
+        def close_app() -> None:
+            with self.lock:
+                self.app.close()
+
+        self.worker.submit(close_app).result()
+        self.worker.shutdown()
+
+
+def _server_session() -> str:
+    """A session id for this server process: ``mcp-<UTC time>-<pid>``."""
+    import os
+    import time
+
+    return f"mcp-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}"

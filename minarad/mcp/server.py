@@ -15,7 +15,7 @@ streamable HTTP endpoint (:mod:`minarad.mcp.http`).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 import anyio
@@ -43,24 +43,27 @@ def add_memory_tools(server: MCPServer, tools: AgentTools) -> None:
     """memory_get, memory_append, memory_set, memory_history."""
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True)
 
-    def memory_get(file: File, version: Annotated[
+    async def memory_get(file: File, version: Annotated[
             int | str | None, Field(description="An old version: number, blob id or sha256; "
                                                 "omit for now")] = None,
             channel: Channel = None) -> dict[str, Any]:
         v = None if version is None else str(version)
-        return run_call(lambda: tools.memory_get(file, v, channel))
+        return await run_call(tools, lambda: tools.memory_get(file, v, channel))
 
-    def memory_append(file: File, text: Text, ctx: Context,
-                      channel: Channel = None) -> dict[str, Any]:
-        return run_call(lambda: agent_of(tools, ctx).memory_append(file, text, channel))
+    async def memory_append(file: File, text: Text, ctx: Context,
+                            channel: Channel = None) -> dict[str, Any]:
+        me = agent_of(tools, ctx)
+        return await run_call(tools, lambda: me.memory_append(file, text, channel))
 
-    def memory_set(file: File, text: Text, base: Annotated[int | str, Field(
+    async def memory_set(file: File, text: Text, base: Annotated[int | str, Field(
             description="The version you read (memory_get's version; 0 for a new file)")],
             ctx: Context, channel: Channel = None) -> dict[str, Any]:
-        return run_call(lambda: agent_of(tools, ctx).memory_set(file, text, str(base), channel))
+        me = agent_of(tools, ctx)
+        return await run_call(tools, lambda: me.memory_set(file, text, str(base), channel))
 
-    def memory_history(file: File, limit: Limit = 20, channel: Channel = None) -> dict[str, Any]:
-        return run_call(lambda: tools.memory_history(file, limit, channel))
+    async def memory_history(file: File, limit: Limit = 20,
+                             channel: Channel = None) -> dict[str, Any]:
+        return await run_call(tools, lambda: tools.memory_history(file, limit, channel))
 
     server.add_tool(memory_get, annotations=read_only, description=(
         "Read a workspace file with its version. Keep the version: memory_set needs it. "
@@ -82,19 +85,19 @@ def add_search_tools(server: MCPServer, tools: AgentTools) -> None:
     """memory_search and search_memory."""
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True)
 
-    def memory_search(query: Query, kind: Kinds = None, path: Annotated[str | None, Field(
+    async def memory_search(query: Query, kind: Kinds = None, path: Annotated[str | None, Field(
             description="Only under this path prefix")] = None, channel: Channel = None,
             since: Since = None, limit: Limit = 10) -> dict[str, Any]:
-        return run_call(lambda: tools.memory_search(query, kind=kind, path=path, channel=channel,
-                                                since=since, limit=limit))
+        return await run_call(tools, lambda: tools.memory_search(
+            query, kind=kind, path=path, channel=channel, since=since, limit=limit))
 
-    def search_memory(query: Query, mode: Annotated[str, Field(
+    async def search_memory(query: Query, mode: Annotated[str, Field(
             description="keyword (words), hybrid (words fused with recency; default) or "
                         "semantic (needs an embedding model)")] = "hybrid",
             kind: Kinds = None, since: Since = None, channel: Channel = None,
             limit: Limit = 10) -> dict[str, Any]:
-        return run_call(lambda: tools.search_memory(query, mode=mode, kind=kind, since=since,
-                                                channel=channel, limit=limit))
+        return await run_call(tools, lambda: tools.search_memory(
+            query, mode=mode, kind=kind, since=since, channel=channel, limit=limit))
 
     server.add_tool(memory_search, annotations=read_only, description=(
         "Search memory files only (MEMORY.md, journals, channel memory, learned lessons): "
@@ -113,10 +116,10 @@ def add_resources(server: MCPServer, tools: AgentTools) -> None:
                         description=f"The workspace's {path} as it is now")(_reader(tools, path))
 
 
-def _reader(tools: AgentTools, path: str) -> Callable[[], str]:
-    def read() -> str:
+def _reader(tools: AgentTools, path: str) -> Callable[[], Awaitable[str]]:
+    async def read() -> str:
         try:
-            return tools.read_resource(path)
+            return await tools.run(lambda: tools.read_resource(path))
         except MinaraError as err:
             raise ResourceError(f"{path}: {err.message}") from None
     return read
@@ -124,10 +127,11 @@ def _reader(tools: AgentTools, path: str) -> Callable[[], str]:
 
 def add_prompt(server: MCPServer, tools: AgentTools) -> None:
     """``session_context``: what ``minara context`` prints."""
-    def session_context(channel: Channel = None, session: Annotated[
+    async def session_context(channel: Channel = None, session: Annotated[
             str | None, Field(description="The agent's session id")] = None) -> str:
         try:
-            return tools.session_context(channel=channel, session=session)
+            return await tools.run(lambda: tools.session_context(channel=channel,
+                                                                 session=session))
         except MinaraError as err:
             raise ValueError(err.message) from None
 
@@ -162,6 +166,7 @@ TOOL_GROUPS = [
     # -- wiki --
     "minarad.mcp.wiki:add_wiki_tools",
     # -- knowledge --
+    "minarad.mcp.knowledge:add_knowledge_tools",
     # -- learn store, promotion, dreaming, scheduler --
 ]
 
@@ -187,7 +192,8 @@ def build_server(tools: AgentTools, *, poll_s: float = 0.5) -> tuple[MCPServer, 
     async def publish(uri: str) -> None:
         await bus.publish(ResourceUpdated(uri=uri))
 
-    feed = ChangeFeed(tools.committed_blobs, tools.head, publish, poll_s)
+    feed = ChangeFeed(lambda: tools.run(tools.committed_blobs), lambda: tools.run(tools.head),
+                      publish, poll_s)
 
     @contextlib.asynccontextmanager
     async def lifespan(_server):

@@ -1,8 +1,9 @@
 """What every group of MCP tools shares: argument types (the JSON schema) and error mapping.
 
-A tool is a function whose annotated signature is its schema; it calls the
-library through :func:`run_call`, which turns a library error into a tool
-error whose text is the error's JSON (``{"error": code, "message": ...}``).
+A tool is an async function whose annotated signature is its schema; it
+calls the library through :func:`run_call`, which runs the call on the
+tools' worker thread and turns a library error into a tool error whose text
+is the error's JSON (``{"error": code, "message": ...}``).
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from pydantic import Field
 from minarad.errors import MinaraError
 from minarad.mcp.library import AgentTools
 
-#: The header an HTTP client may use to name the agent writing (default: the setting).
+#: The headers an HTTP client may use to name the agent writing and its role
+#: (default: the daemon's author setting, role general).
 AGENT_HEADER = "x-minara-agent"
+ROLE_HEADER = "x-minara-role"
 
 File = Annotated[str, Field(description="A workspace path, e.g. MEMORY.md, USER.md, "
                                         "memory/2026-11-29-s1.md")]
@@ -39,19 +42,19 @@ def tool_error(err: MinaraError) -> ToolError:
     return ToolError(json.dumps(err.to_dict(), ensure_ascii=False, default=str))
 
 
-def run_call(call: Callable[[], Any]) -> Any:
-    """Run a library call; a library error becomes a tool error with its code."""
+async def run_call(tools: AgentTools, call: Callable[[], Any]) -> Any:
+    """Run a library call on the tools' worker; a library error becomes a tool error."""
     try:
-        return call()
+        return await tools.run(call)
     except MinaraError as err:
         raise tool_error(err) from None
 
 
 def agent_of(tools: AgentTools, ctx: Context | None) -> AgentTools:
-    """The tools as the agent named by the HTTP header, else as the configured agent."""
-    headers = None if ctx is None else _headers(ctx)
-    name = (headers or {}).get(AGENT_HEADER)
-    return tools.for_agent(name) if name and name.strip() else tools
+    """The tools as the agent (and role) the HTTP headers name, else as configured."""
+    headers = (None if ctx is None else _headers(ctx)) or {}
+    name, role = headers.get(AGENT_HEADER), headers.get(ROLE_HEADER)
+    return tools.for_agent(name, role) if name or role else tools
 
 
 def _headers(ctx: Context):

@@ -2,7 +2,8 @@
 
 Thin over :class:`minarad.wiki.Wiki` (``app.wiki``): page paths are the
 wiki's names (``handbook/deploy``, lowercase segments), a channel's pages
-are seen only with that channel, and ``wiki_put`` with a stale base answers
+are seen only with that channel (and refused to an agent its MEMBERS.md does
+not name), and ``wiki_put`` with a stale base answers
 the conflict with the page's current version and text, as ``memory_set`` does.
 """
 
@@ -24,6 +25,7 @@ PagePath = Annotated[str, Field(description="A page path of lowercase segments, 
 
 def wiki_list(tools: AgentTools, prefix: str = "", channel: str | None = None) -> dict:
     """The pages the caller sees (under ``prefix``)."""
+    tools.check_channel(channel)
     with tools.lock:
         pages = tools.app.wiki.list(prefix or "", channel=channel or None)
     return {"pages": [p.to_dict() for p in pages]}
@@ -32,6 +34,7 @@ def wiki_list(tools: AgentTools, prefix: str = "", channel: str | None = None) -
 def wiki_get(tools: AgentTools, path: str, version: str | None = None,
              channel: str | None = None) -> dict:
     """A page now (or at ``version``) with its backlinks."""
+    tools.check_channel(channel)
     with tools.lock:
         return tools.app.wiki.get(path, version=version, channel=channel or None).to_dict()
 
@@ -39,6 +42,7 @@ def wiki_get(tools: AgentTools, path: str, version: str | None = None,
 def wiki_put(tools: AgentTools, path: str, text: str, title: str | None = None,
              base: str | None = None, channel: str | None = None) -> dict:
     """Create or save a page; a stale base answers the conflict with the current page."""
+    tools.check_channel(channel)
     wiki = tools.app.wiki
     with tools.lock:
         try:
@@ -58,6 +62,7 @@ def wiki_put(tools: AgentTools, path: str, text: str, title: str | None = None,
 def wiki_search(tools: AgentTools, query: str, channel: str | None = None,
                 limit: int = 10) -> dict:
     """Pages matching ``query``, one hit (the best section) per page."""
+    tools.check_channel(channel)
     with tools.lock:
         tools.app.ensure_set_up()
         hits = tools.app.wiki.search(query, channel=channel or None, limit=limit)
@@ -68,27 +73,28 @@ def add_wiki_tools(server: MCPServer, tools: AgentTools) -> None:
     """Register the wiki's tools on ``server``."""
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True)
 
-    def list_(prefix: Annotated[str, Field(description="Only this page and those under it; "
-                                                       "empty for all")] = "",
-              channel: Channel = None) -> dict[str, Any]:
-        return run_call(lambda: wiki_list(tools, prefix, channel))
+    async def list_(prefix: Annotated[str, Field(
+            description="Only this page and those under it; empty for all")] = "",
+            channel: Channel = None) -> dict[str, Any]:
+        return await run_call(tools, lambda: wiki_list(tools, prefix, channel))
 
-    def get(path: PagePath, version: Annotated[int | str | None, Field(
+    async def get(path: PagePath, version: Annotated[int | str | None, Field(
             description="An old version (number, blob id or sha256); omit for now")] = None,
             channel: Channel = None) -> dict[str, Any]:
-        return run_call(lambda: wiki_get(tools, path, None if version is None else str(version),
-                                         channel))
+        v = None if version is None else str(version)
+        return await run_call(tools, lambda: wiki_get(tools, path, v, channel))
 
-    def put(path: PagePath, text: Text, ctx: Context, title: Annotated[str | None, Field(
+    async def put(path: PagePath, text: Text, ctx: Context, title: Annotated[str | None, Field(
             description="The page's title (kept in its front matter)")] = None,
             base: Annotated[int | str | None, Field(
                 description="The version you read; omit to save whatever is there")] = None,
             channel: Channel = None) -> dict[str, Any]:
-        return run_call(lambda: wiki_put(agent_of(tools, ctx), path, text, title,
-                                         None if base is None else str(base), channel))
+        me = agent_of(tools, ctx)
+        b = None if base is None else str(base)
+        return await run_call(tools, lambda: wiki_put(me, path, text, title, b, channel))
 
-    def search(query: Query, channel: Channel = None, limit: Limit = 10) -> dict[str, Any]:
-        return run_call(lambda: wiki_search(tools, query, channel, limit))
+    async def search(query: Query, channel: Channel = None, limit: Limit = 10) -> dict[str, Any]:
+        return await run_call(tools, lambda: wiki_search(tools, query, channel, limit))
 
     server.add_tool(list_, name="wiki_list", annotations=read_only, description=(
         "List wiki pages (path, title, file). Example: {\"prefix\": \"handbook\"}."))

@@ -20,9 +20,11 @@ def run(coro):
     return asyncio.run(asyncio.wait_for(coro, TIMEOUT * 2))
 
 
-def stdio_client(env: dict, agent: str = "claude", mode: str = "auto", **kw) -> Client:
+def stdio_client(env: dict, agent: str = "claude", mode: str = "auto", role: str | None = None,
+                 **kw) -> Client:
     """A client that starts ``minara mcp --as AGENT`` and talks to it over stdio."""
-    params = StdioServerParameters(command=MINARA, args=["mcp", "--as", agent], env=env,
+    args = ["mcp", "--as", agent, *(["--role", role] if role else [])]
+    params = StdioServerParameters(command=MINARA, args=args, env=env,
                                    cwd=os.path.dirname(env["MINARA_WORKSPACE_DIR"]))
     return Client(params, mode=mode, read_timeout_seconds=TIMEOUT, **kw)
 
