@@ -36,7 +36,9 @@ INSTRUCTIONS = """\
 minara keeps this agent's memory as Markdown files in a git-versioned workspace.
 Read a file with memory_get (note its version), add a line with memory_append
 (never conflicts), replace a file with memory_set(base=the version you read).
-Recall with search_memory. Every write is a commit by you; nothing is lost."""
+Recall with search_memory. Keep durable facts with propose_fact, passing notes
+with remember, your own working notes with update_my_notes. Every write is a
+commit by you; nothing is lost."""
 
 
 def add_memory_tools(server: MCPServer, tools: AgentTools) -> None:
