@@ -92,7 +92,7 @@ def write_ops(app: Minara, ops: int, tag: str) -> dict[str, list[float]]:
     k, store = app.knowledge, app.store
     rng = random.Random(11)
     times: dict[str, list[float]] = {"propose": [], "supersede": [], "store.write": [],
-                                     "graph update": []}
+                                     "graph update": [], "graph (diff)": []}
     domains = k.catalogue.domains()
     for i in range(ops):
         domain = rng.choice(domains)
@@ -105,13 +105,15 @@ def write_ops(app: Minara, ops: int, tag: str) -> dict[str, list[float]]:
         target = proposed[0].record.id
         times["supersede"].append(timed(lambda: k.supersede(
             target, content=f"bench fact {tag} {i}, corrected", author="bench")))
-        # the graph/catalogue update for one change, alone: a commit made elsewhere
-        record = KnowledgeRecord(kind="fact", id=f"f-{new_ulid()}", domain=domain, topic="x",
-                                 content=f"see [[handbook/x]] {target}", confidence=0.5,
-                                 scope="workspace")
-        with store.transaction(author="bench", source="bench") as tx:
-            tx.create(record.path, render_record(record))
-        times["graph update"].append(timed(k.catch_up))
+        # the catalogue/graph update for one change, alone: after a write of the library
+        # (it names the files it changed), and after a commit made elsewhere (a tree diff)
+        for kind, follow in (("graph update", k.follow), ("graph (diff)", None)):
+            record = KnowledgeRecord(kind="fact", id=f"f-{new_ulid()}", domain=domain,
+                                     topic="x", content=f"see [[handbook/x]] {target}",
+                                     confidence=0.5, scope="workspace")
+            with store.transaction(author="bench", source="bench") as tx:
+                tx.create(record.path, render_record(record))
+            times[kind].append(timed(lambda: follow(tx) if follow else k.catch_up()))
     return times
 
 
@@ -139,7 +141,7 @@ def main() -> None:
         small_times = write_ops(small, args.ops, "s")
         large_times = write_ops(large, args.ops, "l")
         print(f"\nin process, {args.ops} each (interleaved):")
-        for name in ("propose", "supersede", "graph update", "store.write"):
+        for name in ("propose", "supersede", "graph update", "graph (diff)", "store.write"):
             base = statistics.median(large_times["store.write"])
             flat = statistics.median(large_times[name]) / statistics.median(small_times[name])
             print(f"  {name:<13} {args.facts:,}: {stats(large_times[name])}   1,000: "

@@ -161,6 +161,14 @@ class Minara:
 
     # -- the parts built on the store (each adds its property here) -----------
     # -- learn store, promotion, dreaming, scheduler --
+
+    @property
+    def learn(self):
+        """The :class:`minarad.learn.LearnStore` (capture, use, list, show, promote)."""
+        from minarad.learn.store import LearnStore
+
+        return LearnStore.from_app(self)
+
     # -- wiki --
     _wiki: Wiki | None = None
 

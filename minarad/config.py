@@ -44,6 +44,14 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     # -- learn store, promotion, dreaming, scheduler --
     "dream_enabled": ("WORKSPACE_DREAM_ENABLED", bool, False),
     "dream_interval_hours": ("WORKSPACE_DREAM_INTERVAL_HOURS", float, 24.0),
+    "dream_max_chars": ("MINARA_DREAM_MAX_CHARS", int, 24_000),
+    "dream_max_answer_chars": ("MINARA_DREAM_MAX_ANSWER_CHARS", int, 4_000),
+    "promote_min_uses": ("MINARA_PROMOTE_MIN_USES", int, 10),
+    "promote_min_score": ("MINARA_PROMOTE_MIN_SCORE", float, 0.55),
+    "promote_interval_hours": ("MINARA_PROMOTE_INTERVAL_HOURS", float, 1.0),
+    "jobs_enabled": ("MINARA_JOBS_ENABLED", bool, True),
+    "jobs_retry_s": ("MINARA_JOBS_RETRY_S", float, 60.0),
+    "daily_log_flush_hours": ("MINARA_DAILY_LOG_FLUSH_HOURS", float, 1.0),
     # -- wiki --
     # -- knowledge --
     # -- search --
@@ -110,6 +118,14 @@ class Settings:
     # -- learn store, promotion, dreaming, scheduler --
     dream_enabled: bool
     dream_interval_hours: float
+    dream_max_chars: int
+    dream_max_answer_chars: int
+    promote_min_uses: int
+    promote_min_score: float
+    promote_interval_hours: float
+    jobs_enabled: bool
+    jobs_retry_s: float
+    daily_log_flush_hours: float
     # -- wiki --
     # -- knowledge --
     # -- search --
@@ -202,7 +218,9 @@ _MINIMUM = {
     # -- LLM --
     "llm_timeout_s": 0.1,
     # -- learn store, promotion, dreaming, scheduler --
-    "dream_interval_hours": 0.01,
+    "dream_interval_hours": 0.0001, "dream_max_chars": 200, "dream_max_answer_chars": 1,
+    "promote_min_uses": 0, "promote_min_score": 0.0, "promote_interval_hours": 0.0001,
+    "jobs_retry_s": 0.1, "daily_log_flush_hours": 0.0001,
     # -- wiki --
     # -- knowledge --
     # -- search --

@@ -15,7 +15,7 @@ from minarad.config import FIELDS, Settings, debug_requested, load_settings
 
 PACKAGE = Path(__file__).resolve().parents[1] / "minarad"
 #: Settings defined ahead of the job that reads them, documented as such.
-NOT_YET_READ = {"dream_enabled", "dream_interval_hours"}
+NOT_YET_READ: set[str] = set()
 
 
 @pytest.fixture

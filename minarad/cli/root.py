@@ -28,6 +28,9 @@ GROUPS = {
     "search": "minarad.cli.search:search",
     "index": "minarad.cli.search:index",
     # -- learn store, promotion, dreaming, scheduler --
+    "learn": "minarad.cli.learn:learn",
+    "jobs": "minarad.cli.jobs:jobs",
+    "dream": "minarad.cli.jobs:dream",
     # -- wiki --
     "wiki": "minarad.cli.wiki:wiki",
     # -- knowledge --

@@ -52,25 +52,46 @@ def list_(ctx: CliContext, prefix, tree, channel):
 
     Example: minara wiki list handbook --tree
     """
+    if tree and ctx.as_json:
+        emit(ctx, {"tree": [_tree_dict(n) for n in _wiki(ctx).tree(prefix, channel=channel)]})
+        return
     if tree:
-        nodes = _wiki(ctx).tree(prefix, channel=channel)
-        emit(ctx, {"tree": [n.to_dict() for n in nodes]}, _render_tree(nodes) or "no pages")
+        rows = _wiki(ctx).page_rows(prefix, channel=channel)
+        click.echo("\n".join(tree_lines(rows)) or "no pages")
         return
     pages = _wiki(ctx).list(prefix, channel=channel)
+    if ctx.as_json:
+        emit(ctx, {"pages": [p.to_dict() for p in pages]})
+        return
     width = max((len(p.name) for p in pages), default=0)
     lines = [f"{p.name:<{width}}  {p.title}" + (f"  [channel {p.channel}]" if p.channel else "")
              for p in pages]
-    emit(ctx, {"pages": [p.to_dict() for p in pages]}, "\n".join(lines) or "no pages")
+    click.echo("\n".join(lines) or "no pages")
 
 
-def _render_tree(nodes, depth: int = 0) -> str:
-    lines = []
-    for node in nodes:
-        label = f"{node.segment}  {node.title}" if node.title else f"{node.segment}/"
-        lines.append("  " * depth + label)
-        if node.children:
-            lines.append(_render_tree(node.children, depth + 1))
-    return "\n".join(lines)
+def _tree_dict(node) -> dict:
+    """A tree node as JSON (by hand: ``dataclasses.asdict`` is slow on 10,000 nodes)."""
+    return {"segment": node.segment, "name": node.name, "title": node.title,
+            "children": [_tree_dict(c) for c in node.children]}
+
+
+def tree_lines(rows) -> list[str]:
+    """Indented lines of pages in tree order (``(file, channel, name, title)`` rows); a
+    folder without a page of its own shows as ``segment/``. One pass, no tree built."""
+    lines: list[str] = []
+    previous: list[str] = []
+    for _file, channel, name, title in rows:
+        parts = name.split("/")
+        last = len(parts) - 1
+        same, limit = 0, min(len(previous), last)
+        while same < limit and previous[same] == parts[same]:
+            same += 1
+        for depth in range(same, last):  # folders not shown yet
+            lines.append("  " * depth + parts[depth] + "/")
+        lines.append(f"{'  ' * last}{parts[last]}  {title}"
+                     + (f"  [channel {channel}]" if channel else ""))
+        previous = parts
+    return lines
 
 
 @wiki.command()

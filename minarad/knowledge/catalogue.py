@@ -212,6 +212,30 @@ class Catalogue:
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (head,))
             return count
 
+    def follow_commit(self, store, commit: str, changes: list[tuple[str, str | None]]) -> int:
+        """Apply a commit whose changed files are known (``(path, blob or None)``).
+
+        A writer that just committed knows what it changed, so when the
+        catalogue stood at the commit's parent the records are updated
+        without a tree diff (cost: the changed records only); otherwise
+        this is :meth:`catch_up`.
+        """
+        from minarad.git.history import parents
+
+        try:
+            with _immediate(self.conn):
+                first = parents(store.repo[commit.encode()])
+                if self.commit() is None or [p.decode() for p in first] != [self.commit()]:
+                    raise _NotParent
+                count = sum(self._apply(store.repo, path, blob) for path, blob in changes
+                            if path.startswith(_PREFIX))
+                self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (commit,))
+                return count
+        except _NotParent:
+            return self.catch_up(store)
+        except sqlite3.DatabaseError:
+            return self.catch_up(store)
+
     @staticmethod
     def _diff(repo, old_tree, new_tree):
         from minarad.git.diff import diff_trees
@@ -366,6 +390,10 @@ class Catalogue:
                 record = _row_record(row)
                 out[record.id] = record
         return out
+
+
+class _NotParent(Exception):
+    """The catalogue does not stand at the commit's parent: diff the trees instead."""
 
 
 @contextlib.contextmanager

@@ -44,11 +44,12 @@ def parse_decisions(text: str) -> list[str]:
         in_decisions = section.title.strip().lower().rstrip(":") == "decisions"
         current: list[str] | None = None
         for line in section.body.splitlines():
-            tagged, item = _TAGGED_RE.match(line), _ITEM_RE.match(line)
-            if tagged or (in_decisions and item):
+            tagged = _TAGGED_RE.match(line)
+            match = tagged or (_ITEM_RE.match(line) if in_decisions else None)
+            if match is not None:
                 if current:
                     found.setdefault(" ".join(current), None)
-                current = [(tagged or item).group(1).strip()]  # type: ignore[union-attr]
+                current = [match.group(1).strip()]
             elif in_decisions and current and line.strip() and line[:1] in (" ", "\t"):
                 current.append(line.strip())
             else:
@@ -93,5 +94,5 @@ def ingest_decisions(knowledge, text: str, *, name: str, author: str,
                                      message=f"decisions of {topic}: {len(facts)}") as tx:
         for fact in facts:
             tx.create(fact.path, render_record(fact))
-    knowledge.catch_up()
+    knowledge.follow(tx)
     return Ingested(facts, skipped, tx.result.commit if tx.result else None)

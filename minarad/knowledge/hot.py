@@ -102,6 +102,7 @@ def remember(knowledge, text: str, *, session: str, author: str, source: str = "
     with knowledge.store.transaction(author=author, source=source,
                                      message=f"remember (session {session})") as tx:
         tx.append(path, f"- {when} {line_text}")
+    knowledge.follow(tx)
     return HotNote(session, path, f"- {when} {line_text}", line_text, when)
 
 
@@ -243,7 +244,7 @@ def _commit(knowledge, mode, files, facts, superseded, consumed, skipped, author
                 tx.delete(path, base=_blob_of(text))
             else:
                 tx.write(path, rest, base=_blob_of(text))
-    knowledge.catch_up()
+    knowledge.follow(tx)
     return Consolidation(mode, facts, [old.id for old, _t, _n in superseded], len(consumed),
                          skipped, tx.result.commit if tx.result else None)
 

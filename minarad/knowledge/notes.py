@@ -140,6 +140,7 @@ def _rewrite(knowledge, path: str, agent: str, change, base, author: str, source
             tx.create(path, new)
         else:
             tx.write(path, new, base=guard)
+    knowledge.follow(tx)
     result = tx.result.file(path) if tx.result else None
     return NotesWrite(path, result.version if result else 0,
                       tx.result.commit if tx.result else None)

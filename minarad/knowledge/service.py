@@ -161,6 +161,7 @@ class Knowledge:
         base = None if text is None else _blob_of(text)
         with self._transaction(author, source, f"grant {role} {level} on {domain}") as tx:
             tx.write(GRANTS_PATH, render_grants(grants), base=base)
+        self.follow(tx)
         return tx.result.commit if tx.result else None
 
     def _hidden(self, role: str | None) -> set[str]:
@@ -305,8 +306,20 @@ class Knowledge:
 
     def _done(self, record: KnowledgeRecord, tx, previous=None) -> Change:
         result = tx.result
-        self.catch_up()  # now, by change: the next read costs one query
+        self.follow(tx)
         return Change(record, result.commit if result else None, previous)
+
+    def follow(self, tx) -> None:
+        """Bring the catalogue (and graph) past a transaction that just committed.
+
+        The transaction names the files it changed, so no tree diff is
+        needed when the catalogue stood at its parent.
+        """
+        result = tx.result
+        if result is None or result.commit is None:
+            return
+        changes = [(f.path, f.blob_id) for f in result.files if f.changed]
+        self._open_catalogue().follow_commit(self.store, result.commit, changes)
 
     def supersede(self, record_id: str, *, author: str, content: str | None = None,
                   topic: str | None = None, confidence: float | str | None = None,
@@ -458,6 +471,7 @@ class Knowledge:
         if new_text != text:
             with self._transaction(author, source, f"members of channel {channel}") as tx:
                 tx.write(path, new_text, base=None if text is None else _blob_of(text))
+            self.follow(tx)
         return members
 
     def check_channel_access(self, channel: str | None, who: str) -> None:

@@ -68,12 +68,16 @@ class WriteVerbs:
             data, current, _ = self._absorb_with_fingerprint(rel)
         return data, current
 
-    def _absorb_with_fingerprint(self, rel: str):
+    def _absorb_with_fingerprint(self, rel: str, *, checked: bool = False):
         """As :meth:`_absorb`, plus the file's fingerprint as read (``_UNSTABLE``
         when it changed while being read). A file over the size limit is never
-        committed (it stays unversioned, as a whole-tree commit leaves it)."""
-        self._check_writable()
-        self.catch_up()
+        committed (it stays unversioned, as a whole-tree commit leaves it).
+
+        ``checked``: the caller has just checked the repository and caught the
+        history cache up (a transaction does it once for all its paths)."""
+        if not checked:
+            self._check_writable()
+            self.catch_up()
         data, st = self.read_disk(rel)
         latest = self.history_db.latest(rel)
         committed = latest.blob if latest else None

@@ -16,8 +16,11 @@ plain SQL, so ``minara wiki get`` stays fast.
 from __future__ import annotations
 
 import os
-import sqlite3
-from collections import namedtuple
+
+try:  # the C module alone: ``sqlite3`` also imports datetime (10 ms of the fast get)
+    import _sqlite3 as sqlite3
+except ImportError:  # pragma: no cover - an interpreter without it
+    import sqlite3  # type: ignore[no-redef]  # the same API, with the Python wrapper
 
 from minarad.wiki.names import is_page_folder, link_target_name, page_of_file
 
@@ -35,10 +38,36 @@ CREATE INDEX IF NOT EXISTS links_source ON links (source);
 """
 
 
-#: A page as the table knows it (plain tuples: the fast ``wiki get`` imports no dataclasses).
-PageRow = namedtuple("PageRow", "file channel name title")
-#: One ``[[link]]`` of a page: its source file, the source's channel, target name, label, line.
-LinkRow = namedtuple("LinkRow", "source channel target label line")
+class PageRow:
+    """A page as the table knows it (a plain class: the fast ``wiki get`` defines no
+    namedtuple or dataclass)."""
+
+    __slots__ = ("file", "channel", "name", "title")
+
+    def __init__(self, file: str, channel: str, name: str, title: str):
+        self.file, self.channel, self.name, self.title = file, channel, name, title
+
+
+class LinkRow:
+    """One ``[[link]]`` of a page: its source file, the source's channel, target, label, line."""
+
+    __slots__ = ("source", "channel", "target", "label", "line")
+
+    def __init__(self, source: str, channel: str, target: str, label: str, line: int):
+        self.source, self.channel, self.target = source, channel, target
+        self.label, self.line = label, line
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, LinkRow) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"LinkRow{self._key()!r}"
+
+    def _key(self) -> tuple:
+        return (self.source, self.channel, self.target, self.label, self.line)
 
 
 class CatchUpStats:
@@ -173,16 +202,18 @@ class LinkTable:
 
     # -- queries -------------------------------------------------------------------
 
-    def pages(self, channel: str | None = None, prefix: str = "") -> list[PageRow]:
-        """The workspace's pages and ``channel``'s, sorted by name (``prefix``: that
-        page and those under it)."""
+    def pages(self, channel: str | None = None, prefix: str = "") -> list[tuple]:
+        """The workspace's pages and ``channel``'s in tree order, segment by segment
+        (``prefix``: that page and those under it)."""
         sql = "SELECT file, channel, name, title FROM pages WHERE channel IN ('', ?)"
         args: list = [channel or ""]
         if prefix:
             sql += " AND (name = ? OR substr(name, 1, ?) = ?)"
             args += [prefix, len(prefix) + 1, prefix + "/"]
-        rows = self.conn.execute(sql + " ORDER BY name, channel", args).fetchall()
-        return [PageRow(*row) for row in rows]
+        # by segments: "/" sorts before every other character, so a page's children
+        # follow it ("a", "a/b", "a-b"), as a tree shows them
+        order = " ORDER BY replace(name, '/', char(1)), channel"
+        return self.conn.execute(sql + order, args).fetchall()  # plain tuples: PageRow's order
 
     def page(self, file: str) -> PageRow | None:
         """The row of one page file, or None."""
@@ -256,16 +287,25 @@ def visible_backlinks(table: LinkTable, name: str, page_channel: str,
     """
     from minarad.wiki.names import default_title
 
-    rows = table.links_to(name, (page_channel,) if page_channel
-                          else ("", *((channel,) if channel else ())))
+    channels = (page_channel,) if page_channel else ("", *((channel,) if channel else ()))
+    marks = ",".join("?" * len(channels))
+    rows = table.conn.execute(
+        f"SELECT l.source, l.channel, l.line, l.label, p.name, p.channel, p.title "
+        f"FROM links l LEFT JOIN pages p ON p.file = l.source "
+        f"WHERE l.target = ? AND l.channel IN ({marks}) ORDER BY l.source, l.line",
+        (name, *channels)).fetchall()
+    shadowed: dict[str, bool] = {}  # channel -> has its own page of that name
     seen: dict[str, tuple] = {}
-    for row in rows:
-        if row.source in seen or (row.channel and not page_channel
-                                  and table.page_exists(name, row.channel)):
+    for source, link_channel, line, label, page_name, page_chan, title in rows:
+        if source in seen:
             continue
-        page = table.page(row.source)
-        source_name, source_channel = page_of_file(row.source) or (row.source, row.channel)
-        seen[row.source] = (source_name, source_channel,
-                            page.title if page else default_title(source_name), row.source,
-                            row.line, row.label)
+        if link_channel and not page_channel:
+            if link_channel not in shadowed:
+                shadowed[link_channel] = table.page_exists(name, link_channel)
+            if shadowed[link_channel]:
+                continue
+        if page_name is None:
+            page_name, page_chan = page_of_file(source) or (source, link_channel)
+            title = default_title(page_name)
+        seen[source] = (page_name, page_chan, title, source, line, label)
     return sorted(seen.values(), key=lambda b: (b[0], b[1]))

@@ -18,8 +18,10 @@ WIKI_FOLDER = "wiki/"
 PAGE_SUFFIX = ".md"
 #: Longest segment in bytes, leaving room for ``.md`` in a 255-byte file name.
 SEGMENT_MAX_BYTES = 250
-_CHANNEL_PAGE_RE = re.compile(r"^channels/([A-Za-z0-9][A-Za-z0-9_.-]{0,127})/wiki/(.+)\.md$")
-_KNOWN_EXTENSION_RE = re.compile(r"\.(md|markdown|txt|html?)$", re.IGNORECASE)
+# patterns, not compiled here: ``re`` compiles and caches them on first use, so the fast
+# ``wiki get`` (which needs neither) does not pay for them
+_CHANNEL_PAGE = r"^channels/([A-Za-z0-9][A-Za-z0-9_.-]{0,127})/wiki/(.+)\.md$"
+_KNOWN_EXTENSION = r"(?i)\.(md|markdown|txt|html?)$"
 
 
 def _allowed(ch: str) -> bool:
@@ -40,7 +42,7 @@ def suggest_name(name: str) -> str:
     text = unicodedata.normalize("NFC", name.strip())
     if text.startswith(WIKI_FOLDER):
         text = text[len(WIKI_FOLDER):]
-    text = _KNOWN_EXTENSION_RE.sub("", text)
+    text = re.sub(_KNOWN_EXTENSION, "", text)
     segments = []
     for raw in text.split("/"):
         if raw.strip() in ("", ".", ".."):
@@ -118,7 +120,7 @@ def page_of_file(path: str) -> tuple[str, str] | None:
     if path.startswith(WIKI_FOLDER):
         name, channel = path[len(WIKI_FOLDER):-len(PAGE_SUFFIX)], ""
     else:
-        match = _CHANNEL_PAGE_RE.match(path)
+        match = re.match(_CHANNEL_PAGE, path)
         if match is None:
             return None
         channel, name = match.group(1), match.group(2)

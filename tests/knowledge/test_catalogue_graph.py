@@ -78,6 +78,11 @@ def test_commits_made_with_git_itself_are_followed(k, ws):
     assert {r.content for r in k.list_facts().records} == {"c", "from git"}
     git(ws, "reset", "-q", "--hard", "HEAD~1")
     assert {r.content for r in k.list_facts().records} == {"c"}
+    (ws / other.path).write_text(render_record(other))
+    git(ws, "add", "-A")
+    git(ws, "-c", "user.name=dana", "-c", "user.email=d@x", "commit", "-qm", "by hand")
+    k.propose_fact(domain="infra", topic="t", content="after", author="a")  # catalogue behind
+    assert {r.content for r in k.list_facts().records} == {"c", "from git", "after"}
 
 
 def test_fact_search_uses_the_index_and_respects_grants(k):
@@ -110,3 +115,32 @@ def test_channel_members(k, ws):
     k.change_members("team-a", remove=["agent-a"], author="dana")
     assert k.channel_members("team-a") == ["dana"]
     assert "# Members of team-a" in (ws / "channels/team-a/MEMBERS.md").read_text()
+
+
+def test_the_daemons_follower_keeps_the_catalogue_at_head(app, k, store, ws):
+    import time
+
+    from minarad.daemon.main import start_catalogue_follower
+    from minarad.knowledge.catalogue import Catalogue, catalogue_path
+
+    class Daemon:  # what start_catalogue_follower uses of the daemon: its callback list
+        after_commit: list = []
+
+    daemon = Daemon()
+    stop = start_catalogue_follower(daemon, app)
+    try:
+        fact = k.propose_fact(domain="infra", topic="t", content="c", author="a").record
+        path = ws / fact.path
+        path.write_text(path.read_text().replace("\nc\n", "\nedited by hand\n"))
+        info = store.commit_disk(author="dana")
+        for callback in daemon.after_commit:
+            callback(info)
+        catalogue = Catalogue(catalogue_path(app.settings.state_dir, ws), ws)  # not k's
+        deadline = time.monotonic() + 20
+        while catalogue.commit() != store.head() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert catalogue.commit() == store.head()
+        assert catalogue.get(fact.id).content == "edited by hand"
+        catalogue.close()
+    finally:
+        stop()

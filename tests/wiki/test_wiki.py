@@ -180,3 +180,17 @@ def test_delete_keeps_children_and_restore_brings_it_back(wiki, ws):
     restored = wiki.restore("a", 1, author="bob")
     assert restored.version == 3 and wiki.get("a").text == "first\n"
     assert_repo_sound(ws)
+
+
+def test_purge_takes_the_page_out_of_search_and_backlinks(wiki, ws):
+    wiki.put("leak", "the token is quokka-91\n", author="ana")
+    wiki.put("index", "see [[leak]]\n", author="ana")
+    assert [h.path for h in wiki.search("quokka")] == ["wiki/leak.md"]
+    with pytest.raises(InvalidInput) as caught:
+        wiki.purge("leak")
+    assert caught.value.code == "purge_not_confirmed" and (ws / "wiki/leak.md").exists()
+    wiki.purge("leak", yes=True)
+    assert wiki.search("quokka") == []
+    assert [m.target for m in wiki.missing()] == ["leak"]
+    assert [p.name for p in wiki.list()] == ["index"]
+    assert_repo_sound(ws)
