@@ -25,7 +25,7 @@ def mcp(click_ctx, role, session):
     memory_set, memory_history, memory_search, search_memory, wiki_list,
     wiki_get, wiki_put, wiki_search, propose_fact, supersede_fact,
     propose_policy, remember, consolidate_memory, record_observation,
-    update_my_notes; resources
+    update_my_notes, learn_capture, learn_use; resources
     minara://workspace/SOUL.md (AGENTS.md, IDENTITY.md, USER.md, TOOLS.md,
     MEMORY.md) with change notifications; the prompt session_context.
     Every write is a commit by the --as agent with source mcp; a channel

@@ -170,6 +170,7 @@ TOOL_GROUPS = [
     # -- knowledge --
     "minarad.mcp.knowledge:add_knowledge_tools",
     # -- learn store, promotion, dreaming, scheduler --
+    "minarad.mcp.learn:add_learn_tools",
 ]
 
 
