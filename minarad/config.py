@@ -46,6 +46,7 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "dream_interval_hours": ("WORKSPACE_DREAM_INTERVAL_HOURS", float, 24.0),
     "dream_max_chars": ("MINARA_DREAM_MAX_CHARS", int, 24_000),
     "dream_max_answer_chars": ("MINARA_DREAM_MAX_ANSWER_CHARS", int, 4_000),
+    "dream_mode": ("WORKSPACE_DREAM_MODE", str, "append"),
     "promote_min_uses": ("MINARA_PROMOTE_MIN_USES", int, 10),
     "promote_min_score": ("MINARA_PROMOTE_MIN_SCORE", float, 0.55),
     "promote_interval_hours": ("MINARA_PROMOTE_INTERVAL_HOURS", float, 1.0),
@@ -73,6 +74,9 @@ _SECRETS = {"llm_api_key", "mcp_token"}
 
 #: Settings whose empty value means "not set" (rather than an error).
 _MAY_BE_EMPTY = {"llm_base_url", "llm_model", "llm_api_key"}
+
+#: Text settings that take one of a few words.
+_CHOICES = {"dream_mode": ("append", "propose")}
 
 
 class Settings:
@@ -120,6 +124,7 @@ class Settings:
     dream_interval_hours: float
     dream_max_chars: int
     dream_max_answer_chars: int
+    dream_mode: str
     promote_min_uses: int
     promote_min_score: float
     promote_interval_hours: float
@@ -295,13 +300,19 @@ def parse_value(name: str, raw, kind: type):
                 return ""
             raise ValueError(raw)
         value = kind(raw)
+        if kind is str and name in _CHOICES:
+            value = value.strip().lower()
+            if value not in _CHOICES[name]:
+                raise ValueError(raw)
         if kind in (int, float) and value < _MINIMUM.get(name, 0):
             raise ValueError(raw)
         return value
     except (TypeError, ValueError):
         least = _MINIMUM.get(name, 0)
         what = (f"a number >= {least}" if kind in (int, float) else
-                "a non-empty path" if kind is Path else "non-empty text" if kind is str
+                "a non-empty path" if kind is Path else
+                "one of " + ", ".join(_CHOICES[name]) if name in _CHOICES else
+                "non-empty text" if kind is str
                 else "one of 1/0, true/false, yes/no, on/off")
         raise InvalidInput(f"setting {name}: {raw!r} is not valid; use {what}",
                            code="invalid_setting") from None

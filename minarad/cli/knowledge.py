@@ -193,17 +193,30 @@ def _delete_command(group: click.Group, kind: str):
     @group.command("delete")
     @click.argument("record_id", metavar="ID")
     @click.option("--yes", is_flag=True, help="Really delete it (required).")
+    @click.option("--purge", is_flag=True,
+                  help="Erase it from every commit instead (cannot be undone).")
+    @click.option("--force", is_flag=True,
+                  help="With --purge: purge even though the workspace has a remote.")
     @json_option
     @pass_ctx
-    def delete(ctx: CliContext, record_id, yes):
+    def delete(ctx: CliContext, record_id, yes, purge, force):
         if not yes:
             raise click.UsageError(f"deleting a {kind} needs --yes (history keeps it; "
                                    f"superseding or deactivating is usually better)")
+        if force and not purge:
+            raise click.UsageError("--force goes with --purge")
+        if purge:
+            result = ctx.app.knowledge.purge(record_id, author=ctx.author, force=force)
+            emit(ctx, result.to_dict(), f"{record_id}: purged from the whole history "
+                                        f"({result.objects_removed} objects removed)")
+            return
         change = ctx.app.knowledge.delete(record_id, author=ctx.author)
         _render_change(ctx, change, "deleted")
 
     delete.help = (f"Delete a {kind} that was wrong to record: a commit, so history keeps "
-                   f"it. A {kind} it superseded becomes current again.\n\n"
+                   f"it. A {kind} it superseded becomes current again. With --purge it is "
+                   f"erased from every commit instead (a leaked secret; cannot be undone; "
+                   f"a workspace with a remote needs --force).\n\n"
                    f"Example: minara {kind} delete {kind[0]}-01JDQ4V7Y8S0M3K2ZC1W5T9B6E --yes")
     return delete
 

@@ -102,7 +102,8 @@ def show(ctx: CliContext, id):
         f"file: {r.path}:{r.line}  created {r.created_at}  session {r.session or '-'}",
         f"uses {s.uses}, successes {s.successes}, success rate {s.success_rate:.2f}, "
         f"lower bound {s.lower_bound:.3f}  ({entry.reason})",
-        f"promoted: {'in MEMORY.md' if entry.promoted else 'no'}{pending}"])
+        f"promoted: {'in MEMORY.md' if entry.promoted else 'no'}{pending}"
+        + (f" (since commit {entry.promoted_by[:12]})" if entry.promoted_by else "")])
     emit(ctx, entry.to_dict(), text)
 
 

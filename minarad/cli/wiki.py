@@ -55,43 +55,18 @@ def list_(ctx: CliContext, prefix, tree, channel):
     if tree and ctx.as_json:
         emit(ctx, {"tree": [_tree_dict(n) for n in _wiki(ctx).tree(prefix, channel=channel)]})
         return
-    if tree:
-        rows = _wiki(ctx).page_rows(prefix, channel=channel)
-        click.echo("\n".join(tree_lines(rows)) or "no pages")
-        return
-    pages = _wiki(ctx).list(prefix, channel=channel)
     if ctx.as_json:
-        emit(ctx, {"pages": [p.to_dict() for p in pages]})
+        emit(ctx, {"pages": [p.to_dict() for p in _wiki(ctx).list(prefix, channel=channel)]})
         return
-    width = max((len(p.name) for p in pages), default=0)
-    lines = [f"{p.name:<{width}}  {p.title}" + (f"  [channel {p.channel}]" if p.channel else "")
-             for p in pages]
-    click.echo("\n".join(lines) or "no pages")
+    from minarad.cli.wikifast import render_list
+
+    click.echo(render_list(_wiki(ctx).page_rows(prefix, channel=channel), tree), nl=False)
 
 
 def _tree_dict(node) -> dict:
     """A tree node as JSON (by hand: ``dataclasses.asdict`` is slow on 10,000 nodes)."""
     return {"segment": node.segment, "name": node.name, "title": node.title,
             "children": [_tree_dict(c) for c in node.children]}
-
-
-def tree_lines(rows) -> list[str]:
-    """Indented lines of pages in tree order (``(file, channel, name, title)`` rows); a
-    folder without a page of its own shows as ``segment/``. One pass, no tree built."""
-    lines: list[str] = []
-    previous: list[str] = []
-    for _file, channel, name, title in rows:
-        parts = name.split("/")
-        last = len(parts) - 1
-        same, limit = 0, min(len(previous), last)
-        while same < limit and previous[same] == parts[same]:
-            same += 1
-        for depth in range(same, last):  # folders not shown yet
-            lines.append("  " * depth + parts[depth] + "/")
-        lines.append(f"{'  ' * last}{parts[last]}  {title}"
-                     + (f"  [channel {channel}]" if channel else ""))
-        previous = parts
-    return lines
 
 
 @wiki.command()

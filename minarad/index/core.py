@@ -28,6 +28,9 @@ from minarad.index.voices import LexicalVoice
 #: Files longer than this are indexed up to it (and reported).
 DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
 Progress = Callable[[int, int, str], None]
+#: The evidence voice's weight in a learn-only search: a better-proven entry
+#: overtakes one a place or two above it by words, not one far above.
+EVIDENCE_WEIGHT = 1.2
 #: How often a writer waiting for the lock looks again, in seconds.
 LOCK_POLL_SECONDS = 0.05
 
@@ -245,11 +248,21 @@ class Index:
         return [self._with_version(hit) for hit in self._ranked(query, filters, limit)]
 
     def _ranked(self, query: str, filters: SearchFilters, limit: int) -> list[Hit]:
-        """Ask every voice; one voice's list is the answer, several are fused."""
-        if len(self._voices) == 1:
-            return [item.hit for item in self._voices[0].voice.rank(query, filters, limit)]
+        """Ask every voice; one voice's list is the answer, several are fused.
+
+        A search for learn entries only (``kind`` lesson, correction, error)
+        also asks the evidence voice, so entries that proved themselves rise.
+        """
+        from minarad.index.evidence import EvidenceVoice, wants_evidence
+
+        voices = self._voices
+        if wants_evidence(filters):
+            evidence = EvidenceVoice(self.engine, self.workspace, self.max_file_bytes)
+            voices = [*voices, WeightedVoice(evidence, EVIDENCE_WEIGHT)]
+        if len(voices) == 1:
+            return [item.hit for item in voices[0].voice.rank(query, filters, limit)]
         depth = max(limit, FUSION_CANDIDATES) if limit > 0 else 0
-        lists = [(v.voice.rank(query, filters, depth), v.weight) for v in self._voices]
+        lists = [(v.voice.rank(query, filters, depth), v.weight) for v in voices]
         return fuse(lists, limit)
 
     def known_kinds(self) -> list[str]:

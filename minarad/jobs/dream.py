@@ -74,14 +74,21 @@ class DreamResult:
     commit: str | None
     dry_run: bool
     nothing: bool = False
+    #: In propose mode (``WORKSPACE_DREAM_MODE=propose``): the proposal filed,
+    #: or the one still waiting for review (then nothing was read).
+    proposal: str | None = None
+    waiting: bool = False
 
     @property
     def summary(self) -> str:
         """One line for ``minara jobs status``."""
+        if self.waiting:
+            return f"waiting for review of proposal {self.proposal} (nothing dreamed)"
         if not self.pieces:
             return "no new journal text"
         kept = self.section.count("\n- ") if self.section else 0
-        verb = "would append" if self.dry_run else "appended"
+        verb = ("would append" if self.dry_run else
+                f"proposed (as {self.proposal})" if self.proposal else "appended")
         what = f"{verb} {kept} line(s)" if self.section else "nothing worth keeping"
         return f"{what} from {len(self.pieces)} journal part(s) in {self.calls} call(s)"
 
@@ -89,6 +96,7 @@ class DreamResult:
         """JSON-ready."""
         return {"section": self.section, "calls": self.calls, "dropped": self.dropped,
                 "commit": self.commit, "dry_run": self.dry_run, "summary": self.summary,
+                "proposal": self.proposal, "waiting": self.waiting,
                 "journals": [{"path": p.path, "from_byte": p.start, "to_byte": p.end}
                              for p in self.pieces]}
 
@@ -294,6 +302,12 @@ def run_dream(app, *, dry_run: bool = False, since: dt.date | None = None,
 
     s = app.settings
     store = app.store
+    propose = s.dream_mode == "propose"
+    if propose and not dry_run:
+        waiting = app.proposals.list_open("dream")
+        if waiting:  # its watermark moves only when it is accepted or rejected
+            return DreamResult(None, [], 0, 0, None, dry_run, proposal=waiting[0].id,
+                               waiting=True)
     read = _reader(app)
     marks = parse_watermark(read(DREAM_STATE).decode("utf-8", "replace"))
     pieces = new_pieces(read, journal_paths(store.root, since), marks)
@@ -319,6 +333,11 @@ def run_dream(app, *, dry_run: bool = False, since: dt.date | None = None,
     for piece in pieces:
         marks[piece.path] = {"bytes": piece.end, "sha256": piece.sha256}
     _check_stop(stop)
+    if propose and section:
+        with guard or contextlib.nullcontext():
+            _check_stop(stop)
+            result.proposal = _propose(app, memory, section, marks, len(pieces)).id
+        return result
     with guard or contextlib.nullcontext():
         _check_stop(stop)
         with store.transaction(author=AUTHOR, source=AUTHOR,
@@ -328,6 +347,18 @@ def run_dream(app, *, dry_run: bool = False, since: dt.date | None = None,
             tx.write(DREAM_STATE, render_watermark(marks))
     result.commit = tx.result.commit if tx.result else None
     return result
+
+
+def _propose(app, memory: str, section: str, marks: dict, count: int):
+    """File the section and the watermark as a proposal instead of committing them."""
+    text = memory if not memory or memory.endswith("\n") else memory + "\n"
+    lines = section.count("\n- ")
+    return app.proposals.create(
+        "dream", {MEMORY: text + section, DREAM_STATE: render_watermark(marks)},
+        f"dream {count} journal part(s): {lines} line(s) for MEMORY.md\n\n"
+        "Proposed, not applied (WORKSPACE_DREAM_MODE=propose). Accepting appends the "
+        "section; accepting or rejecting moves the watermark past these journals.",
+        author=AUTHOR)
 
 
 def _check_stop(stop: threading.Event | None) -> None:

@@ -33,30 +33,43 @@ class Scheduler:
         settings: the effective settings.
         on_commit: called after a job made a commit (the index follows).
         clock: the wall clock, epoch seconds.
+        settings_source: called before each look at the schedule for the
+            settings now in force (the daemon's, after a SIGHUP reload).
     """
 
     def __init__(self, settings, *, on_commit: Callable[[], None] | None = None,
-                 clock: Callable[[], float] = time.time):
-        self.settings = settings
+                 clock: Callable[[], float] = time.time,
+                 settings_source: Callable[[], object] | None = None):
+        self._settings = settings
+        self.settings_source = settings_source
         self.on_commit = on_commit
         self.clock = clock
         self.stop_event = threading.Event()
         self.commit_guard = threading.Lock()
         self._thread: threading.Thread | None = None
 
+    @property
+    def settings(self):
+        """The settings in force (see ``settings_source``)."""
+        if self.settings_source is not None:
+            self._settings = self.settings_source()
+        return self._settings
+
     def due(self, now: float | None = None) -> list[str]:
         """The jobs whose next run is at or before ``now``."""
         now = self.clock() if now is None else now
-        records = state_file(self.settings).load()
+        settings = self.settings
+        records = state_file(settings).load()
         return [name for name, job in JOBS.items()
-                if (when := next_run_ts(job, self.settings, records.get(name, {}), now))
+                if (when := next_run_ts(job, settings, records.get(name, {}), now))
                 is not None and when <= now]
 
     def next_wake(self, now: float) -> float:
         """Seconds until the next job is due (at most :data:`MAX_NAP_S`)."""
-        records = state_file(self.settings).load()
+        settings = self.settings
+        records = state_file(settings).load()
         times = [t for name, job in JOBS.items()
-                 if (t := next_run_ts(job, self.settings, records.get(name, {}), now)) is not None]
+                 if (t := next_run_ts(job, settings, records.get(name, {}), now)) is not None]
         return max(0.05, min([MAX_NAP_S, *(t - now for t in times)]))
 
     def tick(self) -> dict[str, str]:
@@ -64,10 +77,11 @@ class Scheduler:
         from minarad.app import Minara
 
         outcomes = {}
+        settings = self.settings
         for name in self.due():
             if self.stop_event.is_set():
                 break
-            with Minara(self.settings) as app:
+            with Minara(settings) as app:
                 outcomes[name] = self._run_one(app, name)
         return outcomes
 
@@ -128,7 +142,11 @@ def start_scheduler(daemon, app):
         for callback in list(daemon.after_commit):
             callback(None)
 
-    scheduler = Scheduler(settings, on_commit=followers_catch_up).start()
+    def in_force():  # a reload changes intervals and switches, never the workspace
+        return daemon.settings.replace(workspace=settings.workspace)
+
+    scheduler = Scheduler(settings, on_commit=followers_catch_up,
+                          settings_source=in_force).start()
     names = [n for n, job in JOBS.items() if job.enabled(settings)]
     logger.info("jobs: scheduling {}", ", ".join(names) or "nothing")
     return scheduler.stop

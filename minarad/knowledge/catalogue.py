@@ -236,6 +236,18 @@ class Catalogue:
         except sqlite3.DatabaseError:
             return self.catch_up(store)
 
+    def forget(self, paths: list[str], old_head: str | None, new_head: str | None) -> None:
+        """After a purge rewrote history without ``paths``: drop their rows and stand at
+        the new HEAD, when the catalogue stood at the old one (else the next read
+        rebuilds, the recorded commit being gone)."""
+        with _immediate(self.conn) as conn:
+            if self.commit() != old_head or old_head is None:
+                return
+            for path in paths:
+                for table in ("records", "links", "problems"):
+                    conn.execute(f"DELETE FROM {table} WHERE path=?", (path,))
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (new_head,))
+
     @staticmethod
     def _diff(repo, old_tree, new_tree):
         from minarad.git.diff import diff_trees

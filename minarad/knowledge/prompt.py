@@ -9,12 +9,14 @@ HEADER = ("Active policies: rules this agent follows, reviewed by people. Only a
           "policies the role {role} may read are listed; `minara policy list` shows all.")
 
 
-def policies_text(policies: list[KnowledgeRecord], role: str | None, max_chars: int) -> str:
+def policies_text(policies: list[KnowledgeRecord], role: str | None, max_chars: int,
+                  problems: tuple[str, ...] | list[str] = ()) -> str:
     """One ``## domain`` heading per domain, a bullet per policy (id, topic, content).
 
-    Policies beyond ``max_chars`` are named by id only, so the agent can read them.
+    Policies beyond ``max_chars`` are named by id only, so the agent can read
+    them; policy files that could not be read are named with file and line.
     """
-    if not policies:
+    if not policies and not problems:
         return ""
     parts, used, skipped = [HEADER.format(role=role_of(role)), ""], 0, []
     domain = None
@@ -32,17 +34,21 @@ def policies_text(policies: list[KnowledgeRecord], role: str | None, max_chars: 
     if skipped:
         parts += ["", f"Not inlined (over the {max_chars:,}-character budget): "
                       f"{', '.join(skipped)}; read them with `minara policy show ID`."]
+    if problems:
+        parts += ["", "Not read (fix these files by hand):"] + [f"- {p}" for p in problems]
     return "\n".join(parts) + "\n"
 
 
-def read_active_policies(root, role: str | None, max_bytes: int) -> list[KnowledgeRecord]:
-    """The active, not superseded policies ``role`` may read, straight from disk.
+def read_active_policies(root, role: str | None, max_bytes: int
+                         ) -> tuple[list[KnowledgeRecord], list[str]]:
+    """The active, not superseded policies ``role`` may read, straight from disk,
+    and the policy files (of those domains) that are not valid records.
 
     ``minara context`` runs at every session start and must stay light (no
     SQLite, no dulwich), so it walks ``knowledge/*/policies/`` instead of
     the catalogue: policies are few. Files minara may not read, and files
-    that are not valid records, are left out (``minara policy list`` names
-    them). Sorted by domain, then topic.
+    that are not valid records, are named (``path:line: reason``) instead.
+    Sorted by domain, then topic.
     """
     import os
 
@@ -59,7 +65,7 @@ def read_active_policies(root, role: str | None, max_bytes: int) -> list[Knowled
 
     grants_text = read(GRANTS_PATH)
     hidden = (Grants() if grants_text is None else parse_grants(grants_text)).hidden_domains(role)
-    found = []
+    found, problems = [], []
     for domain in _folders(os.path.join(root, "knowledge")):
         if domain in hidden or domain.startswith(("_", ".")):
             continue
@@ -68,11 +74,14 @@ def read_active_policies(root, role: str | None, max_bytes: int) -> list[Knowled
             text = read(rel)
             try:
                 policy = parse_record(rel, text) if text is not None else None
-            except RecordError:
+            except RecordError as exc:
+                problems.append(str(exc.problem))
                 continue
-            if policy is not None and policy.active and not policy.superseded:
+            if policy is None:
+                problems.append(f"{rel}:1: minara may not read it (not a regular UTF-8 file)")
+            elif policy.active and not policy.superseded:
                 found.append(policy)
-    return sorted(found, key=lambda p: (p.domain, p.topic, p.id))
+    return sorted(found, key=lambda p: (p.domain, p.topic, p.id)), problems
 
 
 def _folders(path: str) -> list[str]:

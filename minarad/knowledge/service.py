@@ -14,7 +14,7 @@ import dataclasses
 import datetime as dt
 from typing import TYPE_CHECKING
 
-from minarad.errors import Forbidden, InvalidInput, NotFound, VersionConflict
+from minarad.errors import Forbidden, InvalidInput, MinaraError, NotFound, VersionConflict
 from minarad.knowledge.grants import (GRANTS_PATH, Grants, check_level, parse_grants,
                                       render_grants, role_of)
 from minarad.knowledge.ids import kind_of_id, new_id
@@ -186,7 +186,10 @@ class Knowledge:
 
     def _load(self, record_id: str, role: str | None = None) -> tuple[KnowledgeRecord, str]:
         check_record_id(record_id)
-        known = self.catalogue.get(record_id)
+        catalogue = self.catalogue
+        known = catalogue.get(record_id)
+        if known is None:
+            self._raise_if_broken(catalogue, record_id, role)
         if known is None or not self.grants().can_read(role, known.domain):
             raise NotFound(f"{record_id}: no such {kind_of_id(record_id)}",
                            code="record_not_found", id=record_id)
@@ -199,6 +202,14 @@ class Knowledge:
         except RecordError as exc:
             raise InvalidInput(f"{exc.problem}; fix the file by hand", code="invalid_record",
                                path=exc.problem.path, line=exc.problem.line) from None
+
+    def _raise_if_broken(self, catalogue, record_id: str, role: str | None) -> None:
+        """A record file that exists but cannot be read is named, with its line."""
+        hidden = self._hidden(role)
+        for path, line, message in catalogue.problem_rows():
+            if path.endswith(f"/{record_id}.md") and path.split("/")[1] not in hidden:
+                raise InvalidInput(f"{path}:{line}: {message}; fix the file by hand",
+                                   code="invalid_record", path=path, line=line)
 
     def list_facts(self, *, domain: str | None = None, scope: str | None = None,
                    sort: str = "newest", superseded: bool = False, role: str | None = None,
@@ -434,6 +445,49 @@ class Knowledge:
                         base=_blob_of(prior_text))
         return self._done(old, tx, old)
 
+    def purge(self, record_id: str, *, author: str, force: bool = False,
+              role: str | None = None):
+        """Erase a record from the whole history (a leaked secret, personal data).
+
+        Uses :func:`minarad.store.purge.purge_paths`: every commit that held the
+        file is rewritten, and it cannot be undone. A record it superseded is
+        made current again first (a commit of its own, which stays). The
+        catalogue forgets the record; the search index starts over.
+
+        Raises:
+            Forbidden: the workspace has a remote and ``force`` is not given
+                (``purge_with_remote``).
+        """
+        from minarad.store.purge import purge_paths
+
+        old, _text = self._load(record_id, role)
+        if old.supersedes:
+            prior = self.catalogue.get(old.supersedes)
+            if prior is not None and prior.superseded_by == old.id:
+                self.delete(record_id, author=author, role=role)
+        catalogue = self.catalogue
+        before = catalogue.commit()
+        paths = self._past_paths(old)
+        result = purge_paths(self.store, paths, force=force)
+        catalogue.forget(paths, before, result.head)
+        try:
+            self.app.index.rebuild()
+        except MinaraError:
+            pass  # the index is derived: the next catch-up starts it over
+        return result
+
+    def _past_paths(self, record: KnowledgeRecord) -> list[str]:
+        """Every path the record ever had (an edit may have moved it between domains)."""
+        from minarad.knowledge.records import parse_record_path
+
+        store = self.store
+        with store.lock():
+            store.catch_up()
+            known = store.history_db.paths_under("knowledge/")
+        found = {p for p in known if p.endswith(f"/{record.id}.md")
+                 and (parse_record_path(p) or ("", "", ""))[2] == record.id}
+        return sorted(found | {record.path})
+
     # -- the graph -----------------------------------------------------------------------------
 
     def graph(self, *, domain: str | None = None, role: str | None = None):
@@ -523,8 +577,9 @@ class Knowledge:
         """The text of ``minara context``'s policies block (see :mod:`.prompt`)."""
         from minarad.knowledge.prompt import policies_text, read_active_policies
 
-        policies = read_active_policies(self.root, role, self.app.settings.max_file_bytes)
-        return policies_text(policies, role, max_chars)
+        policies, problems = read_active_policies(self.root, role,
+                                                  self.app.settings.max_file_bytes)
+        return policies_text(policies, role, max_chars, problems)
 
 
 def _blob_of(text: str) -> str:

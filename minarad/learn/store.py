@@ -30,6 +30,7 @@ class LearnEntry:
     graduates: bool
     reason: str
     promoted: bool
+    promoted_by: str | None = None
 
     @property
     def id(self) -> str:
@@ -40,7 +41,8 @@ class LearnEntry:
         """JSON-ready: the record's fields, ``stats``, ``graduates``, ``promoted``."""
         return {**self.record.to_dict(), "stats": self.stats.to_dict(),
                 "graduates": self.graduates, "reason": self.reason, "promoted": self.promoted,
-                "promoted_in": MEMORY if self.promoted else None}
+                "promoted_in": MEMORY if self.promoted else None,
+                "promoted_by": self.promoted_by}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,7 +200,26 @@ class LearnStore:
         Raises:
             NotFound: no entry (``learning_not_found``); InvalidInput: an ambiguous prefix.
         """
-        return self._find(self.entries(), id)
+        entry = self._find(self.entries(), id)
+        if entry.promoted:
+            entry = dataclasses.replace(entry, promoted_by=self._promoting_commit(entry.record))
+        return entry
+
+    def _promoting_commit(self, record: LearnRecord) -> str | None:
+        """The commit that put ``record`` in the block it is in now (newest run of presence)."""
+        try:
+            history = self.store.history(MEMORY)
+        except NotFound:
+            return None
+        found = None
+        for item in history:  # newest first: walk back while the entry is in the block
+            if item.deleted:
+                break
+            text, _ = self.store.read(MEMORY, item.version)
+            if _key(record) not in _block_keys(text):
+                break
+            found = item.commit
+        return found
 
     def problems(self) -> builtins.list[LineProblem]:
         """Lines of the learn files that were skipped (file:line and why)."""

@@ -13,7 +13,9 @@ applies a proposal by itself:
   both sides' lines are kept, the workspace's first. The branch is then
   deleted.
 - :meth:`Proposals.reject` deletes the branch; its commit stays reachable
-  from the branch's reflog for git's usual expiry (90 days).
+  from the branch's reflog for git's usual expiry (90 days). Job state in
+  :data:`KEEP_ON_REJECT` (the dream watermark) is still written, so what a
+  rejected job read is not read again.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ import re
 from minarad.errors import InvalidInput, MinaraError, NotFound
 
 PREFIX = "proposals/"
+
+#: Job state a rejected proposal still writes: the dream watermark, so the
+#: journals a rejected dream read are not dreamed again.
+KEEP_ON_REJECT = (".dreamed-state.json",)
 _ID_RE = re.compile(r"[a-z0-9][a-z0-9_-]*/\d{4}-\d{2}-\d{2}-\d+")
 _JOB_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
 
@@ -231,6 +237,14 @@ class Proposals:
     def reject(self, proposal_id: str, *, author: str) -> Proposal:
         """Delete the proposal's branch; its commit stays reachable from the reflog."""
         proposal = self.get(proposal_id)
+        kept = {path: new for path, (_old, new) in self.files(proposal).items()
+                if path in KEEP_ON_REJECT and new is not None}
+        if kept:
+            with self.store.transaction(author=author, source="proposal",
+                                        message=f"reject proposal {proposal.id}: keep "
+                                                f"{', '.join(sorted(kept))}") as tx:
+                for path, text in kept.items():
+                    tx.write(path, text)
         self._delete(proposal, author, "rejected")
         return proposal
 

@@ -166,6 +166,13 @@ class HistoryDB:
         rows = self._query(path, f"ORDER BY ch.seq LIMIT 1 OFFSET {int(number) - 1}")
         return dataclasses.replace(rows[0], version=number) if rows else None
 
+    def paths_under(self, prefix: str) -> list[str]:
+        """Every path below folder ``prefix`` (``a/b/``) that a commit changed, deleted
+        ones included, sorted (a purge erases a record under all its past names)."""
+        rows = self._conn.execute("SELECT DISTINCT path FROM changes WHERE path >= ? AND "
+                                  "path < ? ORDER BY path", (prefix, prefix + "\U0010ffff"))
+        return [row[0] for row in rows]
+
     def _query(self, path: str, tail: str) -> list[PathVersion]:
         rows = self._conn.execute(
             "SELECT c.sha, c.author, c.time, c.tz, c.source, c.subject, ch.blob, ch.mode "

@@ -309,3 +309,15 @@ def visible_backlinks(table: LinkTable, name: str, page_channel: str,
             title = default_title(page_name)
         seen[source] = (page_name, page_chan, title, source, line, label)
     return sorted(seen.values(), key=lambda b: (b[0], b[1]))
+
+
+def visible_pages(table: LinkTable, channel: str | None, prefix: str = "") -> list[tuple]:
+    """``(file, channel, name, title)`` of the pages a caller of ``channel`` sees, in
+    tree order; a channel page hides the workspace page of the same name."""
+    out: list[tuple] = []
+    for row in table.pages(channel, prefix):  # a name's workspace row comes first
+        if out and out[-1][2] == row[2]:
+            out[-1] = row
+        else:
+            out.append(row)
+    return out

@@ -77,12 +77,16 @@ class Wiki:
     def _exists(self, rel: str) -> bool:
         return os.path.isfile(os.path.join(self.store.root, *rel.split("/")))
 
-    def file_for_reading(self, name: str, channel: str | None = None) -> str:
+    def file_for_reading(self, name: str, channel: str | None = None, *,
+                         history: bool = False) -> str:
         """The file a caller of ``channel`` reads as page ``name``: the channel's page
-        if there is one, else the workspace's."""
+        if there is one, else the workspace's. A deleted channel page is named when
+        there is no workspace page, or when ``history`` (to list or restore its versions)."""
         if channel:
-            own = page_file(name, channel)
-            if self._exists(own) or self._has_history(own):
+            own, shared = page_file(name, channel), page_file(name)
+            if self._exists(own):
+                return own
+            if (history or not self._exists(shared)) and self._has_history(own):
                 return own
         return page_file(name)
 
@@ -102,15 +106,12 @@ class Wiki:
     def page_rows(self, prefix: str = "", *, channel: str | None = None) -> builtins.list:
         """As :meth:`list`, as plain ``(file, channel, name, title)`` tuples (cheap for
         10,000 pages)."""
-        prefix = check_name(prefix) if prefix else ""
-        rows = self.table.pages(channel, prefix)
-        out: builtins.list = []
-        for row in rows:  # a name's workspace row comes first, then the channel's
-            if out and out[-1][2] == row[2]:
-                out[-1] = row
-            else:
-                out.append(row)
-        return out
+        from minarad.wiki.linktable import visible_pages
+        from minarad.workspace.paths import validate_channel
+
+        if channel:
+            validate_channel(channel)
+        return visible_pages(self.table, channel, check_name(prefix) if prefix else "")
 
     def tree(self, prefix: str = "", *, channel: str | None = None) -> builtins.list[TreeNode]:
         """The pages as a tree of segments (folders without a page have no title)."""
@@ -193,7 +194,7 @@ class Wiki:
     def history(self, name: str, *, channel: str | None = None) -> builtins.list:
         """Every version of page ``name``, newest first (:class:`HistoryEntry` records)."""
         name = check_name(name)
-        rel = self.file_for_reading(name, channel)
+        rel = self.file_for_reading(name, channel, history=True)
         try:
             return self.store.history(rel)
         except NotFound:
@@ -202,7 +203,8 @@ class Wiki:
 
     def diff(self, name: str, old, new=None, *, channel: str | None = None) -> str:
         """A unified diff of page ``name`` from version ``old`` to ``new`` (default: now)."""
-        return self.store.diff(self.file_for_reading(check_name(name), channel), old, new)
+        return self.store.diff(self.file_for_reading(check_name(name), channel, history=True),
+                               old, new)
 
     def search(self, query: str, *, channel: str | None = None, limit: int = 10,
                catch_up: bool = True) -> builtins.list:
@@ -298,7 +300,7 @@ class Wiki:
                 source: str = "cli") -> PageWrite:
         """Bring back version ``version`` of page ``name`` as a new version."""
         name = check_name(name)
-        rel = self.file_for_reading(name, channel)
+        rel = self.file_for_reading(name, channel, history=True)
         result = self.store.restore(rel, version, author=author, source=source)
         self._refresh()
         text = self._current_text(rel) or ""

@@ -31,6 +31,10 @@ def test_fact_verbs_and_exit_codes(minara, ws):
     assert fact["id"] in text and text.rstrip().endswith("1 fact")
     moved = minara.json("fact", "edit", fact["id"], "--domain", "ops")["record"]
     assert (ws / moved["path"]).is_file()
+    assert minara("fact", "delete", fact["id"], "--yes", "--force").returncode == 2
+    purged = minara.json("fact", "delete", fact["id"], "--yes", "--purge")
+    assert purged["paths"] == [fact["path"], moved["path"]]  # every name it had
+    assert "Deploys happen on Tuesdays." not in git(ws, "log", "--all", "-p")
     assert_repo_sound(ws)
 
 

@@ -70,10 +70,14 @@ def test_channel_pages_are_not_found_for_others(minara, env):
         == ["plan"]
 
 
-def test_list_tree_links_and_search(minara):
+def test_list_tree_links_and_search(minara, env):
     minara("wiki", "put", "ops/deploy", "Deploy with care; see [[ops/rollback]].", check=0)
     minara("wiki", "put", "ops", "Operations.", check=0)
-    assert minara("wiki", "list", "--tree", check=0).stdout == "ops  Ops\n  deploy  Deploy\n"
+    code, out, loaded = _probe(env, "wiki", "list", "--tree")
+    assert code == 0 and loaded == "[]" and out == "ops  Ops\n  deploy  Deploy\n"
+    assert minara("wiki", "list", "ops", "--channel", "x", check=0).stdout == \
+        "ops         Ops\nops/deploy  Deploy\n"
+    assert minara("wiki", "list", "--json", check=0).stdout.count('"name"') == 2
     assert minara("wiki", "links", "--missing", check=0).stdout == \
         "ops/deploy:1 -> ops/rollback  (missing)\n"
     assert minara.json("wiki", "links", "ops/deploy")["links"][0]["exists"] is False

@@ -68,3 +68,28 @@ def test_a_stop_before_the_commit_abandons_the_job_with_nothing_written(app, llm
     assert git(ws, "rev-parse", "HEAD") == head
     assert state_file(app.settings).get("dream")["last_error_code"] == "job_abandoned"
     assert_repo_sound(ws)
+
+
+def test_jobs_status_says_when_the_block_was_edited_by_hand(app, ws):
+    from minarad.jobs import jobs_status, run_job
+
+    app.learn.capture("lesson", "Kept", "in the block", promote=True)
+    run_job(app, "promote")
+    text = (ws / "MEMORY.md").read_text().replace("  - in the block", "  - edited by hand")
+    app.store.write("MEMORY.md", text, author="operator")
+    app.learn.capture("lesson", "New", "waits", promote=True)
+    assert run_job(app, "promote").summary == "block edited by hand: left alone"
+    status = {s.name: s for s in jobs_status(app)}["promote"]
+    assert "minara learn promote --adopt" in status.attention
+    assert (ws / "MEMORY.md").read_text() == text
+    run_job(app, "promote", adopt=True)
+    assert {s.name: s for s in jobs_status(app)}["promote"].attention is None
+    assert "- [lesson] New" in (ws / "MEMORY.md").read_text()
+
+
+def test_the_schedule_follows_reloaded_settings(app):
+    current = [app.settings.replace(dream_enabled=False)]
+    scheduler = Scheduler(app.settings, settings_source=lambda: current[0])
+    assert "dream" not in scheduler.due()
+    current[0] = app.settings  # a reload turned dreaming on
+    assert "dream" in scheduler.due()

@@ -144,3 +144,22 @@ def test_the_daemons_follower_keeps_the_catalogue_at_head(app, k, store, ws):
         catalogue.close()
     finally:
         stop()
+
+
+def test_a_broken_record_is_named_by_show_and_by_the_context(app, k, store, ws):
+    import pytest
+
+    from minarad.errors import InvalidInput
+
+    k.set_grant("general", "infra", "write", author="dana")
+    policy = k.propose_policy(domain="infra", topic="freeze", content="No Friday deploys.",
+                              author="a").record
+    good = k.propose_policy(domain="infra", topic="review", content="Two reviewers.",
+                            author="a").record
+    (ws / policy.path).write_text("---\ntopic: freeze\nactive: maybe\n---\nNo deploys.\n")
+    store.commit_disk(author="dana")
+    with pytest.raises(InvalidInput) as err:
+        k.get(policy.id)
+    assert err.value.code == "invalid_record" and f"{policy.path}:3:" in err.value.message
+    block = app.context().block("policies").text
+    assert good.id in block and f"{policy.path}:3: active: 'maybe'" in block

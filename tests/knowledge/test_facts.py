@@ -173,3 +173,29 @@ def test_a_broken_grants_file_is_reported_not_rewritten(k, store, ws):
         k.list_facts(role="ops")
     assert err.value.code == "invalid_grants" and "knowledge/grants.json:1" in err.value.message
     assert (ws / "knowledge/grants.json").read_text().endswith(",}}\n")
+
+
+def test_purge_erases_a_fact_from_every_commit(k, ws):
+    keep = _propose(k, content="Deploys happen on Tuesdays.")
+    leak = _propose(k, content="The root password is hunter2.")
+    moved = k.edit(leak.id, domain="ops", author="dana").record  # two paths in history
+    k.purge(leak.id, author="dana")
+    assert not (ws / moved.path).exists()
+    for path in (leak.path, moved.path):
+        assert git(ws, "log", "--all", "--format=%H", "--", path).split() == []
+    assert "hunter2" not in git(ws, "log", "--all", "-p")
+    listing = k.list_facts()
+    assert [r.id for r in listing.records] == [keep.id] and listing.count == 1
+    assert k.search_facts("hunter2 password") == []
+    with pytest.raises(NotFound):
+        k.get(leak.id)
+    assert_repo_sound(ws)
+
+
+def test_purging_a_replacement_brings_the_old_fact_back(k, ws):
+    old = _propose(k)
+    new = k.supersede(old.id, content="A secret replacement.", author="a").record
+    k.purge(new.id, author="dana")
+    assert [r.id for r in k.list_facts().records] == [old.id]
+    assert "A secret replacement" not in git(ws, "log", "--all", "-p")
+    assert_repo_sound(ws)

@@ -72,3 +72,13 @@ def test_text_outside_the_markers_is_never_touched(learn, store, ws):
     head, tail = around.split(BLOCK_START)[0], around.split(BLOCK_END)[1]
     assert data.startswith(head.encode()) and data.endswith(tail.encode())
     assert b"- [error] Disk full\r\n  - Check df before a bulk write\r\n" in data
+
+
+def test_show_names_the_commit_that_promoted_an_entry(learn, store, ws):
+    entry = learn.capture("lesson", "Shown", "with its commit", promote=True).record
+    assert learn.show(entry.id).promoted_by is None
+    commit = learn.promote().commit
+    store.append("MEMORY.md", "- an unrelated line", author="operator")
+    shown = learn.show(entry.id)
+    assert shown.promoted and shown.promoted_by == commit
+    assert shown.to_dict()["promoted_in"] == "MEMORY.md"

@@ -194,3 +194,16 @@ def test_purge_takes_the_page_out_of_search_and_backlinks(wiki, ws):
     assert [m.target for m in wiki.missing()] == ["leak"]
     assert [p.name for p in wiki.list()] == ["index"]
     assert_repo_sound(ws)
+
+
+def test_a_channel_page_hides_the_workspace_page_until_it_is_deleted(wiki):
+    wiki.put("faq", "shared answers\n", author="ana")
+    wiki.put("faq", "team answers\n", author="ana", channel="team-a")
+    assert wiki.get("faq", channel="team-a").text == "team answers\n"
+    assert [(p.name, p.channel) for p in wiki.list(channel="team-a")] == [("faq", "team-a")]
+    wiki.delete("faq", author="ana", channel="team-a")
+    assert wiki.get("faq", channel="team-a").text == "shared answers\n"
+    assert [v.deleted for v in wiki.history("faq", channel="team-a")] == [True, False]
+    wiki.restore("faq", 1, author="ana", channel="team-a")
+    assert wiki.get("faq", channel="team-a").text == "team answers\n"
+    assert wiki.get("faq").text == "shared answers\n"
