@@ -59,6 +59,11 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     # -- HTTP gateway --
     # -- artifacts and files --
     # -- sync --
+    "sync_interval_s": ("MINARA_SYNC_INTERVAL", float, 60.0),
+    "sync_debounce_s": ("MINARA_SYNC_DEBOUNCE_S", float, 2.0),
+    "sync_machine": ("MINARA_SYNC_MACHINE", str, ""),
+    "sync_username": ("MINARA_SYNC_USERNAME", str, ""),
+    "sync_token": ("MINARA_SYNC_TOKEN", str, ""),
     # -- MCP --
     "mcp_http_enabled": ("MINARA_MCP_HTTP_ENABLED", bool, False),
     "mcp_http_host": ("MINARA_MCP_HTTP_HOST", str, "127.0.0.1"),
@@ -70,10 +75,11 @@ FIELDS: dict[str, tuple[str, type, object]] = {
 }
 
 #: Settings never printed (``minara config`` says only that they are set).
-_SECRETS = {"llm_api_key", "mcp_token"}
+_SECRETS = {"llm_api_key", "sync_token", "mcp_token"}
 
 #: Settings whose empty value means "not set" (rather than an error).
-_MAY_BE_EMPTY = {"llm_base_url", "llm_model", "llm_api_key"}
+_MAY_BE_EMPTY = {"llm_base_url", "llm_model", "llm_api_key",
+                 "sync_machine", "sync_username", "sync_token"}
 
 #: Text settings that take one of a few words.
 _CHOICES = {"dream_mode": ("append", "propose")}
@@ -137,6 +143,11 @@ class Settings:
     # -- HTTP gateway --
     # -- artifacts and files --
     # -- sync --
+    sync_interval_s: float
+    sync_debounce_s: float
+    sync_machine: str
+    sync_username: str
+    sync_token: str
     # -- MCP --
     mcp_http_enabled: bool
     mcp_http_host: str
@@ -232,6 +243,7 @@ _MINIMUM = {
     # -- HTTP gateway --
     # -- artifacts and files --
     # -- sync --
+    "sync_interval_s": 0.1, "sync_debounce_s": 0.0,
     # -- MCP --
     "mcp_poll_ms": 10,
     # -- budgets and proposals --

@@ -1,8 +1,9 @@
 """The ``minara`` command.
 
 This module stays free of click: ``minara memory get FILE`` (the read an
-agent makes on every turn) is answered by :mod:`minarad.cli.fastpath`
-without loading the CLI framework; everything else is handed to the click
+agent makes on every turn) and ``minara memory append FILE TEXT`` (its
+most frequent write) are answered by :mod:`minarad.cli.fastpath` without
+loading the CLI framework; everything else is handed to the click
 application in :mod:`minarad.cli.root`.
 """
 

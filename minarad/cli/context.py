@@ -68,11 +68,14 @@ at_option = click.option(
               help="The agent's role: only policies of domains it may read are shown "
                    "[default: general].")
 @at_option
+@click.option("--as-of", "as_of", metavar="WHEN",
+              help="Time travel: the blocks as given at WHEN, from the last commit at or "
+                   "before it (ISO date or time, 'yesterday', '3 days ago').")
 @hook_option
 @json_option
 @pass_ctx
 def context(ctx, session, surface, channel, max_file_chars, max_total_chars, report, at, hook,
-            agent, role):
+            agent, role, as_of):
     """Print the memory blocks of a system prompt, in order.
 
     Blocks: identity (SOUL.md, AGENTS.md; cacheable), policies (the active
@@ -88,12 +91,27 @@ def context(ctx, session, surface, channel, max_file_chars, max_total_chars, rep
     --report lists each file against its budget instead (near: 85% or
     more; over: the agent sees it by name only).
 
+    With --as-of WHEN, the files come from the last commit at or before
+    WHEN and the journal days are WHEN's: what the agent was given then.
+
     Example: minara context --session s1 --surface repl --json
+
+    Example: minara context --as-of yesterday
     """
     payload = _hook_payload(hook)
     if payload is not None:
         session, surface = session or payload.session_id, surface or hook
     ctx.app.check_channel_access(channel, agent or ctx.author)
+    if as_of is not None:
+        from minarad.knowledge.notes import notes_path
+        from minarad.store.timetravel import context_at, parse_when
+
+        past, commit = context_at(ctx.app, parse_when(as_of), channel=channel, session=session,
+                                  surface=surface, max_file_chars=max_file_chars,
+                                  max_total_chars=max_total_chars,
+                                  notes_path=notes_path(agent) if agent else None)
+        emit(ctx, {**past.as_dict(), "commit": commit}, past.text())
+        return
     result = ctx.app.context(now=_parse_time(at), channel=channel, session=session,
                              surface=surface, max_file_chars=max_file_chars,
                              max_total_chars=max_total_chars, agent=agent, role=role)

@@ -52,11 +52,32 @@ def _workspace_notes(app) -> dict:
         return {"tracked_ignored": [], "untracked": []}
     try:
         return {"tracked_ignored": [n.to_dict() for n in tracked_but_ignored(store)],
-                "untracked": [n.to_dict() for n in untracked_explained(store)]}
+                "untracked": [n.to_dict() for n in untracked_explained(store)],
+                "sync": _sync_notes(store)}
     except (KeyError, OSError, MinaraError):
         # A damaged repository (a missing tree): the daemon's own status
         # line says what is wrong; the notes need an intact HEAD.
         return {"tracked_ignored": [], "untracked": []}
+
+
+def _sync_notes(store) -> dict:
+    """Remotes (ahead/behind, last sync, last error) and conflict copies left by sync."""
+    from minarad.sync import status as sync_status
+
+    return sync_status(store)
+
+
+def _render_sync(notes: dict) -> list[str]:
+    sync = notes.get("sync") or {}
+    lines = []
+    for r in sync.get("remotes", []):
+        line = (f"  remote {r['name']}: {r['ahead']} ahead, {r['behind']} behind, "
+                f"last sync {r.get('last_sync') or 'never'}")
+        if r.get("last_error"):
+            line += f"; last error at {r.get('last_error_at')}: {r['last_error']}"
+        lines.append(line)
+    lines += [f"  sync conflict (both versions kept): {p}" for p in sync.get("conflicts", [])]
+    return lines
 
 
 def _head_commit(app) -> dict | None:
@@ -91,9 +112,10 @@ def _budget_notes(app) -> list[dict]:
 
 
 def _render_notes(notes: dict) -> list[str]:
-    lines = [f"  budget: {b['path']} is {b['state']} ({b['chars']:,} of {b['budget']:,} "
-             f"characters){'; the agent sees it by name only' if b['state'] == 'over' else ''}"
-             for b in notes.get("budgets", [])]
+    lines = _render_sync(notes)
+    lines += [f"  budget: {b['path']} is {b['state']} ({b['chars']:,} of {b['budget']:,} "
+              f"characters){'; the agent sees it by name only' if b['state'] == 'over' else ''}"
+              for b in notes.get("budgets", [])]
     for key, label in (("tracked_ignored", "ignored but tracked"), ("untracked", "git shows ??")):
         entries = notes[key]
         lines += [f"  {label}: {n['path']}: {n['reason']}" for n in entries[:SHOWN_SKIPPED]]

@@ -9,7 +9,13 @@ from minarad.cli.options import CliContext, emit, json_option, pass_ctx
 
 @click.group("jobs")
 def jobs():
-    """The background jobs the daemon schedules (promote, dream)."""
+    """The background jobs the daemon schedules: promote, dream, daily-log.
+
+    Last runs, results and errors are kept in the state folder; a job never
+    overlaps itself, whether the daemon or `minara jobs run` started it.
+
+    Example: minara jobs status
+    """
 
 
 def _schedule(s) -> str:
@@ -73,7 +79,9 @@ def _emit_run(ctx: CliContext, run) -> None:
 @json_option
 @pass_ctx
 def run(ctx: CliContext, name, dry_run):
-    """Run one job now (it never overlaps a run in the daemon: job_running).
+    """Run one job now: promote, dream or daily-log.
+
+    A job already running (in the daemon, say) is refused with job_running.
 
     Example: minara jobs run promote
     """

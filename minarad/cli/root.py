@@ -47,6 +47,9 @@ GROUPS = {
     # -- HTTP gateway --
     # -- artifacts and files --
     # -- sync --
+    "remote": "minarad.cli.sync:remote",
+    "sync": "minarad.cli.sync:sync",
+    "doctor": "minarad.cli.doctor:doctor",
     # -- MCP --
     "mcp": "minarad.cli.mcp:mcp",
     # -- budgets and proposals --

@@ -114,6 +114,7 @@ SERVICES = [
     # -- search --
     # -- HTTP gateway --
     # -- sync --
+    "minarad.sync.service:start_sync",
     # -- MCP --
     "minarad.mcp.http:start",
     # -- budgets and proposals --

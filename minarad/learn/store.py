@@ -242,12 +242,14 @@ class LearnStore:
 
     def capture(self, kind: str, title: str, detail: str, *, tags: tuple[str, ...] = (),
                 promote: bool = False, dedupe_key: str | None = None, session: str = "",
-                source_reason: str = "cli", source_event: str | None = None,
-                author: str | None = None) -> CaptureResult:
+                source_reason: str | None = None, source_event: str | None = None,
+                author: str | None = None, source: str = "cli") -> CaptureResult:
         """Append a learning unless one like it exists (openboa's dedupe); one commit.
 
         A duplicate is one with the same ``dedupeKey``, or, without one, the
-        same kind, title and detail (trimmed, lower case).
+        same kind, title and detail (trimmed, lower case). ``source`` names
+        the commit's source (``cli``, ``api``, ``mcp``); ``source_reason``
+        (openboa's ``sourceReason``, default ``source``) says why it was captured.
 
         Returns:
             The new record (``created``), or the existing one.
@@ -267,10 +269,12 @@ class LearnStore:
             rid = uuid7()
             line = render_record(id=rid, kind=kind, title=title, detail=detail, agent=who,
                                  session=session, created_at=iso_now(),
-                                 source_reason=source_reason, source_event=source_event,
+                                 source_reason=source_reason or source,
+                                 source_event=source_event,
                                  promote=promote, dedupe_key=dedupe_key, tags=tuple(tags))
-            result = self.store.append(KIND_FILES[kind], line, author=who, source=source_reason,
-                                       message=f"learn {kind}: {title or detail[:60]}")
+            summary = " ".join((title or detail).split())[:60]
+            result = self.store.append(KIND_FILES[kind], line, author=who, source=source,
+                                       message=f"learn {kind}: {summary}")
         records, _ = parse_lines(KIND_FILES[kind], line.encode("utf-8"))
         return CaptureResult(records[0], True, result.commit)
 

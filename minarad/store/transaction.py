@@ -82,8 +82,10 @@ class Transaction:
     """
 
     def __init__(self, store, *, author: str, source: str, message: str | None = None,
-                 parents=(), force: bool = False):
+                 parents=(), force: bool = False, fast_forward: str | None = None,
+                 expect_head: str | None = None):
         self.store = store
+        self.fast_forward, self.expect_head = fast_forward, expect_head
         self.author, self.source, self.message = author, source, message
         self.parents = tuple(parents)
         self.force = force
@@ -214,6 +216,10 @@ class Transaction:
         from minarad.git.objects import has_commit
 
         head = self.store.head()
+        if self.fast_forward and (self.parents or not has_commit(self.store.repo,
+                                                                 self.fast_forward)):
+            raise InvalidInput(f"cannot fast-forward to {self.fast_forward!r}: not a commit "
+                               f"here, or a merge was asked too", code="unknown_commit")
         for parent in self.parents:
             if parent == head or self.parents.count(parent) > 1:
                 raise InvalidInput(f"parent {parent} is named twice (HEAD is a parent already)",
@@ -225,8 +231,11 @@ class Transaction:
     def _commit_once(self) -> TransactionResult:
         """Plan, then change the files and commit; DiskChanged means: run again."""
         states = self._plan()
+        if self.expect_head is not None and self.store.head() != self.expect_head:
+            raise Busy("HEAD moved while the change was prepared (an edit was committed "
+                       "meanwhile); try again", code="head_moved")
         changed = [s for s in states.values() if s.after != s.before]
-        if not changed and not self.parents:
+        if not changed and not self.parents and not self.fast_forward:
             return TransactionResult(None, _results(states, None), ())
         info = self._commit_with_disk_changes(changed)
         return TransactionResult(info.commit, _results(states, info.commit), self.parents)
@@ -364,7 +373,8 @@ class Transaction:
         modes = {s.rel: s.mode for s in changed if s.mode is not None}
         prepared = prepare_commit(self.store, {s.rel: s.after for s in changed},
                                   author=self.author, source=self.source, message=self.message,
-                                  verb=self._verb(changed), modes=modes, parents=self.parents)
+                                  verb=self._verb(changed), modes=modes, parents=self.parents,
+                                  reuse=self.fast_forward)
         undos: list = []
         stats: dict = {}
         moves = _plain_moves(changed)

@@ -362,7 +362,8 @@ class WriteVerbs:
 
     @contextlib.contextmanager
     def transaction(self, *, author: str, source: str = "cli", message: str | None = None,
-                    parents=(), force: bool = False):
+                    parents=(), force: bool = False, fast_forward: str | None = None,
+                    expect_head: str | None = None):
         """Collect changes to any number of paths and commit them as ONE commit.
 
         ``with store.transaction(author="agent") as tx:`` then ``tx.write``,
@@ -378,6 +379,10 @@ class WriteVerbs:
             message: an optional line for the commit body.
             parents: extra parent commits (hex) after HEAD: a merge commit.
             force: write a ``.gitignore`` even if it hides tracked files.
+            fast_forward: a descendant of HEAD whose files the changes make:
+                HEAD moves to it instead of to a new commit (remote sync).
+            expect_head: refuse (``head_moved``) unless HEAD is still this commit
+                once editor changes to the paths are committed.
 
         Yields:
             The :class:`minarad.store.transaction.Transaction`.
@@ -385,7 +390,8 @@ class WriteVerbs:
         from minarad.store.transaction import Transaction
 
         tx = Transaction(self, author=author, source=source, message=message,
-                         parents=parents, force=force)
+                         parents=parents, force=force, fast_forward=fast_forward,
+                         expect_head=expect_head)
         yield tx
         tx.commit()
 

@@ -87,6 +87,21 @@ def test_channel_members_guard_the_channel(minara, ws):
                                       "agent-a")["text"]
 
 
+def test_a_pulled_channel_copy_is_pushed_only_by_a_member(minara, ws, tmp_path):
+    minara("memory", "append", "MEMORY.md", "- team note", "--channel", "team-a", check=0)
+    copies = str(tmp_path / "copies")
+    minara("memory", "pull", "--dir", copies, "--channel", "team-a", check=0)
+    minara("channel", "members", "team-a", "--add", "agent-a", check=0)
+    with open(f"{copies}/MEMORY.md", "a") as fh:
+        fh.write("- edited in the copy\n")
+    before = commit_count(ws)
+    refused = minara("memory", "push", "--dir", copies, "--as", "agent-b")
+    assert refused.returncode == 5 and "not a member of channel team-a" in refused.stderr
+    assert commit_count(ws) == before
+    minara("memory", "push", "--dir", copies, "--as", "agent-a", check=0)
+    assert "edited in the copy" in (ws / "channels/team-a/MEMORY.md").read_text()
+
+
 def test_notes_remember_consolidate_graph_and_decisions(minara, ws, tmp_path):
     minara("notes", "observe", "deploys are slow on Mondays", "--as", "agent-a", check=0)
     minara("notes", "update", "Working on the release notes.", "--as", "agent-a", check=0)
