@@ -57,6 +57,9 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     # -- knowledge --
     # -- search --
     # -- HTTP gateway --
+    "http": ("MINARA_HTTP", str, "127.0.0.1:7411"),
+    "http_hosts": ("MINARA_HTTP_HOSTS", str, ""),
+    "http_max_body_bytes": ("MINARA_HTTP_MAX_BODY_BYTES", int, 8 * 1024 * 1024),
     # -- artifacts and files --
     # -- sync --
     "sync_interval_s": ("MINARA_SYNC_INTERVAL", float, 60.0),
@@ -79,7 +82,7 @@ _SECRETS = {"llm_api_key", "sync_token", "mcp_token"}
 
 #: Settings whose empty value means "not set" (rather than an error).
 _MAY_BE_EMPTY = {"llm_base_url", "llm_model", "llm_api_key",
-                 "sync_machine", "sync_username", "sync_token"}
+                 "sync_machine", "sync_username", "sync_token", "http_hosts"}
 
 #: Text settings that take one of a few words.
 _CHOICES = {"dream_mode": ("append", "propose")}
@@ -141,6 +144,9 @@ class Settings:
     # -- knowledge --
     # -- search --
     # -- HTTP gateway --
+    http: str
+    http_hosts: str
+    http_max_body_bytes: int
     # -- artifacts and files --
     # -- sync --
     sync_interval_s: float
@@ -241,6 +247,7 @@ _MINIMUM = {
     # -- knowledge --
     # -- search --
     # -- HTTP gateway --
+    "http_max_body_bytes": 1024,
     # -- artifacts and files --
     # -- sync --
     "sync_interval_s": 0.1, "sync_debounce_s": 0.0,

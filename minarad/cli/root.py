@@ -45,6 +45,8 @@ GROUPS = {
     "channel": "minarad.cli.knowledge:channel",
     # -- search --
     # -- HTTP gateway --
+    "token": "minarad.cli.gateway:token",
+    "ui": "minarad.cli.gateway:ui",
     # -- artifacts and files --
     # -- sync --
     "remote": "minarad.cli.sync:remote",

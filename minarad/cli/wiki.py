@@ -52,6 +52,7 @@ def list_(ctx: CliContext, prefix, tree, channel):
 
     Example: minara wiki list handbook --tree
     """
+    ctx.app.check_channel_access(channel, ctx.author)
     if tree and ctx.as_json:
         emit(ctx, {"tree": [_tree_dict(n) for n in _wiki(ctx).tree(prefix, channel=channel)]})
         return
@@ -81,6 +82,7 @@ def get(ctx: CliContext, page, version, no_backlinks, channel):
 
     Example: minara wiki get handbook/refunds --version 2
     """
+    ctx.app.check_channel_access(channel, ctx.author)
     from minarad.cli.wikifast import render_page
 
     found = _wiki(ctx).get(page, version=version, channel=channel,
@@ -119,6 +121,7 @@ def put(ctx: CliContext, page, text, title, base, channel):
 
     Example: minara wiki put handbook/refunds @refunds.md --base 3
     """
+    ctx.app.check_channel_access(channel, ctx.author)
     body = read_text_arg(text, ctx.settings.max_file_bytes)
     if body and not body.endswith("\n"):
         body += "\n"
@@ -139,6 +142,7 @@ def search(ctx: CliContext, query, limit, channel):
 
     Example: minara wiki search "refund window"
     """
+    ctx.app.check_channel_access(channel, ctx.author)
     from minarad.wiki.names import page_of_file
 
     found = _wiki(ctx)
@@ -166,6 +170,7 @@ def links(ctx: CliContext, page, missing, channel):
 
     Example: minara wiki links --missing
     """
+    ctx.app.check_channel_access(channel, ctx.author)
     if missing == bool(page):
         raise click.UsageError("give PAGE or --missing (not both)")
     found = _wiki(ctx).missing(channel=channel) if missing else \
@@ -188,6 +193,7 @@ def rename(ctx: CliContext, page, title, base, channel):
 
     Example: minara wiki rename handbook/refunds --title "Refund rules"
     """
+    ctx.app.check_channel_access(channel, ctx.author)
     result = _wiki(ctx).rename(page, title, base=base, channel=channel, author=ctx.author,
                                source="cli")
     _render_write(ctx, result, "retitled")
@@ -210,6 +216,7 @@ def move(ctx: CliContext, old, new, fix_links, channel):
 
     Example: minara wiki move handbook guide --fix-links
     """
+    ctx.app.check_channel_access(channel, ctx.author)
     result = _wiki(ctx).move(old, new, fix_links=fix_links, channel=channel,
                              author=ctx.author, source="cli")
     lines = [f"{o} -> {n}" for o, n in result.moved]
@@ -238,6 +245,7 @@ def delete(ctx: CliContext, page, base, purge, yes, force, channel):
 
     Example: minara wiki delete drafts/leak --purge --yes
     """
+    ctx.app.check_channel_access(channel, ctx.author)
     if purge:
         result = _wiki(ctx).purge(page, channel=channel, yes=yes, force=force)
         emit(ctx, result.to_dict(), f"{page}: purged from the whole history "
@@ -262,6 +270,7 @@ def history(ctx: CliContext, page, limit, channel):
 
     Example: minara wiki history handbook/refunds --limit 5
     """
+    ctx.app.check_channel_access(channel, ctx.author)
     entries = _wiki(ctx).history(page, channel=channel)[:limit]
     lines = [f"v{e.version:<4} {_short(e.commit)}  {e.time}  {e.author:<16} {e.source:<12} "
              f"{'(deleted) ' if e.deleted else ''}{e.message}" for e in entries]
@@ -280,6 +289,7 @@ def diff(ctx: CliContext, page, v1, v2, channel):
 
     Example: minara wiki diff handbook/refunds 1 3
     """
+    ctx.app.check_channel_access(channel, ctx.author)
     text = _wiki(ctx).diff(page, v1, v2, channel=channel)
     emit(ctx, {"page": page, "from": v1, "to": v2, "diff": text}, None)
     if not ctx.as_json:
@@ -297,6 +307,7 @@ def restore(ctx: CliContext, page, version, channel):
 
     Example: minara wiki restore handbook/refunds 2
     """
+    ctx.app.check_channel_access(channel, ctx.author)
     result = _wiki(ctx).restore(page, version, channel=channel, author=ctx.author,
                                 source="cli")
     _render_write(ctx, result, "restored")

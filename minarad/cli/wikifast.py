@@ -108,6 +108,7 @@ def read_page_fast(app, name: str, channel: str | None) -> str | None:
 
     if not app.is_set_up():
         return None
+    app.check_channel_access(channel, app.settings.author)
     name = check_name(name)
     rel = page_file(name)
     if channel:
@@ -143,6 +144,7 @@ def list_pages_fast(app, prefix: str, tree: bool, channel: str | None) -> str | 
         from minarad.workspace.paths import validate_channel
 
         validate_channel(channel)
+        app.check_channel_access(channel, app.settings.author)
     prefix = check_name(prefix) if prefix else ""
     table = LinkTable(app.root, find_git_dir(app.root))
     try:

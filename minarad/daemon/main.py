@@ -113,6 +113,7 @@ SERVICES = [
     "minarad.daemon.main:start_catalogue_follower",
     # -- search --
     # -- HTTP gateway --
+    "minarad.gateway.serve:start_gateway",
     # -- sync --
     "minarad.sync.service:start_sync",
     # -- MCP --

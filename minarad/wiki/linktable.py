@@ -25,10 +25,13 @@ except ImportError:  # pragma: no cover - an interpreter without it
 from minarad.wiki.names import is_page_folder, link_target_name, page_of_file
 
 FILE_NAME = "wiki.sqlite3"
+#: Bumped when the tables change; a table of another version is started over.
+SCHEMA_VERSION = 2
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS pages (
-    file TEXT PRIMARY KEY, channel TEXT NOT NULL, name TEXT NOT NULL, title TEXT NOT NULL);
+    file TEXT PRIMARY KEY, channel TEXT NOT NULL, name TEXT NOT NULL, title TEXT NOT NULL,
+    blob TEXT NOT NULL, own_title INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS pages_name ON pages (name, channel);
 CREATE TABLE IF NOT EXISTS links (
     source TEXT NOT NULL, channel TEXT NOT NULL, target TEXT NOT NULL, label TEXT NOT NULL,
@@ -101,18 +104,26 @@ class LinkTable:
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None,
-                                   check_same_thread=False)
             try:
-                conn.executescript(_SCHEMA)
+                self._conn = self._open()
             except sqlite3.DatabaseError:  # damaged: a cache, so start over
-                conn.close()
                 os.remove(self.path)
-                conn = sqlite3.connect(self.path, timeout=30, isolation_level=None,
-                                       check_same_thread=False)
-                conn.executescript(_SCHEMA)
-            self._conn = conn
+                self._conn = self._open()
         return self._conn
+
+    def _open(self) -> sqlite3.Connection:
+        """Connect; a table of another schema version is dropped and made again."""
+        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None,
+                               check_same_thread=False)
+        try:
+            if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                conn.executescript("DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS pages; "
+                                   "DROP TABLE IF EXISTS links;" + _SCHEMA
+                                   + f"PRAGMA user_version = {SCHEMA_VERSION};")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     def close(self) -> None:
         """Close the SQLite connection."""
@@ -171,12 +182,16 @@ class LinkTable:
                 conn.execute("DELETE FROM links")
             stats = CatchUpStats(head, rebuilt=rebuilt)
             store = repo.object_store
-            for change in diff_trees(store, old_tree, commit_tree(repo, head)):
-                if not is_page_folder(change.path):
-                    continue
-                data = (read_blob(store, change.blob)
-                        if change.blob and is_regular(change.mode) else None)
-                self._replace_file(change.path, data, stats)
+            changes = [c for c in diff_trees(store, old_tree, commit_tree(repo, head))
+                       if is_page_folder(c.path)]
+            before = self._parsed_before(changes)  # a moved page is not read again
+            for change in changes:
+                blob = change.blob if change.blob and is_regular(change.mode) else None
+                if blob is not None and blob in before:
+                    self._replace_file(change.path, blob, None, stats, before[blob])
+                else:
+                    data = read_blob(store, blob) if blob is not None else None
+                    self._replace_file(change.path, blob, data, stats)
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (head,))
             conn.execute("COMMIT")
             return stats
@@ -184,20 +199,44 @@ class LinkTable:
             conn.execute("ROLLBACK")
             raise
 
-    def _replace_file(self, path: str, data: bytes | None, stats: CatchUpStats) -> None:
+    def _parsed_before(self, changes) -> dict[str, tuple]:
+        """blob -> (own title or None, links) of the changed paths' rows as they stand."""
+        known: dict[str, tuple] = {}
+        for change in changes:
+            row = self.conn.execute("SELECT blob, own_title, title FROM pages WHERE file=?",
+                                    (change.path,)).fetchone()
+            if row is None or row[0] in known:
+                continue
+            links = self.conn.execute("SELECT target, label, line FROM links WHERE source=?",
+                                      (change.path,)).fetchall()
+            known[row[0]] = (row[2] if row[1] else None, links)
+        return known
+
+    def _replace_file(self, path: str, blob: str | None, data: bytes | None,
+                      stats: CatchUpStats, parsed: tuple | None = None) -> None:
+        """Replace the rows of ``path`` with those of its new bytes (or of ``parsed``:
+        the same blob's title and links, known from its old path)."""
+        from minarad.wiki.names import default_title
+
         conn = self.conn
         conn.execute("DELETE FROM pages WHERE file=?", (path,))
         conn.execute("DELETE FROM links WHERE source=?", (path,))
         page = page_of_file(path)
         if page is None:
             return
-        if data is None:
+        if blob is None:
             stats.files_removed += 1
             return
         name, channel = page
-        page_rows, link_rows = rows_for_page(path, name, channel, data)
-        conn.execute("INSERT INTO pages VALUES (?, ?, ?, ?)", page_rows)
-        conn.executemany("INSERT INTO links VALUES (?, ?, ?, ?, ?)", link_rows)
+        if parsed is None:
+            assert data is not None
+            parsed = parse_page(data)
+        own_title, links = parsed
+        conn.execute("INSERT INTO pages VALUES (?, ?, ?, ?, ?, ?)",
+                     (path, channel, name, own_title or default_title(name), blob,
+                      int(own_title is not None)))
+        conn.executemany("INSERT INTO links VALUES (?, ?, ?, ?, ?)",
+                         [(path, channel, *link) for link in links])
         stats.files_indexed += 1
 
     # -- queries -------------------------------------------------------------------
@@ -256,21 +295,24 @@ class LinkTable:
         return [LinkRow(*row) for row in rows]
 
 
-def rows_for_page(path: str, name: str, channel: str, data: bytes) -> tuple[tuple, list]:
-    """The page row and link rows of one page file's bytes."""
+def parse_page(data: bytes) -> tuple[str | None, list[tuple]]:
+    """A page file's own title (front matter; None when it has none) and its links as
+    ``(target name, label, line)``, one per target and label."""
     from minarad.workspace.links import parse_links
-    from minarad.wiki.text import title_of
+    from minarad.workspace.markdown import parse_front_matter
 
     text = data.decode("utf-8", "replace")
-    page = (path, channel, name, title_of(text, name))
+    value = parse_front_matter(text)[0].get("title")
+    own_title = str(value).strip() if isinstance(value, (str, int)) and str(value).strip() \
+        else None
     links, seen = [], set()
     for link in parse_links(text):
         target = link_target_name(link.target)
         if target is None or (target, link.label) in seen:
             continue
         seen.add((target, link.label))
-        links.append((path, channel, target, link.label, text.count("\n", 0, link.start) + 1))
-    return page, links
+        links.append((target, link.label, text.count("\n", 0, link.start) + 1))
+    return own_title, links
 
 
 def visible_backlinks(table: LinkTable, name: str, page_channel: str,

@@ -75,8 +75,13 @@ def check_name(name: str) -> str:
                        path=name, suggestion=suggestion or None)
 
 
+_PLAIN_NAME = r"[a-z0-9_-]{1,250}(?:/[a-z0-9_-]{1,250})*\Z"
+
+
 def _problem(text: str) -> str | None:
     """What makes ``text`` an invalid page name, or None."""
+    if re.match(_PLAIN_NAME, text):  # the common case, checked at once
+        return None
     if not text.strip():
         return "is empty"
     segments = text.split("/")

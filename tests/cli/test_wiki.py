@@ -70,6 +70,22 @@ def test_channel_pages_are_not_found_for_others(minara, env):
         == ["plan"]
 
 
+def test_a_channel_with_members_keeps_its_pages_from_non_members(minara, env, ws):
+    minara("wiki", "put", "plan", "secret plan", "--channel", "team-a", check=0)
+    minara("channel", "members", "team-a", "--add", "agent-a", check=0)
+    before = commit_count(ws)
+    for args in (("get", "plan"), ("list",), ("search", "secret"),
+                 ("put", "plan", "overwritten"), ("delete", "plan"), ("history", "plan")):
+        proc = minara("wiki", *args, "--channel", "team-a", "--as", "agent-b", check=5)
+        assert "not a member of channel team-a" in proc.stderr and "secret" not in proc.stdout
+    code, out, _ = _probe({**env, "MINARA_AUTHOR": "agent-b"}, "wiki", "get", "plan",
+                          "--channel", "team-a")
+    assert code == 5 and "secret" not in out
+    assert commit_count(ws) == before
+    assert minara("wiki", "get", "plan", "--channel", "team-a", "--as", "agent-a",
+                  check=0).stdout == "secret plan\n"
+
+
 def test_list_tree_links_and_search(minara, env):
     minara("wiki", "put", "ops/deploy", "Deploy with care; see [[ops/rollback]].", check=0)
     minara("wiki", "put", "ops", "Operations.", check=0)
@@ -118,3 +134,14 @@ def test_purge_needs_yes_and_no_remote(minara, ws):
     assert git(ws, "grep", "hunter2", *git(ws, "rev-list", "--all").split(), check=False) == ""
     minara("wiki", "get", "leak", check=4)
     assert_repo_sound(ws)
+
+
+def test_a_commit_made_with_git_is_caught_up_before_backlinks_are_printed(minara, ws, env):
+    minara("wiki", "put", "target", "the target", check=0)
+    (ws / "wiki" / "from-git.md").write_text("links to [[target]]\n")
+    git(ws, "add", "wiki/from-git.md")
+    git(ws, "-c", "user.name=eve", "-c", "user.email=eve@x", "commit", "-q", "-m", "by hand")
+    out = minara("wiki", "get", "target", check=0).stdout  # the table was behind HEAD
+    assert out.endswith("-- linked from 1 page(s) --\nfrom-git  From git\n")
+    code, fast, loaded = _probe(env, "wiki", "get", "target")  # now at HEAD: the fast path
+    assert (code, fast, loaded) == (0, out, "[]")
