@@ -51,18 +51,18 @@ def endpoint(ctx: CliContext, show_token):
     """Where the daemon serves MCP over HTTP, and how to connect to it.
 
     The daemon serves it when mcp_http_enabled is set
-    (MINARA_MCP_HTTP_ENABLED=1), on loopback, behind a bearer token.
+    (MINARA_MCP_HTTP_ENABLED=1), on loopback, behind the HTTP gateway's
+    bearer token (minara token), or MINARA_MCP_TOKEN when set.
 
     Example: minara mcp endpoint --show-token
     """
-    from minarad.mcp.http import endpoint_url, read_endpoint
-    from minarad.mcp.token import bearer_token
+    from minarad.mcp.http import endpoint_url, read_endpoint, token_source
 
     s = ctx.settings
     store = ctx.app.existing_store()
     running = read_endpoint(store.state_dir) if store is not None else None
     url = running["url"] if running else endpoint_url(s.mcp_http_host, s.mcp_http_port)
-    token = bearer_token(s, "mcp", s.mcp_token)
+    token = token_source(s)()
     shown = token if show_token else "<token: minara mcp endpoint --show-token>"
     data = {"url": url, "running": running is not None, "enabled": s.mcp_http_enabled,
             "token": token if show_token else None}

@@ -5,26 +5,44 @@
 ``mcp_http_host:mcp_http_port`` (loopback only), serves
 ``http://HOST:PORT/mcp`` with uvicorn in a thread of its own, and wakes the
 resource change feed from the daemon's ``after_commit`` hook. Every request
-must carry ``Authorization: Bearer <token>`` (the ``mcp_token`` setting, else
-the token kept in the state folder, see :mod:`minarad.mcp.token`); the SDK's
-DNS-rebinding check refuses foreign ``Host``/``Origin`` headers. Where it
+must carry ``Authorization: Bearer <token>``: the ``mcp_token`` setting if
+set, else the HTTP gateway's token (``minara token``; a rotation takes
+effect at once); the SDK's DNS-rebinding check refuses foreign
+``Host``/``Origin`` headers. Where it
 listens is written to ``.git/minara/mcp-http.json`` (no secret in it).
 """
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 import json
 import os
 import socket
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from minarad.errors import InvalidInput
-from minarad.mcp.token import bearer_token, token_matches
 
 ENDPOINT_FILE = "mcp-http.json"
 PATH = "/mcp"
+
+
+def token_source(settings) -> Callable[[], str]:
+    """What gives the token a request must carry: the ``mcp_token`` setting, else the
+    gateway's token file, re-read when it changes (``minara token --rotate``)."""
+    if settings.mcp_token:
+        configured = settings.mcp_token
+        return lambda: configured
+    from minarad.gateway.security import TokenSource
+
+    return TokenSource(settings.state_dir).current
+
+
+def token_matches(given: str | None, expected: str) -> bool:
+    """True when ``given`` is ``expected`` (constant-time comparison)."""
+    return given is not None and hmac.compare_digest(given.encode(), expected.encode())
 
 
 class BearerGate:
@@ -32,17 +50,17 @@ class BearerGate:
 
     Args:
         app: the ASGI application behind the gate.
-        token: the token a request must carry.
+        token: returns the token a request must carry (asked at each request).
     """
 
-    def __init__(self, app, token: str):
+    def __init__(self, app, token: Callable[[], str]):
         self.app = app
         self.token = token
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "http" and not self._allowed(scope):
             body = json.dumps({"error": "unauthorized", "message": "missing or wrong bearer "
-                               "token (see: minara mcp endpoint)"}).encode()
+                               "token (see: minara token)"}).encode()
             await send({"type": "http.response.start", "status": 401, "headers": [
                 (b"content-type", b"application/json"),
                 (b"www-authenticate", b'Bearer realm="minara"')]})
@@ -54,7 +72,7 @@ class BearerGate:
         for name, value in scope.get("headers", ()):
             if name == b"authorization":
                 scheme, _, given = value.decode("latin-1").partition(" ")
-                return scheme.lower() == "bearer" and token_matches(given.strip(), self.token)
+                return scheme.lower() == "bearer" and token_matches(given.strip(), self.token())
         return False
 
 
@@ -150,7 +168,7 @@ def start(daemon, app):
     from minarad.mcp.server import build_server
 
     host = check_loopback(settings.mcp_http_host)
-    token = bearer_token(settings, "mcp", settings.mcp_token)
+    token = token_source(settings)
     tools = AgentTools(Minara.open(settings), settings.author)  # its own store: own locks
     server, feed = build_server(tools, poll_s=settings.mcp_poll_ms / 1000)
     asgi = BearerGate(server.streamable_http_app(streamable_http_path=PATH, host=host), token)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import stat
 from pathlib import Path
 
 import httpx
@@ -14,7 +13,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.conftest import assert_repo_sound, git
+from tests.conftest import CliRun, assert_repo_sound, git
 from tests.daemon.conftest import SCRUB, DaemonProcess, wait_until
 from tests.mcp.conftest import TIMEOUT, error_of, payload, run
 
@@ -33,15 +32,14 @@ def http_env(tmp_path) -> dict:
                MINARA_AUTHOR="daemon-agent", MINARA_OPERATOR="the-operator",
                MINARA_DEBOUNCE_MS="100", MINARA_DEBOUNCE_CAP_MS="1000", PYTHONUNBUFFERED="1",
                MINARA_MCP_HTTP_ENABLED="1", MINARA_MCP_HTTP_PORT="0",
-               MINARA_MCP_POLL_MS="60000")  # only the daemon's after_commit hook can wake it
+               MINARA_MCP_POLL_MS="60000",  # only the daemon's after_commit hook can wake it
+               MINARA_HTTP="off")  # the gateway itself is not needed: its token is
     return env
 
 
 @pytest.fixture
 def served(http_env, tmp_path):
     """A running daemon serving MCP over HTTP; yields ``(url, token, workspace)``."""
-    from tests.conftest import CliRun
-
     daemon = DaemonProcess(http_env, tmp_path).start()
     ws = Path(http_env["MINARA_WORKSPACE_DIR"])
     record = ws / ".git" / "minara" / "mcp-http.json"
@@ -63,16 +61,26 @@ def http_client(url: str, token: str, agent: str | None = None) -> Client:
     return Client(transport, read_timeout_seconds=TIMEOUT)
 
 
-def test_requests_without_the_token_are_refused(served, http_env):
+def test_requests_without_the_gateway_token_are_refused(served, http_env):
     url, token, _ws = served
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {token}"}):
         reply = httpx.post(url, json=body, headers=headers, timeout=TIMEOUT)
         assert reply.status_code == 401 and reply.json()["error"] == "unauthorized"
     assert url.startswith("http://127.0.0.1:")
-    token_file = Path(http_env["XDG_STATE_HOME"]) / "minara" / "tokens" / "mcp.token"
-    assert token_file.read_text().strip() == token
-    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    cli = CliRun(http_env)
+    assert cli("token", check=0).stdout.strip() == token
+    rotated = cli("token", "--rotate", check=0).stdout.strip().splitlines()[-1]
+    assert rotated and rotated != token
+
+    async def tools_with(key):
+        async with http_client(url, key) as client:
+            return len((await client.list_tools()).tools)
+
+    assert run(tools_with(rotated)) > 10
+    old = httpx.post(url, json=body, headers={"Authorization": f"Bearer {token}"},
+                     timeout=TIMEOUT)
+    assert old.status_code == 401
 
 
 def test_tools_over_http_and_a_resource_notification_after_an_editor_save(served):

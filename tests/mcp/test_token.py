@@ -1,19 +1,16 @@
-"""The bearer token kept in the state folder, the loopback rule, and lazy imports."""
+"""The endpoint's token source, the loopback rule, and lazy imports."""
 
 from __future__ import annotations
 
 import json
-import os
-import stat
 import subprocess
 import sys
 
 import pytest
 
 from minarad.config import load_settings
-from minarad.errors import Forbidden, InvalidInput
-from minarad.mcp.http import check_loopback
-from minarad.mcp.token import bearer_token, token_matches, token_path
+from minarad.errors import InvalidInput
+from minarad.mcp.http import check_loopback, token_matches, token_source
 
 
 @pytest.fixture
@@ -21,33 +18,16 @@ def settings(tmp_path):
     return load_settings({"workspace": tmp_path / "ws", "state_dir": tmp_path / "state"}, env={})
 
 
-def test_a_token_is_made_once_private_and_reused(settings):
-    first = bearer_token(settings, "mcp")
-    path = token_path(settings.state_dir, "mcp")
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
-    assert len(first) >= 40 and bearer_token(settings, "mcp") == first
-    assert bearer_token(settings, "mcp", configured="from-setting") == "from-setting"
-    assert token_matches(first, first) and not token_matches(first[:-1], first)
-    assert not token_matches(None, first)
+def test_the_gateway_token_is_asked_at_each_request_unless_one_is_set(settings):
+    from minarad.gateway.security import read_or_create_token, rotate_token
 
-
-def test_a_token_file_others_can_read_is_refused(settings):
-    bearer_token(settings, "mcp")
-    path = token_path(settings.state_dir, "mcp")
-    os.chmod(path, 0o644)
-    with pytest.raises(Forbidden) as err:
-        bearer_token(settings, "mcp")
-    assert err.value.code == "token_file_exposed" and "chmod 600" in err.value.message
-
-
-def test_an_empty_token_file_gets_a_new_token(settings):
-    path = token_path(settings.state_dir, "mcp")
-    path.parent.mkdir(parents=True, mode=0o700)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
-    os.close(fd)
-    token = bearer_token(settings, "mcp")
-    assert token and path.read_text().strip() == token
+    source = token_source(settings)
+    assert source() == read_or_create_token(settings.state_dir)
+    rotated = rotate_token(settings.state_dir)
+    assert source() == rotated
+    assert token_source(settings.replace(mcp_token="from-setting"))() == "from-setting"
+    assert token_matches(rotated, rotated) and not token_matches(rotated[:-1], rotated)
+    assert not token_matches(None, rotated)
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "::1", "localhost"])
