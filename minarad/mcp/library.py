@@ -60,7 +60,7 @@ class AgentTools:
         self.session = session or _server_session()
         self.lock = threading.RLock()
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minara-mcp")
-        self._hybrid: Index | None = None
+        self._shared: dict[str, Index] = {}  # shared with the views of for_agent
 
     def for_agent(self, agent: str | None = None, role: str | None = None) -> AgentTools:
         """The same tools (one app, one lock) as ``agent`` (and ``role``), where given."""
@@ -176,13 +176,13 @@ class AgentTools:
         """The plain index (keyword), or a second one whose lexical voice is fused with recency."""
         if mode == "keyword":
             return self.app.index
-        if self._hybrid is None:
+        if "hybrid" not in self._shared:
             from minarad.index import Index, RecencyVoice
 
             hybrid = Index.open(self.app.settings, version_of=self.app.store.version_number)
             hybrid.register_voice(RecencyVoice(hybrid.engine), weight=RECENCY_WEIGHT)
-            self._hybrid = hybrid
-        return self._hybrid
+            self._shared["hybrid"] = hybrid
+        return self._shared["hybrid"]
 
     def _search(self, index, query: str, *, memory_only: bool, kind, path, channel, since,
                 limit: int, mode: str) -> dict:

@@ -45,12 +45,12 @@ def add_memory_tools(server: MCPServer, tools: AgentTools) -> None:
     """memory_get, memory_append, memory_set, memory_history."""
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True)
 
-    async def memory_get(file: File, version: Annotated[
+    async def memory_get(file: File, ctx: Context, version: Annotated[
             int | str | None, Field(description="An old version: number, blob id or sha256; "
                                                 "omit for now")] = None,
             channel: Channel = None) -> dict[str, Any]:
-        v = None if version is None else str(version)
-        return await run_call(tools, lambda: tools.memory_get(file, v, channel))
+        me, v = agent_of(tools, ctx), None if version is None else str(version)
+        return await run_call(tools, lambda: me.memory_get(file, v, channel))
 
     async def memory_append(file: File, text: Text, ctx: Context,
                             channel: Channel = None) -> dict[str, Any]:
@@ -63,9 +63,10 @@ def add_memory_tools(server: MCPServer, tools: AgentTools) -> None:
         me = agent_of(tools, ctx)
         return await run_call(tools, lambda: me.memory_set(file, text, str(base), channel))
 
-    async def memory_history(file: File, limit: Limit = 20,
+    async def memory_history(file: File, ctx: Context, limit: Limit = 20,
                              channel: Channel = None) -> dict[str, Any]:
-        return await run_call(tools, lambda: tools.memory_history(file, limit, channel))
+        me = agent_of(tools, ctx)
+        return await run_call(tools, lambda: me.memory_history(file, limit, channel))
 
     server.add_tool(memory_get, annotations=read_only, description=(
         "Read a workspace file with its version. Keep the version: memory_set needs it. "
@@ -87,18 +88,20 @@ def add_search_tools(server: MCPServer, tools: AgentTools) -> None:
     """memory_search and search_memory."""
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True)
 
-    async def memory_search(query: Query, kind: Kinds = None, path: Annotated[str | None, Field(
-            description="Only under this path prefix")] = None, channel: Channel = None,
-            since: Since = None, limit: Limit = 10) -> dict[str, Any]:
-        return await run_call(tools, lambda: tools.memory_search(
+    async def memory_search(query: Query, ctx: Context, kind: Kinds = None, path: Annotated[
+            str | None, Field(description="Only under this path prefix")] = None,
+            channel: Channel = None, since: Since = None, limit: Limit = 10) -> dict[str, Any]:
+        me = agent_of(tools, ctx)
+        return await run_call(tools, lambda: me.memory_search(
             query, kind=kind, path=path, channel=channel, since=since, limit=limit))
 
-    async def search_memory(query: Query, mode: Annotated[str, Field(
+    async def search_memory(query: Query, ctx: Context, mode: Annotated[str, Field(
             description="keyword (words), hybrid (words fused with recency; default) or "
                         "semantic (needs an embedding model)")] = "hybrid",
             kind: Kinds = None, since: Since = None, channel: Channel = None,
             limit: Limit = 10) -> dict[str, Any]:
-        return await run_call(tools, lambda: tools.search_memory(
+        me = agent_of(tools, ctx)
+        return await run_call(tools, lambda: me.search_memory(
             query, mode=mode, kind=kind, since=since, channel=channel, limit=limit))
 
     server.add_tool(memory_search, annotations=read_only, description=(

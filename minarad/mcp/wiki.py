@@ -73,16 +73,17 @@ def add_wiki_tools(server: MCPServer, tools: AgentTools) -> None:
     """Register the wiki's tools on ``server``."""
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True)
 
-    async def list_(prefix: Annotated[str, Field(
+    async def list_(ctx: Context, prefix: Annotated[str, Field(
             description="Only this page and those under it; empty for all")] = "",
             channel: Channel = None) -> dict[str, Any]:
-        return await run_call(tools, lambda: wiki_list(tools, prefix, channel))
+        me = agent_of(tools, ctx)
+        return await run_call(tools, lambda: wiki_list(me, prefix, channel))
 
-    async def get(path: PagePath, version: Annotated[int | str | None, Field(
+    async def get(path: PagePath, ctx: Context, version: Annotated[int | str | None, Field(
             description="An old version (number, blob id or sha256); omit for now")] = None,
             channel: Channel = None) -> dict[str, Any]:
-        v = None if version is None else str(version)
-        return await run_call(tools, lambda: wiki_get(tools, path, v, channel))
+        me, v = agent_of(tools, ctx), None if version is None else str(version)
+        return await run_call(tools, lambda: wiki_get(me, path, v, channel))
 
     async def put(path: PagePath, text: Text, ctx: Context, title: Annotated[str | None, Field(
             description="The page's title (kept in its front matter)")] = None,
@@ -93,8 +94,10 @@ def add_wiki_tools(server: MCPServer, tools: AgentTools) -> None:
         b = None if base is None else str(base)
         return await run_call(tools, lambda: wiki_put(me, path, text, title, b, channel))
 
-    async def search(query: Query, channel: Channel = None, limit: Limit = 10) -> dict[str, Any]:
-        return await run_call(tools, lambda: wiki_search(tools, query, channel, limit))
+    async def search(query: Query, ctx: Context, channel: Channel = None,
+                     limit: Limit = 10) -> dict[str, Any]:
+        me = agent_of(tools, ctx)
+        return await run_call(tools, lambda: wiki_search(me, query, channel, limit))
 
     server.add_tool(list_, name="wiki_list", annotations=read_only, description=(
         "List wiki pages (path, title, file). Example: {\"prefix\": \"handbook\"}."))

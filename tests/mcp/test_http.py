@@ -83,11 +83,18 @@ def test_requests_without_the_gateway_token_are_refused(served, http_env):
     assert old.status_code == 401
 
 
-def test_tools_over_http_and_a_resource_notification_after_an_editor_save(served):
+def test_tools_over_http_and_a_resource_notification_after_an_editor_save(served, http_env):
     url, token, ws = served
+    CliRun(http_env)("--as", "dana", "channel", "members", "team-a", "--add", "cursor",
+                     check=0)
 
     async def session():
+        async with http_client(url, token, agent="mallory") as client:
+            refused = await client.call_tool("memory_get",
+                                             {"file": "MEMORY.md", "channel": "team-a"})
         async with http_client(url, token, agent="cursor") as client:
+            member = payload(await client.call_tool(
+                "memory_append", {"file": "MEMORY.md", "text": "- team", "channel": "team-a"}))
             tools = {t.name for t in (await client.list_tools()).tools}
             appended = payload(await client.call_tool(
                 "memory_append", {"file": "MEMORY.md", "text": "- over http"}))
@@ -99,9 +106,11 @@ def test_tools_over_http_and_a_resource_notification_after_an_editor_save(served
                 event = await asyncio.wait_for(anext(aiter(sub)), TIMEOUT)
             text = (await client.read_resource(MEMORY)).contents[0].text
             got = payload(await client.call_tool("memory_get", {"file": "MEMORY.md"}))
-            return tools, appended, bad, wrong, event, text, got
+            return refused, member, tools, appended, bad, wrong, event, text, got
 
-    tools, appended, bad, wrong, event, text, got = run(session())
+    refused, member, tools, appended, bad, wrong, event, text, got = run(session())
+    assert error_of(refused)["error"] == "access_denied"
+    assert member["path"] == "channels/team-a/MEMORY.md"
     assert {"memory_get", "memory_append", "memory_set", "search_memory"} <= tools
     assert appended["changed"]
     assert error_of(bad)["error"] == "path_outside_workspace"
@@ -111,6 +120,7 @@ def test_tools_over_http_and_a_resource_notification_after_an_editor_save(served
     assert got["version"] == appended["version"] + 1 and got["author"] == "the-operator"
     log = git(ws, "log", "-2", "--format=%an|%B%x00").split("\0")
     assert log[1].strip().startswith("cursor|") and "mcp" in log[1]
+    assert git(ws, "log", "-1", "--format=%an", "--", "channels/team-a/MEMORY.md") == "cursor\n"
     wait_until(lambda: not git(ws, "status", "--porcelain"), what="a clean status")
     assert_repo_sound(ws)
 
