@@ -72,12 +72,17 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "sync_username": ("MINARA_SYNC_USERNAME", str, ""),
     "sync_token": ("MINARA_SYNC_TOKEN", str, ""),
     # -- MCP --
+    "mcp_http_enabled": ("MINARA_MCP_HTTP_ENABLED", bool, False),
+    "mcp_http_host": ("MINARA_MCP_HTTP_HOST", str, "127.0.0.1"),
+    "mcp_http_port": ("MINARA_MCP_HTTP_PORT", int, 8766),
+    "mcp_token": ("MINARA_MCP_TOKEN", str, ""),
+    "mcp_poll_ms": ("MINARA_MCP_POLL_MS", int, 500),
     # -- budgets and proposals --
     "compact_auto": ("MINARA_COMPACT_AUTO", bool, False),
 }
 
 #: Settings never printed (``minara config`` says only that they are set).
-_SECRETS = {"llm_api_key", "sync_token"}
+_SECRETS = {"llm_api_key", "sync_token", "mcp_token"}
 
 #: Settings whose empty value means "not set" (rather than an error).
 _MAY_BE_EMPTY = {"llm_base_url", "llm_model", "llm_api_key",
@@ -158,6 +163,11 @@ class Settings:
     sync_username: str
     sync_token: str
     # -- MCP --
+    mcp_http_enabled: bool
+    mcp_http_host: str
+    mcp_http_port: int
+    mcp_token: str
+    mcp_poll_ms: int
     # -- budgets and proposals --
     compact_auto: bool
     config_file: Path
@@ -251,6 +261,7 @@ _MINIMUM = {
     # -- sync --
     "sync_interval_s": 0.1, "sync_debounce_s": 0.0,
     # -- MCP --
+    "mcp_poll_ms": 10,
     # -- budgets and proposals --
 }
 

@@ -55,6 +55,7 @@ GROUPS = {
     "sync": "minarad.cli.sync:sync",
     "doctor": "minarad.cli.doctor:doctor",
     # -- MCP --
+    "mcp": "minarad.cli.mcp:mcp",
     # -- budgets and proposals --
     "proposals": "minarad.cli.proposals:proposals",
     "compact": "minarad.cli.proposals:compact",

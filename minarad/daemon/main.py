@@ -117,6 +117,7 @@ SERVICES = [
     # -- sync --
     "minarad.sync.service:start_sync",
     # -- MCP --
+    "minarad.mcp.http:start",
     # -- budgets and proposals --
     "minarad.daemon.budgets:start_budget_watch",
 ]
