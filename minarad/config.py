@@ -47,6 +47,13 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     # -- wiki --
     # -- knowledge --
     # -- search --
+    "embed_model": ("MINARA_EMBED_MODEL", str, ""),
+    "search_per_page": ("MINARA_SEARCH_PER_PAGE", int, 2),
+    "search_half_life_days": ("MINARA_SEARCH_HALF_LIFE_DAYS", float, 30.0),
+    "search_weight_lexical": ("MINARA_SEARCH_WEIGHT_LEXICAL", float, 1.0),
+    "search_weight_semantic": ("MINARA_SEARCH_WEIGHT_SEMANTIC", float, 1.0),
+    "search_weight_recency": ("MINARA_SEARCH_WEIGHT_RECENCY", float, 0.05),
+    "search_weight_graph": ("MINARA_SEARCH_WEIGHT_GRAPH", float, 0.3),
     # -- HTTP gateway --
     # -- artifacts and files --
     # -- sync --
@@ -58,7 +65,8 @@ FIELDS: dict[str, tuple[str, type, object]] = {
 _SECRETS = {"llm_api_key"}
 
 #: Settings whose empty value means "not set" (rather than an error).
-_MAY_BE_EMPTY = {"llm_base_url", "llm_model", "llm_api_key"}
+_MAY_BE_EMPTY = {"llm_base_url", "llm_model", "llm_api_key",
+                 "embed_model"}  # -- search --
 
 
 class Settings:
@@ -107,6 +115,13 @@ class Settings:
     # -- wiki --
     # -- knowledge --
     # -- search --
+    embed_model: str
+    search_per_page: int
+    search_half_life_days: float
+    search_weight_lexical: float
+    search_weight_semantic: float
+    search_weight_recency: float
+    search_weight_graph: float
     # -- HTTP gateway --
     # -- artifacts and files --
     # -- sync --
@@ -194,6 +209,7 @@ _MINIMUM = {
     # -- wiki --
     # -- knowledge --
     # -- search --
+    "search_per_page": 0, "search_half_life_days": 0.01,
     # -- HTTP gateway --
     # -- artifacts and files --
     # -- sync --

@@ -29,8 +29,16 @@ class LexicalVoice:
         self.engine = engine
 
     def rank(self, query: str, filters: SearchFilters, limit: int) -> list[RankedHit]:
-        """The best ``limit`` matches of ``query``, by score (see :meth:`Index.search`)."""
-        hits = _matching_hits(self.engine, query, filters, limit, by_time=False)
+        """The best ``limit`` matches of ``query``, by score (see :meth:`Index.search`).
+
+        First the hits holding enough of the meaningful words; when they
+        are fewer than ``limit``, hits holding fewer follow (below them).
+        """
+        hits = _matching_hits(self.engine, query, filters, limit, by_time=False, strict=True)
+        if len(hits) < limit:
+            seen = {h.key for h in hits}
+            more = _matching_hits(self.engine, query, filters, limit, by_time=False)
+            hits += [h for h in more if h.key not in seen][:limit - len(hits)]
         return [RankedHit(hit, hit.score) for hit in _bodiless_after_body_matches(hits)]
 
 
@@ -53,14 +61,14 @@ class RecencyVoice:
 
 
 def _matching_hits(engine: LexicalEngine, query: str, filters: SearchFilters, limit: int,
-                   by_time: bool) -> list[Hit]:
+                   by_time: bool, strict: bool = False) -> list[Hit]:
     """Hits of the engine's matches, with snippets marking the query's words."""
     clauses = parse_query(query or "")
     view = engine.reader_view()
     if view is None:
         engine.check_query(clauses)
         return []
-    built = engine.query(view, clauses, filters)
+    built = engine.query(view, clauses, filters, strict=strict)
     if limit <= 0:
         return []
     pattern = term_pattern(positive_terms(clauses))
