@@ -31,6 +31,7 @@ GROUPS = {
     # -- wiki --
     # -- knowledge --
     # -- search --
+    "models": "minarad.cli.models:models",
     # -- HTTP gateway --
     # -- artifacts and files --
     # -- sync --

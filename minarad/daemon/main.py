@@ -107,6 +107,7 @@ SERVICES = [
     "minarad.daemon.main:start_index_follower",
     # -- learn store, promotion, dreaming, scheduler --
     # -- search --
+    "minarad.index.embedfollow:start_embedding_follower",
     # -- HTTP gateway --
     # -- sync --
     # -- MCP --

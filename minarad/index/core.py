@@ -30,7 +30,7 @@ from minarad.index.ranking import (MODES, RankingSettings, apply_recency, cap_pe
                                    fuse_explained, graph_list, page_aware)
 from minarad.index.semantic import SemanticVoice
 from minarad.index.vectors import EmbedStats, VectorStore, catch_up_embeddings, embeddings_dir_for
-from minarad.index.voices import LexicalVoice
+from minarad.index.voices import LexicalVoice, bodiless_after_body_matches
 
 #: Files longer than this are indexed up to it (and reported).
 DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -361,8 +361,8 @@ class Index:
         if r.graph > 0 and candidates:
             lists.append(("graph", graph_list(self.engine, candidates, filters), r.graph))
             candidates = fuse_explained(lists)
-        hits = apply_recency(candidates, r.recency, r.half_life_days)
-        return cap_per_page(page_aware(hits), per_page)[:max(limit, 0)]
+        hits = page_aware(apply_recency(candidates, r.recency, r.half_life_days))
+        return cap_per_page(bodiless_after_body_matches(hits), per_page)[:max(limit, 0)]
 
     def known_kinds(self) -> list[str]:
         """The kinds and roles a ``kind`` filter may name (those of JSONL entries too)."""

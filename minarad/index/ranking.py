@@ -4,8 +4,9 @@
    embedding model is installed, the *semantic* voice (cosine of section
    embeddings) give candidates.
 2. The *graph* voice ranks the pages that the strongest candidates link
-   to, then candidates by their backlinks.
-3. The lists are fused by weighted reciprocal rank (:func:`~.fusion.fuse`).
+   to (linked from more of them first, then by their backlink counts).
+3. The lists are fused by a weighted sum of normalised scores
+   (:func:`fuse_explained`; lexical scores keep their BM25 proportions).
 4. The *temporal* voice is a prior on the fused score: it halves, at its
    weight, every ``half_life_days`` (``--since``/``--until`` filter).
 5. Page-aware: a section gains from the other sections of its page that
@@ -22,14 +23,16 @@ import math
 import time
 from collections.abc import Sequence
 
-from minarad.index.fusion import RRF_K, RankedHit, SearchFilters
+from minarad.index.fusion import RankedHit, SearchFilters
 from minarad.index.results import Hit
 
 MODES = ("keyword", "semantic", "hybrid")
 #: How much the other found sections of a page add to a section's score.
-PAGE_SHARE = 0.3
+PAGE_SHARE = 0.15
+#: A section counts for its page when a voice ranks it at most this far down.
+PAGE_WINDOW = 10
 #: How many of the best candidates count as strong hits for the graph voice.
-STRONG_HITS = 5
+STRONG_HITS = 3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,33 +63,28 @@ def temporal_list(candidates: Sequence[Hit], half_life_days: float,
 
 
 def graph_list(engine, candidates: Sequence[Hit], filters: SearchFilters) -> list[RankedHit]:
-    """Pages linked from the strong hits (most-linked first), then candidates by backlinks.
+    """Pages linked from the strong hits: linked from more of them first, then by backlinks.
 
     A linked page is represented by its section that is already a
-    candidate, else by its first section.
+    candidate, else by its first section; the score is how many strong
+    hits link to it.
     """
     from minarad.index.semantic import matches_filters
 
-    strong = candidates[:STRONG_HITS]
     linked: dict[str, int] = {}
-    for hit in strong:
+    for hit in candidates[:STRONG_HITS]:
         for target in dict.fromkeys(hit.links):
             if target != hit.path:
                 linked[target] = linked.get(target, 0) + 1
     first_of: dict[str, Hit] = {}
     for hit in candidates:
         first_of.setdefault(hit.path, hit)
+    order = sorted(linked, key=lambda t: (-linked[t], -backlink_count(engine, t)))
     out: list[RankedHit] = []
-    for target, count in sorted(linked.items(), key=lambda t: -t[1]):
+    for target in order:
         found = first_of.get(target) or _first_section(engine, target, filters, matches_filters)
         if found is not None:
-            out.append(RankedHit(found, float(count)))
-    seen = {item.hit.key for item in out}
-    counts = [(backlink_count(engine, h.path), i, h) for i, h in enumerate(candidates)
-              if h.key not in seen]
-    counts = [t for t in counts if t[0] > 0]
-    counts.sort(key=lambda t: (-t[0], t[1]))
-    out += [RankedHit(h, float(n)) for n, _i, h in counts]
+            out.append(RankedHit(found, float(linked[target])))
     return out
 
 
@@ -104,22 +102,41 @@ def _first_section(engine, path: str, filters: SearchFilters, matches) -> Hit | 
     return hit_from_record(min(records, key=lambda r: r.line_start), 0.0, None)
 
 
-def fuse_explained(lists: Sequence[tuple[str, Sequence[RankedHit], float]],
-                   k: int = RRF_K) -> list[Hit]:
-    """Weighted reciprocal rank fusion; every hit's ``explain`` names its voices.
+def normalised(name: str, ranked: Sequence[RankedHit]) -> list[float]:
+    """A voice's scores mapped onto 0..1 for fusion.
+
+    Lexical: the share of the best score (BM25 magnitudes are kept, so a
+    hit matching one common word stays far below one matching them all).
+    Semantic: min-max over the list (cosines of one model sit in a narrow
+    band; the list's last is 0). Graph: the share of the most links.
+    """
+    scores = [item.score for item in ranked]
+    if not scores:
+        return []
+    top, low = max(scores), min(scores)
+    if name == "semantic":
+        span = top - low
+        return [(x - low) / span if span > 0 else 1.0 for x in scores]
+    return [x / top if top > 0 else 0.0 for x in scores]
+
+
+def fuse_explained(lists: Sequence[tuple[str, Sequence[RankedHit], float]]) -> list[Hit]:
+    """Weighted sum of each voice's normalised score; ``explain`` names the voices.
 
     Returns:
         All hits, best first, ``score`` the fused score and ``explain``
-        ``{voice: {"rank": r, "score": s}}`` for the voices that gave it.
+        ``{voice: {"rank": r, "score": s}}`` (the voice's own rank and score)
+        for the voices that gave it. Ties keep the order the voices gave.
     """
     scores: dict[tuple[str, int], float] = {}
     first: dict[tuple[str, int], Hit] = {}
     explain: dict[tuple[str, int], dict] = {}
     for name, ranked, weight in lists:
-        for rank, item in enumerate(ranked, start=1):
+        for rank, (item, norm) in enumerate(zip(ranked, normalised(name, ranked), strict=True),
+                                            start=1):
             key = item.hit.key
             first.setdefault(key, item.hit)
-            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
+            scores[key] = scores.get(key, 0.0) + weight * norm
             explain.setdefault(key, {})[name] = {"rank": rank, "score": round(item.score, 4)}
     order = sorted(first, key=lambda key: -scores[key])
     return [dataclasses.replace(first[key], score=scores[key], explain=explain[key])
@@ -148,27 +165,36 @@ def apply_recency(hits: list[Hit], weight: float, half_life_days: float,
     return out
 
 
-def page_aware(hits: list[Hit]) -> list[Hit]:
-    """Add to each section a share of the scores of its page's other found sections.
+def page_aware(hits: list[Hit], window: int = PAGE_WINDOW) -> list[Hit]:
+    """Add to each section a share of the scores of its page's other strong sections.
 
-    The others count with halving weights (best first), so a page of many
-    weak matches cannot outweigh a strong one.
+    A section counts for its page when the lexical or the semantic voice
+    put it in its first ``window``; the others count with halving weights
+    (best first), so a page of many weak matches cannot outweigh a strong one.
     """
     by_page: dict[str, list[float]] = {}
     for hit in hits:
-        by_page.setdefault(hit.path, []).append(hit.score)
+        if _is_strong(hit, window):
+            by_page.setdefault(hit.path, []).append(hit.score)
     out = []
     for hit in hits:
-        rest = sorted(by_page[hit.path], reverse=True)
-        rest.remove(hit.score)
+        rest = sorted(by_page.get(hit.path, []), reverse=True)
+        if hit.score in rest:
+            rest.remove(hit.score)
         others = sum(score * 0.5 ** i for i, score in enumerate(rest))
         score = hit.score + PAGE_SHARE * others
         explain = dict(hit.explain or {})
         if others:
-            explain["page"] = {"sections": len(by_page[hit.path]), "score": round(others, 4)}
+            explain["page"] = {"sections": len(rest) + 1, "score": round(others, 4)}
         out.append(dataclasses.replace(hit, score=score, explain=explain or hit.explain))
     out.sort(key=lambda h: -h.score)
     return out
+
+
+def _is_strong(hit: Hit, window: int) -> bool:
+    voices = hit.explain or {}
+    return any(voices.get(name, {}).get("rank", window + 1) <= window
+               for name in ("lexical", "semantic"))
 
 
 def cap_per_page(hits: list[Hit], per_page: int) -> list[Hit]:

@@ -39,7 +39,7 @@ class LexicalVoice:
             seen = {h.key for h in hits}
             more = _matching_hits(self.engine, query, filters, limit, by_time=False)
             hits += [h for h in more if h.key not in seen][:limit - len(hits)]
-        return [RankedHit(hit, hit.score) for hit in _bodiless_after_body_matches(hits)]
+        return [RankedHit(hit, hit.score) for hit in bodiless_after_body_matches(hits)]
 
 
 class RecencyVoice:
@@ -81,7 +81,7 @@ def _is_bodiless(hit: Hit) -> bool:
     return hit.kind == "section" and bool(hit.heading) and not hit.text.strip()
 
 
-def _bodiless_after_body_matches(hits: list[Hit]) -> list[Hit]:
+def bodiless_after_body_matches(hits: list[Hit]) -> list[Hit]:
     """Move each heading-alone section below the last lower-ranked hit whose text matched.
 
     A heading alone is short, so it can score above the section holding
