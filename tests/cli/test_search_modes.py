@@ -68,4 +68,4 @@ def test_install_a_model_embed_and_search_hybrid(minara, tmp_path):
     hits = minara.json("search", "rolling back schema upgrades", "--explain")["results"]
     assert hits[0]["path"] == "wiki/db/db.md" and "semantic" in hits[0]["explain"]
     proc = minara("models", "install", "nope", check=2)
-    assert "unknown model" in proc.stderr
+    assert "e5-small" in proc.stderr
