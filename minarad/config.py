@@ -51,7 +51,7 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "search_per_page": ("MINARA_SEARCH_PER_PAGE", int, 2),
     "search_half_life_days": ("MINARA_SEARCH_HALF_LIFE_DAYS", float, 30.0),
     "search_weight_lexical": ("MINARA_SEARCH_WEIGHT_LEXICAL", float, 1.0),
-    "search_weight_semantic": ("MINARA_SEARCH_WEIGHT_SEMANTIC", float, 1.0),
+    "search_weight_semantic": ("MINARA_SEARCH_WEIGHT_SEMANTIC", float, 0.4),
     "search_weight_recency": ("MINARA_SEARCH_WEIGHT_RECENCY", float, 0.05),
     "search_weight_graph": ("MINARA_SEARCH_WEIGHT_GRAPH", float, 0.3),
     # -- HTTP gateway --

@@ -28,6 +28,8 @@ WORD_BOOSTS = {"title": 2.0, "heading": 1.5, "text": 1.0, "extra": 1.0}
 #: title repeated in the heading path does not outweigh a rarer word.
 TIE_BREAKER = 0.2
 EXACT_BOOST = 2.0
+#: The words of a compound token found apart count this much (the phrase: 1).
+SPLIT_BOOST = 0.5
 CJK_BOOST = 1.0
 
 _TOKEN_RE = re.compile(r'([+-]?)(?:([A-Za-z_]+):)?("([^"]*)"?|\S+)')
@@ -198,6 +200,8 @@ class QueryBuilder:
             return self.filter_query(clause.field, [clause.text])
         fields = {TEXT_FIELDS[clause.field]: 1.0} if clause.field else WORD_BOOSTS
         options = [self._word_query(clause.text, fields)]
+        if not clause.phrase and not clause.field:
+            options.append(self._split_words_query(clause.text, fields))
         if not clause.field:
             options += [self._exact_query(clause.text), self._cjk_query(clause.text, clause.phrase)]
         options = [q for q in options if q is not None]
@@ -229,6 +233,23 @@ class QueryBuilder:
         if len(per_field) == 1:
             return per_field[0]
         return self.tv.Query.disjunction_max_query(per_field, tie_breaker=TIE_BREAKER)
+
+    def _split_words_query(self, text: str, fields: dict[str, float]):
+        """The words of a compound token (``Mailbox.items()``) anywhere in a section.
+
+        The phrase ranks first; this finds a section holding the words
+        apart (the method in the text, the class in the title), at
+        :data:`SPLIT_BOOST`. None for a single word.
+        """
+        tokens = self.words.analyze(text)
+        if len(tokens) < 2:
+            return None
+        tv = self.tv
+        per_token = [tv.Query.disjunction_max_query(
+            [self._boosted(tv.Query.term_query(self.schema, f, token), boost)
+             for f, boost in fields.items()], tie_breaker=TIE_BREAKER) for token in tokens]
+        return self._boosted(tv.Query.boolean_query([(tv.Occur.Should, q) for q in per_token]),
+                             SPLIT_BOOST)
 
     def _tokens_query(self, field: str, tokens: list[str]):
         if len(tokens) == 1:

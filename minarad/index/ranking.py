@@ -28,7 +28,7 @@ from minarad.index.results import Hit
 
 MODES = ("keyword", "semantic", "hybrid")
 #: How much the other found sections of a page add to a section's score.
-PAGE_SHARE = 0.15
+PAGE_SHARE = 0.3
 #: A section counts for its page when a voice ranks it at most this far down.
 PAGE_WINDOW = 10
 #: How many of the best candidates count as strong hits for the graph voice.
@@ -40,7 +40,7 @@ class RankingSettings:
     """Weights of the voices, the recency half-life and the per-page cap."""
 
     lexical: float = 1.0
-    semantic: float = 1.0
+    semantic: float = 0.4
     recency: float = 0.05
     graph: float = 0.3
     half_life_days: float = 30.0

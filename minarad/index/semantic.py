@@ -39,7 +39,8 @@ class SemanticVoice:
     def rank(self, query: str, filters: SearchFilters, limit: int) -> list[RankedHit]:
         """The ``limit`` nearest sections matching ``filters``; the score is the cosine."""
         clauses = parse_query(query or "")
-        words = " ".join(c.text for c in positive_terms(clauses) if c.field is None)
+        # the whole question, function words included: the model reads sentences
+        words = " ".join(c.text for c in clauses if c.occur != MUST_NOT and c.field is None)
         loaded = self.store.matrix()
         if not words.strip() or loaded is None or limit <= 0:
             return []
