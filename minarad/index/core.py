@@ -35,6 +35,8 @@ from minarad.index.voices import LexicalVoice, bodiless_after_body_matches
 #: Files longer than this are indexed up to it (and reported).
 DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
 Progress = Callable[[int, int, str], None]
+#: How many hits the semantic voice offers at least (each costs reading its page).
+SEMANTIC_DEPTH = 20
 #: How often a writer waiting for the lock looks again, in seconds.
 LOCK_POLL_SECONDS = 0.05
 
@@ -356,7 +358,8 @@ class Index:
                           r.lexical))
         if mode != "keyword" and self.embedder is not None:
             voice = SemanticVoice(self.engine, self.vectors, self.embedder)
-            lists.append(("semantic", voice.rank(query, filters, depth), r.semantic))
+            lists.append(("semantic", voice.rank(query, filters, max(limit * 2, SEMANTIC_DEPTH)),
+                          r.semantic))
         candidates = fuse_explained(lists)
         if r.graph > 0 and candidates:
             lists.append(("graph", graph_list(self.engine, candidates, filters), r.graph))
