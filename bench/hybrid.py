@@ -94,9 +94,9 @@ def daemon_rss(work: Path, model_path: Path) -> dict | None:
 
         store = VectorStore(embeddings_dir_for(index_dir_for(work / "rss-state", root)))
         deadline = time.time() + 300
-        while time.time() < deadline and store.count() < 100:
+        while time.time() < deadline and store.count() < 60:
             time.sleep(0.5)
-        if store.count() < 100:
+        if store.count() < 60:
             return None
         time.sleep(1.0)
         return {"vectors": store.count(), "rss_mib": _status(proc.pid, "VmRSS") / 1024,

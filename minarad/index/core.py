@@ -365,7 +365,8 @@ class Index:
             lists.append(("graph", graph_list(self.engine, candidates, filters), r.graph))
             candidates = fuse_explained(lists)
         hits = page_aware(apply_recency(candidates, r.recency, r.half_life_days))
-        return cap_per_page(bodiless_after_body_matches(hits), per_page)[:max(limit, 0)]
+        hits = cap_per_page(bodiless_after_body_matches(hits), per_page)[:max(limit, 0)]
+        return mark_words(hits, query)
 
     def known_kinds(self) -> list[str]:
         """The kinds and roles a ``kind`` filter may name (those of JSONL entries too)."""
@@ -454,6 +455,21 @@ class Index:
 def _known_commit(repo, commit: str | None) -> str | None:
     """``commit`` if the repository has it (history may have been rewritten), else None."""
     return commit if commit and gitsource.has_commit(repo, commit) else None
+
+
+def mark_words(hits: list[Hit], query: str) -> list[Hit]:
+    """Cut the snippets of hits that no lexical match marked (semantic, graph) around the words."""
+    from minarad.index.query import positive_terms
+    from minarad.index.snippets import make_snippet, term_pattern
+
+    unmarked = [h for h in hits if not h.snippet.highlights]
+    if not unmarked:
+        return hits
+    pattern = term_pattern(positive_terms(parse_query(query or "")))
+    for hit in unmarked:
+        hit.snippet = make_snippet(hit.text.strip() and hit.text or hit.heading or hit.title,
+                                   pattern)
+    return hits
 
 
 def _text(path) -> str | None:

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from minarad.index.engine import MEMORY_SCOPE, LexicalEngine  # noqa: F401
 from minarad.index.fusion import RankedHit, SearchFilters
-from minarad.index.query import MUST_NOT, parse_query, positive_terms
+from minarad.index.query import MUST_NOT, parse_query
 from minarad.index.results import hit_from_record
-from minarad.index.snippets import term_pattern
 
 #: How many nearest vectors are read back per hit asked for (filters drop some).
 OVERSAMPLE = 4
@@ -58,7 +57,6 @@ class SemanticVoice:
         best = best[np.argsort(-scores[best])]
         keys = self.store.keys_of(ids[best])
         excluded = [c.text.lower() for c in clauses if c.occur == MUST_NOT and c.field is None]
-        pattern = term_pattern(positive_terms(clauses))
         out: list[RankedHit] = []
         records = _RecordCache(self.engine)
         for row in best:
@@ -69,7 +67,8 @@ class SemanticVoice:
             if excluded and any(word in record.text.lower() for word in excluded):
                 continue
             score = float(scores[row])
-            out.append(RankedHit(hit_from_record(record, score, pattern), score))
+            # no marks yet: the search marks the words of the hits it returns
+            out.append(RankedHit(hit_from_record(record, score, None), score))
             if len(out) >= limit:
                 break
         return out

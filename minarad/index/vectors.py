@@ -75,6 +75,7 @@ class VectorStore:
         self.folder = Path(folder)
         self.db_path = self.folder / "vectors.sqlite3"
         self._matrix: tuple | None = None
+        self._reader: tuple | None = None  # (stamp of the database file, connection, meta)
 
     # -- the database ------------------------------------------------------
 
@@ -100,15 +101,27 @@ class VectorStore:
 
     def meta(self) -> dict:
         """The commit, model and matrix generation the vectors reflect (``{}``: none)."""
+        reader = self._read_connection()
+        return dict(reader[2]) if reader else {}
+
+    def _read_connection(self):
+        """A read connection and the meta it saw, kept while the database file is unchanged."""
         import sqlite3
 
-        if not self.db_path.exists():
-            return {}
         try:
-            with self.connect() as conn:
-                return dict(conn.execute("SELECT k, v FROM meta").fetchall())
+            st = os.stat(self.db_path)
+        except OSError:
+            return None
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        if self._reader is not None and self._reader[0] == stamp:
+            return self._reader
+        try:
+            conn = sqlite3.connect(self.db_path, timeout=10, check_same_thread=False)
+            meta = dict(conn.execute("SELECT k, v FROM meta").fetchall())
         except sqlite3.Error:
-            return {}
+            return None
+        self._reader = (stamp, conn, meta)
+        return self._reader
 
     def count(self) -> int:
         """How many sections have a vector."""
@@ -129,12 +142,12 @@ class VectorStore:
     def keys_of(self, ids) -> dict[int, tuple[str, int]]:
         """``id -> (path, line_start)`` for the rows ``ids``."""
         wanted = [int(i) for i in ids]
-        if not wanted:
+        reader = self._read_connection()
+        if not wanted or reader is None:
             return {}
-        with self.connect() as conn:
-            marks = ",".join("?" * len(wanted))
-            rows = conn.execute(f"SELECT id, path, line_start FROM vec WHERE id IN ({marks})",
-                                wanted).fetchall()
+        marks = ",".join("?" * len(wanted))
+        rows = reader[1].execute(f"SELECT id, path, line_start FROM vec WHERE id IN ({marks})",
+                                 wanted).fetchall()
         return {row[0]: (row[1], row[2]) for row in rows}
 
     # -- the matrix --------------------------------------------------------
@@ -185,9 +198,10 @@ class VectorStore:
     def clear(self) -> None:
         """Forget every vector (a rebuild starts from nothing)."""
         for entry in self.folder.glob("*"):
-            if entry.is_file():
+            if entry.is_file() and entry.name != "writer.lock":
                 entry.unlink(missing_ok=True)
         self._matrix = None
+        self._reader = None
 
 
 def catch_up_embeddings(index, store: VectorStore, embedder: Embedder,
