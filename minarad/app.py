@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     import datetime as dt
 
     from minarad.index import Index
+    from minarad.knowledge import Knowledge
     from minarad.store import Store
+    from minarad.wiki import Wiki
 
 
 class Minara:
@@ -34,6 +36,7 @@ class Minara:
         self.settings = settings
         self._store: Store | None = None
         self._index: Index | None = None
+        self._knowledge: Knowledge | None = None  # -- knowledge --
 
     @classmethod
     def open(cls, settings: Settings | None = None, **flags) -> Minara:
@@ -51,10 +54,16 @@ class Minara:
 
     def close(self) -> None:
         """Release the store (repository, history cache) and the index."""
+        if self._knowledge is not None:
+            self._knowledge.close()
+            self._knowledge = None
         if self._store is not None:
             self._store.close()
             self._store = None
         self._index = None
+        if self._wiki is not None:
+            self._wiki.close()
+            self._wiki = None
 
     # -- the workspace -------------------------------------------------------
 
@@ -152,17 +161,83 @@ class Minara:
 
     # -- the parts built on the store (each adds its property here) -----------
     # -- learn store, promotion, dreaming, scheduler --
+
+    @property
+    def learn(self):
+        """The :class:`minarad.learn.LearnStore` (capture, use, list, show, promote)."""
+        from minarad.learn.store import LearnStore
+
+        return LearnStore.from_app(self)
+
     # -- wiki --
+    _wiki: Wiki | None = None
+
+    @property
+    def wiki(self) -> Wiki:
+        """The workspace's :class:`minarad.wiki.Wiki` (pages, links, backlinks)."""
+        if self._wiki is None:
+            from minarad.wiki import Wiki
+
+            self._wiki = Wiki(self)
+        return self._wiki
+
     # -- knowledge --
+
+    @property
+    def knowledge(self):
+        """The :class:`minarad.knowledge.Knowledge` of this workspace (facts, policies,
+        grants, channel members, hot notes, working memory, graph)."""
+        if self._knowledge is None:
+            from minarad.knowledge import Knowledge
+
+            self._knowledge = Knowledge(self)
+        return self._knowledge
+
+    def check_channel_access(self, channel: str | None, who: str) -> None:
+        """Refuse ``who`` a channel whose ``channels/<id>/MEMBERS.md`` does not name them.
+
+        A channel without a members file is open (anyone who names it).
+        Cheap and light: the click-free ``memory get`` calls it too.
+
+        Raises:
+            Forbidden: ``access_denied`` (exit 5).
+        """
+        if channel is None:
+            return
+        from minarad.knowledge.members import check_channel_access
+
+        check_channel_access(self.root, channel, who, self.settings.max_file_bytes)
     # -- artifacts and files --
     # -- sync --
     # -- budgets and proposals --
+
+    def budget_report(self, *, channel: str | None = None):
+        """Each file the context carries against its budget (:mod:`minarad.budgets`)."""
+        from minarad.budgets import budget_report
+
+        s = self.settings
+        built = self.context(channel=channel)
+        return budget_report(built, s.context_max_file_chars, s.context_max_total_chars)
+
+    def budget_watch(self):
+        """The :class:`minarad.budgets.BudgetWatch` of this workspace (in the state folder)."""
+        from minarad.budgets import BudgetWatch, budget_state_file
+
+        return BudgetWatch(budget_state_file(self.settings.state_dir, self.root))
+
+    @property
+    def proposals(self):
+        """The workspace's :class:`minarad.proposals.Proposals` (job changes as branches)."""
+        from minarad.proposals import Proposals
+
+        return Proposals(self.store)
 
     # -- the two ends of an agent session -------------------------------------
 
     def context(self, *, now: dt.datetime | None = None, channel: str | None = None,
                 session: str | None = None, surface: str | None = None,
-                max_file_chars: int | None = None, max_total_chars: int | None = None):
+                max_file_chars: int | None = None, max_total_chars: int | None = None,
+                agent: str | None = None, role: str | None = None):
         """Build the memory blocks of a session's system prompt.
 
         Args:
@@ -172,6 +247,9 @@ class Minara:
             surface: where the agent runs.
             max_file_chars: per-file budget (default: the setting).
             max_total_chars: total budget (default: the setting).
+            agent: the agent's id: its working memory (``agents/<id>/NOTES.md``) is shown.
+            role: the agent's role: only policies of domains it may read are shown
+                (``general`` when None).
 
         Returns:
             The :class:`minarad.context.Context`.
@@ -187,10 +265,15 @@ class Minara:
                           else max_total_chars)
         import datetime
 
+        from minarad.knowledge.notes import notes_path
+
+        notes = notes_path(agent) if agent else None
+        policies = self.knowledge.policies_block_text(role, budgets.max_file_chars)
         return build_context(self.root, now=now or datetime.datetime.now().astimezone(),
                              channel_memory=channel_path("MEMORY.md", channel), session=session,
                              surface=surface, channel=channel, budgets=budgets,
-                             max_file_bytes=s.max_file_bytes)
+                             max_file_bytes=s.max_file_bytes, policies=policies,
+                             notes_path=notes)
 
     def turn_end(self, turn):
         """Run the turn-end handlers for one finished :class:`minarad.turns.turn_end.TurnEnd`."""

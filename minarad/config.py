@@ -44,6 +44,15 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     # -- learn store, promotion, dreaming, scheduler --
     "dream_enabled": ("WORKSPACE_DREAM_ENABLED", bool, False),
     "dream_interval_hours": ("WORKSPACE_DREAM_INTERVAL_HOURS", float, 24.0),
+    "dream_max_chars": ("MINARA_DREAM_MAX_CHARS", int, 24_000),
+    "dream_max_answer_chars": ("MINARA_DREAM_MAX_ANSWER_CHARS", int, 4_000),
+    "dream_mode": ("WORKSPACE_DREAM_MODE", str, "append"),
+    "promote_min_uses": ("MINARA_PROMOTE_MIN_USES", int, 10),
+    "promote_min_score": ("MINARA_PROMOTE_MIN_SCORE", float, 0.55),
+    "promote_interval_hours": ("MINARA_PROMOTE_INTERVAL_HOURS", float, 1.0),
+    "jobs_enabled": ("MINARA_JOBS_ENABLED", bool, True),
+    "jobs_retry_s": ("MINARA_JOBS_RETRY_S", float, 60.0),
+    "daily_log_flush_hours": ("MINARA_DAILY_LOG_FLUSH_HOURS", float, 1.0),
     # -- wiki --
     # -- knowledge --
     # -- search --
@@ -55,18 +64,31 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "search_weight_recency": ("MINARA_SEARCH_WEIGHT_RECENCY", float, 0.05),
     "search_weight_graph": ("MINARA_SEARCH_WEIGHT_GRAPH", float, 0.3),
     # -- HTTP gateway --
+    "http": ("MINARA_HTTP", str, "127.0.0.1:7411"),
+    "http_hosts": ("MINARA_HTTP_HOSTS", str, ""),
+    "http_max_body_bytes": ("MINARA_HTTP_MAX_BODY_BYTES", int, 8 * 1024 * 1024),
     # -- artifacts and files --
     # -- sync --
+    "sync_interval_s": ("MINARA_SYNC_INTERVAL", float, 60.0),
+    "sync_debounce_s": ("MINARA_SYNC_DEBOUNCE_S", float, 2.0),
+    "sync_machine": ("MINARA_SYNC_MACHINE", str, ""),
+    "sync_username": ("MINARA_SYNC_USERNAME", str, ""),
+    "sync_token": ("MINARA_SYNC_TOKEN", str, ""),
     # -- MCP --
     # -- budgets and proposals --
+    "compact_auto": ("MINARA_COMPACT_AUTO", bool, False),
 }
 
 #: Settings never printed (``minara config`` says only that they are set).
-_SECRETS = {"llm_api_key"}
+_SECRETS = {"llm_api_key", "sync_token"}
 
 #: Settings whose empty value means "not set" (rather than an error).
 _MAY_BE_EMPTY = {"llm_base_url", "llm_model", "llm_api_key",
+                 "sync_machine", "sync_username", "sync_token", "http_hosts",
                  "embed_model"}  # -- search --
+
+#: Text settings that take one of a few words.
+_CHOICES = {"dream_mode": ("append", "propose")}
 
 
 class Settings:
@@ -112,6 +134,15 @@ class Settings:
     # -- learn store, promotion, dreaming, scheduler --
     dream_enabled: bool
     dream_interval_hours: float
+    dream_max_chars: int
+    dream_max_answer_chars: int
+    dream_mode: str
+    promote_min_uses: int
+    promote_min_score: float
+    promote_interval_hours: float
+    jobs_enabled: bool
+    jobs_retry_s: float
+    daily_log_flush_hours: float
     # -- wiki --
     # -- knowledge --
     # -- search --
@@ -123,10 +154,19 @@ class Settings:
     search_weight_recency: float
     search_weight_graph: float
     # -- HTTP gateway --
+    http: str
+    http_hosts: str
+    http_max_body_bytes: int
     # -- artifacts and files --
     # -- sync --
+    sync_interval_s: float
+    sync_debounce_s: float
+    sync_machine: str
+    sync_username: str
+    sync_token: str
     # -- MCP --
     # -- budgets and proposals --
+    compact_auto: bool
     config_file: Path
     sources: dict
     given_data_dir: Path | None
@@ -205,14 +245,18 @@ _MINIMUM = {
     # -- LLM --
     "llm_timeout_s": 0.1,
     # -- learn store, promotion, dreaming, scheduler --
-    "dream_interval_hours": 0.01,
+    "dream_interval_hours": 0.0001, "dream_max_chars": 200, "dream_max_answer_chars": 1,
+    "promote_min_uses": 0, "promote_min_score": 0.0, "promote_interval_hours": 0.0001,
+    "jobs_retry_s": 0.1, "daily_log_flush_hours": 0.0001,
     # -- wiki --
     # -- knowledge --
     # -- search --
     "search_per_page": 0, "search_half_life_days": 0.01,
     # -- HTTP gateway --
+    "http_max_body_bytes": 1024,
     # -- artifacts and files --
     # -- sync --
+    "sync_interval_s": 0.1, "sync_debounce_s": 0.0,
     # -- MCP --
     # -- budgets and proposals --
 }
@@ -280,13 +324,19 @@ def parse_value(name: str, raw, kind: type):
                 return ""
             raise ValueError(raw)
         value = kind(raw)
+        if kind is str and name in _CHOICES:
+            value = value.strip().lower()
+            if value not in _CHOICES[name]:
+                raise ValueError(raw)
         if kind in (int, float) and value < _MINIMUM.get(name, 0):
             raise ValueError(raw)
         return value
     except (TypeError, ValueError):
         least = _MINIMUM.get(name, 0)
         what = (f"a number >= {least}" if kind in (int, float) else
-                "a non-empty path" if kind is Path else "non-empty text" if kind is str
+                "a non-empty path" if kind is Path else
+                "one of " + ", ".join(_CHOICES[name]) if name in _CHOICES else
+                "non-empty text" if kind is str
                 else "one of 1/0, true/false, yes/no, on/off")
         raise InvalidInput(f"setting {name}: {raw!r} is not valid; use {what}",
                            code="invalid_setting") from None

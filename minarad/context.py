@@ -4,11 +4,14 @@
 no search index) and returns :class:`Context`: a fixed preamble, then
 
 1. ``identity`` (cacheable): SOUL.md, AGENTS.md;
-2. ``memory_snapshot`` (dynamic, the first dynamic block): USER.md,
+2. ``policies`` (cacheable; only when there are active policies the
+   caller's role may read): the knowledge policies, by domain;
+3. ``memory_snapshot`` (dynamic, the first dynamic block): USER.md,
    MEMORY.md (or the channel's), HEARTBEAT.md, today's and yesterday's
    daily-journal files (local dates);
-3. ``bootstrap`` (only while BOOTSTRAP.md exists);
-4. ``soul_notice`` (once, after SOUL.md changed since the last session).
+4. ``working_memory`` (with an agent id): ``agents/<id>/NOTES.md``;
+5. ``bootstrap`` (only while BOOTSTRAP.md exists);
+6. ``soul_notice`` (once, after SOUL.md changed since the last session).
 
 A file over the per-file budget (12,000 characters by default), or one that
 would overflow the total budget, is listed by name and path instead of its
@@ -354,11 +357,26 @@ def _snapshot_note(session: str | None, surface: str | None, today: dt.date) -> 
     return f"Local date {today.isoformat()}" + (f"; {who}." if who else ".")
 
 
+def policies_block(text: str) -> Block | None:
+    """The active policies (cacheable: it changes only when a policy does), or None."""
+    return Block("policies", True, note=text) if text.strip() else None
+
+
+def working_memory_block(root: Path, notes_path: str | None,
+                         max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Block | None:
+    """The agent's ``agents/<id>/NOTES.md``, when it has one."""
+    if notes_path is None:
+        return None
+    file = read_context_file(root, notes_path, "working_memory", max_bytes)
+    return None if file is None else Block("working_memory", False, [file])
+
+
 def build_context(root: str | os.PathLike, *, now: dt.datetime, channel_memory: str = "MEMORY.md",
                   session: str | None = None, surface: str | None = None,
                   channel: str | None = None, budgets: Budgets = Budgets(),
                   disclose_soul: bool = True,
-                  max_file_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Context:
+                  max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+                  policies: str = "", notes_path: str | None = None) -> Context:
     """Assemble the prompt blocks of a session from the workspace on disk.
 
     Args:
@@ -371,6 +389,8 @@ def build_context(root: str | os.PathLike, *, now: dt.datetime, channel_memory: 
         budgets: per-file and total character budgets.
         disclose_soul: compare SOUL.md with its baseline (and reset it).
         max_file_bytes: a larger file is named as not read.
+        policies: the policies block's text (after identity; empty: no block).
+        notes_path: the agent's working memory, shown after the snapshot.
 
     Returns:
         The :class:`Context`, blocks in prompt order.
@@ -378,8 +398,11 @@ def build_context(root: str | os.PathLike, *, now: dt.datetime, channel_memory: 
     root = Path(root)
     today = now.astimezone().date()
     identity = identity_block(root, max_file_bytes)
-    blocks = [identity, snapshot_block(root, channel_memory, today,
-                                       _snapshot_note(session, surface, today), max_file_bytes)]
+    optional = [identity, policies_block(policies),
+                snapshot_block(root, channel_memory, today,
+                               _snapshot_note(session, surface, today), max_file_bytes),
+                working_memory_block(root, notes_path, max_file_bytes)]
+    blocks = [b for b in optional if b is not None]
     bootstrap = bootstrap_block(root, max_file_bytes)
     if bootstrap is not None:
         blocks.append(bootstrap)

@@ -61,7 +61,7 @@ def env(tmp_path):
     e.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
              XDG_DATA_HOME=str(home / ".local/share"), XDG_STATE_HOME=str(home / ".local/state"),
              MINARA_WORKSPACE_DIR=str(tmp_path / "ws"), MINARA_AUTHOR="tester",
-             GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
+             MINARA_HTTP="off", GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
     return e
 
 

@@ -1,14 +1,23 @@
 """The ``minara`` command.
 
 This module stays free of click: ``minara memory get FILE`` (the read an
-agent makes on every turn) is answered by :mod:`minarad.cli.fastpath`
-without loading the CLI framework; everything else is handed to the click
+agent makes on every turn) and ``minara memory append FILE TEXT`` (its
+most frequent write) are answered by :mod:`minarad.cli.fastpath` without
+loading the CLI framework; everything else is handed to the click
 application in :mod:`minarad.cli.root`.
 """
 
 from __future__ import annotations
 
 import sys
+
+
+#: Other commands answered without click when they can be (the first word
+#: among the first five arguments, then ``module:function(args) -> code | None``).
+FAST_PATHS = (
+    ("wiki", "minarad.cli.wikifast:try_fast_wiki_get"),
+    ("fact", "minarad.cli.fastfacts:try_fast_fact_list"),
+)
 
 
 def main(argv=None) -> int:
@@ -19,6 +28,14 @@ def main(argv=None) -> int:
     code = try_fast_path(args)
     if code is not None:
         return code
+    for word, spec in FAST_PATHS:
+        if word in args[:5]:
+            import importlib
+
+            module, attr = spec.split(":")
+            code = getattr(importlib.import_module(module), attr)(args)
+            if code is not None:
+                return code
     from minarad.cli.root import main as click_main
 
     return click_main(args)

@@ -58,29 +58,72 @@ at_option = click.option(
 @click.option("--max-total-chars", type=click.IntRange(min=0),
               help="Files beyond this total are listed by name only "
                    "[setting context_max_total_chars; default 60000].")
+@click.option("--report", is_flag=True,
+              help="Instead of the blocks, list each file's size, estimated tokens, budget "
+                   "and state (ok, near = 85%+, over = listed by name only).")
+@click.option("--agent", metavar="ID",
+              help="The agent's id: its working memory (agents/ID/NOTES.md) is shown, and "
+                   "with --channel it must be a member [default for --channel: --as].")
+@click.option("--role", metavar="ROLE",
+              help="The agent's role: only policies of domains it may read are shown "
+                   "[default: general].")
 @at_option
+@click.option("--as-of", "as_of", metavar="WHEN",
+              help="Time travel: the blocks as given at WHEN, from the last commit at or "
+                   "before it (ISO date or time, 'yesterday', '3 days ago').")
 @hook_option
 @json_option
 @pass_ctx
-def context(ctx, session, surface, channel, max_file_chars, max_total_chars, at, hook):
+def context(ctx, session, surface, channel, max_file_chars, max_total_chars, report, at, hook,
+            agent, role, as_of):
     """Print the memory blocks of a system prompt, in order.
 
-    Blocks: identity (SOUL.md, AGENTS.md; cacheable), memory snapshot
-    (USER.md, MEMORY.md or the channel's, HEARTBEAT.md, today's and
-    yesterday's journal), bootstrap (while BOOTSTRAP.md exists), and a
+    Blocks: identity (SOUL.md, AGENTS.md; cacheable), policies (the active
+    ones the --role may read; cacheable), memory snapshot (USER.md,
+    MEMORY.md or the channel's, HEARTBEAT.md, today's and yesterday's
+    journal), working memory (with --agent: agents/ID/NOTES.md), bootstrap
+    (while BOOTSTRAP.md exists), and a
     one-time notice when SOUL.md changed since the last session. Workspace
     text comes before anything derived and wins over it. File text is
     verbatim except that a '<' starting a minara-block or file tag (any
     case) is written as '&lt;', so no file can fake a block.
 
+    --report lists each file against its budget instead (near: 85% or
+    more; over: the agent sees it by name only).
+
+    With --as-of WHEN, the files come from the last commit at or before
+    WHEN and the journal days are WHEN's: what the agent was given then.
+
     Example: minara context --session s1 --surface repl --json
+
+    Example: minara context --as-of yesterday
     """
     payload = _hook_payload(hook)
     if payload is not None:
         session, surface = session or payload.session_id, surface or hook
+    ctx.app.check_channel_access(channel, agent or ctx.author)
+    if as_of is not None:
+        from minarad.knowledge.notes import notes_path
+        from minarad.store.timetravel import context_at, parse_when
+
+        past, commit = context_at(ctx.app, parse_when(as_of), channel=channel, session=session,
+                                  surface=surface, max_file_chars=max_file_chars,
+                                  max_total_chars=max_total_chars,
+                                  notes_path=notes_path(agent) if agent else None)
+        emit(ctx, {**past.as_dict(), "commit": commit}, past.text())
+        return
     result = ctx.app.context(now=_parse_time(at), channel=channel, session=session,
                              surface=surface, max_file_chars=max_file_chars,
-                             max_total_chars=max_total_chars)
+                             max_total_chars=max_total_chars, agent=agent, role=role)
+    if report:
+        from minarad.budgets import budget_report, render_report
+
+        s = ctx.settings
+        measured = budget_report(
+            result, s.context_max_file_chars if max_file_chars is None else max_file_chars,
+            s.context_max_total_chars if max_total_chars is None else max_total_chars)
+        emit(ctx, measured.as_dict(), render_report(measured))
+        return
     emit(ctx, result.as_dict(), result.text())
 
 

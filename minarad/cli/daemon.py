@@ -52,11 +52,32 @@ def _workspace_notes(app) -> dict:
         return {"tracked_ignored": [], "untracked": []}
     try:
         return {"tracked_ignored": [n.to_dict() for n in tracked_but_ignored(store)],
-                "untracked": [n.to_dict() for n in untracked_explained(store)]}
+                "untracked": [n.to_dict() for n in untracked_explained(store)],
+                "sync": _sync_notes(store)}
     except (KeyError, OSError, MinaraError):
         # A damaged repository (a missing tree): the daemon's own status
         # line says what is wrong; the notes need an intact HEAD.
         return {"tracked_ignored": [], "untracked": []}
+
+
+def _sync_notes(store) -> dict:
+    """Remotes (ahead/behind, last sync, last error) and conflict copies left by sync."""
+    from minarad.sync import status as sync_status
+
+    return sync_status(store)
+
+
+def _render_sync(notes: dict) -> list[str]:
+    sync = notes.get("sync") or {}
+    lines = []
+    for r in sync.get("remotes", []):
+        line = (f"  remote {r['name']}: {r['ahead']} ahead, {r['behind']} behind, "
+                f"last sync {r.get('last_sync') or 'never'}")
+        if r.get("last_error"):
+            line += f"; last error at {r.get('last_error_at')}: {r['last_error']}"
+        lines.append(line)
+    lines += [f"  sync conflict (both versions kept): {p}" for p in sync.get("conflicts", [])]
+    return lines
 
 
 def _head_commit(app) -> dict | None:
@@ -79,8 +100,22 @@ def _head_commit(app) -> dict | None:
         return None  # a damaged repository: the daemon's status line says what is wrong
 
 
+def _budget_notes(app) -> list[dict]:
+    """Context files near or over their budget (empty before the workspace is set up)."""
+    if not app.has_repository():
+        return []
+    try:
+        report = app.budget_report()
+    except (OSError, MinaraError):
+        return []
+    return [line.as_dict() for line in report.warnings()]
+
+
 def _render_notes(notes: dict) -> list[str]:
-    lines = []
+    lines = _render_sync(notes)
+    lines += [f"  budget: {b['path']} is {b['state']} ({b['chars']:,} of {b['budget']:,} "
+              f"characters){'; the agent sees it by name only' if b['state'] == 'over' else ''}"
+              for b in notes.get("budgets", [])]
     for key, label in (("tracked_ignored", "ignored but tracked"), ("untracked", "git shows ??")):
         entries = notes[key]
         lines += [f"  {label}: {n['path']}: {n['reason']}" for n in entries[:SHOWN_SKIPPED]]
@@ -100,15 +135,16 @@ def status(ctx):
     pending paths and the files it cannot version (too large, unreadable,
     symlinks), as the running daemon last reported them. Running or not,
     it shows HEAD's last commit (whoever made it), lists tracked files that
-    .gitignore ignores, and explains each file 'git status' shows as
-    untracked (??).
+    .gitignore ignores, explains each file 'git status' shows as
+    untracked (??), and names the context files near or over their budget
+    (minara context --report measures them all).
 
     Example: minara status --json
     """
     from minarad.daemon.state import read_status
 
     st = read_status(ctx.settings.workspace)
-    notes = _workspace_notes(ctx.app)
+    notes = {**_workspace_notes(ctx.app), "budgets": _budget_notes(ctx.app)}
     head = _head_commit(ctx.app)
     if st.running or ctx.as_json:
         lines = _render_status(st).split("\n")

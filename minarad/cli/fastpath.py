@@ -1,12 +1,16 @@
-"""``minara memory get FILE`` without click.
+"""``minara memory get FILE`` and ``minara memory append FILE TEXT`` without click.
 
-Agents read their memory on every turn, so the plain read skips the CLI
-framework: it understands exactly ``memory get FILE [--channel ID]`` with
-``-w DIR | --workspace DIR`` and ``--as NAME`` before or after, and hands
-anything else (``--json``, ``--version``, ``--help``, a workspace that
-needs seeding) to click, which gives the same answers more slowly. Both
-read through :meth:`minarad.app.Minara.read_text`; errors print and exit
-exactly as the click path does.
+Agents read their memory on every turn, and append to it more than they
+do anything else, so the plain read and the plain append skip the CLI
+framework: they understand exactly ``memory get FILE [--channel ID]`` and
+``memory append FILE TEXT [--channel ID]`` (TEXT not starting with ``-``
+or ``@``) with ``-w DIR | --workspace DIR`` and ``--as NAME`` before or
+after, and hand anything else (``--json``, ``--version``, ``--force``,
+``--help``, stdin or ``@file`` text, a workspace that needs seeding) to
+click, which gives the same answers more slowly. The read goes through
+:meth:`minarad.app.Minara.read_text`, the append through the store's
+``append`` as the click command calls it; errors print and exit exactly
+as the click path does.
 """
 
 from __future__ import annotations
@@ -41,16 +45,53 @@ def parse_fast_get(args: list[str]) -> dict | None:
     The global options (``--workspace``, ``--as``) may come before or after
     the subcommand, as click accepts them.
     """
+    return _parse_fast(args, "get", ("file",))
+
+
+def parse_fast_append(args: list[str]) -> dict | None:
+    """Return the options of a plain ``memory append FILE TEXT``, or None for anything else.
+
+    As the click command reads them, only option names are options: TEXT
+    may start with ``-`` (``- a bullet``). Any flag (``--force``,
+    ``--json``, ``--help``), stdin (``-``) or ``@file`` text goes to click.
+    """
     opts: dict = {}
     rest = _take_options(list(args), _GLOBAL, opts)
-    if rest is None or rest[:2] != ["memory", "get"] or len(rest) < 3:
+    if rest is None or rest[:2] != ["memory", "append"]:
+        return None
+    positional: list[str] = []
+    it = iter(rest[2:])
+    for arg in it:
+        name, eq, value = arg.partition("=")
+        if name in _AFTER:
+            if not eq:
+                following = next(it, None)
+                if following is None:
+                    return None
+                value = following
+            opts[_AFTER[name]] = value
+        elif arg.startswith("--") or arg == "-h":
+            return None
+        else:
+            positional.append(arg)
+    if len(positional) != 2 or positional[1] == "-" or positional[1].startswith("@"):
+        return None
+    opts["file"], opts["text"] = positional
+    return opts
+
+
+def _parse_fast(args: list[str], verb: str, names: tuple) -> dict | None:
+    opts: dict = {"verb": verb}
+    rest = _take_options(list(args), _GLOBAL, opts)
+    if rest is None or rest[:2] != ["memory", verb] or len(rest) < 2 + len(names):
         return None
     rest = rest[2:]
-    if rest[0].startswith("-"):
-        rest = _take_options(rest, _AFTER, opts)
-        if not rest:
+    for name in names:
+        if rest and rest[0].startswith("-"):
+            rest = _take_options(rest, _AFTER, opts)
+        if not rest or rest[0].startswith("-"):
             return None
-    opts["file"], rest = rest[0], rest[1:]
+        opts[name], rest = rest[0], rest[1:]
     rest = _take_options(rest, _AFTER, opts)
     return opts if rest == [] else None
 
@@ -101,8 +142,52 @@ def _has_history(root: str, rel: str) -> bool:
         return True  # unreadable cache: let the store answer
 
 
+def append_to_file(app, rel: str, text: str) -> str | None:
+    """Append through the store as ``minara memory append`` does; return its output line.
+
+    None when the workspace needs setting up (click does that).
+    """
+    if not app.is_set_up():
+        return None
+    result = app.store.append(rel, text, author=app.settings.author, source="cli")
+    if result.changed:
+        return f"{result.path}: version {result.version} (commit {(result.commit or '-')[:10]})\n"
+    return f"{result.path}: unchanged at version {result.version}\n"
+
+
+def _try_fast_append(opts: dict, args: list[str]) -> int | None:
+    from minarad.app import Minara
+    from minarad.cli.paths import workspace_path
+
+    try:
+        app = Minara.open(workspace=opts.get("workspace"), author=opts.get("author"))
+        try:
+            app.check_channel_access(opts.get("channel"), app.settings.author)
+            line = append_to_file(app, workspace_path(app.root, opts["file"],
+                                                      opts.get("channel")), opts["text"])
+        finally:
+            app.close()
+    except MinaraError as err:
+        _debug_report(args)
+        sys.stderr.write(f"minara: error: {err.message}\n")
+        return err.exit_code
+    except OSError as exc:  # as the click path reports it (nothing was committed)
+        _debug_report(args)
+        where = f": {exc.filename}" if exc.filename else ""
+        sys.stderr.write(f"minara: error: {exc.strerror or exc}{where}\n")
+        return 1
+    if line is None:
+        return None
+    sys.stdout.write(line)
+    sys.stdout.flush()
+    return 0
+
+
 def try_fast_path(args: list[str]) -> int | None:
-    """Answer a plain ``memory get`` and return its exit code, else None."""
+    """Answer a plain ``memory get`` or ``memory append`` and return its exit code, else None."""
+    append = parse_fast_append(args)
+    if append is not None:
+        return _try_fast_append(append, args)
     opts = parse_fast_get(args)
     if opts is None:
         return None
@@ -111,7 +196,9 @@ def try_fast_path(args: list[str]) -> int | None:
 
     try:
         app = Minara.open(workspace=opts.get("workspace"), author=opts.get("author"))
-        text = read_from_disk(app, workspace_path(app.root, opts["file"], opts.get("channel")))
+        rel = workspace_path(app.root, opts["file"], opts.get("channel"))
+        app.check_channel_access(opts.get("channel"), app.settings.author)
+        text = read_from_disk(app, rel)
     except MinaraError as err:
         _debug_report(args)
         sys.stderr.write(f"minara: error: {err.message}\n")

@@ -46,3 +46,37 @@ def openclaw(ctx: CliContext, src, dry_run):
     lines.append(f"{len(plan.copied)} {verb}, {len(plan.skipped)} skipped")
     emit(ctx, data, "\n".join(lines))
 
+
+
+@import_.command()
+@click.argument("src", metavar="DIR")
+@click.option("--agent", metavar="ID", help="The openboa agent (when DIR holds several).")
+@click.option("--dry-run", is_flag=True, help="Say what would be added; change nothing.")
+@json_option
+@pass_ctx
+def openboa(ctx: CliContext, src, agent, dry_run):
+    """Copy an openboa agent's learn store (and MEMORY.md) into this workspace.
+
+    DIR is an openboa company folder (with .openboa/agents/<id>/), its
+    .openboa folder or one agent's folder. Records this workspace lacks
+    (by id or openboa's dedupe key) are appended byte for byte to
+    learn/lessons.jsonl, corrections.jsonl and errors.jsonl; broken lines
+    are reported and skipped. The agent's workspace MEMORY.md is copied
+    only when ours is still the seeded template. One commit; importing
+    again adds nothing.
+
+    Example: minara import openboa ~/company --agent alpha
+    """
+    from minarad.learn.importing import import_openboa
+
+    report = import_openboa(ctx.store(), src, agent=agent, author=ctx.author, dry_run=dry_run)
+    verb = "would add" if dry_run else "added"
+    lines = [f"{verb} {n} record(s) to {rel}" for rel, n in report.added.items()]
+    if report.duplicates:
+        lines.append(f"{report.duplicates} record(s) already here")
+    if report.memory_copied:
+        lines.append(f"{'would copy' if dry_run else 'copied'} MEMORY.md")
+    lines += [f"skipped {p}" for p in report.problems]
+    lines.append(f"agent {report.agent}: {sum(report.added.values())} {verb}"
+                 + (f" (commit {report.commit[:12]})" if report.commit else ""))
+    emit(ctx, report.to_dict(), "\n".join(lines))

@@ -34,15 +34,22 @@ def _short(commit: str | None) -> str:
 @click.argument("file")
 @click.option("--version", "version", metavar="V",
               help="An old version: number, git blob id or sha256.")
+@click.option("--at", "at", metavar="WHEN",
+              help="FILE as committed at WHEN (ISO date or time, 'yesterday', '3 days ago').")
 @channel_option
 @json_option
 @pass_ctx
-def get(ctx: CliContext, file, version, channel):
-    """Print FILE (now, or at --version V).
+def get(ctx: CliContext, file, version, channel, at):
+    """Print FILE (now, at --version V, or as it was --at WHEN).
 
     Example: minara memory get MEMORY.md --version 3
+
+    Example: minara memory get MEMORY.md --at "3 days ago"
     """
     rel = ctx.path(file, channel)
+    if at is not None:
+        _get_at(ctx, rel, at)
+        return
     if version is None and not ctx.as_json:
         from minarad.cli.fastpath import read_from_disk
 
@@ -52,6 +59,19 @@ def get(ctx: CliContext, file, version, channel):
             return
     text, info = ctx.app.store.read(rel, version)
     emit(ctx, {**info.to_dict(), "text": text}, None)
+    if not ctx.as_json:
+        click.echo(text, nl=False)
+
+
+def _get_at(ctx: CliContext, rel: str, at: str) -> None:
+    from minarad.store.timetravel import parse_when, read_at
+    from minarad.workspace.content import decode_text
+
+    when = parse_when(at)
+    data, commit = read_at(ctx.app.store, rel, when)
+    text = decode_text(data, max(len(data), 1), rel)
+    emit(ctx, {"path": rel, "at": when.isoformat(timespec="seconds"), "commit": commit,
+               "text": text}, None)
     if not ctx.as_json:
         click.echo(text, nl=False)
 
@@ -158,6 +178,7 @@ def pull(ctx: CliContext, directory, changed, reader, force, channel):
     """
     from minarad.store.copies import pull as do_pull
 
+    ctx.app.check_channel_access(channel, ctx.author)
     reader = reader or (ctx.author if changed else None)
     files = do_pull(ctx.app.store, directory, channel=channel, reader=reader, force=force)
     if changed:
@@ -200,13 +221,16 @@ def push(ctx: CliContext, directory):
 
     A copy whose base is still current is saved as a new version; a stale
     one is merged three-way with the latest text, and where lines clash the
-    writer's new lines are appended (nothing is lost).
+    writer's new lines are appended (nothing is lost). A channel's copies
+    are saved only for a member when the channel has a MEMBERS.md.
 
     Example: minara memory push --dir /tmp/mem
     """
     from minarad.store.copies import push as do_push
 
-    results = do_push(ctx.app.store, directory, author=ctx.author, source="cli")
+    results = do_push(ctx.app.store, directory, author=ctx.author, source="cli",
+                      check_channel=lambda channel: ctx.app.check_channel_access(channel,
+                                                                                ctx.author))
     lines = [f"{r.name}: {r.action.replace('_', ' ')} (version {r.version}"
              + (f", {r.conflicts} clash(es): your lines appended" if r.conflicts else "") + ")"
              for r in results]
@@ -216,15 +240,25 @@ def push(ctx: CliContext, directory):
 @memory.command()
 @click.argument("file")
 @click.option("--limit", type=click.IntRange(min=1), help="Show at most N versions.")
+@click.option("--since", metavar="WHEN", help="Only versions made at or after WHEN "
+                                              "(ISO date or time, 'yesterday', '3 days ago').")
+@click.option("--until", metavar="WHEN", help="Only versions made at or before WHEN.")
 @channel_option
 @json_option
 @pass_ctx
-def history(ctx: CliContext, file, limit, channel):
+def history(ctx: CliContext, file, limit, channel, since, until):
     """List the versions of FILE, newest first.
 
     Example: minara memory history MEMORY.md --limit 5
+
+    Example: minara memory history MEMORY.md --since "3 days ago" --until yesterday
     """
-    entries = ctx.app.store.history(ctx.path(file, channel))[:limit]
+    entries = ctx.app.store.history(ctx.path(file, channel))
+    if since is not None or until is not None:
+        from minarad.store.timetravel import in_period
+
+        entries = in_period(entries, since, until)
+    entries = entries[:limit]
     lines = [f"v{e.version:<4} {_short(e.commit)}  {e.time}  {e.author:<16} {e.source:<12} "
              f"{'(deleted) ' if e.deleted else ''}{e.message}" for e in entries]
     emit(ctx, {"path": ctx.path(file, channel), "versions": [e.to_dict() for e in entries]},

@@ -44,10 +44,16 @@ class CliContext:
         return self.app.store
 
     def path(self, file: str, channel: str | None = None) -> str:
-        """The workspace path a FILE argument names (see :mod:`minarad.cli.paths`)."""
+        """The workspace path a FILE argument names (see :mod:`minarad.cli.paths`).
+
+        With a channel, the writer (``--as``) must be a member when the
+        channel has a ``MEMBERS.md`` (else Forbidden, ``access_denied``).
+        """
         from minarad.cli.paths import workspace_path
 
-        return workspace_path(self.app.root, file, channel)
+        rel = workspace_path(self.app.root, file, channel)
+        self.app.check_channel_access(channel, self.author)
+        return rel
 
     def close(self) -> None:
         """Close the app if it was opened."""

@@ -28,15 +28,35 @@ GROUPS = {
     "search": "minarad.cli.search:search",
     "index": "minarad.cli.search:index",
     # -- learn store, promotion, dreaming, scheduler --
+    "learn": "minarad.cli.learn:learn",
+    "jobs": "minarad.cli.jobs:jobs",
+    "dream": "minarad.cli.jobs:dream",
     # -- wiki --
+    "wiki": "minarad.cli.wiki:wiki",
     # -- knowledge --
+    "fact": "minarad.cli.knowledge:fact",
+    "policy": "minarad.cli.knowledge:policy",
+    "grant": "minarad.cli.knowledge:grant",
+    "remember": "minarad.cli.knowledge:remember",
+    "consolidate": "minarad.cli.knowledge:consolidate",
+    "notes": "minarad.cli.knowledge:notes",
+    "graph": "minarad.cli.knowledge:graph",
+    "decisions": "minarad.cli.knowledge:decisions",
+    "channel": "minarad.cli.knowledge:channel",
     # -- search --
     "models": "minarad.cli.models:models",
     # -- HTTP gateway --
+    "token": "minarad.cli.gateway:token",
+    "ui": "minarad.cli.gateway:ui",
     # -- artifacts and files --
     # -- sync --
+    "remote": "minarad.cli.sync:remote",
+    "sync": "minarad.cli.sync:sync",
+    "doctor": "minarad.cli.doctor:doctor",
     # -- MCP --
     # -- budgets and proposals --
+    "proposals": "minarad.cli.proposals:proposals",
+    "compact": "minarad.cli.proposals:compact",
 }
 
 

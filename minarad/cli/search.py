@@ -118,6 +118,7 @@ def _run_search(ctx, query: str, *, memory_only: bool, kind, path, channel, sinc
                 no_catch_up, until=None, mode=None, per_page=None, pages=False,
                 explain=False) -> None:
     ctx.app.ensure_set_up()  # a new workspace is seeded first, as every command does
+    ctx.app.check_channel_access(channel, ctx.author)
     index = ctx.app.index
     stats = None if no_catch_up else index.catch_up(wait=WRITER_WAIT_SECONDS)
     _check_kinds(index, kind)

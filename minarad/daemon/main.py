@@ -106,12 +106,20 @@ def log_index_error(exc: BaseException) -> None:
 SERVICES = [
     "minarad.daemon.main:start_index_follower",
     # -- learn store, promotion, dreaming, scheduler --
+    "minarad.jobs.scheduler:start_scheduler",
+    # -- wiki --
+    "minarad.wiki.follow:start_link_follower",
+    # -- knowledge --
+    "minarad.daemon.main:start_catalogue_follower",
     # -- search --
     "minarad.index.embedfollow:start_embedding_follower",
     # -- HTTP gateway --
+    "minarad.gateway.serve:start_gateway",
     # -- sync --
+    "minarad.sync.service:start_sync",
     # -- MCP --
     # -- budgets and proposals --
+    "minarad.daemon.budgets:start_budget_watch",
 ]
 
 
@@ -127,6 +135,24 @@ def start_index_follower(daemon, app):
     from minarad.index.follower import IndexFollower
 
     follower = IndexFollower(app.index, on_error=log_index_error).start()
+    daemon.after_commit.append(follower.request)
+    return follower.stop
+
+
+def start_catalogue_follower(daemon, app):
+    """The knowledge catalogue (records, graph edges) follows the repository.
+
+    A thread of its own with its own store, so a first build never holds
+    up commits; ``minara fact list`` then stays click-free after hand edits.
+    """
+    from loguru import logger
+
+    from minarad.knowledge.follower import follow_commits
+
+    def on_error(exc: BaseException) -> None:
+        logger.opt(exception=exc).error("knowledge catalogue catch-up failed: {}", exc)
+
+    follower = follow_commits(app, on_error=on_error)
     daemon.after_commit.append(follower.request)
     return follower.stop
 

@@ -174,30 +174,84 @@ def _find_entry(data: bytes, path: bytes, end: int) -> int | None:
         pos = hit + 1
 
 
+def _entry_name_at(data: bytes, start: int, end: int) -> bytes | None:
+    """The name of the stage-0 entry starting at ``start``, or None if none starts there."""
+    if start < _HEADER.size or start + _FIXED_SIZE > end:
+        return None
+    flags = (data[start + 60] << 8) | data[start + 61]
+    namelen = flags & 0xFFF
+    if flags & 0x7000 or namelen == 0xFFF:
+        return None
+    mode = int.from_bytes(data[start + 24:start + 28], "big")
+    name_end = start + _FIXED_SIZE + namelen
+    if mode not in _MODES or name_end >= end or data[name_end] != 0:
+        return None
+    return data[start + _FIXED_SIZE:name_end]
+
+
+def _insertion_point(data: bytes, path: bytes, end: int) -> int | None:
+    """Where a new entry for ``path`` goes, found from its nearest existing folder.
+
+    Entries are sorted by path, so those under one folder are contiguous:
+    the first of them is found by a C-speed search for the folder's prefix
+    at an entry's name, and only that folder's entries are walked. None
+    when no folder of ``path`` holds an entry (the caller walks it all).
+    """
+    if len(path) >= 0xFFF:
+        return None
+    parts = path.split(b"/")
+    for depth in range(len(parts) - 1, 0, -1):
+        prefix = b"/".join(parts[:depth]) + b"/"
+        pos = _HEADER.size + _FIXED_SIZE
+        while True:
+            hit = data.find(prefix, pos, end)
+            if hit < 0:
+                break
+            if _entry_name_at(data, hit - _FIXED_SIZE, end) is not None:
+                start = hit - _FIXED_SIZE
+                while start < end:
+                    name = _entry_name_at(data, start, end)
+                    if name is None or not name.startswith(prefix) or name > path:
+                        return start if name is not None or start == end else None
+                    start += (_FIXED_SIZE + len(name) + 8) & ~7
+                return start
+            pos = hit + 1
+    return None
+
+
 def _splice_known_layout(data: bytes, changes: dict) -> bytes | None:
     """Splice an index minara wrote itself (no extensions) without walking it.
 
-    Returns None when a change adds a path (its sorted place needs a walk).
+    An edited or removed entry is found by a search for its name; a new
+    one's sorted place by its folder (:func:`_insertion_point`). Returns None
+    when a new path has no folder with entries (its place needs a walk).
     """
     end = len(data) - 20
     spans = []
     for path, entry in changes.items():
         start = _find_entry(data, path, end)
         if start is None:
-            if entry is not None:
+            if entry is None:
+                continue
+            at = _insertion_point(data, path, end)
+            if at is None:
                 return None
+            spans.append((at, at, path, entry))
             continue
-        spans.append((start, start + ((_FIXED_SIZE + len(path) + 8) & ~7), entry))
+        spans.append((start, start + ((_FIXED_SIZE + len(path) + 8) & ~7), path, entry))
     spans.sort()
-    pieces, cursor = [], 0
-    for start, stop, entry in spans:
+    pieces, cursor, delta = [b""], _HEADER.size, 0
+    for start, stop, _path, entry in spans:
         pieces += [data[cursor:start], entry or b""]
         cursor = stop
+        delta += (entry is not None) - (stop > start)
     pieces.append(data[cursor:end])
-    body = bytearray(b"".join(pieces))
-    count = int.from_bytes(body[8:12], "big") - sum(e is None for _s, _e, e in spans)
-    body[8:12] = count.to_bytes(4, "big")
-    return bytes(body) + hashlib.sha1(body).digest()
+    pieces[0] = data[:8] + (int.from_bytes(data[8:12], "big") + delta).to_bytes(4, "big")
+    digest = hashlib.sha1()
+    for piece in pieces:
+        digest.update(piece)
+    pieces.append(digest.digest())
+    return b"".join(pieces)
 
 
 def splice_index(data: bytes, changes: dict[bytes, bytes | None],

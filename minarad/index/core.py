@@ -37,6 +37,9 @@ DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
 Progress = Callable[[int, int, str], None]
 #: How many hits the semantic voice offers at least (each costs reading its page).
 SEMANTIC_DEPTH = 20
+#: The evidence voice's weight in a learn-only search: a better-proven entry
+#: overtakes one a place or two above it by words, not one far above.
+EVIDENCE_WEIGHT = 1.2
 #: How often a writer waiting for the lock looks again, in seconds.
 LOCK_POLL_SECONDS = 0.05
 
@@ -346,10 +349,21 @@ class Index:
 
     def _ranked(self, query: str, filters: SearchFilters, limit: int, mode: str,
                 per_page: int) -> list[Hit]:
-        """Ask the voices of ``mode``, fuse, weigh pages, cap; registered voices are fused."""
+        """Ask the voices of ``mode``, fuse, weigh pages, cap.
+
+        A search for learn entries only (``kind`` lesson, correction, error)
+        asks the lexical and the evidence voice, fused by reciprocal rank, so
+        entries that proved themselves rise; so do voices registered by hand.
+        """
+        from minarad.index.evidence import EvidenceVoice, wants_evidence
+
         depth = max(limit * 3, FUSION_CANDIDATES) if limit > 0 else 0
-        if len(self._voices) > 1:
-            legacy = [(v.voice.rank(query, filters, depth), v.weight) for v in self._voices]
+        voices = self._voices
+        if wants_evidence(filters):
+            evidence = EvidenceVoice(self.engine, self.workspace, self.max_file_bytes)
+            voices = [*voices, WeightedVoice(evidence, EVIDENCE_WEIGHT)]
+        if len(voices) > 1:
+            legacy = [(v.voice.rank(query, filters, depth), v.weight) for v in voices]
             return fuse(legacy, limit)
         r = self.ranking
         lists: list[tuple[str, list[RankedHit], float]] = []

@@ -19,6 +19,10 @@ from minarad.workspace.markdown import front_matter_text, parse_front_matter, pa
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".txt")
 LEARN_KINDS = {"lessons": "lesson", "corrections": "correction", "errors": "error"}
+#: The files whose entries the evidence scores, and the evidence itself.
+LEARN_ENTRY_FILES = tuple(f"learn/{name}.jsonl" for name in LEARN_KINDS)
+EVIDENCE_PATH = "learn/evidence.jsonl"
+LEARNING_CAPTURED = "runtime.learning.captured"
 _CHANNEL_RE = re.compile(r"^channels/([^/]+)/")
 _EXACT_RE = re.compile(r"[\w][\w.\-/:@#+]*[\w]")
 _SEPARATORS = set("-_./:@#+")
@@ -89,14 +93,16 @@ def channel_of(path: str) -> str:
     return match.group(1) if match else ""
 
 
-def documents_for_file(info: FileInfo, data: bytes,
-                       max_bytes: int) -> tuple[list[IndexDoc], list[Problem]]:
+def documents_for_file(info: FileInfo, data: bytes, max_bytes: int,
+                       evidence: dict | None = None) -> tuple[list[IndexDoc], list[Problem]]:
     """Build the documents of one file.
 
     Args:
         info: path, blob id and commit time of the file.
         data: the file's bytes.
         max_bytes: files longer than this are indexed up to it (at a line end).
+        evidence: learning id -> :class:`~minarad.workspace.evidence.EvidenceStats`,
+            whose figures become searchable words of learn entries.
 
     Returns:
         ``(documents, problems)``; problems name truncation, bad UTF-8,
@@ -112,7 +118,7 @@ def documents_for_file(info: FileInfo, data: bytes,
     if "\ufffd" in text and b"\xef\xbf\xbd" not in data:
         problems.append(Problem(info.path, 0, "file is not valid UTF-8; bad bytes replaced"))
     if info.path.endswith(".jsonl"):
-        docs, more = jsonl_documents(info, text)
+        docs, more = jsonl_documents(info, text, evidence)
     else:
         docs, more = markdown_documents(info, text)
     return docs, problems + more
@@ -223,9 +229,17 @@ def _section_doc(info: FileInfo, section, body: str, file_title: str) -> IndexDo
         links=extract_links(info.path, section.text))
 
 
-def jsonl_documents(info: FileInfo, text: str) -> tuple[list[IndexDoc], list[Problem]]:
-    """One document per JSON line; a broken line is skipped and reported."""
-    docs, problems = [], []
+def jsonl_documents(info: FileInfo, text: str,
+                    evidence: dict | None = None) -> tuple[list[IndexDoc], list[Problem]]:
+    """One document per JSON line; a broken line is skipped and reported.
+
+    ``learn/evidence.jsonl`` gives none: its lines score the learn entries
+    (``evidence``) instead of being found themselves.
+    """
+    docs: list[IndexDoc] = []
+    problems: list[Problem] = []
+    if info.path == EVIDENCE_PATH:
+        return docs, problems
     default_kind = LEARN_KINDS.get(posixpath.basename(info.path)[:-len(".jsonl")], "entry")
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -238,7 +252,12 @@ def jsonl_documents(info: FileInfo, text: str) -> tuple[list[IndexDoc], list[Pro
         if not isinstance(entry, dict):
             problems.append(Problem(info.path, number, "JSON line is not an object; skipped"))
             continue
-        docs.append(_entry_doc(info, entry, number, default_kind))
+        learning = entry.get("learning")
+        if entry.get("kind") == LEARNING_CAPTURED and isinstance(learning, dict):
+            docs.append(_learning_doc(info, entry, learning, number, default_kind,
+                                      evidence or {}))
+        else:
+            docs.append(_entry_doc(info, entry, number, default_kind))
     return docs, problems
 
 
@@ -258,6 +277,28 @@ def _entry_doc(info: FileInfo, entry: dict, line: int, default_kind: str) -> Ind
         heading="", text=detail, line_start=line, line_end=line, time=info.time,
         blob=info.blob, channel=channel_of(info.path), meta="\n".join(other),
         tags=_tags(entry.get("tags")), links=extract_links(info.path, detail))
+
+
+def _learning_doc(info: FileInfo, entry: dict, learning: dict, line: int, default_kind: str,
+                  evidence: dict) -> IndexDoc:
+    """A learn record in openboa's shape: the nested ``learning`` and its evidence."""
+    named = learning.get("kind")
+    kind = named if isinstance(named, str) and named in LEARN_KINDS.values() else default_kind
+    title = _first_text(learning, ("title",))
+    detail = _first_text(learning, ("detail",))
+    meta = [str(v) for k in ("sourceReason", "sessionId", "agentId", "id")
+            if isinstance(v := entry.get(k), str) and v]
+    if learning.get("promoteToMemory") is True:
+        meta.append("promoteToMemory promoted")
+    stats = evidence.get(entry.get("id"))
+    if stats is not None:
+        meta.append(f"uses {stats.uses} successes {stats.successes} "
+                    f"lower bound {stats.lower_bound:.2f}")
+    return IndexDoc(
+        path=info.path, kind=kind, role=role_of(info.path), title=title or detail[:80],
+        heading="", text=detail, line_start=line, line_end=line, time=info.time,
+        blob=info.blob, channel=channel_of(info.path), meta="\n".join(meta),
+        tags=_tags(learning.get("tags")), links=extract_links(info.path, detail))
 
 
 def _first_text(entry: dict, keys: tuple[str, ...]) -> str:

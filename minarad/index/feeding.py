@@ -14,7 +14,8 @@ from typing import NamedTuple
 from collections.abc import Iterator
 
 from minarad.index import gitsource
-from minarad.index.documents import FileInfo, IndexDoc, documents_for_file, is_indexable
+from minarad.index.documents import (EVIDENCE_PATH, LEARN_ENTRY_FILES, FileInfo, IndexDoc,
+                                     documents_for_file, is_indexable)
 
 
 class FileDocuments(NamedTuple):
@@ -35,7 +36,31 @@ class FileDocuments(NamedTuple):
 
 def changes_between(repo, old: str | None, new: str | None) -> list[gitsource.Change]:
     """The paths that differ between ``old`` (None: nothing) and ``new`` (None: no commit)."""
-    return gitsource.changed_paths(repo, old, new) if new else []
+    if not new:
+        return []
+    return with_evidence_dependents(repo, gitsource.changed_paths(repo, old, new), new)
+
+
+def with_evidence_dependents(repo, changes: list[gitsource.Change],
+                             head: str) -> list[gitsource.Change]:
+    """``changes``, plus the learn files whose entries a changed evidence file scores."""
+    paths = {c.path for c in changes}
+    if EVIDENCE_PATH not in paths:
+        return changes
+    extra = []
+    for path in LEARN_ENTRY_FILES:
+        blob = None if path in paths else gitsource.blob_at(repo, head, path)
+        if blob is not None:
+            extra.append(gitsource.Change(path, blob))
+    return changes + extra
+
+
+def evidence_at(repo, head: str) -> dict:
+    """learning id -> stats, from ``learn/evidence.jsonl`` at ``head`` ({} without one)."""
+    from minarad.workspace.evidence import fold_evidence
+
+    blob = gitsource.blob_at(repo, head, EVIDENCE_PATH)
+    return fold_evidence(gitsource.read_blob(repo, blob))[0] if blob else {}
 
 
 def file_documents(repo, changes: list[gitsource.Change], head: str, indexed: str | None,
@@ -54,11 +79,12 @@ def file_documents(repo, changes: list[gitsource.Change], head: str, indexed: st
     """
     wanted = {c.path for c in changes if c.blob and is_indexable(c.path)}
     times = gitsource.last_change_times(repo, head, wanted, indexed) if wanted else {}
+    evidence = evidence_at(repo, head) if wanted.intersection(LEARN_ENTRY_FILES) else None
     for change in changes:
         if change.path not in wanted or change.blob is None:
             yield FileDocuments(change.path, None, [], change.blob is None)
             continue
         info = FileInfo(change.path, change.blob, times[change.path])
         docs, found = documents_for_file(info, gitsource.read_blob(repo, change.blob),
-                                         max_file_bytes)
+                                         max_file_bytes, evidence)
         yield FileDocuments(change.path, docs, [str(p) for p in found], False)

@@ -44,6 +44,18 @@ def changed_paths(repo, old: str | None, new: str) -> list[Change]:
                                 commit_tree(repo, new))]
 
 
+def blob_at(repo, commit: str, path: str) -> str | None:
+    """The blob id of regular file ``path`` in ``commit`` (None: not there)."""
+    from minarad.git.diff import is_regular
+    from minarad.git.objects import commit_tree
+    from minarad.git.trees import lookup_blob
+
+    found = lookup_blob(repo.object_store, commit_tree(repo, commit), path.encode())
+    if found is None or not is_regular(found[0]):
+        return None
+    return found[1].decode() if isinstance(found[1], bytes) else str(found[1])
+
+
 def read_blob(repo, blob: str) -> bytes:
     """The bytes of a blob."""
     from minarad.git.objects import read_blob as read

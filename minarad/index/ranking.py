@@ -174,7 +174,7 @@ def page_aware(hits: list[Hit], window: int = PAGE_WINDOW) -> list[Hit]:
     """
     by_page: dict[str, list[float]] = {}
     for hit in hits:
-        if _is_strong(hit, window):
+        if hit.kind == "section" and _is_strong(hit, window):
             by_page.setdefault(hit.path, []).append(hit.score)
     out = []
     for hit in hits:
@@ -198,13 +198,18 @@ def _is_strong(hit: Hit, window: int) -> bool:
 
 
 def cap_per_page(hits: list[Hit], per_page: int) -> list[Hit]:
-    """At most ``per_page`` hits of each path (0: every hit), order kept."""
+    """At most ``per_page`` sections of each page (0: every hit), order kept.
+
+    Entries (a learn store's lines, one file holding many) are not capped.
+    """
     if per_page <= 0:
         return hits
     seen: dict[str, int] = {}
     out = []
     for hit in hits:
-        seen[hit.path] = seen.get(hit.path, 0) + 1
-        if seen[hit.path] <= per_page:
-            out.append(hit)
+        if hit.kind == "section":
+            seen[hit.path] = seen.get(hit.path, 0) + 1
+            if seen[hit.path] > per_page:
+                continue
+        out.append(hit)
     return out

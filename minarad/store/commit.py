@@ -73,11 +73,14 @@ class PreparedCommit:
     recorded: list
     author: str
     source: str
+    #: A merge or fast-forward brings commits the history cache lacks: it catches up.
+    catch_up: bool = False
 
 
 def prepare_commit(store, changes: dict, *, author: str, source: str,
                    message: str | None = None, verb: str | None = None,
-                   modes: dict | None = None, parents=()) -> PreparedCommit:
+                   modes: dict | None = None, parents=(),
+                   reuse: str | None = None) -> PreparedCommit:
     """Write a commit's objects and lock its branch, without moving HEAD.
 
     Everything that can fail before a commit exists happens here (full
@@ -94,6 +97,8 @@ def prepare_commit(store, changes: dict, *, author: str, source: str,
         modes: git file modes by path, for files not yet where they will be.
         parents: extra parent commits (hex) after HEAD, e.g. the other side
             of a merge.
+        reuse: an existing descendant of HEAD whose tree is HEAD's with
+            ``changes`` (a fast-forward): HEAD moves to it, no commit is made.
 
     Raises:
         Busy: the branch is locked by another git, or HEAD moved.
@@ -107,15 +112,20 @@ def prepare_commit(store, changes: dict, *, author: str, source: str,
         marker.write_text(str(os.getpid()))
         crash_point("commit-after-marker")
         head = store.head()
-        commit, index_changes, recorded = _build_commit(store, head, changes, modes or {},
-                                                        author, source, message, verb, parents)
+        if reuse:
+            commit, index_changes, recorded = _reuse_commit(store, head, changes, modes or {},
+                                                            reuse)
+        else:
+            commit, index_changes, recorded = _build_commit(store, head, changes, modes or {},
+                                                            author, source, message, verb,
+                                                            parents)
         ref_file = lock_head_branch(store.repo, head, commit.id)
     except BaseException:
         with contextlib.suppress(OSError):
             marker.unlink()
         raise
     return PreparedCommit(store, commit, commit.tree, ref_file, index_changes, recorded,
-                          author_name(commit.author), source)
+                          author_name(commit.author), source, bool(reuse or parents))
 
 
 def abort_commit(prepared: PreparedCommit) -> None:
@@ -155,11 +165,15 @@ def finish_commit(prepared: PreparedCommit, stats: dict) -> CommitInfo:
         with contextlib.suppress(OSError):
             (store.state_dir / _COMMIT_MARKER).unlink()
     source = prepared.source
-    with contextlib.suppress(sqlite3.Error):
-        store.history_db.record(CommitRecord(commit.id.decode(), prepared.author,
-                                             commit.author_time, commit.author_timezone,
-                                             source, commit.message.decode().split("\n", 1)[0]),
-                                prepared.recorded)
+    if prepared.catch_up:
+        with contextlib.suppress(sqlite3.Error, Busy):
+            store.catch_up()
+    else:
+        with contextlib.suppress(sqlite3.Error):
+            store.history_db.record(CommitRecord(
+                commit.id.decode(), prepared.author, commit.author_time,
+                commit.author_timezone, source, commit.message.decode().split("\n", 1)[0]),
+                prepared.recorded)
     crash_point("commit-after-history")
     return CommitInfo(commit.id.decode(), tuple(r[0] for r in prepared.recorded), source,
                       prepared.author)
@@ -210,6 +224,21 @@ def _build_commit(store, head, changes, modes, author, source, message, verb, pa
                           ([head.encode()] if head else []) + [p.encode() for p in parents],
                           tree_changes, author=identity(author),
                           message=_message(source, verb or _verb(changes), paths, message))
+    return commit, index_changes, recorded
+
+
+def _reuse_commit(store, head, changes, modes, reuse: str):
+    """Stage ``changes`` and check that ``reuse`` holds HEAD's tree with them (a fast-forward)."""
+    from minarad.git.trees import apply_changes
+
+    tree_changes, index_changes, recorded = _stage(store, changes, modes)
+    repo = store.repo
+    tree = apply_changes(repo.object_store, repo[head.encode()].tree if head else None,
+                         tree_changes)
+    commit = repo[reuse.encode()]
+    if commit.tree != tree:
+        raise InvalidInput(f"cannot fast-forward to {reuse}: its files are not the ones "
+                           f"being written", code="fast_forward_mismatch", commit=reuse)
     return commit, index_changes, recorded
 
 

@@ -266,17 +266,21 @@ def _check_entry_shape(name: str, entry, where: str) -> None:
                                    f"number from 0) and a blob id")
 
 
-def push(store, dest: str, *, author: str, source: str = "cli") -> list[PushedFile]:
+def push(store, dest: str, *, author: str, source: str = "cli",
+         check_channel=None) -> list[PushedFile]:
     """Save every copy under ``dest`` that was edited since it was pulled.
 
     Everything is checked before anything is saved: the folder must have
     been pulled from this workspace, its manifest must name only copies in
     the folder and the workspace files a pull maps them to, every copy must
     be a regular file of readable text (never a symlink), and every base
-    must be a version the file had.
+    must be a version the file had. ``check_channel(channel)``, when given,
+    is called with the manifest's channel first (it raises to refuse).
     """
     manifest = _load_manifest(dest)
     _check_same_workspace(store, dest, manifest)
+    if check_channel is not None:
+        check_channel(manifest.get("channel"))
     entries = sorted(manifest["files"].items())
     where = os.path.join(dest, MANIFEST)
     rels = {name: _pulled_path(store, manifest, name, entry, where) for name, entry in entries}

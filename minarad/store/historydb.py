@@ -116,6 +116,28 @@ class HistoryDB:
         return self._conn.execute("SELECT 1 FROM commits WHERE sha=?", (sha,)).fetchone() \
             is not None
 
+    def commits_after(self, sha: str | None, limit: int = 500) -> list[tuple[CommitRecord, list]]:
+        """The commits recorded after ``sha``, oldest first, at most ``limit``.
+
+        Each comes with its changes as ``(path, version, deleted)``. An
+        unknown ``sha`` (or None) gives nothing: the caller starts from the tip.
+        """
+        row = self._conn.execute("SELECT seq FROM commits WHERE sha=?", (sha,)).fetchone() \
+            if sha else None
+        if row is None:
+            return []
+        commits = self._conn.execute(
+            "SELECT seq, sha, author, time, tz, source, subject FROM commits WHERE seq > ? "
+            "ORDER BY seq LIMIT ?", (row[0], int(limit))).fetchall()
+        out = []
+        for seq, *fields in commits:
+            changes = self._conn.execute(
+                "SELECT ch.path, ch.blob IS NULL, (SELECT COUNT(*) FROM changes c2 "
+                "WHERE c2.path = ch.path AND c2.seq <= ch.seq) FROM changes ch WHERE ch.seq=?",
+                (seq,)).fetchall()
+            out.append((CommitRecord(*fields), [(p, n, bool(d)) for p, d, n in changes]))
+        return out
+
     def record(self, commit: CommitRecord, changes, tip: str | None = None) -> None:
         """Record a commit and its changed paths (``[(path, blob|None, mode)]``)."""
         self.record_many([(commit, changes)], tip or commit.sha)
@@ -165,6 +187,13 @@ class HistoryDB:
             return None
         rows = self._query(path, f"ORDER BY ch.seq LIMIT 1 OFFSET {int(number) - 1}")
         return dataclasses.replace(rows[0], version=number) if rows else None
+
+    def paths_under(self, prefix: str) -> list[str]:
+        """Every path below folder ``prefix`` (``a/b/``) that a commit changed, deleted
+        ones included, sorted (a purge erases a record under all its past names)."""
+        rows = self._conn.execute("SELECT DISTINCT path FROM changes WHERE path >= ? AND "
+                                  "path < ? ORDER BY path", (prefix, prefix + "\U0010ffff"))
+        return [row[0] for row in rows]
 
     def _query(self, path: str, tail: str) -> list[PathVersion]:
         rows = self._conn.execute(

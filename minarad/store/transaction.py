@@ -67,6 +67,7 @@ class _PathState:
     mode: int | None = None
     adopted: bool = False
     in_place: bool = False
+    moved_from: str | None = None
 
 
 class Transaction:
@@ -81,8 +82,10 @@ class Transaction:
     """
 
     def __init__(self, store, *, author: str, source: str, message: str | None = None,
-                 parents=(), force: bool = False):
+                 parents=(), force: bool = False, fast_forward: str | None = None,
+                 expect_head: str | None = None):
         self.store = store
+        self.fast_forward, self.expect_head = fast_forward, expect_head
         self.author, self.source, self.message = author, source, message
         self.parents = tuple(parents)
         self.force = force
@@ -213,6 +216,10 @@ class Transaction:
         from minarad.git.objects import has_commit
 
         head = self.store.head()
+        if self.fast_forward and (self.parents or not has_commit(self.store.repo,
+                                                                 self.fast_forward)):
+            raise InvalidInput(f"cannot fast-forward to {self.fast_forward!r}: not a commit "
+                               f"here, or a merge was asked too", code="unknown_commit")
         for parent in self.parents:
             if parent == head or self.parents.count(parent) > 1:
                 raise InvalidInput(f"parent {parent} is named twice (HEAD is a parent already)",
@@ -224,8 +231,11 @@ class Transaction:
     def _commit_once(self) -> TransactionResult:
         """Plan, then change the files and commit; DiskChanged means: run again."""
         states = self._plan()
+        if self.expect_head is not None and self.store.head() != self.expect_head:
+            raise Busy("HEAD moved while the change was prepared (an edit was committed "
+                       "meanwhile); try again", code="head_moved")
         changed = [s for s in states.values() if s.after != s.before]
-        if not changed and not self.parents:
+        if not changed and not self.parents and not self.fast_forward:
             return TransactionResult(None, _results(states, None), ())
         info = self._commit_with_disk_changes(changed)
         return TransactionResult(info.commit, _results(states, info.commit), self.parents)
@@ -247,7 +257,7 @@ class Transaction:
             if rel in adopted:
                 states[rel] = self._read_adopted(rel)
                 continue
-            data, current, mark = store._absorb_with_fingerprint(rel)
+            data, current, mark = store._absorb_with_fingerprint(rel, checked=True)
             if mark is _UNSTABLE:
                 raise DiskChanged(rel)
             store._refuse_unversioned(rel, data)
@@ -341,6 +351,7 @@ class Transaction:
         if new.after is not None or os.path.isdir(self.store._disk_path(dst)):
             raise InvalidInput(f"{dst} exists already", code="file_exists", path=dst)
         new.after, new.mode = old.after, old.mode or file_mode(self.store, src)
+        new.moved_from = src
         old.after = None
 
     def _verb(self, changed: list[_PathState]) -> str | None:
@@ -357,18 +368,27 @@ class Transaction:
     def _commit_with_disk_changes(self, changed: list[_PathState]):
         """Prepare the commit, change the files one by one, move HEAD; undo all on failure."""
         from minarad.store.commit import abort_commit, finish_commit, prepare_commit
+        from minarad.workspace.files import sync_folders
 
         modes = {s.rel: s.mode for s in changed if s.mode is not None}
         prepared = prepare_commit(self.store, {s.rel: s.after for s in changed},
                                   author=self.author, source=self.source, message=self.message,
-                                  verb=self._verb(changed), modes=modes, parents=self.parents)
-        undos, stats = [], {}
+                                  verb=self._verb(changed), modes=modes, parents=self.parents,
+                                  reuse=self.fast_forward)
+        undos: list = []
+        stats: dict = {}
+        moves = _plain_moves(changed)
         try:
+            _move_files(self.store.root, moves, undos, stats)
+            done = {p for move in moves for p in move[:2]}
             for s in sorted(changed, key=lambda s: (s.after is not None, s.rel)):
+                if s.rel in done:
+                    continue
                 st, undo = _change_disk(self.store.root, s)
                 undos.append((s.rel, undo))
                 if st is not None:
                     stats[s.rel] = st
+            sync_folders(self.store.root, [s.rel for s in changed])  # once per folder
         except BaseException as exc:
             abort_commit(prepared)
             _undo_all(undos, exc)
@@ -378,6 +398,46 @@ class Transaction:
         except BaseException as exc:
             _undo_all(undos, exc)
             raise
+
+
+def _plain_moves(changed: list[_PathState]) -> list[tuple[str, str, tuple]]:
+    """``(src, dst, src's mark)`` of the renames whose file moves as it is (no other change to it):
+    those are renamed on disk, not written again, and their folders synced once."""
+    by_rel = {s.rel: s for s in changed}
+    moves = []
+    for s in changed:
+        src = by_rel.get(s.moved_from) if s.moved_from else None
+        if src is not None and src.after is None and src.before is not None \
+                and src.mark is not None and s.before is None and s.after == src.before \
+                and not (s.adopted or src.adopted or s.in_place):
+            moves.append((src.rel, s.rel, src.mark))
+    return sorted(moves)
+
+
+def _move_files(root, moves: list[tuple[str, str, tuple]], undos: list, stats: dict) -> None:
+    """Rename each file of ``moves`` (as read); the caller fsyncs the folders once.
+
+    Raises:
+        DiskChanged: a file is no longer as it was read.
+    """
+    from minarad.workspace.files import rename_file_at
+
+    if not moves:
+        return
+    for src, dst, mark in moves:
+        made = _missing_folders(root, dst)
+        try:
+            st = rename_file_at(root, src, dst, expect=mark, sync=False)
+        except BaseException:
+            _remove_folders(made)
+            raise
+
+        def undo(src=src, dst=dst, made=made, st=st):
+            rename_file_at(root, dst, src, expect=(st.st_mtime_ns, st.st_size, st.st_ino))
+            _remove_folders(made)
+
+        undos.append((dst, undo))
+        stats[dst] = st
 
 
 def _op_paths(op: tuple) -> tuple:
@@ -421,11 +481,12 @@ def _change_disk(root, s: _PathState):
         if before is None or old is None:  # gone, or absent when read: not as it was read
             raise DiskChanged(s.rel)
         mode = stat.S_IMODE(before.st_mode)
-        remove_file_at(root, s.rel, expect=s.mark)
+        remove_file_at(root, s.rel, expect=s.mark, sync=False)
         return None, lambda: write_file_at(root, s.rel, old, mode=mode, expect=None)
     made = _missing_folders(root, s.rel)
     try:
-        st = write_file_at(root, s.rel, s.after, mode=_permissions(s.mode), expect=s.mark)
+        st = write_file_at(root, s.rel, s.after, mode=_permissions(s.mode), expect=s.mark,
+                           sync_folder=False)
     except BaseException:
         _remove_folders(made)
         raise

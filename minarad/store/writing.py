@@ -68,12 +68,16 @@ class WriteVerbs:
             data, current, _ = self._absorb_with_fingerprint(rel)
         return data, current
 
-    def _absorb_with_fingerprint(self, rel: str):
+    def _absorb_with_fingerprint(self, rel: str, *, checked: bool = False):
         """As :meth:`_absorb`, plus the file's fingerprint as read (``_UNSTABLE``
         when it changed while being read). A file over the size limit is never
-        committed (it stays unversioned, as a whole-tree commit leaves it)."""
-        self._check_writable()
-        self.catch_up()
+        committed (it stays unversioned, as a whole-tree commit leaves it).
+
+        ``checked``: the caller has just checked the repository and caught the
+        history cache up (a transaction does it once for all its paths)."""
+        if not checked:
+            self._check_writable()
+            self.catch_up()
         data, st = self.read_disk(rel)
         latest = self.history_db.latest(rel)
         committed = latest.blob if latest else None
@@ -358,7 +362,8 @@ class WriteVerbs:
 
     @contextlib.contextmanager
     def transaction(self, *, author: str, source: str = "cli", message: str | None = None,
-                    parents=(), force: bool = False):
+                    parents=(), force: bool = False, fast_forward: str | None = None,
+                    expect_head: str | None = None):
         """Collect changes to any number of paths and commit them as ONE commit.
 
         ``with store.transaction(author="agent") as tx:`` then ``tx.write``,
@@ -374,6 +379,10 @@ class WriteVerbs:
             message: an optional line for the commit body.
             parents: extra parent commits (hex) after HEAD: a merge commit.
             force: write a ``.gitignore`` even if it hides tracked files.
+            fast_forward: a descendant of HEAD whose files the changes make:
+                HEAD moves to it instead of to a new commit (remote sync).
+            expect_head: refuse (``head_moved``) unless HEAD is still this commit
+                once editor changes to the paths are committed.
 
         Yields:
             The :class:`minarad.store.transaction.Transaction`.
@@ -381,7 +390,8 @@ class WriteVerbs:
         from minarad.store.transaction import Transaction
 
         tx = Transaction(self, author=author, source=source, message=message,
-                         parents=parents, force=force)
+                         parents=parents, force=force, fast_forward=fast_forward,
+                         expect_head=expect_head)
         yield tx
         tx.commit()
 

@@ -164,12 +164,14 @@ def _replace_at(dir_fd: int, name: str, data: bytes, mode: int, expect, rel: str
 
 
 def write_file_at(root: str | os.PathLike, rel: str, data: bytes, mode: int | None = None,
-                  expect=ANY) -> os.stat_result:
+                  expect=ANY, *, sync_folder: bool = True) -> os.stat_result:
     """Replace workspace file ``rel`` under ``root`` atomically, following no symlink.
 
     As :func:`atomic_write`, but every folder is opened from ``root`` with
     ``O_NOFOLLOW`` (missing ones are created), so a folder swapped for a
-    symlink meanwhile cannot send the file or its temp file elsewhere.
+    symlink meanwhile cannot send the file or its temp file elsewhere. The
+    file's data is always synced; ``sync_folder=False`` leaves the folder's
+    fsync to the caller (:func:`sync_folders`, once per folder for many files).
 
     Returns:
         The ``os.stat`` of the new file (for the git index).
@@ -192,7 +194,8 @@ def write_file_at(root: str | os.PathLike, rel: str, data: bytes, mode: int | No
             st = _replace_at(dir_fd, name, data, mode, expect, rel)
         except FileNotFoundError:  # the folder was removed since it was opened
             raise DiskChanged(rel) from None
-        os.fsync(dir_fd)
+        if sync_folder:
+            os.fsync(dir_fd)
         return st
     finally:
         os.close(dir_fd)
@@ -282,8 +285,11 @@ def stat_at(root: str | os.PathLike, rel: str) -> os.stat_result | None:
         os.close(dir_fd)
 
 
-def remove_file_at(root: str | os.PathLike, rel: str, expect=ANY) -> None:
+def remove_file_at(root: str | os.PathLike, rel: str, expect=ANY, *,
+                   sync: bool = True) -> None:
     """Unlink workspace file ``rel`` if it is still as read, following no symlink.
+
+    ``sync=False`` leaves the folder's fsync to the caller (:func:`sync_folders`).
 
     Raises:
         DiskChanged: the file changed or vanished since it was read.
@@ -297,14 +303,19 @@ def remove_file_at(root: str | os.PathLike, rel: str, expect=ANY) -> None:
             os.unlink(name, dir_fd=dir_fd)
         except FileNotFoundError:
             raise DiskChanged(rel) from None
-        os.fsync(dir_fd)
+        if sync:
+            os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
 
 
-def rename_file_at(root: str | os.PathLike, src: str, dst: str, expect=ANY
-                   ) -> os.stat_result:
+def rename_file_at(root: str | os.PathLike, src: str, dst: str, expect=ANY, *,
+                   sync: bool = True) -> os.stat_result:
     """Move workspace file ``src`` to ``dst`` (creating its folders), following no symlink.
+
+    Args:
+        sync: fsync both folders now; with False the caller syncs them
+            (:func:`sync_folders`), once per folder for many moves.
 
     Returns:
         The ``os.stat`` of the moved file (for the git index).
@@ -319,7 +330,8 @@ def rename_file_at(root: str | os.PathLike, src: str, dst: str, expect=ANY
     try:
         dst_fd = _folder_for_writing(root, dst)
         try:
-            return _rename_between(src_fd, dst_fd, _name(src), _name(dst), expect, src)
+            return _rename_between(src_fd, dst_fd, _name(src), _name(dst), expect, src,
+                                   sync=sync)
         finally:
             os.close(dst_fd)
     finally:
@@ -347,7 +359,7 @@ def _move_without_replacing(src_fd: int, dst_fd: int, src_name: str, dst_name: s
 
 
 def _rename_between(src_fd: int, dst_fd: int, src_name: str, dst_name: str, expect,
-                    rel: str) -> os.stat_result:
+                    rel: str, sync: bool = True) -> os.stat_result:
     _check_unchanged_at(src_fd, src_name, expect, rel)
     try:
         _move_without_replacing(src_fd, dst_fd, src_name, dst_name)
@@ -357,6 +369,21 @@ def _rename_between(src_fd: int, dst_fd: int, src_name: str, dst_name: str, expe
         raise InvalidInput(f"{dst_name} exists already (it appeared while moving {rel})",
                            code="file_exists") from None
     st = os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False)
-    os.fsync(dst_fd)
-    os.fsync(src_fd)
+    if sync:
+        os.fsync(dst_fd)
+        os.fsync(src_fd)
     return st
+
+
+def sync_folders(root: str | os.PathLike, rels) -> None:
+    """fsync the folder of each workspace path in ``rels`` once (following no symlink);
+    a folder gone meanwhile is skipped."""
+    for folder in sorted({rel.rsplit("/", 1)[0] if "/" in rel else "" for rel in rels}):
+        try:
+            fd = _open_folder(os.fspath(root), f"{folder}/x" if folder else "x")
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

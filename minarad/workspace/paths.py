@@ -15,6 +15,9 @@ import re
 from minarad.errors import Forbidden, InvalidInput
 
 _CHANNEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+#: A name every check of :func:`check_name` passes: ASCII, not starting with '.', no '~'
+#: or '\\' (so never .git or .gitmodules on any system), and short.
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,199}\Z")
 
 
 #: Top-level folders the workspace layout needs; a file may not take their name.
@@ -94,6 +97,8 @@ def check_name(name: str, path: str | None = None) -> None:
             climbs out where ``\\`` separates folders (Windows).
         InvalidInput: the name is longer than the file system allows.
     """
+    if _PLAIN_NAME.match(name):  # nothing below can refuse it: skip the slow checks
+        return
     path = name if path is None else path
     pieces = name.split("\\")
     if ".." in pieces[:-1] or (len(pieces) > 1 and pieces[-1] == ".."):

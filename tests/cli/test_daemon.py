@@ -23,7 +23,7 @@ def env(tmp_path):
     base = {k: v for k, v in os.environ.items() if k not in scrub}
     base.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
                 XDG_STATE_HOME=str(home / ".state"), MINARA_WORKSPACE_DIR=str(tmp_path / "ws"),
-                MINARA_DEBOUNCE_MS="100", MINARA_AUTHOR="tester")
+                MINARA_DEBOUNCE_MS="100", MINARA_AUTHOR="tester", MINARA_HTTP="off")
     return base
 
 

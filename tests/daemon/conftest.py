@@ -141,7 +141,8 @@ def daemon_env(tmp_path) -> dict:
                XDG_STATE_HOME=str(home / "state"), XDG_DATA_HOME=str(home / "data"),
                XDG_CACHE_HOME=str(home / "cache"), MINARA_WORKSPACE_DIR=str(tmp_path / "ws"),
                MINARA_AUTHOR="tester", MINARA_OPERATOR="the-operator",
-               MINARA_DEBOUNCE_MS="150", MINARA_DEBOUNCE_CAP_MS="1500", PYTHONUNBUFFERED="1")
+               MINARA_DEBOUNCE_MS="150", MINARA_DEBOUNCE_CAP_MS="1500", PYTHONUNBUFFERED="1",
+               MINARA_HTTP="off")  # the gateway's own tests turn it on
     return env
 
 

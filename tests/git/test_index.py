@@ -133,3 +133,41 @@ def test_a_rebuilt_index_matches_head_and_git_rehashes_unknown_stats(repo_dir, r
                          rebuild=True)
     _index_matches_head(repo_dir)
     assert_repo_sound(repo_dir)
+
+
+_NAMES = ["a", "b", "a-b", "a.b", "a0", "ab", "z", "é", "한", "a/b", "facts", "f-01", "f-02"]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_folder_shortcut_places_new_entries_exactly_where_a_full_walk_does(seed):
+    """Adds, edits and removals spliced without a walk equal the walked result, byte for byte."""
+    import random
+
+    from minarad.git.index import build_index, splice_index, stat_entry
+
+    rng = random.Random(seed)
+
+    def a_path():
+        depth = rng.randint(1, 4)
+        return "/".join(rng.choice(_NAMES) for _ in range(depth)).encode()
+
+    def entry(path):
+        return stat_entry(path, f"{rng.getrandbits(160):040x}", 0o100644, None)
+
+    existing: dict[bytes, bytes] = {}
+    for _ in range(rng.randint(0, 60)):
+        path = a_path()
+        if not any(p.startswith(path + b"/") or path.startswith(p + b"/") for p in existing):
+            existing[path] = entry(path)
+    data = build_index(existing)
+    changes: dict[bytes, bytes | None] = {}
+    for _ in range(rng.randint(1, 8)):
+        path = rng.choice(list(existing)) if existing and rng.random() < 0.4 else a_path()
+        if any(p != path and (p.startswith(path + b"/") or path.startswith(p + b"/"))
+               for p in list(existing) + list(changes)):
+            continue
+        changes[path] = None if path in existing and rng.random() < 0.5 else entry(path)
+    fast = splice_index(data, changes, known_layout=True)
+    walked = splice_index(data, changes, known_layout=False)
+    expected = {**existing, **changes}
+    assert fast == walked == build_index({p: e for p, e in expected.items() if e is not None})

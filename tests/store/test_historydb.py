@@ -37,6 +37,19 @@ def test_versions_count_the_commits_that_changed_a_path(db):
     assert db.latest("c.md") is None
 
 
+def test_commits_after_gives_each_later_commit_with_its_paths_versions(db):
+    db.record(_commit(1), [("a.md", "b1", 0o100644)])
+    db.record(_commit(2), [("a.md", "b2", 0o100644), ("b.md", "b3", 0o100644)])
+    db.record(_commit(3), [("a.md", None, None)])
+    found = db.commits_after(_commit(1).sha)
+    assert [c.sha for c, _ in found] == [_commit(2).sha, _commit(3).sha]
+    assert sorted(found[0][1]) == [("a.md", 2, False), ("b.md", 1, False)]
+    assert found[1][1] == [("a.md", 3, True)]
+    assert db.commits_after(_commit(3).sha) == []
+    assert db.commits_after(None) == [] and db.commits_after("f" * 40) == []
+    assert len(db.commits_after(_commit(1).sha, limit=1)) == 1
+
+
 def test_a_failed_batch_records_nothing(db):
     db.record(_commit(1), [("a.md", "b1", 0o100644)])
     with pytest.raises(sqlite3.IntegrityError):

@@ -131,3 +131,13 @@ def test_rewriting_changes_only_the_targets_it_names():
             (l.heading, l.label) for l in parse_links(text)]
 
     check()
+
+
+def test_many_pages_are_rewritten_in_one_pass():
+    from minarad.workspace.links import rewrite_links_many
+
+    text = "[[a/x]] [[a/y|why]] `[[a/x]]` [[b]] [[A/X#top]]\n"
+    moves = {"wiki/a/x.md": "wiki/z/x.md", "wiki/a/y.md": "wiki/z/y.md"}
+    assert rewrite_links_many(text, moves) == \
+        "[[z/x]] [[z/y|why]] `[[a/x]]` [[b]] [[z/x#top]]\n"
+    assert rewrite_links_many("no links\n", moves) == "no links\n"

@@ -1,0 +1,547 @@
+"""``minara fact|policy|grant|remember|consolidate|notes|graph|decisions|channel``.
+
+Thin commands over :class:`minarad.knowledge.Knowledge` (``ctx.app.knowledge``):
+each resolves its options, calls one library verb and renders the result.
+"""
+
+from __future__ import annotations
+
+import click
+
+from minarad.cli.options import CliContext, TextCommand, emit, json_option, pass_ctx
+
+role_option = click.option(
+    "--role", metavar="ROLE",
+    help="The agent's role: grants decide what it may read and write [default: general].")
+confidence_option = click.option(
+    "--confidence", metavar="C", help="0.00 to 1.00 in steps of 0.05 (0.8, 0.85, ...).")
+
+
+def _short(commit: str | None) -> str:
+    return commit[:10] if commit else "no change"
+
+
+def _warn_problems(problems) -> None:
+    for problem in problems:
+        click.echo(f"minara: warning: {problem} (skipped)", err=True)
+
+
+def _line(record) -> str:
+    from minarad.knowledge.fields import record_line
+
+    return record_line(record.to_dict())
+
+
+def _show(record) -> str:
+    fields = record.to_dict()
+    content = fields.pop("content")
+    return "\n".join(f"{k}: {v}" for k, v in fields.items() if v not in ("", None)) \
+        + "\n\n" + content
+
+
+def _render_change(ctx: CliContext, change, verb: str) -> None:
+    record = change.record
+    text = f"{verb} {record.kind} {record.id} in {record.domain} (commit {_short(change.commit)})"
+    if change.previous is not None and change.previous.id != record.id:
+        text += f"; supersedes {change.previous.id}"
+    emit(ctx, change.to_dict(), text)
+
+
+def _text(ctx: CliContext, value: str | None) -> str | None:
+    from minarad.cli.options import read_text_arg
+
+    return None if value is None else read_text_arg(value, ctx.settings.max_file_bytes)
+
+
+# -- facts ---------------------------------------------------------------------------------------
+
+
+@click.group()
+def fact():
+    """Facts the agent learned: propose, list, supersede, edit, delete, search.
+
+    A fact is knowledge/<domain>/facts/<id>.md (front matter + content),
+    versioned like every file.
+    """
+
+
+@fact.command("propose")
+@click.option("--domain", required=True, help="The domain (a folder under knowledge/).")
+@click.option("--topic", required=True, help="A short label.")
+@click.option("--content", required=True,
+              help="The fact ('-' reads stdin, '@path' a file).")
+@confidence_option
+@click.option("--scope", default="workspace", show_default=True,
+              help="workspace, or repo:NAME for one repository.")
+@role_option
+@click.option("--session", metavar="ID", help="The session it was learned in.")
+@json_option
+@pass_ctx
+def fact_propose(ctx: CliContext, domain, topic, content, confidence, scope, role, session):
+    """Record a new fact: one commit by the agent (--as).
+
+    Example: minara fact propose --domain infra --topic deploys --content "Deploys happen on Tuesdays." --confidence 0.8 --as agent-a
+    """  # noqa: E501
+    change = ctx.app.knowledge.propose_fact(
+        domain=domain, topic=topic, content=_text(ctx, content),
+        confidence=0.8 if confidence is None else confidence, scope=scope, author=ctx.author,
+        role=role, session=session)
+    _render_change(ctx, change, "proposed")
+
+
+@fact.command("list")
+@click.option("--domain", help="Only this domain.")
+@click.option("--scope", help="Only this scope (workspace, repo:NAME).")
+@click.option("--sort", type=click.Choice(["newest", "confidence"]), default="newest",
+              show_default=True)
+@click.option("--superseded", is_flag=True, help="Show superseded facts too.")
+@click.option("--limit", type=click.IntRange(min=0), default=50, show_default=True,
+              help="At most this many (0: all).")
+@role_option
+@json_option
+@pass_ctx
+def fact_list(ctx: CliContext, domain, scope, sort, superseded, limit, role):
+    """List facts (superseded ones hidden) and count the current ones.
+
+    Example: minara fact list --domain infra --sort confidence
+    """
+    listing = ctx.app.knowledge.list_facts(domain=domain, scope=scope, sort=sort,
+                                           superseded=superseded, role=role,
+                                           limit=limit or None)
+    _warn_problems(listing.problems)
+    from minarad.knowledge.fields import count_line
+
+    lines = [_line(r) for r in listing.records]
+    lines.append(count_line(listing.count, len(listing.records)))
+    emit(ctx, listing.to_dict(), "\n".join(lines))
+
+
+def _show_command(group: click.Group, kind: str):
+    @group.command("show")
+    @click.argument("record_id", metavar="ID")
+    @role_option
+    @json_option
+    @pass_ctx
+    def show(ctx: CliContext, record_id, role):
+        record = ctx.app.knowledge.get(record_id, role=role)
+        emit(ctx, record.to_dict(), _show(record))
+
+    show.help = (f"Print one {kind}: its fields and content.\n\n"
+                 f"Example: minara {kind} show {kind[0]}-01JDQ4V7Y8S0M3K2ZC1W5T9B6E")
+    return show
+
+
+_show_command(fact, "fact")
+
+
+def _supersede_command(group: click.Group, kind: str):
+    @group.command("supersede")
+    @click.argument("record_id", metavar="ID")
+    @click.option("--content", required=True, help="The new content ('-' reads stdin).")
+    @click.option("--topic", help="A new topic (default: the old one).")
+    @role_option
+    @json_option
+    @pass_ctx
+    def supersede(ctx: CliContext, record_id, content, topic, role, **extra):
+        change = ctx.app.knowledge.supersede(record_id, content=_text(ctx, content), topic=topic,
+                                             author=ctx.author, role=role, **extra)
+        _render_change(ctx, change, "superseded by")
+
+    if kind == "fact":
+        supersede = confidence_option(supersede)
+        supersede = click.option("--session", metavar="ID", help="The session.")(supersede)
+    supersede.help = (
+        f"Replace a {kind} by a new one, in ONE commit: the new {kind} 'supersedes' the "
+        f"old, the old gets 'superseded_by'. Nothing is deleted.\n\n"
+        f"Example: minara {kind} supersede {kind[0]}-01JDQ4V7Y8S0M3K2ZC1W5T9B6E "
+        f"--content \"Deploys happen on Wednesdays.\"")
+    return supersede
+
+
+_supersede_command(fact, "fact")
+
+
+def _edit_command(group: click.Group, kind: str):
+    @group.command("edit")
+    @click.argument("record_id", metavar="ID")
+    @click.option("--domain", help="Move it to this domain (same commit).")
+    @click.option("--topic", help="A new topic.")
+    @click.option("--content", help="New content ('-' reads stdin).")
+    @role_option
+    @json_option
+    @pass_ctx
+    def edit(ctx: CliContext, record_id, domain, topic, content, role, **extra):
+        change = ctx.app.knowledge.edit(record_id, domain=domain, topic=topic,
+                                        content=_text(ctx, content), author=ctx.author,
+                                        role=role, **extra)
+        _render_change(ctx, change, "edited")
+
+    if kind == "fact":
+        edit = confidence_option(edit)
+        edit = click.option("--scope", help="workspace or repo:NAME.")(edit)
+    edit.help = (f"Correct a {kind} in place (a person's correction); a new --domain moves "
+                 f"its file in the same commit. With --role (an agent) a policy needs write."
+                 f"\n\nExample: minara {kind} edit {kind[0]}-01JDQ4V7Y8S0M3K2ZC1W5T9B6E "
+                 f"--domain ops")
+    return edit
+
+
+_edit_command(fact, "fact")
+
+
+def _delete_command(group: click.Group, kind: str):
+    @group.command("delete")
+    @click.argument("record_id", metavar="ID")
+    @click.option("--yes", is_flag=True, help="Really delete it (required).")
+    @click.option("--purge", is_flag=True,
+                  help="Erase it from every commit instead (cannot be undone).")
+    @click.option("--force", is_flag=True,
+                  help="With --purge: purge even though the workspace has a remote.")
+    @json_option
+    @pass_ctx
+    def delete(ctx: CliContext, record_id, yes, purge, force):
+        if not yes:
+            raise click.UsageError(f"deleting a {kind} needs --yes (history keeps it; "
+                                   f"superseding or deactivating is usually better)")
+        if force and not purge:
+            raise click.UsageError("--force goes with --purge")
+        if purge:
+            result = ctx.app.knowledge.purge(record_id, author=ctx.author, force=force)
+            emit(ctx, result.to_dict(), f"{record_id}: purged from the whole history "
+                                        f"({result.objects_removed} objects removed)")
+            return
+        change = ctx.app.knowledge.delete(record_id, author=ctx.author)
+        _render_change(ctx, change, "deleted")
+
+    delete.help = (f"Delete a {kind} that was wrong to record: a commit, so history keeps "
+                   f"it. A {kind} it superseded becomes current again. With --purge it is "
+                   f"erased from every commit instead (a leaked secret; cannot be undone; "
+                   f"a workspace with a remote needs --force).\n\n"
+                   f"Example: minara {kind} delete {kind[0]}-01JDQ4V7Y8S0M3K2ZC1W5T9B6E --yes")
+    return delete
+
+
+_delete_command(fact, "fact")
+
+
+@fact.command("search", cls=TextCommand)
+@click.argument("query")
+@click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--superseded", is_flag=True, help="Include superseded facts.")
+@role_option
+@json_option
+@pass_ctx
+def fact_search(ctx: CliContext, query, limit, superseded, role):
+    """Keyword search over facts (domain, topic, content), best first.
+
+    Example: minara fact search "deploy day"
+    """
+    ctx.app.ensure_set_up()
+    hits = ctx.app.knowledge.search_facts(query, role=role, limit=limit, superseded=superseded)
+    data = [{"score": h["score"], "snippet": h["snippet"], **h["record"].to_dict()}
+            for h in hits]
+    text = "\n".join(f"{h['record'].id}  [{h['record'].domain} / {h['record'].topic}]  "
+                     f"({h['score']:.2f})\n    {h['snippet']}" for h in hits)
+    emit(ctx, {"results": data}, text or "no facts found")
+
+
+# -- policies ------------------------------------------------------------------------------------
+
+
+@click.group()
+def policy():
+    """Policies: rules the agent follows once people keep them active.
+
+    A policy is knowledge/<domain>/policies/<id>.md. Only active ones reach
+    the agent (minara context), filtered by its role's grants.
+    """
+
+
+@policy.command("propose")
+@click.option("--domain", required=True, help="The domain.")
+@click.option("--topic", required=True, help="A short label.")
+@click.option("--content", required=True, help="The rule ('-' reads stdin).")
+@click.option("--inactive", is_flag=True, help="Record it inactive (for review first).")
+@role_option
+@json_option
+@pass_ctx
+def policy_propose(ctx: CliContext, domain, topic, content, inactive, role):
+    """Record a new policy; the role needs a write grant on the domain (else exit 5).
+
+    Example: minara policy propose --domain infra --topic freeze --content "No deploys on Fridays." --role ops --as agent-a
+    """  # noqa: E501
+    change = ctx.app.knowledge.propose_policy(domain=domain, topic=topic,
+                                              content=_text(ctx, content), author=ctx.author,
+                                              role=role, active=not inactive)
+    _render_change(ctx, change, "proposed")
+
+
+@policy.command("list")
+@click.option("--domain", help="Only this domain.")
+@click.option("--superseded", is_flag=True, help="Show superseded policies too.")
+@role_option
+@json_option
+@pass_ctx
+def policy_list(ctx: CliContext, domain, superseded, role):
+    """List policies grouped by domain, inactive ones last; count the active ones.
+
+    Example: minara policy list --domain infra
+    """
+    listing = ctx.app.knowledge.list_policies(domain=domain, role=role, superseded=superseded)
+    _warn_problems(listing.problems)
+    lines: list[str] = []
+    current = None
+    for record in listing.records:
+        if record.domain != current:
+            current = record.domain
+            lines.append(f"{'' if not lines else chr(10)}{current}:")
+        lines.append("  " + _line(record))
+    lines.append(f"{listing.count} active polic{'ies' if listing.count != 1 else 'y'}")
+    emit(ctx, listing.to_dict("active"), "\n".join(lines))
+
+
+_show_command(policy, "policy")
+
+
+def _activation(name: str, active: bool):
+    @policy.command(name)
+    @click.argument("record_id", metavar="ID")
+    @json_option
+    @pass_ctx
+    def command(ctx: CliContext, record_id):
+        change = ctx.app.knowledge.set_active(record_id, active, author=ctx.author)
+        _render_change(ctx, change, f"{name}d" if change.commit else f"already {name}d:")
+
+    command.help = (f"{name.capitalize()} a policy (reversible; one commit).\n\n"
+                    f"Example: minara policy {name} p-01JDQ4V7Y8S0M3K2ZC1W5T9B6E")
+    return command
+
+
+_activation("activate", True)
+_activation("deactivate", False)
+_edit_command(policy, "policy")
+_delete_command(policy, "policy")
+_supersede_command(policy, "policy")
+
+
+# -- grants --------------------------------------------------------------------------------------
+
+
+@click.group()
+def grant():
+    """Access grants: role x domain -> none, read or write (knowledge/grants.json).
+
+    Reads fail open (no row means read); none hides a domain from a role;
+    proposing a policy needs write. An agent without a role is 'general'.
+    """
+
+
+@grant.command("set")
+@click.argument("role")
+@click.argument("domain")
+@click.argument("level", type=click.Choice(["none", "read", "write"]))
+@json_option
+@pass_ctx
+def grant_set(ctx: CliContext, role, domain, level):
+    """Set ROLE's access to DOMAIN; one commit.
+
+    Example: minara grant set ops infra write
+    """
+    commit = ctx.app.knowledge.set_grant(role, domain, level, author=ctx.author)
+    emit(ctx, {"role": role, "domain": domain, "level": level, "commit": commit},
+         f"{role} {level} on {domain} (commit {_short(commit)})")
+
+
+@grant.command("list")
+@json_option
+@pass_ctx
+def grant_list(ctx: CliContext):
+    """List every grant (rows not listed mean read).
+
+    Example: minara grant list --json
+    """
+    rows = ctx.app.knowledge.grants().rows()
+    text = "\n".join(f"{r['role']:<16} {r['domain']:<24} {r['level']}" for r in rows)
+    emit(ctx, {"grants": rows}, text or "no grants: every role may read every domain")
+
+
+@grant.command("check")
+@click.argument("role")
+@click.argument("domain")
+@json_option
+@pass_ctx
+def grant_check(ctx: CliContext, role, domain):
+    """Print ROLE's level in DOMAIN: none, read or write.
+
+    Example: minara grant check ops infra
+    """
+    level = ctx.app.knowledge.check_grant(role, domain)
+    emit(ctx, {"role": role, "domain": domain, "level": level}, level)
+
+
+# -- hot tier, decisions, working memory --------------------------------------------------------
+
+
+@click.command("remember", cls=TextCommand)
+@click.argument("text")
+@click.option("--session", required=True, metavar="ID", help="The session the note belongs to.")
+@json_option
+@pass_ctx
+def remember(ctx: CliContext, text, session):
+    """Keep a session-scoped note in the hot tier (knowledge/_hot/<session>.md).
+
+    'minara consolidate' later turns notes into facts.
+
+    Example: minara remember "the CI cache is flaky" --session s1 --as agent-a
+    """
+    note = ctx.app.knowledge.remember(_text(ctx, text) or "", session=session,
+                                      author=ctx.author)
+    emit(ctx, {"path": note.path, "session": note.session, "text": note.text,
+               "time": note.when}, f"remembered in {note.path}")
+
+
+@click.command("consolidate")
+@click.option("--session", metavar="ID", help="Only this session's notes.")
+@click.option("--domain", default="general", show_default=True,
+              help="Domain of facts promoted without an LLM.")
+@click.option("--no-llm", is_flag=True, help="Do not ask the model even if one is configured.")
+@role_option
+@json_option
+@pass_ctx
+def consolidate(ctx: CliContext, session, domain, no_llm, role):
+    """Promote hot notes into facts, in one commit.
+
+    With an LLM configured (MINARA_LLM_BASE_URL, MINARA_LLM_MODEL) it
+    proposes facts and supersedes contradicted ones; without one, notes
+    remembered in two or more sessions become facts.
+
+    Example: minara consolidate --session s1 --as agent-a
+    """
+    result = ctx.app.knowledge.consolidate(author=ctx.author, session=session, role=role,
+                                           use_llm=False if no_llm else None, domain=domain)
+    lines = [f"{result.mode}: {len(result.facts)} facts, {len(result.superseded)} superseded, "
+             f"{result.consumed} notes consumed (commit {_short(result.commit)})"]
+    lines += ["  " + _line(f) for f in result.facts]
+    lines += [f"  skipped: {s}" for s in result.skipped]
+    emit(ctx, result.to_dict(), "\n".join(lines))
+
+
+@click.group()
+def decisions():
+    """Meeting decisions, recorded as facts in the 'decisions' domain."""
+
+
+@decisions.command("ingest")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--confidence", default="0.9", show_default=True, help="Of each decision.")
+@json_option
+@pass_ctx
+def decisions_ingest(ctx: CliContext, file, confidence):
+    """Turn a meeting note's decisions into facts: the items of a '## Decisions'
+    section and '- [decision] ...' lines. Already recorded ones are skipped.
+
+    Example: minara decisions ingest notes/2026-11-30-standup.md
+    """
+    import os
+
+    text = _text(ctx, "@" + file) or ""
+    name = os.path.splitext(os.path.basename(file))[0]
+    result = ctx.app.knowledge.ingest_decisions(text, name=name, author=ctx.author,
+                                                confidence=confidence)
+    lines = [f"{len(result.facts)} decisions recorded, {len(result.skipped)} already known "
+             f"(commit {_short(result.commit)})"] + ["  " + _line(f) for f in result.facts]
+    emit(ctx, result.to_dict(), "\n".join(lines))
+
+
+@click.group()
+def notes():
+    """An agent's working memory: agents/<id>/NOTES.md (## Notes, ## Observations).
+
+    'minara context --agent ID' shows it to that agent.
+    """
+
+
+agent_option = click.option("--agent", metavar="ID",
+                            help="The agent whose notes these are [default: --as].")
+
+
+@notes.command("observe", cls=TextCommand)
+@click.argument("text")
+@agent_option
+@json_option
+@pass_ctx
+def notes_observe(ctx: CliContext, text, agent):
+    """Add a timestamped line under ## Observations; one commit.
+
+    Example: minara notes observe "deploys are slow on Mondays" --as agent-a
+    """
+    result = ctx.app.knowledge.record_observation(agent or ctx.author, _text(ctx, text) or "",
+                                                  author=ctx.author)
+    emit(ctx, result.to_dict(), f"{result.path}: version {result.version}")
+
+
+@notes.command("update", cls=TextCommand)
+@click.argument("text")
+@click.option("--base", metavar="V",
+              help="The version you read; refused with exit 3 if the file moved on.")
+@agent_option
+@json_option
+@pass_ctx
+def notes_update(ctx: CliContext, text, base, agent):
+    """Replace the ## Notes section (and nothing else) of the agent's NOTES.md.
+
+    Example: minara notes update "Working on the release notes." --as agent-a --base 3
+    """
+    result = ctx.app.knowledge.update_my_notes(agent or ctx.author, _text(ctx, text) or "",
+                                               base=base, author=ctx.author)
+    emit(ctx, result.to_dict(), f"{result.path}: version {result.version}")
+
+
+# -- graph and channels ------------------------------------------------------------------------
+
+
+@click.command("graph")
+@click.option("--domain", help="Only this domain's records (and what they point to).")
+@click.option("--format", "fmt", type=click.Choice(["json", "dot"]), default="json",
+              show_default=True)
+@role_option
+@pass_ctx
+def graph(ctx: CliContext, domain, fmt, role):
+    """Print the knowledge graph: domains, topics, facts, policies, linked wiki pages.
+
+    Edges: has_topic (domain -> topic), has (topic -> record), supersedes,
+    links (a record's [[wiki]] links and mentioned record ids).
+
+    Example: minara graph --domain infra --format dot | dot -Tsvg > infra.svg
+    """
+    result = ctx.app.knowledge.graph(domain=domain, role=role)
+    click.echo(result.to_dot() if fmt == "dot" and not ctx.as_json else result.to_json())
+
+
+@click.group()
+def channel():
+    """Channels: who may use a conversation's memory."""
+
+
+@channel.command("members")
+@click.argument("channel_id", metavar="ID")
+@click.option("--add", "add", multiple=True, metavar="WHO", help="Add a member (repeatable).")
+@click.option("--remove", "remove", multiple=True, metavar="WHO",
+              help="Remove a member (repeatable).")
+@json_option
+@pass_ctx
+def channel_members(ctx: CliContext, channel_id, add, remove):
+    """Show or change channels/ID/MEMBERS.md. A channel without it is open to anyone
+    who names it; with it, only members may use --channel ID (else exit 5).
+
+    Example: minara channel members team-a --add dana --add agent-a
+    """
+    knowledge = ctx.app.knowledge
+    if add or remove:
+        members: list[str] | None = knowledge.change_members(channel_id, add=add, remove=remove,
+                                                             author=ctx.author)
+    else:
+        members = knowledge.channel_members(channel_id)
+    text = ("open: no MEMBERS.md, anyone who names it may use it" if members is None
+            else "\n".join(members) or "no members")
+    emit(ctx, {"channel": channel_id, "members": members}, text)

@@ -1,0 +1,233 @@
+"""``minara doctor``: check a workspace's health, each finding with a fix hint.
+
+Each check returns a :class:`Finding` (``ok``, ``warn`` or ``fail``). With
+``fix=True`` the safe repairs run: clear stale locks (as the next writer
+would), commit what is on disk (reconcile), bring the history cache and the
+search index up to HEAD (rebuilding a damaged one). Nothing here deletes a
+workspace file or rewrites history.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import subprocess
+import time
+
+from minarad.errors import MinaraError
+from minarad.store.models import Record
+
+#: Less free space than this on the workspace's file system fails the check.
+MIN_FREE_BYTES = 100 * 1024 * 1024
+#: A git lock older than this, with no minara writer holding the workspace lock, is stale.
+STALE_LOCK_SECONDS = 60.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding(Record):
+    """One check: ``status`` is ok, warn or fail; ``fixed`` when ``--fix`` repaired it."""
+
+    check: str
+    status: str
+    detail: str
+    hint: str = ""
+    fixed: bool = False
+
+
+def _ok(check: str, detail: str) -> Finding:
+    return Finding(check, "ok", detail)
+
+
+def check_repository(store, fix: bool) -> Finding:
+    """HEAD resolves and its commit, trees and blobs are all present."""
+    from minarad.git.objects import commit_tree
+    from minarad.git.trees import iter_files
+
+    head = store.head()
+    if head is None:
+        return Finding("repository", "warn", "no commit yet", "edit a file or run minara init")
+    try:
+        objects = store.repo.object_store
+        missing = [p.decode("utf-8", "replace") for p, _m, blob in
+                   iter_files(objects, commit_tree(store.repo, head)) if blob not in objects]
+    except (KeyError, MinaraError) as exc:
+        return Finding("repository", "fail", f"HEAD {head[:10]} cannot be read: {exc}",
+                       "restore .git from a backup or re-clone from a remote (minara sync)")
+    if missing:
+        return Finding("repository", "fail", f"{len(missing)} file(s) of HEAD are missing "
+                       f"their objects, e.g. {missing[0]}", "git fsck --full; re-clone")
+    return _ok("repository", f"HEAD {head[:10]}: commit, trees and blobs present")
+
+
+def _stale_locks(store) -> list[str]:
+    from minarad.git.refs import lock_files
+
+    now, found = time.time(), []
+    for path in [*lock_files(str(store.git_dir)), str(store.state_dir / "commit-in-progress")]:
+        try:
+            if now - os.stat(path).st_mtime > STALE_LOCK_SECONDS:
+                found.append(path)
+        except OSError:
+            continue
+    return found
+
+
+def check_locks(store, fix: bool) -> Finding:
+    """No git lock or commit marker left behind by a killed process."""
+    from minarad.store.commit import recover_interrupted_commit
+
+    stale = _stale_locks(store)
+    if not stale:
+        return _ok("locks", "no stale lock")
+    if fix:
+        with store.lock():  # no minara writer runs while it is held
+            for path in stale:
+                if path.endswith(".lock"):
+                    os.unlink(path)
+            recover_interrupted_commit(store)
+        return Finding("locks", "ok", f"removed {len(stale)} stale lock(s)", fixed=True)
+    return Finding("locks", "fail", "stale: " + ", ".join(stale),
+                   "minara doctor --fix removes them (under the workspace lock)")
+
+
+def check_clean(store, fix: bool) -> Finding:
+    """What is on disk is committed (``git status`` would be clean)."""
+    from minarad.store.ignoreguard import untracked_explained
+
+    if fix:
+        skipped: list = []
+        info = store.commit_disk(skipped=skipped)
+        if info is not None:
+            return Finding("git-status", "ok", f"committed {len(info.paths)} path(s) found "
+                           f"on disk", fixed=True)
+    changed = _git_status(store)
+    unversioned = [f"{n.path}: {n.reason}" for n in untracked_explained(store)
+                   if not n.reason.startswith("not committed yet")]
+    if changed:
+        return Finding("git-status", "warn", f"{len(changed)} change(s) on disk not committed "
+                       f"yet, e.g. {changed[0]}", "start minarad, or minara doctor --fix")
+    if unversioned:
+        return Finding("unversioned", "warn", f"{len(unversioned)} file(s) minara cannot "
+                       f"version: {unversioned[0]}", "see minara status")
+    return _ok("git-status", "the working tree matches HEAD")
+
+
+def _git_status(store) -> list[str]:
+    if shutil.which("git") is None:
+        return []
+    proc = subprocess.run(["git", "-C", str(store.root), "status", "--porcelain"],
+                          capture_output=True, text=True, timeout=60)
+    return proc.stdout.splitlines()
+
+
+def check_history(store, fix: bool) -> Finding:
+    """The per-file history cache reflects HEAD."""
+    import sqlite3
+
+    try:
+        tip = store.history_db.tip()
+    except (sqlite3.Error, MinaraError) as exc:
+        return Finding("history-cache", "fail", f"unreadable: {exc}",
+                       "delete .git/minara/history.sqlite3 (a cache; it is rebuilt)")
+    if tip == store.head():
+        return _ok("history-cache", "at HEAD")
+    if fix:
+        with store.lock():
+            store.catch_up()
+        return Finding("history-cache", "ok", "caught up with HEAD", fixed=True)
+    return Finding("history-cache", "warn", f"at {str(tip)[:10]}, HEAD is "
+                   f"{str(store.head())[:10]}", "any read catches it up; or --fix")
+
+
+def check_index(app, fix: bool) -> Finding:
+    """The search index reflects HEAD (its lag in commits is not counted, only named)."""
+    from minarad.index.state import index_dir_for, read_state
+
+    folder = index_dir_for(app.settings.state_dir, app.root)
+    indexed = read_state(folder / "state.json").get("commit") if folder.exists() else None
+    head = app.store.head()
+    if indexed == head:
+        return _ok("search-index", "at HEAD")
+    if fix:
+        app.index.catch_up(wait=10.0)
+        return Finding("search-index", "ok", "caught up with HEAD", fixed=True)
+    return Finding("search-index", "warn", f"indexed {str(indexed)[:10]}, HEAD "
+                   f"{str(head)[:10]}", "minarad catches it up; or minara doctor --fix")
+
+
+def check_daemon(status) -> Finding:
+    """The daemon runs, and is not waiting on something."""
+    if status is None or not status.running:
+        return Finding("daemon", "warn", "minarad is not running: edits are committed only "
+                       "by minara commands", "minara service install (or run minarad)")
+    if status.state == "waiting":
+        return Finding("daemon", "fail", f"minarad is stuck: {status.waiting_for}",
+                       "follow the hint, or restart minarad")
+    return _ok("daemon", f"minarad pid {status.pid}, watcher {status.watcher}")
+
+
+def check_inotify(root) -> Finding:
+    """Enough inotify watches for every folder of the workspace."""
+    try:
+        with open("/proc/sys/fs/inotify/max_user_watches") as fh:
+            limit = int(fh.read())
+    except (OSError, ValueError):
+        return _ok("inotify", "no inotify limit to check on this system")
+    folders = 0
+    for _top, dirs, _files in os.walk(root, onerror=lambda e: None):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        folders += 1
+    if folders * 2 > limit:
+        return Finding("inotify", "warn", f"{folders} folders, max_user_watches {limit}",
+                       "sudo sysctl fs.inotify.max_user_watches=524288")
+    return _ok("inotify", f"{folders} folders, max_user_watches {limit}")
+
+
+def check_conflicts(store) -> Finding:
+    """No conflict copies left by sync."""
+    from minarad.sync import conflict_copies
+
+    found = conflict_copies(store)
+    if found:
+        return Finding("sync-conflicts", "warn", f"{len(found)} file(s) kept both versions: "
+                       + ", ".join(found[:5]), "merge each into its original, then delete it")
+    return _ok("sync-conflicts", "none")
+
+
+def check_remotes(store, settings) -> list[Finding]:
+    """Every remote answers."""
+    from minarad.git import remotes
+    from minarad.sync import credentials
+
+    out = []
+    for name, url in remotes.list_remotes(store.repo).items():
+        try:
+            remotes.ls_remote(store.repo, url, credentials(settings))
+            out.append(_ok(f"remote:{name}", f"{remotes.shown_url(url)} reachable"))
+        except MinaraError as exc:
+            out.append(Finding(f"remote:{name}", "warn", exc.message,
+                               "check the network, the URL (minara remote list) and "
+                               "credentials (MINARA_SYNC_TOKEN)"))
+    return out
+
+
+def check_disk(root) -> Finding:
+    """Free space on the workspace's file system."""
+    free = shutil.disk_usage(root).free
+    if free < MIN_FREE_BYTES:
+        return Finding("disk", "fail", f"{free // 2**20} MiB free",
+                       "free some space: commits and the index need room")
+    return _ok("disk", f"{free // 2**20} MiB free")
+
+
+def run_checks(app, daemon_status, *, fix: bool = False) -> list[Finding]:
+    """Every check, in order (locks first: the repairs after them need the lock)."""
+    store = app.store
+    findings = [check_locks(store, fix), check_repository(store, fix)]
+    if findings[-1].status == "fail":
+        return findings + [check_disk(app.root)]
+    findings += [check_clean(store, fix), check_history(store, fix), check_index(app, fix),
+                 check_daemon(daemon_status), check_inotify(app.root), check_conflicts(store),
+                 *check_remotes(store, app.settings), check_disk(app.root)]
+    return findings

@@ -1,0 +1,155 @@
+"""What the gateway asks of the library, in one place, one call at a time, on one thread.
+
+The store, the index and the domain stores hold SQLite connections and a
+dulwich repository that belong to the thread that opened them, so every
+call runs on the library's own thread (:meth:`Library.call` from a handler,
+:meth:`Library.run` from another thread). Writes still meet every other
+writer (daemon, CLI) at the store's inter-process lock, as the CLI's do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Callable
+from typing import TypeVar
+
+from minarad.errors import NotFound
+from minarad.workspace.layout import BOOTSTRAP, HEARTBEAT, SEEDED_FILES, role_of
+
+T = TypeVar("T")
+
+#: How long a search waits for another process to finish updating the index.
+SEARCH_WAIT_SECONDS = 2.5
+#: Identity files first, in the order a new workspace shows them.
+FIRST = (*SEEDED_FILES, HEARTBEAT, BOOTSTRAP)
+
+
+class Library:
+    """The gateway's handle on a :class:`minarad.app.Minara`.
+
+    Args:
+        app: the application (its own store and index, not the daemon's).
+    """
+
+    def __init__(self, app):
+        self.app = app
+        self._thread = concurrent.futures.ThreadPoolExecutor(1, "minara-library")
+        self._blob_facts: dict[str, tuple[str, int]] = {}
+
+    def run(self, fn: Callable[..., T], *args, **kwargs) -> T:
+        """Call ``fn`` on the library's thread and wait for it (never from that thread)."""
+        return self._thread.submit(fn, *args, **kwargs).result()
+
+    async def call(self, fn: Callable[..., T], *args, **kwargs) -> T:
+        """Await ``fn`` run on the library's thread (from a request handler)."""
+        return await asyncio.wrap_future(self._thread.submit(fn, *args, **kwargs))
+
+    def close(self) -> None:
+        """Close the application on its thread, then stop the thread."""
+        try:
+            self.run(self.app.close)
+        finally:
+            self._thread.shutdown(wait=True)
+
+    @property
+    def store(self):
+        """The workspace store."""
+        return self.app.store
+
+    # -- workspace files ---------------------------------------------------------
+
+    def list_files(self) -> list[dict]:
+        """Every file HEAD holds, identity files first, with version and sha256."""
+        from minarad.git.objects import commit_tree
+        from minarad.git.trees import iter_files
+
+        store = self.store
+        store.catch_up_for_reading()
+        head = store.head()
+        if head is None:
+            return []
+        repo = store.repo
+        entries = [(p.decode("utf-8", "surrogateescape"), sha.decode())
+                   for p, _mode, sha in iter_files(repo.object_store, commit_tree(repo, head))]
+        rows = [self._file_row(rel, blob) for rel, blob in entries]
+        rank = {name: i for i, name in enumerate(FIRST)}
+        return sorted(rows, key=lambda r: (rank.get(r["path"], len(rank)), r["path"]))
+
+    def _file_row(self, rel: str, blob: str) -> dict:
+        from minarad.store.models import iso_time
+
+        sha256, size = self._facts(blob)
+        latest = self.store.history_db.latest(rel)
+        commit = latest.commit if latest else None
+        return {"path": rel, "role": role_of(rel), "version": latest.version if latest else 0,
+                "sha256": sha256, "size": size, "blob_id": blob,
+                "author": commit.author if commit else None,
+                "time": iso_time(commit.time, commit.tz) if commit else None}
+
+    def _facts(self, blob: str) -> tuple[str, int]:
+        """sha256 and size of a blob (cached: a blob never changes)."""
+        if blob not in self._blob_facts:
+            from minarad.git.objects import read_blob
+            from minarad.workspace.content import sha256_hex
+
+            data = read_blob(self.store.repo.object_store, blob)
+            self._blob_facts[blob] = (sha256_hex(data), len(data))
+        return self._blob_facts[blob]
+
+    def read_file(self, path: str, version=None) -> dict:
+        """The text of ``path`` (now or at ``version``) with its version record."""
+        text, info = self.store.read(path, version)
+        return {**info.to_dict(), "role": role_of(info.path), "text": text}
+
+    def read_or_new(self, path: str) -> dict:
+        """As :meth:`read_file`, or an empty, never-saved file when it does not exist."""
+        try:
+            return self.read_file(path)
+        except NotFound as exc:
+            if exc.code != "file_not_found":
+                raise
+            info = self.store.current(path)
+            return {**info.to_dict(), "role": role_of(info.path), "text": "",
+                    "missing": exc.message}
+
+    def conflict_details(self, path: str) -> dict:
+        """What a 409 adds to the store's error: the current sha256 and version."""
+        info = self.store.current(path)
+        return {"current_sha256": info.sha256, "current_version": info.version,
+                "current_author": info.author}
+
+    # -- search and status -------------------------------------------------------
+
+    def search(self, query: str, *, mode: str, kinds: list[str], path: str | None,
+               channel: str | None, since: str | None, limit: int) -> dict:
+        """Search the workspace (``mode`` ``all``) or its memory files (``memory``)."""
+        self.app.ensure_set_up()
+        index = self.app.index
+        stats = index.catch_up(wait=SEARCH_WAIT_SECONDS)
+        hits = index.search(query, kind=kinds or None, path=path or None,
+                            channel=channel or None, since=since or None, limit=limit,
+                            memory_only=mode == "memory")
+        return {"query": query, "mode": mode, "results": [h.to_dict() for h in hits],
+                "index": {"indexed_commit": stats.to_commit, "lag": stats.lag,
+                          "busy": stats.busy}}
+
+    def status(self) -> dict:
+        """The daemon's, the index's and the repository's state."""
+        from minarad import __version__
+        from minarad.daemon.state import read_status
+
+        daemon = read_status(self.app.root).as_dict()
+        try:
+            index = self.app.index.status().to_dict()
+        except Exception as exc:  # noqa: BLE001 - a status page shows what it can
+            index = {"error": str(exc)}
+        return {"version": __version__, "workspace": str(self.app.root),
+                "head": self.store.head(), "daemon": daemon, "index": index,
+                "jobs": self._jobs(),
+                "semantic_search": "not available (lexical search only)"}
+
+    def _jobs(self) -> list[dict]:
+        from minarad.jobs import jobs_status
+
+        return [s.to_dict() for s in jobs_status(self.app)]

@@ -1,0 +1,301 @@
+"""Remotes: kept in the repository's own ``.git/config`` (so stock git sees them),
+fetched from and pushed to with dulwich's client (a folder, ``file://``,
+``ssh://``, ``git://``, ``http(s)://``).
+
+Credentials for http(s) come, in this order, from the URL
+(``https://user:token@host/repo.git``), from the caller (an environment
+setting), or from git's credential helper when one is configured.
+A push is a compare-and-swap: it names the commit the remote branch held
+when fetched, and a remote that moved meanwhile refuses it
+(:class:`PushRejected`), so the caller fetches and merges again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import subprocess
+from typing import TYPE_CHECKING, cast
+from urllib.parse import urlsplit
+
+from minarad.errors import InvalidInput, MinaraError, NotFound
+
+if TYPE_CHECKING:
+    from dulwich.objects import ObjectID
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+class PushRejected(MinaraError):
+    """The remote branch moved since it was fetched (another machine pushed first)."""
+
+    code = "push_rejected"
+
+
+class RemoteUnreachable(MinaraError):
+    """The remote could not be reached, or refused the connection or the credentials."""
+
+    code = "remote_unreachable"
+
+
+@dataclasses.dataclass(frozen=True)
+class Credentials:
+    """A user name and password (or token) for http(s) remotes; both optional."""
+
+    username: str | None = None
+    password: str | None = None
+
+
+def check_remote_name(name: str) -> str:
+    """Return ``name`` if it can name a remote (letters, digits, ``.``, ``_``, ``-``).
+
+    Raises:
+        InvalidInput: it cannot.
+    """
+    if not _NAME_RE.match(name or ""):
+        raise InvalidInput(f"{name!r} cannot name a remote (use letters, digits, '.', '_' "
+                           f"and '-')", code="invalid_remote_name")
+    return name
+
+
+def list_remotes(repo) -> dict[str, str]:
+    """Return every remote of ``repo`` as name -> URL, from ``.git/config``."""
+    config = repo.get_config()
+    found = {}
+    for section in config.sections():
+        if len(section) == 2 and section[0] == b"remote":
+            try:
+                found[section[1].decode()] = config.get(section, b"url").decode()
+            except KeyError:
+                continue
+    return dict(sorted(found.items()))
+
+
+def remote_url(repo, name: str) -> str:
+    """Return the URL of remote ``name``.
+
+    Raises:
+        NotFound: there is no such remote (``remote_not_found``).
+    """
+    url = list_remotes(repo).get(name)
+    if url is None:
+        raise NotFound(f"no remote named {name!r} (add one with `minara remote add {name} URL`)",
+                       code="remote_not_found", remote=name)
+    return url
+
+
+def add_remote(repo, name: str, url: str) -> None:
+    """Add remote ``name`` at ``url`` as ``git remote add`` does.
+
+    Raises:
+        InvalidInput: the name is refused, the URL is empty or the remote exists.
+    """
+    check_remote_name(name)
+    if not url.strip():
+        raise InvalidInput("the remote URL is empty", code="invalid_remote_url")
+    if name in list_remotes(repo):
+        raise InvalidInput(f"a remote named {name!r} exists already (remove it first)",
+                           code="remote_exists", remote=name)
+    config = repo.get_config()
+    section = (b"remote", name.encode())
+    config.set(section, b"url", url.encode())
+    config.set(section, b"fetch", f"+refs/heads/*:refs/remotes/{name}/*".encode())
+    config.write_to_path()
+
+
+def remove_remote(repo, name: str) -> None:
+    """Remove remote ``name`` and its remote-tracking branches.
+
+    Raises:
+        NotFound: there is no such remote.
+    """
+    remote_url(repo, name)
+    config = repo.get_config()
+    del config[(b"remote", name.encode())]
+    config.write_to_path()
+    prefix = f"refs/remotes/{name}/".encode()
+    for ref in [r for r in repo.refs.allkeys() if r.startswith(prefix)]:
+        repo.refs.remove_if_equals(ref, None)
+
+
+def tracking_ref(name: str, branch: str) -> bytes:
+    """The remote-tracking ref of ``branch`` on remote ``name`` (``refs/remotes/origin/main``)."""
+    return f"refs/remotes/{name}/{branch}".encode()
+
+
+def set_tracking(repo, name: str, branch: str, commit: str) -> None:
+    """Record that remote ``name``'s ``branch`` is at ``commit`` (after a push)."""
+    repo.refs[tracking_ref(name, branch)] = commit.encode()
+
+
+def read_tracking(repo, name: str, branch: str) -> str | None:
+    """The commit the remote-tracking branch holds (hex), or None."""
+    try:
+        return repo.refs[tracking_ref(name, branch)].decode()
+    except KeyError:
+        return None
+
+
+def _client(repo, url: str, operation: str, creds: Credentials | None):
+    from dulwich.client import get_transport_and_path
+
+    username = password = None
+    if urlsplit(url).scheme in ("http", "https"):
+        parts = urlsplit(url)
+        if not parts.password:
+            creds = creds if creds and creds.password else credential_helper(url)
+            if creds is not None:
+                username, password = creds.username or parts.username or "git", creds.password
+    try:
+        return get_transport_and_path(url, config=repo.get_config_stack(), operation=operation,
+                                      username=username, password=password, quiet=True)
+    except (ValueError, ImportError) as exc:
+        raise InvalidInput(f"cannot use remote URL {shown_url(url)!r}: {exc}",
+                           code="invalid_remote_url") from None
+
+
+def credential_helper(url: str) -> Credentials | None:
+    """Ask git's credential helper for ``url``'s credentials, when one is configured.
+
+    Returns None when git is missing, no helper is configured or it knows none.
+    """
+    try:
+        helpers = subprocess.run(["git", "config", "--get-all", "credential.helper"],
+                                 capture_output=True, text=True, timeout=5).stdout.strip()
+        if not helpers:
+            return None
+        parts = urlsplit(url)
+        query = f"protocol={parts.scheme}\nhost={parts.netloc}\npath={parts.path.lstrip('/')}\n\n"
+        out = subprocess.run(["git", "credential", "fill"], input=query, capture_output=True,
+                             text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    fields = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    return Credentials(fields.get("username"), fields["password"]) if "password" in fields \
+        else None
+
+
+def shown_url(url: str) -> str:
+    """``url`` with any password in it masked (``https://user:***@host/...``)."""
+    return re.sub(r"//([^/@:]*):[^/@]*@", r"//\1:***@", url)
+
+
+def _unreachable(url: str, exc: BaseException) -> RemoteUnreachable:
+    shown = shown_url(url)
+    return RemoteUnreachable(f"remote {shown} is unreachable: {exc}", url=shown)
+
+
+def ls_remote(repo, url: str, creds: Credentials | None = None) -> dict[str, str]:
+    """The remote's refs (name -> commit), as ``git ls-remote`` lists them.
+
+    Raises:
+        RemoteUnreachable: the remote could not be reached or refused.
+    """
+    client, path = _client(repo, url, "pull", creds)
+    try:
+        result = client.get_refs(path)
+    except Exception as exc:  # dulwich raises many kinds
+        raise _unreachable(url, exc) from None
+    refs = getattr(result, "refs", result)
+    return {k.decode(): v.decode() for k, v in refs.items() if v}
+
+
+def fetch(repo, name: str, url: str, branch: str, creds: Credentials | None = None) -> str | None:
+    """Fetch ``branch`` of remote ``name`` into ``repo``; update its remote-tracking ref.
+
+    Returns:
+        The commit the remote branch holds (hex), or None when it does not exist yet.
+
+    Raises:
+        RemoteUnreachable: the remote could not be reached or refused.
+    """
+    client, path = _client(repo, url, "pull", creds)
+    want = f"refs/heads/{branch}".encode()
+
+    def determine_wants(refs, depth=None):
+        sha = refs.get(want)
+        return [sha] if sha and sha not in repo.object_store else []
+
+    try:
+        result = client.fetch(path, repo, determine_wants=determine_wants)
+    except Exception as exc:  # dulwich raises many kinds: OSError, HangupException, ...
+        raise _unreachable(url, exc) from None
+    sha = result.refs.get(want)
+    ref = tracking_ref(name, branch)
+    if sha:
+        repo.refs[ref] = sha
+        return sha.decode()
+    repo.refs.remove_if_equals(ref, None)
+    return None
+
+
+def push(repo, url: str, branch: str, new: str, expected: str | None,
+         creds: Credentials | None = None) -> None:
+    """Move the remote's ``branch`` from ``expected`` to ``new``, sending the missing objects.
+
+    Raises:
+        PushRejected: the remote branch is no longer at ``expected``.
+        RemoteUnreachable: the remote could not be reached or refused.
+    """
+    from dulwich.errors import HangupException
+
+    client, path = _client(repo, url, "push", creds)
+    ref = f"refs/heads/{branch}".encode()
+    moved = []
+
+    def update_refs(refs):
+        current = refs.get(ref)
+        if (current.decode() if current else None) != expected:
+            moved.append(current)
+            return {}
+        return {ref: new.encode()}
+
+    try:
+        result = client.send_pack(path, update_refs, repo.object_store.generate_pack_data)
+    except HangupException as exc:
+        raise _unreachable(url, exc) from None
+    except Exception as exc:
+        if "lock" in str(exc) or "non-fast-forward" in str(exc) or "stale" in str(exc):
+            raise PushRejected(f"the remote's {branch} moved while pushing: {exc}") from None
+        raise _unreachable(url, exc) from None
+    if moved:
+        raise PushRejected(f"the remote's {branch} moved since it was fetched")
+    error = (result.ref_status or {}).get(ref)
+    if error:
+        raise PushRejected(f"the remote refused {branch}: {error}")
+
+
+def _oid(commit: str) -> ObjectID:
+    return cast("ObjectID", commit.encode())
+
+
+def is_ancestor(repo, ancestor: str, descendant: str) -> bool:
+    """True when ``ancestor`` is ``descendant`` or one of its ancestors."""
+    from dulwich.graph import can_fast_forward
+
+    return bool(can_fast_forward(repo, _oid(ancestor), _oid(descendant)))
+
+
+def merge_base(repo, one: str, other: str) -> str | None:
+    """A best common ancestor of two commits (hex), or None for unrelated histories."""
+    from dulwich.graph import find_merge_base
+
+    bases = find_merge_base(repo, [_oid(one), _oid(other)])
+    return bases[0].decode() if bases else None
+
+
+def ahead_behind(repo, local: str | None, remote: str | None) -> tuple[int, int]:
+    """How many commits ``local`` has that ``remote`` lacks, and the other way round."""
+    from minarad.git.history import follow_history
+
+    def only_in(a, b):
+        if a is None:
+            return 0
+        if b is None:
+            return len(list(follow_history(repo, a, limit=10_000)))
+        mine = set()
+        for c in follow_history(repo, b, limit=100_000):
+            mine.add(c.id.decode())
+        return len(list(follow_history(repo, a, lambda s: s in mine, limit=10_000)))
+
+    return only_in(local, remote), only_in(remote, local)

@@ -1,0 +1,599 @@
+"""The knowledge library: :class:`Knowledge`, the verbs every surface calls.
+
+``Knowledge(app)`` is what the CLI, the HTTP gateway and the MCP server
+hold (``app.knowledge``). Every write is one store transaction (one commit,
+a meaningful author and message); every read of a workspace file goes
+through the workspace reader; listings come from the catalogue
+(:mod:`minarad.knowledge.catalogue`), brought up to HEAD first, at a cost by
+change. Library code raises :mod:`minarad.errors` errors and never prints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from typing import TYPE_CHECKING
+
+from minarad.errors import Forbidden, InvalidInput, MinaraError, NotFound, VersionConflict
+from minarad.knowledge.grants import (GRANTS_PATH, Grants, check_level, parse_grants,
+                                      render_grants, role_of)
+from minarad.knowledge.ids import kind_of_id, new_id
+from minarad.knowledge.records import (KnowledgeRecord, RecordError, RecordProblem,
+                                       check_content, check_domain, check_record_id,
+                                       check_scope, check_topic, parse_confidence,
+                                       parse_record, render_record, update_record_text)
+
+if TYPE_CHECKING:
+    from minarad.knowledge.catalogue import Catalogue
+
+DEFAULT_CONFIDENCE = 0.8
+SORTS = ("newest", "confidence")
+
+
+def utc_now() -> str:
+    """The current time, ISO 8601 UTC to the second (``2026-11-30T14:05:09Z``)."""
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclasses.dataclass(frozen=True)
+class Listing:
+    """Records with their count and the problems met reading the files.
+
+    Attributes:
+        records: the records shown (after ``limit``).
+        count: how many match, superseded (or inactive) ones not counted.
+        problems: files that could not be read as records (file and line).
+    """
+
+    records: list[KnowledgeRecord]
+    count: int
+    problems: list[RecordProblem]
+
+    def to_dict(self, count_name: str = "count") -> dict:
+        """JSON-ready form."""
+        return {count_name: self.count, "records": [r.to_dict() for r in self.records],
+                "problems": [p.to_dict() for p in self.problems]}
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    """What a write did: the records written and the commit.
+
+    Attributes:
+        record: the record the verb is about (the new one for a supersede).
+        commit: the commit made (None when nothing changed).
+        previous: the record it replaced or changed, as it was.
+    """
+
+    record: KnowledgeRecord
+    commit: str | None
+    previous: KnowledgeRecord | None = None
+
+    def to_dict(self) -> dict:
+        """JSON-ready form."""
+        return {"record": self.record.to_dict(), "commit": self.commit,
+                "previous": self.previous.to_dict() if self.previous else None}
+
+
+class Knowledge:
+    """Facts, policies, grants, channel members, hot notes and working memory.
+
+    Args:
+        app: the :class:`minarad.app.Minara` of the workspace.
+    """
+
+    def __init__(self, app):
+        self.app = app
+        self._catalogue: Catalogue | None = None
+
+    # -- plumbing ------------------------------------------------------------------------------
+
+    @property
+    def root(self):
+        """The workspace directory."""
+        return self.app.root
+
+    @property
+    def store(self):
+        """The workspace store (set up on first use)."""
+        return self.app.store
+
+    def close(self) -> None:
+        """Close the catalogue."""
+        if self._catalogue is not None:
+            self._catalogue.close()
+            self._catalogue = None
+
+    @property
+    def catalogue(self) -> Catalogue:
+        """The catalogue, brought up to HEAD (a tree diff when HEAD moved)."""
+        catalogue = self._open_catalogue()
+        if not catalogue.is_current():
+            catalogue.catch_up(self.store)
+        return catalogue
+
+    def _open_catalogue(self) -> Catalogue:
+        from minarad.knowledge.catalogue import Catalogue, catalogue_path
+
+        if self._catalogue is None:
+            self._catalogue = Catalogue(catalogue_path(self.app.settings.state_dir, self.root),
+                                        self.root)
+        return self._catalogue
+
+    def catch_up(self) -> int:
+        """Bring the catalogue (and graph) to HEAD; return how many record files were read."""
+        catalogue = self._open_catalogue()
+        return 0 if catalogue.is_current() else catalogue.catch_up(self.store)
+
+    def _read(self, path: str) -> str | None:
+        try:
+            return self.app.read_text(path)
+        except NotFound:
+            return None
+
+    def _transaction(self, author: str, source: str, message: str):
+        return self.store.transaction(author=author, source=source, message=message)
+
+    # -- grants ----------------------------------------------------------------------------------
+
+    def grants(self) -> Grants:
+        """The grants table (``knowledge/grants.json``; none yet: every read allowed).
+
+        Raises:
+            InvalidInput: the file is not valid (``invalid_grants``, file and line).
+        """
+        text = self._read(GRANTS_PATH)
+        return Grants() if text is None else parse_grants(text)
+
+    def check_grant(self, role: str | None, domain: str) -> str:
+        """The level ``role`` has in ``domain``: none, read or write."""
+        return self.grants().level(role, check_domain(domain))
+
+    def set_grant(self, role: str, domain: str, level: str, *, author: str,
+                  source: str = "cli") -> str | None:
+        """Set ``role``'s level in ``domain``; one commit. Returns the commit."""
+        role = role_of(role)
+        if "\n" in role or len(role) > 64:
+            raise InvalidInput(f"role {role!r}: one short line", code="invalid_role")
+        text = self._read(GRANTS_PATH)
+        grants = (Grants() if text is None else parse_grants(text)).set(
+            role, check_domain(domain), check_level(level))
+        base = None if text is None else _blob_of(text)
+        with self._transaction(author, source, f"grant {role} {level} on {domain}") as tx:
+            tx.write(GRANTS_PATH, render_grants(grants), base=base)
+        self.follow(tx)
+        return tx.result.commit if tx.result else None
+
+    def _hidden(self, role: str | None) -> set[str]:
+        return self.grants().hidden_domains(role)
+
+    def _check_policy_write(self, role: str | None, domain: str) -> None:
+        if not self.grants().can_write(role, domain):
+            raise Forbidden(f"role {role_of(role)} may not write policies in {domain} "
+                            f"(grant {role_of(role)} {domain} write first)",
+                            code="access_denied", role=role_of(role), domain=domain)
+
+    # -- reading records ---------------------------------------------------------------------
+
+    def get(self, record_id: str, *, role: str | None = None) -> KnowledgeRecord:
+        """The record ``record_id`` as its file now reads.
+
+        Raises:
+            NotFound: no such record, or hidden from ``role`` (``record_not_found``).
+            InvalidInput: the file is not a readable record (``invalid_record``).
+        """
+        return self._load(record_id, role)[0]
+
+    def _load(self, record_id: str, role: str | None = None) -> tuple[KnowledgeRecord, str]:
+        check_record_id(record_id)
+        catalogue = self.catalogue
+        known = catalogue.get(record_id)
+        if known is None:
+            self._raise_if_broken(catalogue, record_id, role)
+        if known is None or not self.grants().can_read(role, known.domain):
+            raise NotFound(f"{record_id}: no such {kind_of_id(record_id)}",
+                           code="record_not_found", id=record_id)
+        text = self._read(known.path)
+        if text is None:
+            raise NotFound(f"{record_id}: no such {kind_of_id(record_id)}",
+                           code="record_not_found", id=record_id)
+        try:
+            return parse_record(known.path, text), text
+        except RecordError as exc:
+            raise InvalidInput(f"{exc.problem}; fix the file by hand", code="invalid_record",
+                               path=exc.problem.path, line=exc.problem.line) from None
+
+    def _raise_if_broken(self, catalogue, record_id: str, role: str | None) -> None:
+        """A record file that exists but cannot be read is named, with its line."""
+        hidden = self._hidden(role)
+        for path, line, message in catalogue.problem_rows():
+            if path.endswith(f"/{record_id}.md") and path.split("/")[1] not in hidden:
+                raise InvalidInput(f"{path}:{line}: {message}; fix the file by hand",
+                                   code="invalid_record", path=path, line=line)
+
+    def list_facts(self, *, domain: str | None = None, scope: str | None = None,
+                   sort: str = "newest", superseded: bool = False, role: str | None = None,
+                   limit: int | None = None) -> Listing:
+        """Facts, newest (or most confident) first; superseded ones only with ``superseded``.
+
+        ``count`` is the number of non-superseded facts matching the filters;
+        domains ``role`` may not read are left out.
+        """
+        if sort not in SORTS:
+            raise InvalidInput(f"sort {sort!r}: use newest or confidence", code="invalid_sort")
+        catalogue, hidden = self.catalogue, self._hidden(role)
+        records = catalogue.records("fact", domain=domain, scope=scope, superseded=superseded,
+                                    hidden=hidden, order=sort, limit=limit)
+        count = catalogue.count("fact", domain=domain, scope=scope, hidden=hidden)
+        return Listing(records, count, self._problems(domain, hidden))
+
+    def list_policies(self, *, domain: str | None = None, role: str | None = None,
+                      superseded: bool = False, active_only: bool = False) -> Listing:
+        """Policies grouped by domain, inactive ones last in each; ``count`` = active ones."""
+        catalogue, hidden = self.catalogue, self._hidden(role)
+        records = catalogue.records("policy", domain=domain, superseded=superseded,
+                                    active=True if active_only else None, hidden=hidden,
+                                    order="domain")
+        count = catalogue.count("policy", domain=domain, active=True, hidden=hidden)
+        return Listing(records, count, self._problems(domain, hidden))
+
+    def _problems(self, domain: str | None, hidden: set[str]) -> list[RecordProblem]:
+        prefix = f"knowledge/{domain}/" if domain else "knowledge/"
+        return [p for p in self.catalogue.problems(prefix)
+                if p.path.split("/")[1] not in hidden]
+
+    def problems(self) -> list[RecordProblem]:
+        """Every knowledge file that could not be read as a record."""
+        return self.catalogue.problems()
+
+    def active_policies(self, role: str | None = None) -> list[KnowledgeRecord]:
+        """The active, not superseded policies ``role`` may read (what reaches the agent)."""
+        return self.catalogue.records("policy", active=True, hidden=self._hidden(role),
+                                      order="domain")
+
+    def search_facts(self, query: str, *, role: str | None = None, limit: int = 10,
+                     superseded: bool = False) -> list[dict]:
+        """Keyword search over facts (domain, topic, content) through the search index.
+
+        Returns:
+            ``{"record": ..., "score": ..., "snippet": ...}`` dicts, best first.
+        """
+        from minarad.knowledge.records import parse_record_path
+
+        index = self.app.index
+        index.catch_up(wait=2.5)
+        hidden, catalogue, out, seen = self._hidden(role), self.catalogue, [], set()
+        for hit in index.search(query, path="knowledge", limit=max(50, limit * 5)):
+            place = parse_record_path(hit.path)
+            if place is None or place[0] != "fact" or place[1] in hidden or hit.path in seen:
+                continue
+            seen.add(hit.path)
+            record = catalogue.get(place[2])
+            if record is None or (record.superseded and not superseded):
+                continue
+            out.append({"record": record, "score": hit.score,
+                        "snippet": hit.snippet.render("**", "**")})
+            if len(out) >= limit:
+                break
+        return out
+
+    # -- writing records ---------------------------------------------------------------------
+
+    def propose_fact(self, *, domain: str, topic: str, content: str,
+                     confidence: float | str = DEFAULT_CONFIDENCE, scope: str = "workspace",
+                     author: str, role: str | None = None, session: str | None = None,
+                     source: str = "cli") -> Change:
+        """Record a new fact; one commit by ``author``."""
+        now = utc_now()
+        record = KnowledgeRecord(
+            kind="fact", id=new_id("fact"), domain=check_domain(domain), topic=check_topic(topic),
+            content=check_content(content), confidence=parse_confidence(confidence),
+            scope=check_scope(scope), author=author, agent_role=role or "",
+            session=session or "", created=now, updated=now)
+        return self._create(record, author, source)
+
+    def propose_policy(self, *, domain: str, topic: str, content: str, author: str,
+                       role: str | None = None, active: bool = True,
+                       source: str = "cli") -> Change:
+        """Record a new policy; ``role`` (``general`` when None) needs ``write`` on the domain.
+
+        Raises:
+            Forbidden: ``access_denied`` (exit 5).
+        """
+        check_domain(domain)
+        self._check_policy_write(role, domain)
+        now = utc_now()
+        record = KnowledgeRecord(
+            kind="policy", id=new_id("policy"), domain=domain, topic=check_topic(topic),
+            content=check_content(content), active=bool(active), author=author,
+            agent_role=role or "", created=now, updated=now)
+        return self._create(record, author, source)
+
+    def _create(self, record: KnowledgeRecord, author: str, source: str) -> Change:
+        with self._transaction(author, source, f"propose {record.kind} {record.id}: "
+                                               f"{record.topic}") as tx:
+            tx.create(record.path, render_record(record))
+        return self._done(record, tx)
+
+    def _done(self, record: KnowledgeRecord, tx, previous=None) -> Change:
+        result = tx.result
+        self.follow(tx)
+        return Change(record, result.commit if result else None, previous)
+
+    def follow(self, tx) -> None:
+        """Bring the catalogue (and graph) past a transaction that just committed.
+
+        The transaction names the files it changed, so no tree diff is
+        needed when the catalogue stood at its parent.
+        """
+        result = tx.result
+        if result is None or result.commit is None:
+            return
+        changes = [(f.path, f.blob_id) for f in result.files if f.changed]
+        self._open_catalogue().follow_commit(self.store, result.commit, changes)
+
+    def supersede(self, record_id: str, *, author: str, content: str | None = None,
+                  topic: str | None = None, confidence: float | str | None = None,
+                  scope: str | None = None, role: str | None = None, session: str | None = None,
+                  agent: bool | None = None, source: str = "cli") -> Change:
+        """Replace a record by a new one that ``supersedes`` it; the old one gets
+        ``superseded_by``. One commit; nothing is deleted.
+
+        Args:
+            agent: the writer is an agent (policies then need ``write``);
+                default: when a ``role`` is given.
+
+        Raises:
+            InvalidInput: already superseded (``already_superseded``), bad fields.
+            Forbidden: a policy, an agent without ``write`` (``access_denied``).
+        """
+        old, text = self._load(record_id, role)
+        if old.superseded:
+            raise InvalidInput(f"{record_id} is already superseded by {old.superseded_by}; "
+                               f"supersede that one", code="already_superseded", id=record_id)
+        if old.kind == "policy" and (role is not None if agent is None else agent):
+            self._check_policy_write(role, old.domain)
+        now = utc_now()
+        new = old.replace(
+            id=new_id(old.kind), topic=check_topic(topic) if topic else old.topic,
+            content=check_content(content) if content else old.content,
+            confidence=(parse_confidence(confidence) if confidence is not None
+                        else old.confidence) if old.kind == "fact" else None,
+            scope=(check_scope(scope) if scope else old.scope) if old.kind == "fact" else None,
+            author=author, agent_role=role or "",
+            session=(session or "") if old.kind == "fact" else "",
+            created=now, updated=now, supersedes=old.id, superseded_by="")
+        with self._transaction(author, source, f"supersede {old.id} by {new.id}: "
+                                               f"{new.topic}") as tx:
+            tx.write(old.path, update_record_text(text, {"superseded_by": new.id,
+                                                         "updated": now}),
+                     base=_blob_of(text))
+            tx.create(new.path, render_record(new))
+        return self._done(new, tx, old)
+
+    def edit(self, record_id: str, *, author: str, domain: str | None = None,
+             topic: str | None = None, content: str | None = None,
+             confidence: float | str | None = None, scope: str | None = None,
+             role: str | None = None, agent: bool | None = None,
+             source: str = "cli") -> Change:
+        """Correct a record in place; a new domain moves its file in the same commit."""
+        old, text = self._load(record_id, role)
+        changes: dict = {"updated": utc_now()}
+        if topic is not None:
+            changes["topic"] = check_topic(topic)
+        if confidence is not None:
+            if old.kind != "fact":
+                raise InvalidInput("a policy has no confidence", code="invalid_field")
+            changes["confidence"] = parse_confidence(confidence)
+        if scope is not None:
+            changes["scope"] = check_scope(scope)
+        new_domain = check_domain(domain) if domain is not None else old.domain
+        if new_domain != old.domain:
+            changes["domain"] = new_domain
+        if old.kind == "policy" and (role is not None if agent is None else agent):
+            self._check_policy_write(role, old.domain)
+            self._check_policy_write(role, new_domain)
+        body = check_content(content) if content is not None else None
+        new = old.replace(**{k: v for k, v in changes.items()},
+                          **({"content": body} if body else {}))
+        new_text = update_record_text(text, changes, body)
+        with self._transaction(author, source, f"edit {old.kind} {old.id}"
+                               + (f" (move {old.domain} -> {new_domain})"
+                                  if new.domain != old.domain else "")) as tx:
+            tx.write(old.path, new_text, base=_blob_of(text))
+            if new.path != old.path:
+                tx.rename(old.path, new.path)
+        return self._done(new, tx, old)
+
+    def set_active(self, record_id: str, active: bool, *, author: str,
+                   source: str = "cli") -> Change:
+        """Activate or deactivate a policy (reversible); one commit."""
+        old, text = self._load(record_id)
+        if old.kind != "policy":
+            raise InvalidInput(f"{record_id} is a fact; only policies are (de)activated",
+                               code="not_a_policy")
+        if old.active == active:
+            return Change(old, None, old)
+        now = utc_now()
+        with self._transaction(author, source, f"{'activate' if active else 'deactivate'} "
+                                               f"policy {old.id}") as tx:
+            tx.write(old.path, update_record_text(text, {"active": active, "updated": now}),
+                     base=_blob_of(text))
+        return self._done(old.replace(active=active, updated=now), tx, old)
+
+    def delete(self, record_id: str, *, author: str, role: str | None = None,
+               source: str = "cli") -> Change:
+        """Delete a record that was wrong to record (history keeps it); one commit.
+
+        A record it superseded is no longer superseded (it was replaced by a
+        mistake), in the same commit.
+        """
+        old, text = self._load(record_id, role)
+        revived = None
+        if old.supersedes:
+            prior = self.catalogue.get(old.supersedes)
+            if prior is not None and prior.superseded_by == old.id:
+                revived = prior
+        with self._transaction(author, source, f"delete {old.kind} {old.id}: "
+                                               f"{old.topic}") as tx:
+            tx.delete(old.path, base=_blob_of(text))
+            if revived is not None:
+                prior_text = self._read(revived.path)
+                if prior_text is not None:
+                    tx.write(revived.path, update_record_text(
+                        prior_text, {"superseded_by": "", "updated": utc_now()}),
+                        base=_blob_of(prior_text))
+        return self._done(old, tx, old)
+
+    def purge(self, record_id: str, *, author: str, force: bool = False,
+              role: str | None = None):
+        """Erase a record from the whole history (a leaked secret, personal data).
+
+        Uses :func:`minarad.store.purge.purge_paths`: every commit that held the
+        file is rewritten, and it cannot be undone. A record it superseded is
+        made current again first (a commit of its own, which stays). The
+        catalogue forgets the record; the search index starts over.
+
+        Raises:
+            Forbidden: the workspace has a remote and ``force`` is not given
+                (``purge_with_remote``).
+        """
+        from minarad.store.purge import purge_paths
+
+        old, _text = self._load(record_id, role)
+        if old.supersedes:
+            prior = self.catalogue.get(old.supersedes)
+            if prior is not None and prior.superseded_by == old.id:
+                self.delete(record_id, author=author, role=role)
+        catalogue = self.catalogue
+        before = catalogue.commit()
+        paths = self._past_paths(old)
+        result = purge_paths(self.store, paths, force=force)
+        catalogue.forget(paths, before, result.head)
+        try:
+            self.app.index.rebuild()
+        except MinaraError:
+            pass  # the index is derived: the next catch-up starts it over
+        return result
+
+    def _past_paths(self, record: KnowledgeRecord) -> list[str]:
+        """Every path the record ever had (an edit may have moved it between domains)."""
+        from minarad.knowledge.records import parse_record_path
+
+        store = self.store
+        with store.lock():
+            store.catch_up()
+            known = store.history_db.paths_under("knowledge/")
+        found = {p for p in known if p.endswith(f"/{record.id}.md")
+                 and (parse_record_path(p) or ("", "", ""))[2] == record.id}
+        return sorted(found | {record.path})
+
+    # -- the graph -----------------------------------------------------------------------------
+
+    def graph(self, *, domain: str | None = None, role: str | None = None):
+        """The knowledge graph (domain -> topic -> record, supersedes, links).
+
+        Returns:
+            A :class:`minarad.knowledge.graph.Graph` (``to_json()``, ``to_dot()``).
+        """
+        from minarad.knowledge.graph import build_graph
+
+        return build_graph(self.catalogue, domain=domain, hidden=self._hidden(role))
+
+    # -- channel members -----------------------------------------------------------------------
+
+    def channel_members(self, channel: str) -> list[str] | None:
+        """The members of ``channel`` (None: no MEMBERS.md, the channel is open)."""
+        from minarad.knowledge.members import read_members
+
+        return read_members(self.root, channel, self.app.settings.max_file_bytes)
+
+    def change_members(self, channel: str, *, add=(), remove=(), author: str,
+                       source: str = "cli") -> list[str]:
+        """Add and remove members of ``channel`` (creating MEMBERS.md); one commit."""
+        from minarad.knowledge.members import members_path, parse_members, render_members
+
+        path = members_path(channel)
+        text = self._read(path)
+        members = parse_members(text or "")
+        for who in add:
+            _check_member_name(who)
+            if who not in members:
+                members.append(who)
+        members = [m for m in members if m not in set(remove)]
+        new_text = render_members(channel, members, text)
+        if new_text != text:
+            with self._transaction(author, source, f"members of channel {channel}") as tx:
+                tx.write(path, new_text, base=None if text is None else _blob_of(text))
+            self.follow(tx)
+        return members
+
+    def check_channel_access(self, channel: str | None, who: str) -> None:
+        """Refuse ``who`` a channel whose MEMBERS.md does not name them (``access_denied``)."""
+        from minarad.knowledge.members import check_channel_access
+
+        check_channel_access(self.root, channel, who, self.app.settings.max_file_bytes)
+
+    # -- the hot tier, decisions and working memory (see their modules) -------------------
+
+    def remember(self, text: str, *, session: str, author: str, source: str = "cli"):
+        """Record a session-scoped note in the hot tier (see :mod:`.hot`)."""
+        from minarad.knowledge.hot import remember
+
+        return remember(self, text, session=session, author=author, source=source)
+
+    def consolidate(self, *, author: str, session: str | None = None, role: str | None = None,
+                    use_llm: bool | None = None, domain: str = "general",
+                    source: str = "cli"):
+        """Promote hot notes into facts (see :func:`minarad.knowledge.hot.consolidate`)."""
+        from minarad.knowledge.hot import consolidate
+
+        return consolidate(self, author=author, session=session, role=role, use_llm=use_llm,
+                           domain=domain, source=source)
+
+    def ingest_decisions(self, text: str, *, name: str, author: str,
+                         confidence: float | str = 0.9, source: str = "cli"):
+        """Turn a meeting note's decisions into facts (see :mod:`.decisions`)."""
+        from minarad.knowledge.decisions import ingest_decisions
+
+        return ingest_decisions(self, text, name=name, author=author, confidence=confidence,
+                                source=source)
+
+    def record_observation(self, agent: str, text: str, *, author: str | None = None,
+                           source: str = "cli"):
+        """Add a timestamped line under the agent's ``## Observations`` (see :mod:`.notes`)."""
+        from minarad.knowledge.notes import record_observation
+
+        return record_observation(self, agent, text, author=author or agent, source=source)
+
+    def update_my_notes(self, agent: str, text: str, *, base=None, author: str | None = None,
+                        source: str = "cli"):
+        """Replace the agent's ``## Notes`` section only (see :mod:`.notes`)."""
+        from minarad.knowledge.notes import update_notes
+
+        return update_notes(self, agent, text, base=base, author=author or agent, source=source)
+
+    def policies_block_text(self, role: str | None = None, max_chars: int = 12_000) -> str:
+        """The text of ``minara context``'s policies block (see :mod:`.prompt`)."""
+        from minarad.knowledge.prompt import policies_text, read_active_policies
+
+        policies, problems = read_active_policies(self.root, role,
+                                                  self.app.settings.max_file_bytes)
+        return policies_text(policies, role, max_chars, problems)
+
+
+def _blob_of(text: str) -> str:
+    from minarad.workspace.content import git_blob_id
+
+    return git_blob_id(text.encode("utf-8"))
+
+
+def _check_member_name(who: str) -> None:
+    from minarad.knowledge.members import parse_members
+
+    if parse_members(f"- {who}") != [who]:
+        raise InvalidInput(f"member {who!r}: one word (a person or an agent id)",
+                           code="invalid_member")
+
+
+__all__ = ["Change", "Knowledge", "Listing", "VersionConflict", "utc_now"]

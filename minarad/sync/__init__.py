@@ -1,0 +1,112 @@
+"""One memory on many machines: remotes, sync, and what ``minara status`` says of them.
+
+- :mod:`rules` — per-file merge rules (pure).
+- :mod:`engine` — one sync: fetch, fast-forward or merge through the store's
+  transaction, push, retry a lost race.
+- :mod:`state` — the last sync and last error per remote, in ``.git/minara/``.
+- :mod:`service` — the daemon's companion: debounced after commits, on an
+  interval, with backoff while offline.
+
+Remotes live in the repository's ``.git/config`` (:mod:`minarad.git.remotes`),
+so ``git remote -v`` shows them and ``git push`` could use them too.
+"""
+
+from __future__ import annotations
+
+import socket
+
+from minarad.sync.state import SyncState
+
+
+def machine_name(settings) -> str:
+    """This machine's name in conflict copies (``MINARA_SYNC_MACHINE``, else the host name)."""
+    return settings.sync_machine or socket.gethostname().split(".")[0] or "machine"
+
+
+def credentials(settings):
+    """Credentials for http(s) remotes from the settings (None when no token is set)."""
+    from minarad.git.remotes import Credentials
+
+    if not settings.sync_token:
+        return None
+    return Credentials(settings.sync_username or None, settings.sync_token)
+
+
+def sync_remote(store, settings, name: str, *, commit_edits: bool = True):
+    """Sync with remote ``name`` and record the outcome for ``minara status``.
+
+    Returns:
+        The :class:`minarad.sync.engine.SyncResult`.
+
+    Raises:
+        MinaraError: as :func:`minarad.sync.engine.sync` (the error is recorded too).
+    """
+    from minarad.errors import MinaraError
+    from minarad.sync.engine import sync
+
+    state = SyncState(store.state_dir)
+    try:
+        result = sync(store, name, machine=machine_name(settings), creds=credentials(settings),
+                      commit_edits=commit_edits)
+    except MinaraError as exc:
+        state.record_failure(name, exc.message)
+        raise
+    state.record_success(name, result.head)
+    return result
+
+
+def remote_names(store) -> list[str]:
+    """Every remote configured in the workspace's repository."""
+    from minarad.git.remotes import list_remotes
+
+    return list(list_remotes(store.repo))
+
+
+def sync_all(store, settings, *, commit_edits: bool = True) -> list:
+    """Sync with every configured remote; return the results (errors recorded, not raised)."""
+    from minarad.errors import MinaraError
+
+    results = []
+    for name in remote_names(store):
+        try:
+            results.append(sync_remote(store, settings, name, commit_edits=commit_edits))
+        except MinaraError as exc:
+            results.append(exc)
+    return results
+
+
+def status(store) -> dict:
+    """Per remote: URL, ahead/behind (as of the last fetch), last sync, last error;
+    and the conflict copies in HEAD that wait to be resolved."""
+    from minarad.git import remotes
+    from minarad.sync.engine import current_branch
+
+    state = SyncState(store.state_dir).read()
+    out = []
+    try:
+        branch = current_branch(store)
+    except Exception:
+        branch = None
+    for name, url in remotes.list_remotes(store.repo).items():
+        tracking = remotes.read_tracking(store.repo, name, branch) if branch else None
+        ahead, behind = remotes.ahead_behind(store.repo, store.head(), tracking)
+        out.append({"name": name, "url": remotes.shown_url(url), "ahead": ahead,
+                    "behind": behind, **state.get(name, {})})
+    return {"remotes": out, "conflicts": conflict_copies(store)}
+
+
+def conflict_copies(store) -> list[str]:
+    """The ``name.conflict-<machine>.<ext>`` files in HEAD (a merge kept both versions)."""
+    from minarad.git.objects import commit_tree
+    from minarad.git.trees import iter_files
+    from minarad.sync.rules import is_conflict_copy
+
+    head = store.head()
+    if head is None:
+        return []
+    found = []
+    for entry in iter_files(store.repo.object_store, commit_tree(store.repo, head)):
+        path = entry[0].decode("utf-8", "replace") if isinstance(entry[0], bytes) else entry[0]
+        if is_conflict_copy(path):
+            found.append(path)
+    return found

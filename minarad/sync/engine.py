@@ -1,0 +1,213 @@
+"""One sync with a remote: fetch, fast-forward or merge, push; retry a lost push race.
+
+The network (fetch, push) runs outside the workspace lock, so commits never
+wait for it; only bringing the remote's commit in holds the lock, and it
+goes through the store's transaction: a fast-forward moves HEAD to the
+remote's commit, a merge is one commit with two parents. Either changes the
+files on disk, the ``.git/index`` and the history cache together, all or
+nothing; the search index catches up from the new HEAD as after any commit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from minarad.crashpoints import crash_point
+from minarad.errors import Busy, InvalidInput
+from minarad.store.models import Record
+from minarad.sync.rules import FileMerge, merge_file
+
+#: How many times a push that lost a race fetches and merges again.
+PUSH_RETRIES = 4
+_HEAD_RETRIES = 10
+
+
+@dataclasses.dataclass(frozen=True)
+class SyncResult(Record):
+    """What one sync did.
+
+    ``action`` is ``up-to-date``, ``pushed`` (only ours was new),
+    ``fast-forward``, ``merge``; ``pushed`` says whether the remote moved.
+    """
+
+    remote: str
+    action: str
+    head: str | None
+    pushed: bool
+    merged: tuple = ()
+    conflicts: tuple = ()
+    retries: int = 0
+
+
+def current_branch(store) -> str:
+    """The branch HEAD names (``main``).
+
+    Raises:
+        Busy: HEAD is detached.
+    """
+    from minarad.git.refs import head_branch
+
+    ref = head_branch(str(store.git_dir))
+    if not ref or not ref.startswith("refs/heads/"):
+        raise Busy("HEAD is detached: check out a branch before syncing", code="detached_head")
+    return ref[len("refs/heads/"):]
+
+
+def sync(store, name: str, *, machine: str, author: str = "minara-sync", creds=None,
+         retries: int = PUSH_RETRIES, commit_edits: bool = True) -> SyncResult:
+    """Sync the workspace with remote ``name``: fetch, integrate, push.
+
+    With ``commit_edits``, edits on disk are committed first (a scan of the
+    whole tree), so they travel too; a running daemon commits them itself,
+    so it and the CLI beside it skip the scan.
+
+    Raises:
+        NotFound: no such remote.
+        RemoteUnreachable: the remote could not be reached.
+        Busy: the remote kept moving through every retry (``sync_race``).
+    """
+    from minarad.git import remotes
+
+    url = remotes.remote_url(store.repo, name)
+    branch = current_branch(store)
+    if commit_edits:
+        store.commit_disk()
+    for attempt in range(retries + 1):
+        theirs = remotes.fetch(store.repo, name, url, branch, creds)
+        crash_point("sync-after-fetch")
+        action, merged, conflicts = integrate(store, name, theirs, machine=machine,
+                                              author=author)
+        crash_point("sync-after-merge")
+        head = store.head()
+        if head is None or head == theirs:
+            return SyncResult(name, action, head, False, merged, conflicts, attempt)
+        try:
+            remotes.push(store.repo, url, branch, head, theirs, creds)
+        except remotes.PushRejected:
+            time.sleep(0.05 * attempt)
+            continue
+        crash_point("sync-after-push")
+        remotes.set_tracking(store.repo, name, branch, head)
+        return SyncResult(name, "pushed" if action == "up-to-date" else action, head, True,
+                          merged, conflicts, attempt)
+    raise Busy(f"remote {name} kept moving: {retries + 1} pushes lost the race; try again",
+               code="sync_race", remote=name)
+
+
+def integrate(store, name: str, theirs: str | None, *, machine: str, author: str
+              ) -> tuple[str, tuple, tuple]:
+    """Bring ``theirs`` into HEAD; return ``(action, merged paths, conflict copies)``."""
+    for _ in range(_HEAD_RETRIES):
+        try:
+            with store.lock():
+                return _integrate_once(store, name, theirs, machine, author)
+        except Busy as exc:
+            if exc.code != "head_moved":
+                raise
+    raise Busy("edits kept arriving while merging; try again", code="head_moved")
+
+
+def _integrate_once(store, name, theirs, machine, author):
+    from minarad.git import remotes
+
+    repo, head = store.repo, store.head()
+    if theirs is None or theirs == head or (head and remotes.is_ancestor(repo, theirs, head)):
+        return "up-to-date", (), ()
+    if head is None or remotes.is_ancestor(repo, head, theirs):
+        plans = plan_fast_forward(store, head, theirs)
+        try:
+            _apply(store, name, plans, author, head, fast_forward=theirs)
+            return "fast-forward", tuple(sorted(plans)), ()
+        except InvalidInput as exc:  # file modes differ: a merge commit says the same
+            if exc.code != "fast_forward_mismatch":
+                raise
+    plans = plan_merge(store, remotes.merge_base(repo, head, theirs), head, theirs, machine)
+    _apply(store, name, plans, author, head, parents=(theirs,))
+    conflicts = tuple(p for plan in plans.values() if plan.how == "conflict copy"
+                      for p in plan.writes if p not in plans)
+    return "merge", tuple(sorted(p for p, plan in plans.items() if plan.writes)), conflicts
+
+
+def _tree(repo, commit: str | None):
+    from minarad.git.objects import commit_tree
+
+    return commit_tree(repo, commit) if commit else None
+
+
+def _blob_at(repo, tree, path: str) -> bytes | None:
+    from minarad.git.objects import read_blob
+    from minarad.git.trees import lookup_blob
+
+    found = lookup_blob(repo.object_store, tree, path.encode())
+    return read_blob(repo.object_store, found[1].decode()) if found else None
+
+
+def plan_fast_forward(store, head: str | None, theirs: str) -> dict[str, FileMerge]:
+    """Every file that differs from HEAD to ``theirs``, as ``theirs`` has it."""
+    from minarad.git.diff import diff_trees, is_regular
+    from minarad.git.objects import read_blob
+
+    repo = store.repo
+    plans = {}
+    for change in diff_trees(repo.object_store, _tree(repo, head), _tree(repo, theirs)):
+        if change.blob is None or is_regular(change.mode):
+            data = read_blob(repo.object_store, change.blob) if change.blob else None
+            plans[change.path] = FileMerge({change.path: data}, "theirs")
+    return plans
+
+
+def plan_merge(store, base: str | None, head: str, theirs: str,
+               machine: str) -> dict[str, FileMerge]:
+    """Merge every file ``theirs`` changed since ``base`` into HEAD's (see :mod:`rules`)."""
+    from minarad.git.diff import diff_trees, is_regular
+    from minarad.git.objects import read_blob
+
+    repo = store.repo
+    base_tree, our_tree = _tree(repo, base), _tree(repo, head)
+    plans: dict[str, FileMerge] = {}
+    for change in diff_trees(repo.object_store, base_tree, _tree(repo, theirs)):
+        if change.blob is not None and not is_regular(change.mode):
+            continue
+        other = read_blob(repo.object_store, change.blob) if change.blob else None
+        plan = merge_file(change.path, _blob_at(repo, base_tree, change.path),
+                          _blob_at(repo, our_tree, change.path), other, machine)
+        plans[change.path] = _free_conflict_names(repo, our_tree, plan, plans)
+    return plans
+
+
+def _free_conflict_names(repo, our_tree, plan: FileMerge, plans: dict) -> FileMerge:
+    """A conflict copy never replaces a file: an earlier copy of the same name stays."""
+    from minarad.git.trees import lookup_blob
+
+    if plan.how != "conflict copy":
+        return plan
+    taken = {p for other in plans.values() for p in other.writes}
+    original, *copies = plan.writes
+    writes = {original: plan.writes[original]}
+    for path in copies:
+        name, n = path, 1
+        while name in taken or lookup_blob(repo.object_store, our_tree, name.encode()):
+            n += 1
+            stem, dot, ext = path.rpartition(".")
+            name = f"{stem}-{n}.{ext}" if dot and "/" not in ext else f"{path}-{n}"
+        writes[name] = plan.writes[path]
+    return FileMerge(writes, plan.how)
+
+
+def _apply(store, name: str, plans: dict, author: str, head, *, fast_forward=None,
+           parents=()) -> None:
+    lines = [f"{path}: {plan.how}" for path, plan in sorted(plans.items())
+             if plan.writes and plan.how != "theirs"]
+    message = (f"merge from {name}" + ("\n\n" + "\n".join(lines) if lines else "")
+               if parents else f"fast-forward to {name}")
+    with store.transaction(author=author, source=f"sync:{name}", message=message,
+                           parents=parents, fast_forward=fast_forward,
+                           expect_head=head) as tx:
+        for plan in plans.values():
+            for path, data in plan.writes.items():
+                if data is None:
+                    if store.read_disk(path)[0] is not None:
+                        tx.delete(path)
+                else:
+                    tx.write(path, data)

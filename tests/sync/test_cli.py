@@ -1,0 +1,197 @@
+"""``minara remote``, ``minara sync`` and the daemon's sync, through real processes:
+a real ``git daemon`` on loopback, ``minarad`` running on both machines."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from minarad.crashpoints import CRASH_EXIT_CODE
+from tests.conftest import MINARA, assert_repo_sound, git
+from tests.daemon.conftest import DaemonProcess, wait_until
+from tests.sync.conftest import tree_of
+
+
+def _run(env, ws, *args, check=0):
+    proc = subprocess.run([MINARA, "-w", str(ws), *map(str, args)], capture_output=True,
+                          text=True, env=env, timeout=120)
+    if check is not None:
+        assert proc.returncode == check, f"{args}: {proc.returncode}\n{proc.stdout}{proc.stderr}"
+    return proc
+
+
+def test_remote_add_list_remove_live_in_git_config(env, tmp_path, bare):
+    ws = tmp_path / "ws"
+    _run(env, ws, "remote", "add", "origin", bare)
+    _run(env, ws, "remote", "add", "web", "https://me:secret@example.com/m.git")
+    assert "origin\t" + str(bare) in git(ws, "remote", "-v")  # stock git sees it
+    listed = _run(env, ws, "--json", "remote", "list").stdout
+    assert "secret" not in listed and "https://me:***@example.com/m.git" in listed
+    again = _run(env, ws, "remote", "add", "origin", bare, check=1)
+    assert "remote_exists" in _run(env, ws, "--json", "remote", "add", "origin", bare,
+                                   check=1).stdout + again.stderr or "exists" in again.stderr
+    _run(env, ws, "remote", "remove", "web")
+    assert "web" not in git(ws, "remote")
+    assert "no remote named" in _run(env, ws, "sync", "web", check=4).stderr
+
+
+def test_sync_reports_offline_in_status_then_recovers(env, tmp_path):
+    ws = tmp_path / "ws"
+    _run(env, ws, "remote", "add", "origin", tmp_path / "later.git")
+    failed = _run(env, ws, "sync", check=1)
+    assert "unreachable" in failed.stderr
+    status = _run(env, ws, "--json", "status", check=None).stdout
+    assert "unreachable" in status and '"last_error"' in status
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(tmp_path / "later.git")],
+                   check=True)
+    assert "pushed" in _run(env, ws, "sync").stdout
+    status = _run(env, ws, "status", check=None).stdout
+    assert "remote origin: 0 ahead, 0 behind, last sync 20" in status
+    assert "last error" not in status
+
+
+@pytest.mark.parametrize("point", [pytest.param("sync-after-fetch", marks=pytest.mark.slow),
+                                   "commit-after-head", "sync-after-merge",
+                                   pytest.param("sync-after-push", marks=pytest.mark.slow)])
+def test_a_sync_killed_midway_loses_nothing_and_leaves_no_lock(env, tmp_path, bare, point):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for ws in (a, b):
+        _run(env, ws, "remote", "add", "origin", bare)
+        _run(env, ws, "sync")
+    _run(env, a, "memory", "append", "MEMORY.md", "- from a")
+    _run(env, a, "sync")
+    _run(env, b, "memory", "append", "MEMORY.md", "- from b")
+    crashed = subprocess.run(
+        [MINARA, "-w", str(b), "sync"], capture_output=True, text=True,
+        env={**env, "MINARA_CRASH_AT": point}, timeout=120)
+    assert crashed.returncode == CRASH_EXIT_CODE, crashed.stderr
+    _run(env, b, "memory", "append", "MEMORY.md", "- after the crash")  # no stuck lock
+    _run(env, b, "sync")
+    _run(env, a, "sync")
+    for ws in (a, b):
+        text = (ws / "MEMORY.md").read_text()
+        for line in ("- from a", "- from b", "- after the crash"):
+            assert text.count(line) == 1, (ws, text)
+        assert_repo_sound(ws)
+    assert tree_of(a) == tree_of(b) == tree_of(bare, "main")
+
+
+def test_daemons_on_two_machines_sync_through_a_git_server(env, tmp_path, git_server):
+    url, served = git_server
+    a, b = tmp_path / "a", tmp_path / "b"
+    fast = {"MINARA_SYNC_INTERVAL": "1", "MINARA_SYNC_DEBOUNCE_S": "0.2",
+            "MINARA_DEBOUNCE_MS": "100", "MINARA_DEBOUNCE_CAP_MS": "1000"}
+    daemons = []
+    for name, ws in (("a", a), ("b", b)):
+        _run(env, ws, "remote", "add", "origin", url)
+        e = {**env, **fast, "MINARA_WORKSPACE_DIR": str(ws), "MINARA_SYNC_MACHINE": name,
+             "MINARA_STATE_DIR": str(tmp_path / f"state-{name}")}
+        (tmp_path / f"log-{name}").mkdir()
+        daemons.append(DaemonProcess(e, tmp_path / f"log-{name}").start())
+    try:
+        lines = []
+        for i in range(3):
+            for name, ws in (("a", a), ("b", b)):
+                line = f"- {name} fact {i}"
+                lines.append(line)
+                _run(env, ws, "memory", "append", "MEMORY.md", line)
+                (ws / f"{name}-{i}.md").write_text(f"{name} note {i}\n")  # an editor's save
+                with open(ws / "USER.md", "a") as fh:  # both edit the same file in an editor
+                    fh.write(f"{name} edit {i}\n")
+
+        def settled():
+            ta, tb = tree_of(a), tree_of(b)
+            if ta != tb or ta != tree_of(served, "main"):
+                return False
+            text = (a / "MEMORY.md").read_text() + (a / "USER.md").read_text()
+            return all(line in text for line in lines) and all(
+                f"{n} edit {i}" in text for n in "ab" for i in range(3))
+
+        wait_until(settled, timeout=60, step=0.3, what="both machines in one tree")
+    finally:
+        for d in daemons:
+            d.stop()
+    for ws in (a, b):
+        assert_repo_sound(ws)
+    git(served, "fsck", "--strict", "--no-progress")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", url, str(clone)], check=True)
+    assert tree_of(clone) == tree_of(a)
+
+
+def test_sync_over_http_with_credentials_from_the_url_or_the_token(env, tmp_path, http_server):
+    url, served = http_server
+    a, b = tmp_path / "a", tmp_path / "b"
+    authed = url.replace("http://", "http://me:s3cret@")
+    _run(env, a, "remote", "add", "origin", authed)
+    _run(env, a, "memory", "append", "MEMORY.md", "- over http")
+    assert "pushed" in _run(env, a, "sync").stdout
+    assert "s3cret" not in _run(env, a, "remote", "list").stdout
+    _run(env, b, "remote", "add", "origin", url)
+    refused = _run(env, b, "sync", check=1)
+    assert "unreachable" in refused.stderr and "s3cret" not in refused.stderr
+    token = {**env, "MINARA_SYNC_USERNAME": "me", "MINARA_SYNC_TOKEN": "s3cret"}
+    _run(token, b, "sync")
+    assert "- over http" in (b / "MEMORY.md").read_text()
+    _run(env, a, "sync")
+    assert tree_of(a) == tree_of(b) == tree_of(served, "main")
+    assert_repo_sound(b)
+
+
+@pytest.mark.slow
+def test_a_daemon_killed_mid_sync_restarts_and_loses_nothing(env, tmp_path, bare):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for ws in (a, b):
+        _run(env, ws, "remote", "add", "origin", bare)
+        _run(env, ws, "sync")
+    _run(env, a, "sync")
+    _run(env, a, "memory", "append", "MEMORY.md", "- from a")
+    _run(env, a, "sync")
+    _run(env, b, "memory", "append", "MEMORY.md", "- from b")
+    (tmp_path / "log").mkdir()
+    e = {**env, "MINARA_WORKSPACE_DIR": str(b), "MINARA_SYNC_INTERVAL": "1",
+         "MINARA_STATE_DIR": str(tmp_path / "state-b")}
+    crashed = DaemonProcess({**e, "MINARA_CRASH_AT": "sync-after-merge"}, tmp_path / "log")
+    crashed.start(wait_ready=False)
+    assert crashed.proc.wait(timeout=60) == CRASH_EXIT_CODE  # died inside its first sync
+    daemon = DaemonProcess(e, tmp_path / "log").start()
+    try:
+        _run(env, b, "memory", "append", "MEMORY.md", "- after the restart")
+        wait_until(lambda: "- after the restart" in git(bare, "show", "main:MEMORY.md"),
+                   timeout=60, step=0.3, what="the restarted daemon pushed")
+    finally:
+        daemon.stop()
+    _run(env, a, "sync")
+    for ws in (a, b):
+        text = (ws / "MEMORY.md").read_text()
+        assert all(text.count(line) == 1 for line in ("- from a", "- from b",
+                                                      "- after the restart")), text
+        assert_repo_sound(ws)
+    assert tree_of(a) == tree_of(b)
+
+
+@pytest.mark.slow
+def test_the_daemon_retries_an_offline_remote_and_status_says_so(env, tmp_path):
+    import json
+
+    ws, later = tmp_path / "ws", tmp_path / "later.git"
+    _run(env, ws, "remote", "add", "origin", later)
+    (tmp_path / "log").mkdir()
+    e = {**env, "MINARA_WORKSPACE_DIR": str(ws), "MINARA_SYNC_INTERVAL": "3",
+         "MINARA_STATE_DIR": str(tmp_path / "state")}
+    daemon = DaemonProcess(e, tmp_path / "log").start()
+    try:
+        def remote_state():
+            out = _run(env, ws, "--json", "status", check=None).stdout
+            return json.loads(out)["sync"]["remotes"][0]
+
+        wait_until(lambda: remote_state().get("last_error"), what="the failure recorded")
+        assert "unreachable" in remote_state()["last_error"]
+        _run(env, ws, "memory", "append", "MEMORY.md", "- written while offline")  # not blocked
+        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(later)], check=True)
+        wait_until(lambda: remote_state().get("last_sync") and not
+                   remote_state().get("last_error"), what="a sync once back online")
+        assert "- written while offline" in git(later, "show", "main:MEMORY.md")
+    finally:
+        daemon.stop()
