@@ -185,7 +185,8 @@ def page_aware(hits: list[Hit], window: int = PAGE_WINDOW) -> list[Hit]:
         score = hit.score + PAGE_SHARE * others
         explain = dict(hit.explain or {})
         if others:
-            explain["page"] = {"sections": len(rest) + 1, "score": round(others, 4)}
+            explain["page"] = {"sections": len(rest) + 1,
+                               "score": round(PAGE_SHARE * others, 4)}
         out.append(dataclasses.replace(hit, score=score, explain=explain or hit.explain))
     out.sort(key=lambda h: -h.score)
     return out
