@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, cast
 from urllib.parse import urlsplit
 
 from minarad.errors import InvalidInput, MinaraError, NotFound
+from minarad.git.objects import has_commit
 
 if TYPE_CHECKING:
     from dulwich.objects import ObjectID
@@ -129,11 +130,16 @@ def set_tracking(repo, name: str, branch: str, commit: str) -> None:
 
 
 def read_tracking(repo, name: str, branch: str) -> str | None:
-    """The commit the remote-tracking branch holds (hex), or None."""
+    """The commit the remote-tracking branch holds (hex), or None.
+
+    None too when it names a commit this repository lacks (the next fetch
+    records the remote's commit again).
+    """
     try:
-        return repo.refs[tracking_ref(name, branch)].decode()
+        commit = repo.refs[tracking_ref(name, branch)].decode()
     except KeyError:
         return None
+    return commit if has_commit(repo, commit) else None
 
 
 def _client(repo, url: str, operation: str, creds: Credentials | None):
@@ -211,22 +217,30 @@ def fetch(repo, name: str, url: str, branch: str, creds: Credentials | None = No
     """
     client, path = _client(repo, url, "pull", creds)
     want = f"refs/heads/{branch}".encode()
+    ref = tracking_ref(name, branch)
+    seen: list[bytes | None] = []
 
     def determine_wants(refs, depth=None):
         sha = refs.get(want)
+        seen.append(sha)
         return [sha] if sha and sha not in repo.object_store else []
 
     try:
         result = client.fetch(path, repo, determine_wants=determine_wants)
     except Exception as exc:  # dulwich raises many kinds: OSError, HangupException, ...
         raise _unreachable(url, exc) from None
-    sha = result.refs.get(want)
-    ref = tracking_ref(name, branch)
-    if sha:
-        repo.refs[ref] = sha
-        return sha.decode()
-    repo.refs.remove_if_equals(ref, None)
-    return None
+    # The refs as negotiated, not ``result.refs``: a local remote answers with its
+    # refs read again after the pack was made, which may name a commit pushed
+    # meanwhile whose objects this fetch did not bring.
+    sha = seen[-1] if seen else result.refs.get(want)
+    if not sha:
+        repo.refs.remove_if_equals(ref, None)
+        return None
+    if not has_commit(repo, sha.decode()):
+        raise RemoteUnreachable(f"remote {shown_url(url)} sent no commit {sha.decode()} for "
+                                f"{branch}; try again", url=shown_url(url))
+    repo.refs[ref] = sha
+    return sha.decode()
 
 
 def push(repo, url: str, branch: str, new: str, expected: str | None,
@@ -277,11 +291,20 @@ def is_ancestor(repo, ancestor: str, descendant: str) -> bool:
 
 
 def merge_base(repo, one: str, other: str) -> str | None:
-    """A best common ancestor of two commits (hex), or None for unrelated histories."""
+    """A best common ancestor of two commits (hex), or None for unrelated histories.
+
+    dulwich orders its walk by commit time; commits made within one second
+    (syncs racing each other make many) can leave an older common ancestor
+    among its answers. Merging from that one would see lines both sides
+    already share as added on both and keep them twice, so a candidate that
+    is an ancestor of another candidate is dropped, as ``git merge-base`` does.
+    """
     from dulwich.graph import find_merge_base
 
-    bases = find_merge_base(repo, [_oid(one), _oid(other)])
-    return bases[0].decode() if bases else None
+    bases = [b.decode() for b in find_merge_base(repo, [_oid(one), _oid(other)])]
+    best = [b for b in bases
+            if not any(b != c and is_ancestor(repo, b, c) for c in bases)]
+    return best[-1] if best else None
 
 
 def ahead_behind(repo, local: str | None, remote: str | None) -> tuple[int, int]:

@@ -73,6 +73,26 @@ def sync(store, name: str, *, machine: str, author: str = "minara-sync", creds=N
     branch = current_branch(store)
     if commit_edits:
         store.commit_disk()
+    with sync_lock(store):
+        return _sync_locked(store, name, url, branch, machine, author, creds, retries)
+
+
+def sync_lock(store):
+    """The lock one sync holds on a workspace (``.git/minara/sync.lock``).
+
+    The daemon's sync and a ``minara sync`` beside it take turns: two fetches
+    into one repository would write the same pack and race on its index, and
+    each would move the remote-tracking branch. Commits do not take it, so
+    they never wait on the network; a killed holder leaves no stale lock.
+    """
+    from minarad.store.lock import FileLock
+
+    return FileLock(store.state_dir / "sync.lock")
+
+
+def _sync_locked(store, name, url, branch, machine, author, creds, retries) -> SyncResult:
+    from minarad.git import remotes
+
     for attempt in range(retries + 1):
         theirs = remotes.fetch(store.repo, name, url, branch, creds)
         crash_point("sync-after-fetch")

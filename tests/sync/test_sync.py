@@ -137,7 +137,8 @@ def test_machines_syncing_at_once_lose_no_line(machines, bare, tmp_path):
         _sync(s, n)
     _sync(stores[0], "laptop")
     text = (stores[0].root / "MEMORY.md").read_text()
-    assert all(text.count(f"- {n} {i}\n") == 1 for n in ("laptop", "server") for i in range(4))
+    assert all(text.count(f"- {n} {i}\n") == 1 for n in ("laptop", "server")
+               for i in range(4)), text
     _assert_one_memory(bare, tmp_path, *stores)
 
 
