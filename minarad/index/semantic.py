@@ -10,7 +10,7 @@ times like the lexical one.
 
 from __future__ import annotations
 
-from minarad.index.engine import MEMORY_SCOPE, LexicalEngine  # noqa: F401
+from minarad.index.engine import LexicalEngine
 from minarad.index.fusion import RankedHit, SearchFilters
 from minarad.index.query import MUST_NOT, parse_query
 from minarad.index.results import hit_from_record
