@@ -208,6 +208,33 @@ class Minara:
 
         check_channel_access(self.root, channel, who, self.settings.max_file_bytes)
     # -- artifacts and files --
+
+    @property
+    def artifacts(self):
+        """The :class:`minarad.artifacts.ArtifactStore` (``<data>/artifacts.sqlite3``).
+
+        Opened on first use and kept (its SQLite connection closes with it).
+        """
+        store = self.__dict__.get("_artifacts")
+        if store is None:
+            from minarad.artifacts import ArtifactStore
+
+            store = self.__dict__["_artifacts"] = ArtifactStore(
+                self.data_dir / "artifacts.sqlite3")
+        return store
+
+    @property
+    def artifacts_dir(self) -> Path:
+        """Where materialized artifacts go: ``<data>/artifacts/<id>/``."""
+        return self.data_dir / "artifacts"
+
+    @property
+    def files(self):
+        """The upload :class:`minarad.files.LocalFileStore` (``<data>/uploads``)."""
+        from minarad.files import LocalFileStore
+
+        return LocalFileStore(self.data_dir / "uploads", max_bytes=self.settings.files_max_bytes)
+
     # -- sync --
     # -- budgets and proposals --
 

@@ -68,6 +68,10 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "http_hosts": ("MINARA_HTTP_HOSTS", str, ""),
     "http_max_body_bytes": ("MINARA_HTTP_MAX_BODY_BYTES", int, 8 * 1024 * 1024),
     # -- artifacts and files --
+    "files_max_bytes": ("MINARA_FILES_MAX_BYTES", int, 20 * 1024 * 1024),
+    "sheet_max_rows": ("MINARA_SHEET_MAX_ROWS", int, 200),
+    "sheet_max_cols": ("MINARA_SHEET_MAX_COLS", int, 30),
+    "chromium": ("MINARA_CHROMIUM", str, "chromium"),
     # -- sync --
     "sync_interval_s": ("MINARA_SYNC_INTERVAL", float, 60.0),
     "sync_debounce_s": ("MINARA_SYNC_DEBOUNCE_S", float, 2.0),
@@ -158,6 +162,10 @@ class Settings:
     http_hosts: str
     http_max_body_bytes: int
     # -- artifacts and files --
+    files_max_bytes: int
+    sheet_max_rows: int
+    sheet_max_cols: int
+    chromium: str
     # -- sync --
     sync_interval_s: float
     sync_debounce_s: float
@@ -255,6 +263,7 @@ _MINIMUM = {
     # -- HTTP gateway --
     "http_max_body_bytes": 1024,
     # -- artifacts and files --
+    "files_max_bytes": 1, "sheet_max_rows": 1, "sheet_max_cols": 1,
     # -- sync --
     "sync_interval_s": 0.1, "sync_debounce_s": 0.0,
     # -- MCP --

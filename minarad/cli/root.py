@@ -49,6 +49,8 @@ GROUPS = {
     "token": "minarad.cli.gateway:token",
     "ui": "minarad.cli.gateway:ui",
     # -- artifacts and files --
+    "artifact": "minarad.cli.artifacts:artifact",
+    "files": "minarad.cli.artifacts:files",
     # -- sync --
     "remote": "minarad.cli.sync:remote",
     "sync": "minarad.cli.sync:sync",

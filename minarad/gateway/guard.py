@@ -69,13 +69,22 @@ class Guard:
         tokens: the :class:`~minarad.gateway.security.TokenSource`.
         hosts: the allowed ``Host`` names.
         max_body: the largest request body, in bytes.
+        larger_bodies: ``(method, path) -> limit`` for the few requests that may be
+            larger (a file upload up to ``files_max_bytes``).
     """
 
-    def __init__(self, app, *, tokens, hosts: frozenset[str], max_body: int):
+    def __init__(self, app, *, tokens, hosts: frozenset[str], max_body: int,
+                 larger_bodies: dict[tuple[str, str], int] | None = None):
         self.app = app
         self.tokens = tokens
         self.hosts = hosts
         self.max_body = max_body
+        self.larger_bodies = dict(larger_bodies or {})
+
+    def body_limit(self, scope) -> int:
+        """The largest body this request may have."""
+        return self.larger_bodies.get((scope.get("method", ""), scope.get("path", "")),
+                                      self.max_body)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -84,19 +93,20 @@ class Guard:
         refusal = self._check(scope)
         if refusal is not None:
             return await _refuse(scope, send, *refusal)
+        limit = self.body_limit(scope)
         try:
-            await self.app(scope, self._limited(receive), send)
+            await self.app(scope, self._limited(receive, limit), send)
         except BodyTooLarge:
             await _refuse(scope, send, 413, "request_too_large",
-                          f"the request body is over {self.max_body:,} bytes")
+                          f"the request body is over {limit:,} bytes")
 
     def _check(self, scope) -> tuple[int, str, str] | None:
         headers = Headers(scope=scope)
         if host_name(headers.get("host")) not in self.hosts:
             return 403, "host_not_allowed", "this server does not answer to that Host name"
-        length = headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.max_body):
-            return 413, "request_too_large", f"the request body is over {self.max_body:,} bytes"
+        length, limit = headers.get("content-length"), self.body_limit(scope)
+        if length is not None and (not length.isdigit() or int(length) > limit):
+            return 413, "request_too_large", f"the request body is over {limit:,} bytes"
         return self._check_caller(scope, headers)
 
     def _check_caller(self, scope, headers: Headers) -> tuple[int, str, str] | None:
@@ -132,7 +142,7 @@ class Guard:
             return 403, "csrf_failed", "the request came from another origin"
         return None
 
-    def _limited(self, receive):
+    def _limited(self, receive, limit: int):
         seen = 0
 
         async def wrapped():
@@ -140,7 +150,7 @@ class Guard:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.max_body:
+                if seen > limit:
                     raise BodyTooLarge()
             return message
 

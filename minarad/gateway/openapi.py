@@ -396,6 +396,73 @@ def _proposal_paths() -> dict:
     }
 
 
+def _artifact_paths() -> dict:
+    """``/v1/artifacts`` and ``/v1/files`` (:mod:`minarad.gateway.artifacts_api`)."""
+    error = _ref("Error")
+    refused = {**_errors(400, 401, 403, 404, 503),
+               "409": _json(error, "Not completed (its state is named)")}
+    artifact_id = {"name": "id", "in": "path", "required": True,
+                   "description": "x-... (chart, spreadsheet) or r-... (report)",
+                   "schema": {"type": "string", "pattern": r"^[A-Za-z0-9_.-]+$"}}
+    key = {"name": "key", "in": "path", "required": True,
+           "description": "chat/files/<userId>/<unix_ms>-<id>.<ext>",
+           "schema": {"type": "string", "pattern": r"^[A-Za-z0-9_.@-][A-Za-z0-9_./@-]*$"}}
+    query = [{"name": n, "in": "query", "schema": _s("string")}
+             for n in ("session", "type", "state")]
+    limit = {"name": "limit", "in": "query", "schema": _s("integer", minimum=1, maximum=10000)}
+    stored = {"type": "object", "required": ["key", "url", "size"],
+              "properties": {"key": _s("string"), "url": _s("string"), "size": _s("integer"),
+                             "uploaded_ms": _s("integer")}}
+    served = {"description": "A materialized file",
+              "content": {t: {"schema": _s("string")} for t in (
+                  "text/html", "application/json", "text/csv", "image/png")}}
+    return {
+        "/v1/artifacts": {"get": {
+            "summary": "Artifacts, newest first, without their data",
+            "operationId": "artifacts", "parameters": [*query, limit],
+            "responses": {"200": _json(OBJ), **_errors(*COMMON)}}},
+        "/v1/artifacts/resolve": {"get": {
+            "summary": "The completed artifact a URI (chart://, spreadsheet://, report://) names;"
+                       " an unknown id is artifact_not_found with the session's closest ids",
+            "operationId": "artifactResolve",
+            "parameters": [{"name": "uri", "in": "query", "required": True,
+                            "schema": _s("string")}, query[0]],
+            "responses": {"200": _json(OBJ), **refused}}},
+        "/v1/artifacts/{id}": {"get": {
+            "summary": "One artifact: state, data and every state transition",
+            "operationId": "artifact", "parameters": [artifact_id, query[0]],
+            "responses": {"200": _json(OBJ), **_errors(*COMMON)}}},
+        "/v1/artifacts/{id}/files/{name}": {"get": {
+            "summary": "A materialized file: index.html, artifact.json, data.csv, chart-N.png",
+            "operationId": "artifactFile",
+            "parameters": [artifact_id, {"name": "name", "in": "path", "required": True,
+                                         "schema": _s("string")}],
+            "responses": {"200": served, **_errors(*COMMON)}}},
+        "/v1/files": {
+            "get": {"summary": "Uploads, oldest first", "operationId": "uploads",
+                    "parameters": [{"name": "userId", "in": "query", "schema": _s("string")}],
+                    "responses": {"200": _json(OBJ), **_errors(*COMMON)}},
+            "post": {"summary": "Upload a file (multipart field `file`, optional `userId`); "
+                                "over files_max_bytes is 413 file_too_large",
+                     "operationId": "upload",
+                     "requestBody": {"required": True, "content": {"multipart/form-data": {
+                         "schema": {"type": "object", "required": ["file"], "properties": {
+                             "file": _s("string", format="binary"),
+                             "userId": _s("string")}}}}},
+                     "responses": {"201": _json(stored, "Stored"), **_errors(*COMMON)}}},
+        "/v1/files/{key}": {
+            "get": {"summary": "Download an upload (always an attachment, never rendered)",
+                    "operationId": "download", "parameters": [key],
+                    "responses": {"200": {"description": "The bytes", "content": {
+                        "application/octet-stream": {"schema": _s("string",
+                                                                  format="binary")}}},
+                                  **_errors(*COMMON)}},
+            "delete": {"summary": "Delete an upload (logged with who and when)",
+                       "operationId": "deleteUpload", "parameters": [key],
+                       "responses": {"200": _json(OBJ), **_errors(*COMMON)}}},
+    }
+
+
 def openapi_document(address: str = "") -> dict:
     """The OpenAPI 3.1 document of the gateway at ``address``."""
     return {
@@ -407,7 +474,7 @@ def openapi_document(address: str = "") -> dict:
         "servers": [{"url": address}] if address else [],
         "security": [{"bearer": []}, {"session": []}],
         "paths": {**_paths(), **_wiki_paths(), **_knowledge_paths(), **_learn_paths(),
-                  **_proposal_paths()},
+                  **_proposal_paths(), **_artifact_paths()},
         "components": {
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer",

@@ -18,6 +18,7 @@ from starlette.staticfiles import StaticFiles
 
 from minarad.errors import MinaraError
 from minarad.gateway.agents_pages import AGENT_PAGE_ROUTES
+from minarad.gateway.artifacts_api import ARTIFACT_ROUTES, UPLOAD_PATH, upload_body_limit
 from minarad.gateway.api import ROUTES
 from minarad.gateway.events import CommitFeed
 from minarad.gateway.guard import BodyTooLarge, Guard, allowed_hosts
@@ -56,7 +57,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 async def _too_large(request: Request, exc: Exception) -> Response:
-    limit = request.app.state.settings.http_max_body_bytes
+    settings = request.app.state.settings
+    limit = (upload_body_limit(settings) if (request.method, request.url.path) == (
+        "POST", UPLOAD_PATH) else settings.http_max_body_bytes)
     return JSONResponse({"error": "request_too_large",
                          "message": f"the request body is over {limit:,} bytes"},
                         status_code=413)
@@ -90,7 +93,7 @@ def build_gateway(app, *, address: str, bind_host: str = "127.0.0.1"):
     starlette = Starlette(
         routes=[*ROUTES, *WIKI_ROUTES, *KNOWLEDGE_ROUTES, *LEARN_ROUTES, *PAGE_ROUTES,
                 *WIKI_PAGE_ROUTES, *MEMORY_PAGE_ROUTES, *LEARN_PAGE_ROUTES, *AGENT_PAGE_ROUTES,
-                *PROPOSAL_ROUTES,
+                *PROPOSAL_ROUTES, *ARTIFACT_ROUTES,
                 Mount("/static", StaticFiles(directory=STATIC))],
         exception_handlers={MinaraError: _minara_error, HTTPException: _http_error,
                             BodyTooLarge: _too_large, Exception: _unexpected})
@@ -98,5 +101,6 @@ def build_gateway(app, *, address: str, bind_host: str = "127.0.0.1"):
     state.library, state.feed, state.tokens = library, feed, tokens
     state.settings, state.address = settings, address
     guarded = Guard(starlette, tokens=tokens, hosts=allowed_hosts(bind_host, settings.http_hosts),
-                    max_body=settings.http_max_body_bytes)
+                    max_body=settings.http_max_body_bytes,
+                    larger_bodies={("POST", UPLOAD_PATH): upload_body_limit(settings)})
     return guarded, feed

@@ -281,6 +281,7 @@ def test_every_api_route_is_in_the_openapi_document_and_nothing_more(gateway):
     import re
 
     from minarad.gateway.api import ROUTES
+    from minarad.gateway.artifacts_api import ARTIFACT_ROUTES
     from minarad.gateway.knowledge_api import KNOWLEDGE_ROUTES
     from minarad.gateway.learn_api import LEARN_ROUTES
     from minarad.gateway.proposals_api import PROPOSAL_ROUTES
@@ -288,7 +289,7 @@ def test_every_api_route_is_in_the_openapi_document_and_nothing_more(gateway):
 
     served = {(re.sub(r":path}", "}", r.path), m.lower())
               for r in (*ROUTES, *WIKI_ROUTES, *KNOWLEDGE_ROUTES, *LEARN_ROUTES,
-                        *PROPOSAL_ROUTES)
+                        *PROPOSAL_ROUTES, *ARTIFACT_ROUTES)
               for m in r.methods if m != "HEAD" and r.path.startswith("/v1/")} \
         - {("/v1/openapi.json", "get")}
     doc = gateway.api.get("/v1/openapi.json").json()

@@ -25,6 +25,9 @@ def test_api_matches_its_openapi_document_under_fuzzing(gateway, tmp_path):
                      "status_code_conformance,content_type_conformance",
          "--phases", "coverage,fuzzing", "--max-examples", "8", "--max-time", "12",
          "--seed", "7", "--exclude-path", "/v1/events", "--no-color",
+         # an upload key is a path (chat/files/<user>/<name>): most generated values
+         # cannot be one, and the health check would count that against the operation
+         "--suppress-health-check=filter_too_much",
          "--report-dir", str(tmp_path)],
         capture_output=True, text=True, timeout=180, env=gateway.env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
