@@ -13,7 +13,11 @@ commits it with git, then measures in one run over the same text:
   hits, and one without: the store is opened only for hits' versions);
 - the resident memory of a ``minarad`` process after a burst of edits.
 
-Usage: python bench/search.py [--files N] [--large] [--queries N] [--keep DIR]
+With ``--hybrid`` it measures hybrid search instead (bench/hybrid.py):
+embedding throughput, keyword and hybrid p95 with the query's embedding,
+and the daemon's memory with the model loaded.
+
+Usage: python bench/search.py [--files N] [--large] [--queries N] [--keep DIR] [--hybrid]
 """
 
 from __future__ import annotations
@@ -378,6 +382,8 @@ def main(argv=None) -> int:
     parser.add_argument("--burst", type=int, default=300,
                         help="files rewritten at once for the daemon memory figure")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    parser.add_argument("--hybrid", action="store_true",
+                        help="measure hybrid search (embeddings) instead")
     args = parser.parse_args(argv)
     if args.large:
         args.files, args.sections = max(args.files, 20_000), 100_000
@@ -397,6 +403,11 @@ def run(args, work: Path, sections: int) -> int:
     vocab = generate_workspace(root, args.files, sections, rng)
     git_commit_all(root)
     queries = make_queries(vocab, args.queries, rng)
+    if args.hybrid:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from hybrid import run_hybrid
+
+        return run_hybrid(root, state, work, queries)
     print("tantivy ...")
     tv = bench_tantivy(root, state / "index" / "bench", queries)
     print("sqlite fts5 ...")

@@ -56,6 +56,13 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     # -- wiki --
     # -- knowledge --
     # -- search --
+    "embed_model": ("MINARA_EMBED_MODEL", str, ""),
+    "search_per_page": ("MINARA_SEARCH_PER_PAGE", int, 2),
+    "search_half_life_days": ("MINARA_SEARCH_HALF_LIFE_DAYS", float, 30.0),
+    "search_weight_lexical": ("MINARA_SEARCH_WEIGHT_LEXICAL", float, 1.0),
+    "search_weight_semantic": ("MINARA_SEARCH_WEIGHT_SEMANTIC", float, 0.4),
+    "search_weight_recency": ("MINARA_SEARCH_WEIGHT_RECENCY", float, 0.05),
+    "search_weight_graph": ("MINARA_SEARCH_WEIGHT_GRAPH", float, 0.3),
     # -- HTTP gateway --
     "http": ("MINARA_HTTP", str, "127.0.0.1:7411"),
     "http_hosts": ("MINARA_HTTP_HOSTS", str, ""),
@@ -86,7 +93,8 @@ _SECRETS = {"llm_api_key", "sync_token", "mcp_token"}
 
 #: Settings whose empty value means "not set" (rather than an error).
 _MAY_BE_EMPTY = {"llm_base_url", "llm_model", "llm_api_key",
-                 "sync_machine", "sync_username", "sync_token", "http_hosts"}
+                 "sync_machine", "sync_username", "sync_token", "http_hosts",
+                 "embed_model"}  # -- search --
 
 #: Text settings that take one of a few words.
 _CHOICES = {"dream_mode": ("append", "propose")}
@@ -147,6 +155,13 @@ class Settings:
     # -- wiki --
     # -- knowledge --
     # -- search --
+    embed_model: str
+    search_per_page: int
+    search_half_life_days: float
+    search_weight_lexical: float
+    search_weight_semantic: float
+    search_weight_recency: float
+    search_weight_graph: float
     # -- HTTP gateway --
     http: str
     http_hosts: str
@@ -254,6 +269,7 @@ _MINIMUM = {
     # -- wiki --
     # -- knowledge --
     # -- search --
+    "search_per_page": 0, "search_half_life_days": 0.01,
     # -- HTTP gateway --
     "http_max_body_bytes": 1024,
     # -- artifacts and files --

@@ -44,6 +44,7 @@ GROUPS = {
     "decisions": "minarad.cli.knowledge:decisions",
     "channel": "minarad.cli.knowledge:channel",
     # -- search --
+    "models": "minarad.cli.models:models",
     # -- HTTP gateway --
     "token": "minarad.cli.gateway:token",
     "ui": "minarad.cli.gateway:ui",

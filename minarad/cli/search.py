@@ -23,6 +23,32 @@ HIGHLIGHT_OFF = "\x1b[0m"
 PLAIN_MARK = "**"
 
 
+class SearchCommand(TextCommand):
+    """A search command: ``-word`` is an exclusion, but ``--word`` must be an option.
+
+    An unknown ``--option`` (``--limti 5``) is a usage error naming the
+    closest option, never query text.
+    """
+
+    def parse_args(self, ctx, args):
+        names = sorted({name for param in self.get_params(ctx) if isinstance(param, click.Option)
+                        for name in (*param.opts, *param.secondary_opts)
+                        if name.startswith("--")})
+        for arg in args:
+            if arg == "--":
+                break
+            name = arg.split("=", 1)[0]
+            if name.startswith("--") and len(name) > 2 and name not in names:
+                raise click.NoSuchOption(name, possibilities=_closest(name, names), ctx=ctx)
+        return super().parse_args(ctx, args)
+
+
+def _closest(name: str, names: list[str]) -> list[str]:
+    import difflib
+
+    return difflib.get_close_matches(name, names, n=1, cutoff=0.5) or names[:0]
+
+
 def search_options(f):
     """The filters shared by ``search`` and ``memory search``."""
     options = [
@@ -32,6 +58,14 @@ def search_options(f):
                      help="Only under this path (wiki/handbook)."),
         click.option("--channel", metavar="ID", help="Include this channel's files."),
         click.option("--since", metavar="WHEN", help="Changed since: 2026-01-31, 7d, 12h."),
+        click.option("--until", metavar="WHEN", help="Changed until: 2026-01-31, 7d, 12h."),
+        click.option("--mode", type=click.Choice(["keyword", "semantic", "hybrid"]),
+                     help="Default: hybrid when an embedding model is installed, else keyword."),
+        click.option("--per-page", "per_page", type=click.IntRange(0, 1000), metavar="N",
+                     help="At most N sections of one page (default 2; 0: no limit)."),
+        click.option("--pages", is_flag=True, help="One hit per page (--per-page 1)."),
+        click.option("--explain", is_flag=True,
+                     help="Show each voice's rank and score for each hit."),
         click.option("--limit", "-n", type=click.IntRange(1, 1000), default=10, show_default=True,
                      help="How many results."),
         click.option("--no-catch-up", "no_catch_up", is_flag=True,
@@ -43,7 +77,7 @@ def search_options(f):
     return f
 
 
-@click.command("search", cls=TextCommand)
+@click.command("search", cls=SearchCommand)
 @click.argument("query", nargs=-1, required=True)
 @search_options
 @pass_ctx
@@ -51,18 +85,22 @@ def search(ctx, query, **filters):
     """Search the whole workspace: ranked sections with highlighted snippets.
 
     QUERY: words (pages with more of them rank higher), "a phrase",
-    +required, -excluded, kind:lesson, path:wiki/handbook. Korean,
-    Japanese and Chinese words match with a particle or ending too
-    (가상메모리를 finds 가상메모리와); quoted, only exactly. Channel files
+    +required, -excluded, kind:lesson, path:wiki/handbook. A question
+    in plain language ranks by its meaningful words ("how", "a", "어떻게"
+    are left out). Korean, Japanese and Chinese words match with a
+    particle or ending too (가상메모리를 finds 가상메모리와); quoted, only
+    exactly. At most 2 sections of a page are shown (--per-page N,
+    --pages). With an embedding model (minara models install) the
+    search is hybrid: words, meaning, recency and links. Channel files
     show only with --channel ID. If another process is updating the
     index, the search waits for it up to 2.5 s.
 
-    Example: minara search deploy rollback --path wiki
+    Example: minara search how do we roll back a migration --explain
     """
     _run_search(ctx, " ".join(query), memory_only=False, **filters)
 
 
-@click.command("search", cls=TextCommand)
+@click.command("search", cls=SearchCommand)
 @click.argument("query", nargs=-1, required=True)
 @search_options
 @pass_ctx
@@ -77,14 +115,16 @@ def memory_search(ctx, query, **filters):
 
 
 def _run_search(ctx, query: str, *, memory_only: bool, kind, path, channel, since, limit,
-                no_catch_up) -> None:
+                no_catch_up, until=None, mode=None, per_page=None, pages=False,
+                explain=False) -> None:
     ctx.app.ensure_set_up()  # a new workspace is seeded first, as every command does
     ctx.app.check_channel_access(channel, ctx.author)
     index = ctx.app.index
     stats = None if no_catch_up else index.catch_up(wait=WRITER_WAIT_SECONDS)
     _check_kinds(index, kind)
     hits = index.search(query, kind=list(kind) or None, path=path, channel=channel,
-                        since=since, limit=limit, memory_only=memory_only)
+                        since=since, until=until, limit=limit, memory_only=memory_only,
+                        mode=mode, per_page=1 if pages else per_page, explain=explain)
     if stats is not None and stats.busy and stats.lag and not ctx.as_json:
         click.echo(f"minara: note: the index is {_lag_text(stats.lag)} behind HEAD "
                    f"(another process is updating it)", err=True)
@@ -118,13 +158,27 @@ def render_hit(hit, colour: bool) -> str:
     where = f"{hit.path}:{hit.line_start}-{hit.line_end}"
     heading = f"  {hit.heading}" if hit.heading else f"  [{hit.kind}] {hit.title}".rstrip()
     version = f", v{hit.version}" if hit.version is not None else ""
-    head = f"{where}{heading}  ({hit.score:.2f}{version})"
+    head = f"{where}{heading}  ({hit.score:.4g}{version})"
     if colour:
         head = click.style(where, fg="magenta", bold=True) + head[len(where):]
         snippet = hit.snippet.render(HIGHLIGHT_ON, HIGHLIGHT_OFF)
     else:
         snippet = hit.snippet.render(PLAIN_MARK, PLAIN_MARK)
-    return f"{head}\n    {snippet}"
+    text = f"{head}\n    {snippet}"
+    if hit.explain:
+        text += "\n    " + explain_text(hit.explain)
+    return text
+
+
+def explain_text(explain: dict) -> str:
+    """One line: each voice's rank and score (``lexical #1 (3.2)``), and the page's share."""
+    parts = []
+    for name, value in explain.items():
+        if name == "page":
+            parts.append(f"page +{value['score']:.4f} ({value['sections']} sections)")
+        else:
+            parts.append(f"{name} #{value['rank']} ({value['score']:g})")
+    return "explain: " + " · ".join(parts)
 
 
 def _render_hits(hits, colour: bool) -> str:
@@ -173,18 +227,21 @@ def _stats_text(stats) -> str:
 class _progress:
     """A click progress bar created on the first report (the total is known then)."""
 
-    def __init__(self, enabled: bool):
+    def __init__(self, enabled: bool, label: str = "indexing"):
         self.enabled = enabled
+        self.label = label
+        self.done = 0
         self.bar: ProgressBar[int] | None = None
 
     def __enter__(self):
         return self if self.enabled else None
 
-    def __call__(self, done: int, total: int, path: str) -> None:
+    def __call__(self, done: int, total: int, path: str = "") -> None:
         if self.bar is None:
-            self.bar = click.progressbar(length=total, label="indexing", file=sys.stderr)
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
             self.bar.__enter__()
-        self.bar.update(1)
+        self.bar.update(done - self.done)
+        self.done = done
 
     def __exit__(self, *exc):
         if self.bar is not None:
@@ -200,8 +257,50 @@ def status(ctx):
 
     Example: minara index status --json
     """
-    state = ctx.app.index.status()
-    emit(ctx, state.to_dict(), _status_text(state))
+    idx = ctx.app.index
+    state = idx.status()
+    embeddings = idx.embedding_status()
+    emit(ctx, {**state.to_dict(), "embeddings": embeddings},
+         _status_text(state) + "\n" + _embedding_text(embeddings))
+
+
+def _embedding_text(e: dict) -> str:
+    if e["model"] is None:
+        return f"search:    keyword mode ({e['notice']})"
+    coverage = "-" if e["coverage"] is None else f"{e['coverage'] * 100:.0f}%"
+    return "\n".join([f"model:     {e['model']} ({e['model_path']})",
+                      f"vectors:   {e['vectors']} ({coverage} of documents; "
+                      f"at {(e['embedded_commit'] or '-')[:10]})",
+                      f"search:    {e['default_mode']} mode"])
+
+
+@index.command("embed")
+@click.option("--rebuild", is_flag=True, help="Embed every section again, from nothing.")
+@json_option
+@pass_ctx
+def embed(ctx, rebuild):
+    """Embed the sections that have no vector yet (the daemon does this after each commit).
+
+    Catches the index up with HEAD first, then embeds only the sections
+    whose text changed since the last run (renamed ones keep their
+    vectors). Needs an embedding model: minara models install.
+
+    Example: minara index embed
+    """
+    from minarad.errors import Busy, MinaraError
+
+    ctx.app.ensure_set_up()
+    idx = ctx.app.index
+    if idx.model.path is None:
+        raise MinaraError(f"no embedding model: {idx.model.reason}", code="no_embedding_model")
+    idx.catch_up(wait=WRITER_WAIT_SECONDS)
+    with _progress(enabled=sys.stderr.isatty() and not ctx.as_json, label="embedding") as bar:
+        stats = idx.catch_up_embeddings(progress=bar, full=rebuild)
+    if stats is None or stats.busy:
+        raise Busy("another process is embedding; try again when it is done", code="embed_busy")
+    emit(ctx, stats.to_dict(),
+         f"embedded {stats.embedded} sections, reused {stats.reused}, removed {stats.removed}; "
+         f"{stats.total} vectors ({stats.model}) at {(stats.commit or '-')[:10]}")
 
 
 def _status_text(state) -> str:

@@ -112,6 +112,7 @@ SERVICES = [
     # -- knowledge --
     "minarad.daemon.main:start_catalogue_follower",
     # -- search --
+    "minarad.index.embedfollow:start_embedding_follower",
     # -- HTTP gateway --
     "minarad.gateway.serve:start_gateway",
     # -- sync --

@@ -18,13 +18,24 @@ Library API (the daemon, CLI, wiki, jobs and gateway call these)::
     stats = index.catch_up(wait=2.5)          # a search: wait a little for that
                                               # writer first
     hits = index.search("deploy handbook", kind="wiki", path="wiki/handbook",
-                        channel=None, since="7d", limit=10, memory_only=False)
+                        channel=None, since="7d", until=None, limit=10,
+                        memory_only=False, mode=None,   # keyword|semantic|hybrid
+                        per_page=None, explain=False)   # 2 a page by default
     hit.path, hit.heading, hit.line_start, hit.line_end, hit.score,
     hit.version, hit.snippet.render("**", "**"), hit.to_dict()
     index.get_section("MEMORY.md", heading="Facts")   # -> Hit (hit.text)
     index.backlinks("wiki/a/b.md")                    # or backlinks("a/b")
     index.status()                                    # -> IndexStatus
     index.rebuild(progress=lambda done, total, path: ...)
+
+Ranking (:mod:`.ranking`): the lexical voice (BM25 on the meaningful words,
+:mod:`.words`), the semantic voice (section embeddings, :mod:`.semantic`,
+:mod:`.vectors`, :mod:`.embedder`) and the graph voice (pages the strongest
+hits link to) are fused by a weighted sum of normalised scores; a recency
+prior, a page share and a per-page cap follow. With an embedding model::
+
+    index.catch_up_embeddings()     # after catch_up(): embeds changed sections
+    index.embedding_status()        # model, vectors, coverage, embedded commit
 
 The index is a facade over three parts: feeding (:mod:`.feeding`: commit ->
 changed files -> documents, no tantivy), the lexical engine (:mod:`.engine`:

@@ -9,6 +9,7 @@ With only the lexical voice, results and scores are tantivy's.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from collections.abc import Callable
@@ -16,18 +17,26 @@ from collections.abc import Callable
 from minarad.errors import InvalidInput
 from minarad.index import gitsource
 from minarad.index.engine import MEMORY_SCOPE, LexicalEngine  # noqa: F401 (re-exported)
-from minarad.index.fusion import FUSION_CANDIDATES, SearchFilters, Voice, WeightedVoice, fuse
+from minarad.index.fusion import (FUSION_CANDIDATES, RankedHit, SearchFilters, Voice,
+                                  WeightedVoice, fuse)
 from minarad.index.lock import try_writer_lock
 from minarad.index.query import parse_query
 from minarad.index.results import (CatchUpStats, Hit, IndexStatus, hit_from_record,  # noqa: F401
                                    parse_since)
 from minarad.index.schema import SCHEMA_VERSION, StoredRecord
 from minarad.index.state import folder_size, index_dir_for, is_valid_state  # noqa: F401
-from minarad.index.voices import LexicalVoice
+from minarad.index.embedder import Embedder, ModelChoice, choose_model
+from minarad.index.ranking import (MODES, RankingSettings, apply_recency, cap_per_page,
+                                   fuse_explained, graph_list, page_aware)
+from minarad.index.semantic import SemanticVoice
+from minarad.index.vectors import EmbedStats, VectorStore, catch_up_embeddings, embeddings_dir_for
+from minarad.index.voices import LexicalVoice, bodiless_after_body_matches
 
 #: Files longer than this are indexed up to it (and reported).
 DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
 Progress = Callable[[int, int, str], None]
+#: How many hits the semantic voice offers at least (each costs reading its page).
+SEMANTIC_DEPTH = 20
 #: The evidence voice's weight in a learn-only search: a better-proven entry
 #: overtakes one a place or two above it by words, not one far above.
 EVIDENCE_WEIGHT = 1.2
@@ -47,20 +56,85 @@ class Index:
     """
 
     def __init__(self, workspace, index_dir, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
-                 version_of: Callable[[str], int | str | None] | None = None):
+                 version_of: Callable[[str], int | str | None] | None = None,
+                 ranking: RankingSettings | None = None, model: ModelChoice | None = None):
         self.workspace = Path(workspace)
         self.engine = LexicalEngine(index_dir)
         self.index_dir = self.engine.index_dir
         self.schema = self.engine.schema
         self.max_file_bytes = max_file_bytes
         self.version_of = version_of
+        self.ranking = ranking or RankingSettings()
+        self._model = model
+        self._choose_model: Callable[[], ModelChoice] | None = None
+        self.vectors = VectorStore(embeddings_dir_for(self.index_dir))
+        self._embedder: Embedder | None = None
         self._voices = [WeightedVoice(LexicalVoice(self.engine))]
 
     @classmethod
     def open(cls, settings, *, version_of=None) -> Index:
-        """Open the index of ``settings.workspace`` in ``settings.state_dir``."""
-        return cls(settings.workspace, index_dir_for(settings.state_dir, settings.workspace),
-                   version_of=version_of)
+        """Open the index of ``settings.workspace`` in ``settings.state_dir``.
+
+        The voices' weights, the recency half-life, the per-page cap and the
+        embedding model come from ``settings`` (``MINARA_SEARCH_*``,
+        ``MINARA_EMBED_MODEL``).
+        """
+        s = settings
+        ranking = RankingSettings(
+            lexical=s.search_weight_lexical, semantic=s.search_weight_semantic,
+            recency=s.search_weight_recency, graph=s.search_weight_graph,
+            half_life_days=s.search_half_life_days, per_page=s.search_per_page)
+        index = cls(s.workspace, index_dir_for(s.state_dir, s.workspace),
+                    version_of=version_of, ranking=ranking)
+        index._choose_model = lambda: choose_model(s.embed_model, s.data_dir)
+        return index
+
+    @property
+    def model(self) -> ModelChoice:
+        """The embedding model chosen by the settings (looked for on first use)."""
+        if self._model is None:
+            chooser = self._choose_model
+            self._model = chooser() if chooser else ModelChoice("", None, "no embedding model")
+        return self._model
+
+    # -- embeddings --------------------------------------------------------
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedding model (loaded on first use), or None without one."""
+        if self._embedder is None and self.model.path is not None:
+            self._embedder = Embedder(self.model)
+        return self._embedder
+
+    def catch_up_embeddings(self, progress=None, full: bool = False) -> EmbedStats | None:
+        """Embed the sections that changed since the last time (None: no model).
+
+        Call after :meth:`catch_up`; the vectors follow the index's commit.
+        """
+        if self.embedder is None:
+            return None
+        return catch_up_embeddings(self, self.vectors, self.embedder, progress, full=full)
+
+    def embedding_status(self) -> dict:
+        """Model, coverage (sections with a vector / documents) and embedded commit."""
+        meta = self.vectors.meta()
+        count = self.vectors.count()
+        documents = self.engine.document_count()
+        return {"model": self.model.name or None, "model_path": _text(self.model.path),
+                "notice": self.model.reason, "vectors": count,
+                "coverage": round(count / documents, 4) if documents else None,
+                "embedded_commit": meta.get("commit") or None,
+                "default_mode": self.default_mode()}
+
+    def default_mode(self) -> str:
+        """``hybrid`` when a model is installed and has embedded sections, else ``keyword``.
+
+        Without vectors the model is not even looked for, so a keyword
+        search stays as cheap as before.
+        """
+        if not self.vectors.exists():
+            return "keyword"
+        return "hybrid" if self.model.path is not None else "keyword"
 
     # -- state -------------------------------------------------------------
 
@@ -211,7 +285,8 @@ class Index:
 
     def search(self, query: str, *, kind=None, path: str | None = None,
                channel: str | None = None, since=None, limit: int = 10,
-               memory_only: bool = False) -> list[Hit]:
+               memory_only: bool = False, until=None, mode: str | None = None,
+               per_page: int | None = None, explain: bool = False) -> list[Hit]:
         """Search the index (as it is; call :meth:`catch_up` first to be current).
 
         Every registered voice ranks the matches; with the lexical voice
@@ -227,6 +302,12 @@ class Index:
             since: a datetime, a date, ISO text, ``7d``/``12h``, or epoch seconds.
             limit: how many hits at most.
             memory_only: only memory files (MEMORY.md, journals, channel memory, learn).
+            until: only documents changed at or before this (as ``since``).
+            mode: ``keyword``, ``semantic`` or ``hybrid`` (None: hybrid when an
+                embedding model is installed, else keyword).
+            per_page: at most this many sections of one page (None: the
+                setting, 2 by default; 0: no cap; 1: one hit per page).
+            explain: keep each voice's rank and score in ``Hit.explain``.
 
         Returns:
             Hits, best first, each with a highlighted snippet; a section that is
@@ -234,36 +315,72 @@ class Index:
 
         Raises:
             InvalidInput: the query has no words (``empty_query``), a kind is
-                unknown (``unknown_kind``), or ``since`` cannot be read.
+                unknown (``unknown_kind``), ``since``/``until`` cannot be read,
+                the mode is unknown (``unknown_mode``), or semantic search was
+                asked for without a model (``no_embedding_model``).
         """
         clauses = parse_query(query or "")
         if kind:
             self.check_kinds(kind)
+        mode = self._check_mode(mode)
         if self.engine.reader_view() is None:
             self.engine.check_query(clauses)  # the same errors with or without an index
             return []
         filters = SearchFilters(kinds=_kinds(kind), path=path, channel=channel,
                                 since=None if since is None else parse_since(since),
+                                until=None if until is None else parse_since(until),
                                 memory_only=memory_only)
-        return [self._with_version(hit) for hit in self._ranked(query, filters, limit)]
+        cap = self.ranking.per_page if per_page is None else per_page
+        hits = self._ranked(query, filters, limit, mode, cap)
+        if not explain:
+            hits = [dataclasses.replace(hit, explain=None) for hit in hits]
+        return [self._with_version(hit) for hit in hits]
 
-    def _ranked(self, query: str, filters: SearchFilters, limit: int) -> list[Hit]:
-        """Ask every voice; one voice's list is the answer, several are fused.
+    def _check_mode(self, mode: str | None) -> str:
+        if mode is None:
+            return self.default_mode()
+        if mode not in MODES:
+            raise InvalidInput(f"unknown mode {mode!r}; use one of {', '.join(MODES)}",
+                               code="unknown_mode")
+        if mode != "keyword" and self.model.path is None:
+            raise InvalidInput(f"--mode {mode} needs an embedding model: {self.model.reason}",
+                               code="no_embedding_model")
+        return mode
+
+    def _ranked(self, query: str, filters: SearchFilters, limit: int, mode: str,
+                per_page: int) -> list[Hit]:
+        """Ask the voices of ``mode``, fuse, weigh pages, cap.
 
         A search for learn entries only (``kind`` lesson, correction, error)
-        also asks the evidence voice, so entries that proved themselves rise.
+        asks the lexical and the evidence voice, fused by reciprocal rank, so
+        entries that proved themselves rise; so do voices registered by hand.
         """
         from minarad.index.evidence import EvidenceVoice, wants_evidence
 
+        depth = max(limit * 3, FUSION_CANDIDATES) if limit > 0 else 0
         voices = self._voices
         if wants_evidence(filters):
             evidence = EvidenceVoice(self.engine, self.workspace, self.max_file_bytes)
             voices = [*voices, WeightedVoice(evidence, EVIDENCE_WEIGHT)]
-        if len(voices) == 1:
-            return [item.hit for item in voices[0].voice.rank(query, filters, limit)]
-        depth = max(limit, FUSION_CANDIDATES) if limit > 0 else 0
-        lists = [(v.voice.rank(query, filters, depth), v.weight) for v in voices]
-        return fuse(lists, limit)
+        if len(voices) > 1:
+            legacy = [(v.voice.rank(query, filters, depth), v.weight) for v in voices]
+            return fuse(legacy, limit)
+        r = self.ranking
+        lists: list[tuple[str, list[RankedHit], float]] = []
+        if mode != "semantic":
+            lists.append(("lexical", self._voices[0].voice.rank(query, filters, depth),
+                          r.lexical))
+        if mode != "keyword" and self.embedder is not None:
+            voice = SemanticVoice(self.engine, self.vectors, self.embedder)
+            lists.append(("semantic", voice.rank(query, filters, max(limit * 2, SEMANTIC_DEPTH)),
+                          r.semantic))
+        candidates = fuse_explained(lists)
+        if r.graph > 0 and candidates:
+            lists.append(("graph", graph_list(self.engine, candidates, filters), r.graph))
+            candidates = fuse_explained(lists)
+        hits = page_aware(apply_recency(candidates, r.recency, r.half_life_days))
+        hits = cap_per_page(bodiless_after_body_matches(hits), per_page)[:max(limit, 0)]
+        return mark_words(hits, query)
 
     def known_kinds(self) -> list[str]:
         """The kinds and roles a ``kind`` filter may name (those of JSONL entries too)."""
@@ -352,6 +469,25 @@ class Index:
 def _known_commit(repo, commit: str | None) -> str | None:
     """``commit`` if the repository has it (history may have been rewritten), else None."""
     return commit if commit and gitsource.has_commit(repo, commit) else None
+
+
+def mark_words(hits: list[Hit], query: str) -> list[Hit]:
+    """Cut the snippets of hits that no lexical match marked (semantic, graph) around the words."""
+    from minarad.index.query import positive_terms
+    from minarad.index.snippets import make_snippet, term_pattern
+
+    unmarked = [h for h in hits if not h.snippet.highlights]
+    if not unmarked:
+        return hits
+    pattern = term_pattern(positive_terms(parse_query(query or "")))
+    for hit in unmarked:
+        hit.snippet = make_snippet(hit.text.strip() and hit.text or hit.heading or hit.title,
+                                   pattern)
+    return hits
+
+
+def _text(path) -> str | None:
+    return None if path is None else str(path)
 
 
 def _kinds(kind) -> tuple[str, ...]:

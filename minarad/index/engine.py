@@ -32,6 +32,9 @@ FULL_BUILD_HEAP = 64_000_000
 #: 15 MB per thread; the heap's hash table is sized from it up front, so a
 #: small heap keeps a long-running daemon small.
 CATCH_UP_HEAP = 16_000_000
+#: A word held by more than this share of the documents is common: it does
+#: not count towards the meaningful words a strict search requires.
+COMMON_SHARE = 0.3
 
 
 class ReaderView(NamedTuple):
@@ -208,10 +211,30 @@ class LexicalEngine:
         """Raise InvalidInput (``empty_query``) for clauses without a word, index or not."""
         self.builder.build(clauses, [])
 
-    def query(self, view: ReaderView, clauses, filters: SearchFilters):
-        """The tantivy query of ``clauses`` under ``filters`` (filters never change scores)."""
+    def query(self, view: ReaderView, clauses, filters: SearchFilters, strict: bool = False):
+        """The tantivy query of ``clauses`` under ``filters`` (filters never change scores).
+
+        With ``strict`` a hit must hold enough of the query's meaningful
+        words; a word found in more than :data:`COMMON_SHARE` of the
+        documents adds to the score but does not count (its rarity is low).
+        """
         hidden = self._hidden_channels(view, clauses, filters.channel)
-        return self.builder.build(clauses, self._filters(filters), hidden)
+        common = self._common_words(view, clauses) if strict else frozenset()
+        return self.builder.build(clauses, self._filters(filters), hidden, strict=strict,
+                                  common=common)
+
+    def _common_words(self, view: ReaderView, clauses) -> frozenset[str]:
+        """The query's single words that most documents hold."""
+        total = view.searcher.num_docs
+        if not total:
+            return frozenset()
+        common = set()
+        for clause in clauses:
+            word = clause.text.lower()
+            if clause.field is None and word.isascii() and word.isalnum():
+                if view.searcher.doc_freq("text", word) > COMMON_SHARE * total:
+                    common.add(word)
+        return frozenset(common)
 
     def top(self, view: ReaderView, query, limit: int,
             by_time: bool = False) -> list[tuple[float, StoredRecord]]:
@@ -275,7 +298,8 @@ class LexicalEngine:
             found.append(q.filter_query("path", [filters.path]))
         if filters.memory_only:
             found.append(q.filter_query("scope", [MEMORY_SCOPE]))
-        if filters.since is not None:
+        if filters.since is not None or filters.until is not None:
             found.append(tantivy.Query.range_query(
-                self.schema, "time", tantivy.FieldType.Integer, lower_bound=filters.since))
+                self.schema, "time", tantivy.FieldType.Integer,
+                lower_bound=filters.since, upper_bound=filters.until))
         return found

@@ -34,6 +34,7 @@ class SearchFilters:
         path: a path prefix such as ``wiki/handbook`` ("" or None: anywhere).
         channel: the caller's channel; its documents join the shared ones.
         since: only documents changed at or after these epoch seconds.
+        until: only documents changed at or before these epoch seconds.
         memory_only: only memory files (MEMORY.md, journals, channel memory, learn).
     """
 
@@ -41,6 +42,7 @@ class SearchFilters:
     path: str | None = None
     channel: str | None = None
     since: int | None = None
+    until: int | None = None
     memory_only: bool = False
 
 

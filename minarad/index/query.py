@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from minarad.errors import InvalidInput
+from minarad.index.words import is_function_word, meaningful_runs, required_matches
 
 SHOULD, MUST, MUST_NOT = "should", "must", "must_not"
 FILTER_FIELDS = {"kind": "kinds", "role": "kinds", "path": "path_prefix", "channel": "channel"}
@@ -27,6 +28,8 @@ WORD_BOOSTS = {"title": 2.0, "heading": 1.5, "text": 1.0, "extra": 1.0}
 #: title repeated in the heading path does not outweigh a rarer word.
 TIE_BREAKER = 0.2
 EXACT_BOOST = 2.0
+#: The words of a compound token found apart count this much (the phrase: 1).
+SPLIT_BOOST = 0.5
 CJK_BOOST = 1.0
 
 _TOKEN_RE = re.compile(r'([+-]?)(?:([A-Za-z_]+):)?("([^"]*)"?|\S+)')
@@ -85,9 +88,31 @@ def _clause(sign: str, field: str | None, raw: str, quoted: str | None, negate: 
     return Clause(occur, text, name, phrase) if text else None
 
 
+def meaningful_clauses(clauses: list[Clause]) -> list[Clause]:
+    """``clauses`` without optional function words, unless nothing meaningful would remain.
+
+    Args:
+        clauses: parsed clauses.
+
+    Returns:
+        The clauses to search by: a ``should`` word that is a function
+        word of English or Korean is dropped when another ``should`` or
+        ``must`` word stays.
+    """
+    def droppable(c: Clause) -> bool:
+        return (c.occur == SHOULD and c.field is None and not c.phrase
+                and is_function_word(c.text))
+
+    kept = [c for c in clauses if not droppable(c)]
+    if any(c.occur != MUST_NOT for c in kept):
+        return kept
+    return clauses
+
+
 def positive_terms(clauses: list[Clause]) -> list[Clause]:
     """The free-text clauses whose words a snippet should highlight."""
-    return [c for c in clauses if c.occur != MUST_NOT and c.field not in FILTER_FIELDS]
+    return [c for c in meaningful_clauses(clauses)
+            if c.occur != MUST_NOT and c.field not in FILTER_FIELDS]
 
 
 class QueryBuilder:
@@ -112,14 +137,19 @@ class QueryBuilder:
         self._occur = {SHOULD: tantivy.Occur.Should, MUST: tantivy.Occur.Must,
                        MUST_NOT: tantivy.Occur.MustNot}
 
-    def build(self, clauses: list[Clause], filters: list, exclusions: Sequence = ()) -> object:
+    def build(self, clauses: list[Clause], filters: list, exclusions: Sequence = (),
+              strict: bool = False, common: frozenset[str] = frozenset()) -> object:
         """Combine clauses, filter queries and excluded sets into one query.
 
         Free words are optional one by one, but at least one must match;
-        filters (documents must match) and exclusions (documents must not)
-        never change the score. A filter typed in the query (``kind:``,
-        ``path:``, ``channel:``) is a filter like those given apart, so it
-        never makes the words optional.
+        function words ("how", "a", "어떻게") are left out when a meaningful
+        word remains. With ``strict``, a hit must match enough of the
+        meaningful words (:func:`~minarad.index.words.required_matches`);
+        words in ``common`` (found in a large share of the documents) add
+        to the score but do not count. Filters (documents must match) and
+        exclusions (documents must not) never change the score. A filter
+        typed in the query (``kind:``, ``path:``, ``channel:``) is a filter
+        like those given apart, so it never makes the words optional.
 
         Raises:
             InvalidInput: no clause holds a word or a field to search for
@@ -128,10 +158,12 @@ class QueryBuilder:
         tv = self.tv
         typed = [c for c in clauses if c.field in FILTER_FIELDS and c.occur == MUST]
         filters = [*filters, *(self.clause_query(c) for c in typed)]
-        words = [c for c in clauses if c not in typed]
+        words = meaningful_clauses([c for c in clauses if c not in typed])
         parts = [part for part in map(self._part, words) if part is not None]
         if not parts and not typed:
             raise InvalidInput("the query has no words to search for", code="empty_query")
+        if strict:
+            parts = self._require_enough(words, parts, common)
         if not any(occur != tv.Occur.MustNot for occur, _ in parts):
             parts.append((tv.Occur.Must, tv.Query.all_query()))
         main = tv.Query.boolean_query(parts)
@@ -140,6 +172,21 @@ class QueryBuilder:
         fixed = [(tv.Occur.Must, tv.Query.const_score_query(f, 0.0)) for f in filters]
         fixed += [(tv.Occur.MustNot, e) for e in exclusions]
         return tv.Query.boolean_query([(tv.Occur.Must, main)] + fixed)
+
+    def _require_enough(self, words: list[Clause], parts: list, common: frozenset[str]) -> list:
+        """Group the optional meaningful words: enough of them must match."""
+        tv = self.tv
+        counted, rest = [], []
+        for clause, (occur, query) in zip(words, parts, strict=False):
+            if occur == tv.Occur.Should and clause.text.lower() not in common:
+                counted.append(query)
+            else:
+                rest.append((occur, query))
+        if len(counted) < 3:
+            return parts
+        group = tv.Query.boolean_query([(tv.Occur.Should, q) for q in counted],
+                                       minimum_number_should_match=required_matches(len(counted)))
+        return [*rest, (tv.Occur.Must, group)]
 
     def _part(self, clause: Clause):
         query = self.clause_query(clause)
@@ -153,6 +200,8 @@ class QueryBuilder:
             return self.filter_query(clause.field, [clause.text])
         fields = {TEXT_FIELDS[clause.field]: 1.0} if clause.field else WORD_BOOSTS
         options = [self._word_query(clause.text, fields)]
+        if not clause.phrase and not clause.field:
+            options.append(self._split_words_query(clause.text, fields))
         if not clause.field:
             options += [self._exact_query(clause.text), self._cjk_query(clause.text, clause.phrase)]
         options = [q for q in options if q is not None]
@@ -184,6 +233,23 @@ class QueryBuilder:
         if len(per_field) == 1:
             return per_field[0]
         return self.tv.Query.disjunction_max_query(per_field, tie_breaker=TIE_BREAKER)
+
+    def _split_words_query(self, text: str, fields: dict[str, float]):
+        """The words of a compound token (``Mailbox.items()``) anywhere in a section.
+
+        The phrase ranks first; this finds a section holding the words
+        apart (the method in the text, the class in the title), at
+        :data:`SPLIT_BOOST`. None for a single word.
+        """
+        tokens = self.words.analyze(text)
+        if len(tokens) < 2:
+            return None
+        tv = self.tv
+        per_token = [tv.Query.disjunction_max_query(
+            [self._boosted(tv.Query.term_query(self.schema, f, token), boost)
+             for f, boost in fields.items()], tie_breaker=TIE_BREAKER) for token in tokens]
+        return self._boosted(tv.Query.boolean_query([(tv.Occur.Should, q) for q in per_token]),
+                             SPLIT_BOOST)
 
     def _tokens_query(self, field: str, tokens: list[str]):
         if len(tokens) == 1:
@@ -222,6 +288,7 @@ class QueryBuilder:
         """
         tv, phrases = self.tv, []
         grams: dict[str, None] = {}  # an ordered set
+        runs = [part for run in runs for part in meaningful_runs(run)] or runs
         for run in runs:
             run_grams = self._cjk_grams(run)
             grams.update((text, None) for _offset, text in run_grams)

@@ -29,6 +29,8 @@ class Hit:
     text: str = ""
     links: list[str] = dataclasses.field(default_factory=list)
     version: int | str | None = None
+    #: With ``explain``: each voice's rank and score, and the page's share.
+    explain: dict | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -37,7 +39,7 @@ class Hit:
 
     def to_dict(self, include_text: bool = False) -> dict:
         """JSON-ready form; ``snippet`` is plain text, ``highlights`` offsets into it."""
-        data = {"path": self.path, "heading": self.heading, "title": self.title,
+        data: dict = {"path": self.path, "heading": self.heading, "title": self.title,
                 "kind": self.kind, "role": self.role, "channel": self.channel or None,
                 "line_start": self.line_start, "line_end": self.line_end,
                 "score": round(self.score, 4), "version": self.version, "blob": self.blob,
@@ -45,6 +47,8 @@ class Hit:
                 "highlights": [list(h) for h in self.snippet.highlights], "links": self.links}
         if include_text:
             data["text"] = self.text
+        if self.explain is not None:
+            data["explain"] = self.explain
         return data
 
 

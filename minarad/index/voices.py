@@ -29,9 +29,17 @@ class LexicalVoice:
         self.engine = engine
 
     def rank(self, query: str, filters: SearchFilters, limit: int) -> list[RankedHit]:
-        """The best ``limit`` matches of ``query``, by score (see :meth:`Index.search`)."""
-        hits = _matching_hits(self.engine, query, filters, limit, by_time=False)
-        return [RankedHit(hit, hit.score) for hit in _bodiless_after_body_matches(hits)]
+        """The best ``limit`` matches of ``query``, by score (see :meth:`Index.search`).
+
+        First the hits holding enough of the meaningful words; when they
+        are fewer than ``limit``, hits holding fewer follow (below them).
+        """
+        hits = _matching_hits(self.engine, query, filters, limit, by_time=False, strict=True)
+        if len(hits) < limit:
+            seen = {h.key for h in hits}
+            more = _matching_hits(self.engine, query, filters, limit, by_time=False)
+            hits += [h for h in more if h.key not in seen][:limit - len(hits)]
+        return [RankedHit(hit, hit.score) for hit in bodiless_after_body_matches(hits)]
 
 
 class RecencyVoice:
@@ -53,14 +61,14 @@ class RecencyVoice:
 
 
 def _matching_hits(engine: LexicalEngine, query: str, filters: SearchFilters, limit: int,
-                   by_time: bool) -> list[Hit]:
+                   by_time: bool, strict: bool = False) -> list[Hit]:
     """Hits of the engine's matches, with snippets marking the query's words."""
     clauses = parse_query(query or "")
     view = engine.reader_view()
     if view is None:
         engine.check_query(clauses)
         return []
-    built = engine.query(view, clauses, filters)
+    built = engine.query(view, clauses, filters, strict=strict)
     if limit <= 0:
         return []
     pattern = term_pattern(positive_terms(clauses))
@@ -73,7 +81,7 @@ def _is_bodiless(hit: Hit) -> bool:
     return hit.kind == "section" and bool(hit.heading) and not hit.text.strip()
 
 
-def _bodiless_after_body_matches(hits: list[Hit]) -> list[Hit]:
+def bodiless_after_body_matches(hits: list[Hit]) -> list[Hit]:
     """Move each heading-alone section below the last lower-ranked hit whose text matched.
 
     A heading alone is short, so it can score above the section holding

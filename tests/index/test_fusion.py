@@ -26,12 +26,13 @@ def rrf(*ranks_and_weights) -> float:
     return sum(weight / (RRF_K + rank) for rank, weight in ranks_and_weights)
 
 
-def test_the_lexical_voice_alone_is_the_search(corpus):
+def test_keyword_search_follows_the_lexical_voice_and_explains_it(corpus):
     alone = LexicalVoice(corpus.engine).rank("wombat", SearchFilters(), 10)
-    hits = corpus.search("wombat")
-    assert paths(hits) == [OLD, MID, NEW]
-    assert [h.score for h in hits] == [r.score for r in alone] == [r.hit.score for r in alone]
-    assert hits[0].score > 1.0  # tantivy's score, not a fused one (at most 1/61 a voice)
+    hits = corpus.search("wombat", explain=True)
+    assert paths(hits) == [OLD, MID, NEW] == paths(r.hit for r in alone)
+    assert [h.explain["lexical"]["score"] for h in hits] == [round(r.score, 4) for r in alone]
+    assert [h.explain["lexical"]["rank"] for h in hits] == [1, 2, 3]
+    assert 0 < hits[0].score <= 1.0 and hits[0].explain["lexical"]["score"] > 1.0  # fused
     assert [v.voice.name for v in corpus.voices] == ["lexical"]
 
 

