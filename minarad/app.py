@@ -159,6 +159,28 @@ class Minara:
     def _version_number(self, path: str) -> int:
         return self.store.version_number(path)
 
+    def search(self, query: str, *, role: str | None = None, **filters):
+        """Search the index as ``role`` may: every surface's search comes here.
+
+        The knowledge domains whose grant for ``role`` (``general`` when
+        None) is ``none`` give no hits, in every mode. The index is searched
+        as it is: call ``self.index.catch_up`` first to be current.
+
+        Args:
+            query: the query text (see :meth:`minarad.index.Index.search`).
+            role: the caller's role, checked against ``knowledge/grants.json``.
+            **filters: the other arguments of :meth:`minarad.index.Index.search`.
+
+        Raises:
+            InvalidInput: as the index's search, or ``invalid_grants``.
+        """
+        return self.index.search(query, hidden_paths=self.hidden_search_paths(role), **filters)
+
+    def hidden_search_paths(self, role: str | None) -> tuple[str, ...]:
+        """``knowledge/<domain>`` for each domain ``role`` may not read (reads fail open)."""
+        hidden = self.knowledge.grants().hidden_domains(role)
+        return tuple(f"knowledge/{domain}" for domain in sorted(hidden))
+
     # -- the parts built on the store (each adds its property here) -----------
     # -- learn store, promotion, dreaming, scheduler --
 

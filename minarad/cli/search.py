@@ -57,6 +57,9 @@ def search_options(f):
         click.option("--path", "path", metavar="PREFIX",
                      help="Only under this path (wiki/handbook)."),
         click.option("--channel", metavar="ID", help="Include this channel's files."),
+        click.option("--role", metavar="ROLE",
+                     help="Search as this agent role: knowledge domains whose grant for "
+                          "it is none give no hits (default: general)."),
         click.option("--since", metavar="WHEN", help="Changed since: 2026-01-31, 7d, 12h."),
         click.option("--until", metavar="WHEN", help="Changed until: 2026-01-31, 7d, 12h."),
         click.option("--mode", type=click.Choice(["keyword", "semantic", "hybrid"]),
@@ -92,8 +95,10 @@ def search(ctx, query, **filters):
     exactly. At most 2 sections of a page are shown (--per-page N,
     --pages). With an embedding model (minara models install) the
     search is hybrid: words, meaning, recency and links. Channel files
-    show only with --channel ID. If another process is updating the
-    index, the search waits for it up to 2.5 s.
+    show only with --channel ID. Facts and policies of a knowledge
+    domain whose grant for --role (default general) is none never show.
+    If another process is updating the index, the search waits for it
+    up to 2.5 s.
 
     Example: minara search how do we roll back a migration --explain
     """
@@ -116,15 +121,16 @@ def memory_search(ctx, query, **filters):
 
 def _run_search(ctx, query: str, *, memory_only: bool, kind, path, channel, since, limit,
                 no_catch_up, until=None, mode=None, per_page=None, pages=False,
-                explain=False) -> None:
+                explain=False, role=None) -> None:
     ctx.app.ensure_set_up()  # a new workspace is seeded first, as every command does
     ctx.app.check_channel_access(channel, ctx.author)
     index = ctx.app.index
     stats = None if no_catch_up else index.catch_up(wait=WRITER_WAIT_SECONDS)
     _check_kinds(index, kind)
-    hits = index.search(query, kind=list(kind) or None, path=path, channel=channel,
-                        since=since, until=until, limit=limit, memory_only=memory_only,
-                        mode=mode, per_page=1 if pages else per_page, explain=explain)
+    hits = ctx.app.search(query, role=role, kind=list(kind) or None, path=path,
+                          channel=channel, since=since, until=until, limit=limit,
+                          memory_only=memory_only, mode=mode,
+                          per_page=1 if pages else per_page, explain=explain)
     if stats is not None and stats.busy and stats.lag and not ctx.as_json:
         click.echo(f"minara: note: the index is {_lag_text(stats.lag)} behind HEAD "
                    f"(another process is updating it)", err=True)

@@ -286,7 +286,8 @@ class Index:
     def search(self, query: str, *, kind=None, path: str | None = None,
                channel: str | None = None, since=None, limit: int = 10,
                memory_only: bool = False, until=None, mode: str | None = None,
-               per_page: int | None = None, explain: bool = False) -> list[Hit]:
+               per_page: int | None = None, explain: bool = False,
+               hidden_paths=()) -> list[Hit]:
         """Search the index (as it is; call :meth:`catch_up` first to be current).
 
         Every registered voice ranks the matches; with the lexical voice
@@ -308,6 +309,9 @@ class Index:
             per_page: at most this many sections of one page (None: the
                 setting, 2 by default; 0: no cap; 1: one hit per page).
             explain: keep each voice's rank and score in ``Hit.explain``.
+            hidden_paths: path prefixes no hit may come from, whatever the
+                query asks (the knowledge domains a role may not read; see
+                :meth:`minarad.app.Minara.search`).
 
         Returns:
             Hits, best first, each with a highlighted snippet; a section that is
@@ -329,7 +333,8 @@ class Index:
         filters = SearchFilters(kinds=_kinds(kind), path=path, channel=channel,
                                 since=None if since is None else parse_since(since),
                                 until=None if until is None else parse_since(until),
-                                memory_only=memory_only)
+                                memory_only=memory_only,
+                                hidden_paths=tuple(p.strip("/") for p in hidden_paths))
         cap = self.ranking.per_page if per_page is None else per_page
         hits = self._ranked(query, filters, limit, mode, cap)
         if not explain:

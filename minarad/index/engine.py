@@ -219,6 +219,8 @@ class LexicalEngine:
         documents adds to the score but does not count (its rarity is low).
         """
         hidden = self._hidden_channels(view, clauses, filters.channel)
+        if filters.hidden_paths:
+            hidden.append(self.builder.filter_query("path", list(filters.hidden_paths)))
         common = self._common_words(view, clauses) if strict else frozenset()
         return self.builder.build(clauses, self._filters(filters), hidden, strict=strict,
                                   common=common)

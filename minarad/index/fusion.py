@@ -36,6 +36,8 @@ class SearchFilters:
         since: only documents changed at or after these epoch seconds.
         until: only documents changed at or before these epoch seconds.
         memory_only: only memory files (MEMORY.md, journals, channel memory, learn).
+        hidden_paths: path prefixes no hit may come from (the knowledge
+            domains the caller's role may not read: ``knowledge/hr``).
     """
 
     kinds: tuple[str, ...] = ()
@@ -44,6 +46,7 @@ class SearchFilters:
     since: int | None = None
     until: int | None = None
     memory_only: bool = False
+    hidden_paths: tuple[str, ...] = ()
 
 
 class RankedHit(NamedTuple):

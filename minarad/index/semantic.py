@@ -101,6 +101,8 @@ def matches_filters(record, filters: SearchFilters) -> bool:
             return False
     if record.channel and record.channel != filters.channel:
         return False
+    if any(record.path == p or record.path.startswith(p + "/") for p in filters.hidden_paths):
+        return False
     if filters.since is not None and record.time < filters.since:
         return False
     if filters.until is not None and record.time > filters.until:

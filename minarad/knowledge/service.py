@@ -270,12 +270,12 @@ class Knowledge:
         """
         from minarad.knowledge.records import parse_record_path
 
-        index = self.app.index
-        index.catch_up(wait=2.5)
-        hidden, catalogue, out, seen = self._hidden(role), self.catalogue, [], set()
-        for hit in index.search(query, path="knowledge", limit=max(50, limit * 5)):
+        self.app.index.catch_up(wait=2.5)
+        catalogue, out, seen = self.catalogue, [], set()
+        for hit in self.app.search(query, role=role, path="knowledge", mode="keyword",
+                                   limit=max(50, limit * 5)):
             place = parse_record_path(hit.path)
-            if place is None or place[0] != "fact" or place[1] in hidden or hit.path in seen:
+            if place is None or place[0] != "fact" or hit.path in seen:
                 continue
             seen.add(hit.path)
             record = catalogue.get(place[2])
