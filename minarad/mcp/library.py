@@ -24,7 +24,6 @@ from minarad.errors import InvalidInput, VersionConflict
 
 if TYPE_CHECKING:
     from minarad.app import Minara
-    from minarad.index import Index
 
 T = TypeVar("T")
 
@@ -35,8 +34,6 @@ RESOURCE_FILES = ("SOUL.md", "AGENTS.md", "IDENTITY.md", "USER.md", "TOOLS.md", 
 #: How long a search waits for another process to finish updating the index.
 WRITER_WAIT_SECONDS = 2.5
 SEARCH_MODES = ("keyword", "hybrid", "semantic")
-#: Weight of the recency voice in hybrid search (the lexical voice weighs 1).
-RECENCY_WEIGHT = 0.5
 
 
 class AgentTools:
@@ -60,7 +57,6 @@ class AgentTools:
         self.session = session or _server_session()
         self.lock = threading.RLock()
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minara-mcp")
-        self._shared: dict[str, Index] = {}  # shared with the views of for_agent
 
     def for_agent(self, agent: str | None = None, role: str | None = None) -> AgentTools:
         """The same tools (one app, one lock) as ``agent`` (and ``role``), where given."""
@@ -152,51 +148,55 @@ class AgentTools:
 
     def memory_search(self, query: str, *, kind: list[str] | None = None,
                       path: str | None = None, channel: str | None = None,
-                      since: str | None = None, limit: int = 10) -> dict:
+                      since: str | None = None, limit: int = 10,
+                      mode: str | None = None) -> dict:
         """Search memory files only (MEMORY.md, journals, channel memory, learn store)."""
-        return self._search(self._index("keyword"), query, memory_only=True, kind=kind,
-                            path=path, channel=channel, since=since, limit=limit,
-                            mode="keyword")
+        return self._search(query, memory_only=True, kind=kind, path=path, channel=channel,
+                            since=since, limit=limit, mode=mode)
 
-    def search_memory(self, query: str, *, mode: str = "hybrid", kind: list[str] | None = None,
-                      since: str | None = None, channel: str | None = None,
-                      limit: int = 10) -> dict:
-        """Recall across the whole workspace; ``mode`` keyword, hybrid or semantic."""
-        if mode not in SEARCH_MODES:
-            raise InvalidInput(f"mode {mode!r}: use one of {', '.join(SEARCH_MODES)}",
-                               code="invalid_mode")
-        if mode == "semantic":
-            raise InvalidInput("semantic search needs an embedding model, and none is "
-                               "installed; use mode keyword or hybrid",
-                               code="semantic_unavailable")
-        return self._search(self._index(mode), query, memory_only=False, kind=kind, path=None,
-                            channel=channel, since=since, limit=limit, mode=mode)
+    def search_memory(self, query: str, *, mode: str | None = None,
+                      kind: list[str] | None = None, since: str | None = None,
+                      channel: str | None = None, limit: int = 10) -> dict:
+        """Recall across the whole workspace; ``mode`` keyword, hybrid or semantic.
 
-    def _index(self, mode: str):
-        """The plain index (keyword), or a second one whose lexical voice is fused with recency."""
-        if mode == "keyword":
-            return self.app.index
-        if "hybrid" not in self._shared:
-            from minarad.index import Index, RecencyVoice
+        No mode: hybrid when an embedding model is installed and has embedded
+        sections, else keyword. ``hybrid`` without a model is keyword (the
+        result's ``mode`` and ``notice`` say so); ``semantic`` without one is
+        an error (``no_embedding_model``) that says how to install one.
+        """
+        return self._search(query, memory_only=False, kind=kind, path=None, channel=channel,
+                            since=since, limit=limit, mode=mode)
 
-            hybrid = Index.open(self.app.settings, version_of=self.app.store.version_number)
-            hybrid.register_voice(RecencyVoice(hybrid.engine), weight=RECENCY_WEIGHT)
-            self._shared["hybrid"] = hybrid
-        return self._shared["hybrid"]
-
-    def _search(self, index, query: str, *, memory_only: bool, kind, path, channel, since,
-                limit: int, mode: str) -> dict:
+    def _search(self, query: str, *, memory_only: bool, kind, path, channel, since,
+                limit: int, mode: str | None) -> dict:
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is empty; give words to search for", code="empty_query")
+        mode = mode or None
+        if mode is not None and mode not in SEARCH_MODES:
+            raise InvalidInput(f"mode {mode!r}: use one of {', '.join(SEARCH_MODES)}",
+                               code="invalid_mode")
         self.check_channel(channel)
+        notice = None
         with self.lock:
             self.app.ensure_set_up()
+            index = self.app.index
             stats = index.catch_up(wait=WRITER_WAIT_SECONDS)
-            hits = index.search(query, kind=list(kind or ()) or None, path=path or None,
-                                channel=channel or None, since=since or None,
-                                limit=max(1, min(limit, 100)), memory_only=memory_only)
-        return {"query": query, "mode": mode, "results": [h.to_dict() for h in hits],
-                "index_lag": stats.lag if stats.busy else 0}
+            if mode == "semantic" and index.model.path is None:
+                raise InvalidInput(f"semantic search needs an embedding model: "
+                                   f"{index.model.reason}; or use mode keyword",
+                                   code="no_embedding_model")
+            if mode == "hybrid" and index.model.path is None:
+                mode, notice = "keyword", f"keyword search: {index.model.reason}"
+            used = mode or index.default_mode()
+            hits = self.app.search(query, role=self.role, kind=list(kind or ()) or None,
+                                   path=path or None, channel=channel or None,
+                                   since=since or None, limit=max(1, min(limit, 100)),
+                                   memory_only=memory_only, mode=used)
+        result = {"query": query, "mode": used, "results": [h.to_dict() for h in hits],
+                  "index_lag": stats.lag if stats.busy else 0}
+        if notice:
+            result["notice"] = notice
+        return result
 
     # -- context and resources ---------------------------------------------------------
 

@@ -29,7 +29,7 @@ from minarad import __version__
 from minarad.errors import MinaraError
 from minarad.mcp.changes import ChangeFeed, resource_uri
 from minarad.mcp.library import RESOURCE_FILES, AgentTools
-from minarad.mcp.toolkit import Channel, File, Kinds, Limit, Query, Since, Text, agent_of, \
+from minarad.mcp.toolkit import Channel, File, Kinds, Limit, Mode, Query, Since, Text, agent_of, \
     run_call
 
 INSTRUCTIONS = """\
@@ -90,27 +90,30 @@ def add_search_tools(server: MCPServer, tools: AgentTools) -> None:
 
     async def memory_search(query: Query, ctx: Context, kind: Kinds = None, path: Annotated[
             str | None, Field(description="Only under this path prefix")] = None,
-            channel: Channel = None, since: Since = None, limit: Limit = 10) -> dict[str, Any]:
+            channel: Channel = None, since: Since = None, limit: Limit = 10,
+            mode: Mode = None) -> dict[str, Any]:
         me = agent_of(tools, ctx)
         return await run_call(tools, lambda: me.memory_search(
-            query, kind=kind, path=path, channel=channel, since=since, limit=limit))
+            query, kind=kind, path=path, channel=channel, since=since, limit=limit, mode=mode))
 
-    async def search_memory(query: Query, ctx: Context, mode: Annotated[str, Field(
-            description="keyword (words), hybrid (words fused with recency; default) or "
-                        "semantic (needs an embedding model)")] = "hybrid",
-            kind: Kinds = None, since: Since = None, channel: Channel = None,
-            limit: Limit = 10) -> dict[str, Any]:
+    async def search_memory(query: Query, ctx: Context, mode: Mode = None,
+                            kind: Kinds = None, since: Since = None, channel: Channel = None,
+                            limit: Limit = 10) -> dict[str, Any]:
         me = agent_of(tools, ctx)
         return await run_call(tools, lambda: me.search_memory(
             query, mode=mode, kind=kind, since=since, channel=channel, limit=limit))
 
     server.add_tool(memory_search, annotations=read_only, description=(
         "Search memory files only (MEMORY.md, journals, channel memory, learned lessons): "
-        "ranked sections with snippets. "
+        "ranked sections with snippets; modes as search_memory. "
         'Example: {"query": "deploy rollback", "since": "7d"}.'))
     server.add_tool(search_memory, annotations=read_only, description=(
         "Recall: search everything the agent knows (memory, journals, wiki, lessons), best "
-        "first, each hit with path, heading, lines, version and a snippet. "
+        "first, each hit with path, heading, lines, version and a snippet. Modes: keyword "
+        "(words), semantic (meaning: finds paraphrases; needs an embedding model) and hybrid "
+        "(words, meaning, recency and links fused), the default when a model is installed "
+        "(keyword otherwise; the result's mode says which ran). Knowledge domains your role "
+        "may not read never show. "
         'Example: {"query": "what did we decide about the release", "mode": "hybrid"}.'))
 
 

@@ -35,6 +35,10 @@ Kinds = Annotated[list[str] | None, Field(description="Only these kinds, e.g. [\
                                                       "\"journal\", \"lesson\", \"wiki\"]")]
 Since = Annotated[str | None, Field(description="Changed since: 2026-01-31, 7d or 12h")]
 Limit = Annotated[int, Field(ge=1, le=100, description="How many results (1-100)")]
+Mode = Annotated[str | None, Field(description=(
+    "keyword (words), semantic (meaning; needs an embedding model: minara models install) or "
+    "hybrid (words, meaning, recency and links). Default: hybrid when a model is installed "
+    "and has embedded the workspace, else keyword"))]
 
 
 def tool_error(err: MinaraError) -> ToolError:
