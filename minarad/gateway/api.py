@@ -224,15 +224,52 @@ def _limit(request: Request) -> int:
     return int(raw)
 
 
+SCOPES = ("all", "memory")
+MODES = ("keyword", "semantic", "hybrid")
+#: The header naming the caller's role, as the MCP endpoint reads it.
+ROLE_HEADER = "x-minara-role"
+
+
+def _flag(request: Request, name: str) -> bool:
+    return request.query_params.get(name, "").lower() in ("1", "true", "yes", "on")
+
+
+def _per_page(request: Request) -> int | None:
+    if _flag(request, "pages"):
+        return 1
+    raw = request.query_params.get("per_page")
+    if raw is None or raw == "":
+        return None
+    if not raw.isdigit() or int(raw) > 1000:
+        raise InvalidInput("per_page must be a whole number from 0 to 1000", code="invalid_input")
+    return int(raw)
+
+
+def search_role(request: Request) -> str | None:
+    """The role a search runs as: ``?role=``, else ``X-Minara-Role``, else general."""
+    role = request.query_params.get("role") or request.headers.get(ROLE_HEADER, "")
+    return role.strip() or None
+
+
 async def search(request: Request) -> Response:
-    """GET /v1/search?q=...&mode=all|memory&kind=...&path=&channel=&since=&limit=."""
+    """GET /v1/search?q=&mode=keyword|semantic|hybrid&scope=all|memory&kind=&path=&channel=
+    &since=&until=&per_page=&pages=&explain=&role=&limit=.
+
+    ``mode=all`` and ``mode=memory`` (the scope, as before modes) still work.
+    """
     q = request.query_params
-    mode = q.get("mode", "all")
-    if mode not in ("all", "memory"):
-        raise InvalidInput("mode must be 'all' or 'memory'", code="invalid_input")
-    result = await _call(request, _lib(request).search, q.get("q", ""), mode=mode,
+    mode, scope = q.get("mode") or None, q.get("scope") or "all"
+    if mode in SCOPES:
+        mode, scope = None, mode
+    if mode is not None and mode not in MODES:
+        raise InvalidInput(f"mode must be one of {', '.join(MODES)}", code="unknown_mode")
+    if scope not in SCOPES:
+        raise InvalidInput("scope must be 'all' or 'memory'", code="invalid_input")
+    result = await _call(request, _lib(request).search, q.get("q", ""), scope=scope, mode=mode,
                          kinds=q.getlist("kind"), path=q.get("path"), channel=q.get("channel"),
-                         since=q.get("since"), limit=_limit(request))
+                         since=q.get("since"), until=q.get("until"), limit=_limit(request),
+                         per_page=_per_page(request), explain=_flag(request, "explain"),
+                         role=search_role(request))
     return JSONResponse(result)
 
 

@@ -121,16 +121,26 @@ class Library:
 
     # -- search and status -------------------------------------------------------
 
-    def search(self, query: str, *, mode: str, kinds: list[str], path: str | None,
-               channel: str | None, since: str | None, limit: int) -> dict:
-        """Search the workspace (``mode`` ``all``) or its memory files (``memory``)."""
+    def search(self, query: str, *, scope: str = "all", mode: str | None = None,
+               kinds: list[str], path: str | None, channel: str | None, since: str | None,
+               limit: int, until: str | None = None, per_page: int | None = None,
+               explain: bool = False, role: str | None = None) -> dict:
+        """Search the workspace (``scope`` ``all``) or its memory files (``memory``).
+
+        ``mode`` is keyword, semantic or hybrid (None: hybrid when an
+        embedding model is installed and has embedded, else keyword); the
+        knowledge domains ``role`` may not read give no hits.
+        """
         self.app.ensure_set_up()
         index = self.app.index
         stats = index.catch_up(wait=SEARCH_WAIT_SECONDS)
-        hits = index.search(query, kind=kinds or None, path=path or None,
-                            channel=channel or None, since=since or None, limit=limit,
-                            memory_only=mode == "memory")
-        return {"query": query, "mode": mode, "results": [h.to_dict() for h in hits],
+        used = mode or index.default_mode()
+        hits = self.app.search(query, role=role, kind=kinds or None, path=path or None,
+                               channel=channel or None, since=since or None,
+                               until=until or None, limit=limit, memory_only=scope == "memory",
+                               mode=used, per_page=per_page, explain=explain)
+        return {"query": query, "scope": scope, "mode": used,
+                "results": [h.to_dict() for h in hits],
                 "index": {"indexed_commit": stats.to_commit, "lag": stats.lag,
                           "busy": stats.busy}}
 
@@ -142,12 +152,13 @@ class Library:
         daemon = read_status(self.app.root).as_dict()
         try:
             index = self.app.index.status().to_dict()
+            semantic = self.app.index.embedding_status()
         except Exception as exc:  # noqa: BLE001 - a status page shows what it can
             index = {"error": str(exc)}
+            semantic = {"model": None, "notice": str(exc), "default_mode": "keyword"}
         return {"version": __version__, "workspace": str(self.app.root),
                 "head": self.store.head(), "daemon": daemon, "index": index,
-                "jobs": self._jobs(),
-                "semantic_search": "not available (lexical search only)"}
+                "jobs": self._jobs(), "semantic_search": semantic}
 
     def _jobs(self) -> list[dict]:
         from minarad.jobs import jobs_status

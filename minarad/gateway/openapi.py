@@ -61,7 +61,8 @@ HIT = {"type": "object", "required": ["path", "snippet", "highlights", "score"],
                       "line_end": _s("integer"), "score": _s("number"),
                       "version": {"type": ["integer", "string", "null"]},
                       "time": _nullable("string"), "snippet": _s("string"),
-                      "highlights": _s("array", items=_s("array", items=_s("integer")))}}
+                      "highlights": _s("array", items=_s("array", items=_s("integer"))),
+                      "explain": _s("object")}}
 
 
 def _ref(name: str) -> dict:
@@ -160,20 +161,45 @@ def _paths() -> dict:
             "responses": {"200": _json(_ref("WriteResult"), headers=ETAG),
                           **_errors(*COMMON, 409)}}},
         "/v1/search": {"get": {
-            "summary": "Search (mode all or memory) with snippets", "operationId": "search",
+            "summary": "Search with snippets: keyword, semantic or hybrid",
+            "description": "Ranked sections. `mode` keyword (words), semantic (meaning; needs "
+                           "an embedding model, else 400 no_embedding_model) or hybrid (words, "
+                           "meaning, recency and links fused); without it, hybrid when a model "
+                           "is installed and has embedded, else keyword. `mode=all|memory` is "
+                           "the older spelling of `scope`. Facts and policies of knowledge "
+                           "domains whose grant for the role (`role`, else the X-Minara-Role "
+                           "header, else general) is none never show.",
+            "operationId": "search",
             "parameters": [
                 {"name": "q", "in": "query", "required": True, "schema": _s("string")},
                 {"name": "mode", "in": "query",
+                 "schema": {"type": "string",
+                            "enum": ["keyword", "semantic", "hybrid", "all", "memory"]}},
+                {"name": "scope", "in": "query",
                  "schema": {"type": "string", "enum": ["all", "memory"]}},
                 {"name": "kind", "in": "query", "schema": _s("array", items=_s("string")),
                  "style": "form", "explode": True},
                 {"name": "path", "in": "query", "schema": _s("string")},
                 {"name": "channel", "in": "query", "schema": _s("string")},
-                {"name": "since", "in": "query", "schema": _s("string")},
+                {"name": "since", "in": "query", "schema": _s("string"),
+                 "description": "Changed since: 2026-01-31, 7d, 12h"},
+                {"name": "until", "in": "query", "schema": _s("string"),
+                 "description": "Changed until: 2026-01-31, 7d, 12h"},
+                {"name": "per_page", "in": "query",
+                 "schema": {"type": "integer", "minimum": 0, "maximum": 1000},
+                 "description": "At most this many sections of one page (default 2; 0: any)"},
+                {"name": "pages", "in": "query", "schema": _s("boolean"),
+                 "description": "One hit per page"},
+                {"name": "explain", "in": "query", "schema": _s("boolean"),
+                 "description": "Each voice's rank and score in each hit's `explain`"},
+                {"name": "role", "in": "query", "schema": _s("string"),
+                 "description": "Search as this agent role (default: X-Minara-Role, general)"},
+                {"name": "X-Minara-Role", "in": "header", "schema": _s("string")},
                 {"name": "limit", "in": "query",
                  "schema": {"type": "integer", "minimum": 1, "maximum": 1000}}],
             "responses": {"200": _json({"type": "object", "required": ["query", "results"],
                                         "properties": {"query": _s("string"),
+                                                       "scope": _s("string"),
                                                        "mode": _s("string"),
                                                        "results": _s("array", items=_ref("Hit")),
                                                        "index": _s("object")}}),
@@ -187,6 +213,7 @@ def _paths() -> dict:
                                                        "head": _nullable("string"),
                                                        "daemon": _s("object"),
                                                        "index": _s("object"),
+                                                       "semantic_search": _s("object"),
                                                        "gateway": _s("object")}}),
                           **_errors(401, 403)}}},
         "/v1/events": {"get": {

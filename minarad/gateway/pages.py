@@ -247,7 +247,7 @@ async def search(request: Request) -> Response:
     mode = mode if mode in ("all", "memory") else "all"
     results = ""
     if q:
-        found = await _call(request, request.app.state.library.search, q, mode=mode, kinds=[],
+        found = await _call(request, request.app.state.library.search, q, scope=mode, kinds=[],
                             path=None, channel=None, since=None, limit=30)
         items = [f'<li><a href="/workspace?path={_q(h["path"])}">{escape(h["path"])}</a>'
                  f' <span class="meta">{escape(h["heading"] or h["title"])} · lines '
@@ -285,6 +285,15 @@ def _jobs_table(jobs: list[dict]) -> str:
             '</tbody></table></div>')
 
 
+def semantic_text(e: dict) -> str:
+    """One line on the embedding model: which, how much is embedded, the default mode."""
+    if e.get("model") is None:
+        return f"not available, keyword search ({e.get('notice') or 'no embedding model'})"
+    coverage = "-" if e.get("coverage") is None else f"{e['coverage'] * 100:.0f}%"
+    return (f"model {e['model']}, {e.get('vectors', 0)} vectors ({coverage} of sections); "
+            f"default mode {e.get('default_mode')}")
+
+
 async def status(request: Request) -> Response:
     """GET /status: daemon, index, search, gateway; commits appear live."""
     data = await _call(request, request.app.state.library.status)
@@ -294,7 +303,8 @@ async def status(request: Request) -> Response:
             f'<code>{escape((data["head"] or "-")[:10])}</code></p>'
             f'<div class="cards"><section><h2>Daemon</h2><table>{_rows(daemon)}</table>'
             f'</section><section><h2>Search index</h2><table>{_rows(index)}</table>'
-            f'<p>Semantic search: {escape(data["semantic_search"])}</p></section>'
+            f'<p id="semantic">Semantic search: {escape(semantic_text(data["semantic_search"]))}'
+            f'</p></section>'
             f'<section><h2>Gateway</h2><table>'
             f'{_rows({"address": request.app.state.address})}</table></section></div>'
             f'<h2>Jobs</h2>{_jobs_table(data["jobs"])}'
