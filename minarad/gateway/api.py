@@ -258,7 +258,8 @@ async def search(request: Request) -> Response:
     ``mode=all`` and ``mode=memory`` (the scope, as before modes) still work.
     """
     q = request.query_params
-    mode, scope = q.get("mode") or None, q.get("scope") or "all"
+    mode: str | None = q.get("mode") or None
+    scope = q.get("scope") or "all"
     if mode in SCOPES:
         mode, scope = None, mode
     if mode is not None and mode not in MODES:
