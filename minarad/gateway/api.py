@@ -261,7 +261,8 @@ async def search(request: Request) -> Response:
     mode: str | None = q.get("mode") or None
     scope = q.get("scope") or "all"
     if mode in SCOPES:
-        mode, scope = None, mode
+        scope = str(mode)
+        mode = None
     if mode is not None and mode not in MODES:
         raise InvalidInput(f"mode must be one of {', '.join(MODES)}", code="unknown_mode")
     if scope not in SCOPES:
