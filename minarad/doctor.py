@@ -156,6 +156,28 @@ def check_index(app, fix: bool) -> Finding:
                    f"{str(head)[:10]}", "minarad catches it up; or minara doctor --fix")
 
 
+def check_embeddings(app, fix: bool) -> Finding:
+    """Every section at HEAD has a vector (skipped, with a note, without a model)."""
+    index = app.index
+    if index.model.path is None:
+        return _ok("embeddings", f"skipped: {index.model.reason}; search is keyword only")
+    if fix:
+        index.catch_up(wait=10.0)
+        stats = index.catch_up_embeddings()
+        if stats is not None and not stats.busy and stats.embedded + stats.removed:
+            return Finding("embeddings", "ok", f"embedded {stats.embedded} section(s) at "
+                           f"{(stats.commit or '-')[:10]}", fixed=True)
+    status, head = index.embedding_status(), app.store.head()
+    missing = max(index.engine.document_count() - status["vectors"], 0)
+    embedded = status["embedded_commit"]
+    if missing == 0 and embedded == head:
+        return _ok("embeddings", f"{status['vectors']} vectors ({status['model']}), at HEAD")
+    lag = f"{missing} section(s) without vectors" if missing else "vectors behind HEAD"
+    return Finding("embeddings", "warn", f"{lag}: embedded at {str(embedded)[:10]}, HEAD "
+                   f"{str(head)[:10]}", "minara index embed (minarad embeds after each "
+                   "commit); or minara doctor --fix")
+
+
 def check_daemon(status) -> Finding:
     """The daemon runs, and is not waiting on something."""
     if status is None or not status.running:
@@ -228,6 +250,7 @@ def run_checks(app, daemon_status, *, fix: bool = False) -> list[Finding]:
     if findings[-1].status == "fail":
         return findings + [check_disk(app.root)]
     findings += [check_clean(store, fix), check_history(store, fix), check_index(app, fix),
+                 check_embeddings(app, fix),
                  check_daemon(daemon_status), check_inotify(app.root), check_conflicts(store),
                  *check_remotes(store, app.settings), check_disk(app.root)]
     return findings
