@@ -42,8 +42,10 @@ def test_with_a_model_search_is_hybrid_and_finds_a_paraphrase(mcp_env, minara):
         async with stdio_client(env) as client:
             return [payload(await client.call_tool(name, args)) for name, args in (
                 ("search_memory", {"query": "rolling back schema upgrades"}),
-                ("search_memory", {"query": "feline napping", "mode": "semantic"}),
-                ("search_memory", {"query": "feline napping", "mode": "keyword"}))]
+                ("search_memory", {"query": "feline napping", "mode": "semantic",
+                                  "kind": ["wiki"]}),
+                ("search_memory", {"query": "feline napping", "mode": "keyword",
+                                  "kind": ["wiki"]}))]
 
     hybrid, semantic, keyword = run(session())
     assert hybrid["mode"] == "hybrid" and hybrid["results"][0]["path"] == "wiki/db/db.md"
