@@ -1,8 +1,9 @@
-"""Wall time of ``minara memory get`` and ``minara memory append``, median of N.
+"""Wall time of ``minara memory get``, ``memory search`` and ``memory append``, median of N.
 
 ``get`` is shown beside ``cat``; ``append`` (a commit each time) beside
 ``git add && git commit`` of the same line on an identical copy of the
-workspace. The workspace holds ``--files`` notes (10,000 by default) so
+workspace; ``memory search`` (click-free) beside the same search through
+the click command. The workspace holds ``--files`` notes (10,000 by default) so
 that the figures are those of a well-used memory. Also shows the bare
 interpreter start (``python -c pass``) and ``import click`` so that the
 figures can be read against what no CLI can avoid.
@@ -22,6 +23,8 @@ import tempfile
 import time
 
 BIN = os.path.dirname(sys.executable)
+#: The click command alone (what ``memory search`` cost before its fast path).
+CLICK_ONLY = "import sys; from minarad.cli.root import main; sys.exit(main(sys.argv[1:]))"
 
 
 def median_ms(cmd, env, runs) -> float:
@@ -66,6 +69,8 @@ def main() -> None:
     subprocess.run([*git, "commit", "-qm", "notes"], check=True)
     subprocess.run([minara, "memory", "append", "MEMORY.md", "- notes added"], env=env,
                    check=True, stdout=subprocess.DEVNULL)  # the history cache catches up once
+    subprocess.run([minara, "memory", "search", "fact"], env=env, check=True,
+                   stdout=subprocess.DEVNULL)  # the index catches up once
     shutil.copytree(ws, os.path.join(tmp, "git-ws"), symlinks=True)
     rows = [
         ("cat MEMORY.md", ["cat", os.path.join(tmp, "ws", "MEMORY.md")]),
@@ -74,6 +79,10 @@ def main() -> None:
         ("minara memory get MEMORY.md", [minara, "memory", "get", "MEMORY.md"]),
         ("minara --json memory get MEMORY.md", [minara, "--json", "memory", "get",
                                                 "MEMORY.md"]),
+        ("minara memory search fact", [minara, "memory", "search", "fact"]),
+        ("minara --json memory search fact", [minara, "--json", "memory", "search", "fact"]),
+        ("memory search fact (through click)", [sys.executable, "-c", CLICK_ONLY, "memory",
+                                                "search", "fact"]),
         ("minara memory append MEMORY.md", [minara, "memory", "append", "MEMORY.md",
                                             "- a fact"]),
         ("git add && git commit (same line)", git_append_cmd(os.path.join(tmp, "git-ws"))),
@@ -84,6 +93,10 @@ def main() -> None:
     get = results["minara memory get MEMORY.md"]
     print(f"  get / cat ratio {get / results['cat MEMORY.md']:.0f}x; "
           f"get minus bare python {get - results['python -c pass']:.1f} ms (goal: get <= 60 ms)")
+    search = results["minara memory search fact"]
+    print(f"  search / get {search / get:.1f}x; search / search through click "
+          f"{search / results['memory search fact (through click)']:.2f}x; search minus bare "
+          f"python {search - results['python -c pass']:.1f} ms (goal: search < 100 ms)")
     append = results["minara memory append MEMORY.md"]
     print(f"  {args.files:,} files: append / git add && commit "
           f"{append / results['git add && git commit (same line)']:.2f}x; append / get "

@@ -3,7 +3,8 @@
 This module stays free of click: ``minara memory get FILE`` (the read an
 agent makes on every turn) and ``minara memory append FILE TEXT`` (its
 most frequent write) are answered by :mod:`minarad.cli.fastpath` without
-loading the CLI framework; everything else is handed to the click
+loading the CLI framework, as are the plain ``memory search``, ``wiki get``
+and ``fact list`` (see :data:`FAST_PATHS`); everything else is handed to the click
 application in :mod:`minarad.cli.root`.
 """
 
@@ -17,6 +18,7 @@ import sys
 FAST_PATHS = (
     ("wiki", "minarad.cli.wikifast:try_fast_wiki_get"),
     ("fact", "minarad.cli.fastfacts:try_fast_fact_list"),
+    ("search", "minarad.cli.searchfast:try_fast_memory_search"),
 )
 
 

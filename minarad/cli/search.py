@@ -15,12 +15,13 @@ if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
 
 from minarad.cli.options import TextCommand, emit, json_option, pass_ctx
+from minarad.cli.searchtext import (HIGHLIGHT_OFF, HIGHLIGHT_ON, PLAIN_MARK,  # noqa: F401
+                                    explain_text, lag_note, render_hit, render_hits,
+                                    search_json)
+from minarad.cli.searchtext import lag_text as _lag_text
 
 #: How long a search waits for another process to finish updating the index.
 WRITER_WAIT_SECONDS = 2.5
-HIGHLIGHT_ON = "\x1b[1;33m"
-HIGHLIGHT_OFF = "\x1b[0m"
-PLAIN_MARK = "**"
 
 
 class SearchCommand(TextCommand):
@@ -131,10 +132,10 @@ def _run_search(ctx, query: str, *, memory_only: bool, kind, path, channel, sinc
                           channel=channel, since=since, until=until, limit=limit,
                           memory_only=memory_only, mode=mode,
                           per_page=1 if pages else per_page, explain=explain)
-    if stats is not None and stats.busy and stats.lag and not ctx.as_json:
-        click.echo(f"minara: note: the index is {_lag_text(stats.lag)} behind HEAD "
-                   f"(another process is updating it)", err=True)
-    emit(ctx, _search_json(query, hits, stats), _render_hits(hits, sys.stdout.isatty()))
+    note = lag_note(stats)
+    if note and not ctx.as_json:
+        click.echo(note, err=True)
+    emit(ctx, search_json(query, hits, stats), render_hits(hits, sys.stdout.isatty()))
 
 
 def _check_kinds(index, kinds) -> None:
@@ -145,52 +146,6 @@ def _check_kinds(index, kinds) -> None:
         index.check_kinds(kinds)
     except InvalidInput as exc:
         raise click.BadParameter(exc.message, param_hint="'--kind'") from None
-
-
-def _search_json(query: str, hits, stats) -> dict:
-    index = None if stats is None else {"indexed_commit": stats.to_commit, "lag": stats.lag,
-                                        "busy": stats.busy}
-    return {"query": query, "results": [hit.to_dict() for hit in hits], "index": index}
-
-
-def _lag_text(lag) -> str:
-    if lag is None:
-        return "an unknown number of commits"
-    return f"{lag} commit{'s' if lag != 1 else ''}"
-
-
-def render_hit(hit, colour: bool) -> str:
-    """Two lines per hit: where it is, then the snippet with its hits marked."""
-    where = f"{hit.path}:{hit.line_start}-{hit.line_end}"
-    heading = f"  {hit.heading}" if hit.heading else f"  [{hit.kind}] {hit.title}".rstrip()
-    version = f", v{hit.version}" if hit.version is not None else ""
-    head = f"{where}{heading}  ({hit.score:.4g}{version})"
-    if colour:
-        head = click.style(where, fg="magenta", bold=True) + head[len(where):]
-        snippet = hit.snippet.render(HIGHLIGHT_ON, HIGHLIGHT_OFF)
-    else:
-        snippet = hit.snippet.render(PLAIN_MARK, PLAIN_MARK)
-    text = f"{head}\n    {snippet}"
-    if hit.explain:
-        text += "\n    " + explain_text(hit.explain)
-    return text
-
-
-def explain_text(explain: dict) -> str:
-    """One line: each voice's rank and score (``lexical #1 (3.2)``), and the page's share."""
-    parts = []
-    for name, value in explain.items():
-        if name == "page":
-            parts.append(f"page +{value['score']:.4f} ({value['sections']} sections)")
-        else:
-            parts.append(f"{name} #{value['rank']} ({value['score']:g})")
-    return "explain: " + " · ".join(parts)
-
-
-def _render_hits(hits, colour: bool) -> str:
-    if not hits:
-        return "no results"
-    return "\n".join(render_hit(hit, colour) for hit in hits)
 
 
 @click.group("index")

@@ -89,13 +89,11 @@ def log_index_error(exc: BaseException) -> None:
     """Log a failed index catch-up: one line for a known cause, a traceback for a bug."""
     from loguru import logger
 
-    from minarad.git.objects import damaged, missing_object
+    from minarad.git.objects import known_error
 
-    missing = missing_object(exc) if isinstance(exc, KeyError) else None
-    if missing:
-        exc = damaged(missing)
-    if isinstance(exc, MinaraError):
-        logger.error("search index not updated: {}", exc.message)
+    known = known_error(exc)
+    if known is not None:
+        logger.error("search index not updated: {}", known.message)
     else:
         logger.opt(exception=exc).error("search index not updated")
 
@@ -150,8 +148,14 @@ def start_catalogue_follower(daemon, app):
 
     from minarad.knowledge.follower import follow_commits
 
+    from minarad.git.objects import known_error
+
     def on_error(exc: BaseException) -> None:
-        logger.opt(exception=exc).error("knowledge catalogue catch-up failed: {}", exc)
+        known = known_error(exc)
+        if known is not None:
+            logger.error("knowledge catalogue not updated: {}", known.message)
+        else:
+            logger.opt(exception=exc).error("knowledge catalogue catch-up failed: {}", exc)
 
     follower = follow_commits(app, on_error=on_error)
     daemon.after_commit.append(follower.request)

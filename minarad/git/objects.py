@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import re
 
-from minarad.errors import Busy
+from minarad.errors import Busy, MinaraError
 
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}")
 
@@ -29,6 +29,14 @@ def damaged(object_id: str) -> Busy:
                 f"cannot commit (the files on disk are untouched); `git fsck` shows what is "
                 f"broken, and fetching from a clone or restoring .git from a backup repairs it",
                 code="repository_damaged", object=object_id)
+
+
+def known_error(exc: BaseException) -> MinaraError | None:
+    """The error a user should see for ``exc`` (a missing object is damage), or None for a bug."""
+    if isinstance(exc, MinaraError):
+        return exc
+    missing = missing_object(exc) if isinstance(exc, KeyError) else None
+    return damaged(missing) if missing else None
 
 
 @contextlib.contextmanager

@@ -381,7 +381,8 @@ class Index:
                           r.semantic))
         candidates = fuse_explained(lists)
         if r.graph > 0 and candidates:
-            lists.append(("graph", graph_list(self.engine, candidates, filters), r.graph))
+            lists.append(("graph", graph_list(self.engine, candidates, filters,
+                                              add_pages=mode != "keyword"), r.graph))
             candidates = fuse_explained(lists)
         hits = page_aware(apply_recency(candidates, r.recency, r.half_life_days))
         hits = cap_per_page(bodiless_after_body_matches(hits), per_page)[:max(limit, 0)]

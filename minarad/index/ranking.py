@@ -62,12 +62,15 @@ def temporal_list(candidates: Sequence[Hit], half_life_days: float,
     return [RankedHit(h, prior) for prior, _i, h in scored]
 
 
-def graph_list(engine, candidates: Sequence[Hit], filters: SearchFilters) -> list[RankedHit]:
+def graph_list(engine, candidates: Sequence[Hit], filters: SearchFilters, *,
+               add_pages: bool = True) -> list[RankedHit]:
     """Pages linked from the strong hits: linked from more of them first, then by backlinks.
 
     A linked page is represented by its section that is already a
-    candidate, else by its first section; the score is how many strong
-    hits link to it.
+    candidate, else (``add_pages``) by its first section; the score is how
+    many strong hits link to it. Without ``add_pages`` (keyword mode) the
+    voice only re-orders what the words found: a keyword search never
+    returns a page that holds none of its words.
     """
     from minarad.index.semantic import matches_filters
 
@@ -82,7 +85,9 @@ def graph_list(engine, candidates: Sequence[Hit], filters: SearchFilters) -> lis
     order = sorted(linked, key=lambda t: (-linked[t], -backlink_count(engine, t)))
     out: list[RankedHit] = []
     for target in order:
-        found = first_of.get(target) or _first_section(engine, target, filters, matches_filters)
+        found = first_of.get(target)
+        if found is None and add_pages:
+            found = _first_section(engine, target, filters, matches_filters)
         if found is not None:
             out.append(RankedHit(found, float(linked[target])))
     return out

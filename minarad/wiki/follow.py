@@ -29,4 +29,10 @@ def start_link_follower(daemon, app):
 def _log_error(exc: BaseException) -> None:
     from loguru import logger
 
-    logger.opt(exception=exc).error("wiki link table: catch-up failed: {}", exc)
+    from minarad.git.objects import known_error
+
+    known = known_error(exc)
+    if known is not None:
+        logger.error("wiki link table not updated: {}", known.message)
+    else:
+        logger.opt(exception=exc).error("wiki link table: catch-up failed: {}", exc)

@@ -89,6 +89,10 @@ class Barrier:
         name = f"barrier-{self.n}.md"
         (self.ws / name).write_text(f"barrier {self.n}\n")
         wait_until(lambda: name in head_files(self.ws), what=f"{name} committed")
+        # HEAD moves before .git/index is rewritten: wait for that too, so a
+        # test's own git command does not meet the daemon's index.lock.
+        wait_until(lambda: not (self.ws / ".git" / "index.lock").exists(),
+                   what="the index written")
         return name
 
 

@@ -135,3 +135,12 @@ def test_semantic_mode_needs_a_model(otters):
         otters.search("otters", mode="fuzzy")
     assert err.value.code == "unknown_mode"
     assert otters.default_mode() == "keyword"
+
+
+def test_a_keyword_search_never_returns_a_page_without_its_words(ws, tmp_path):
+    ws.commit(**{
+        "wiki__hub__hub.md": "# Zebra care\n\nZebra zebra feeding, see [[care/other]].\n",
+        "wiki__care__other.md": "# Other\n\nNothing about the striped animal.\n"})
+    index = make_index(tmp_path, ws)
+    index.catch_up()
+    assert paths(index.search("zebra", mode="keyword")) == ["wiki/hub/hub.md"]
