@@ -24,6 +24,8 @@ import os
 import sqlite3
 from pathlib import Path
 
+from minarad.workspace.headtable import FollowsHead
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the fast list
 if TYPE_CHECKING:
     from minarad.knowledge.records import KnowledgeRecord, RecordProblem
@@ -102,7 +104,7 @@ def record_links(record: KnowledgeRecord) -> list[tuple[str, str]]:
     return [("record", i) for i in ids] + [("page", p) for p in pages]
 
 
-class Catalogue:
+class Catalogue(FollowsHead):
     """The catalogue of one workspace.
 
     Args:
@@ -155,24 +157,7 @@ class Catalogue:
             with contextlib.suppress(FileNotFoundError):
                 os.remove(str(self.path) + suffix)
 
-    def close(self) -> None:
-        """Close the connection."""
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
-    # -- following git -----------------------------------------------------------------------
-
-    def commit(self) -> str | None:
-        """The commit the catalogue reflects (None: nothing yet)."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key='commit'").fetchone()
-        return row[0] if row else None
-
-    def is_current(self) -> bool:
-        """True when the catalogue reflects HEAD (reads two small files, no dulwich)."""
-        from minarad.git.refs import read_workspace_head
-
-        return self.commit() == read_workspace_head(self.root)
+    # -- following git (commit, is_current and close: FollowsHead) -----------------------------
 
     def catch_up(self, store) -> int:
         """Bring the catalogue to HEAD; return how many record files were re-read.

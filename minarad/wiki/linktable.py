@@ -23,6 +23,7 @@ except ImportError:  # pragma: no cover - an interpreter without it
     import sqlite3  # type: ignore[no-redef]  # the same API, with the Python wrapper
 
 from minarad.wiki.names import is_page_folder, link_target_name, page_of_file
+from minarad.workspace.headtable import FollowsHead
 
 FILE_NAME = "wiki.sqlite3"
 #: Bumped when the tables change; a table of another version is started over.
@@ -84,7 +85,7 @@ class CatchUpStats:
         self.busy = False
 
 
-class LinkTable:
+class LinkTable(FollowsHead):
     """The pages and links of one workspace's wiki.
 
     Args:
@@ -124,24 +125,6 @@ class LinkTable:
             conn.close()
             raise
         return conn
-
-    def close(self) -> None:
-        """Close the SQLite connection."""
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
-    def commit(self) -> str | None:
-        """The commit the table reflects (None before the first catch-up)."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key='commit'").fetchone()
-        return row[0] if row else None
-
-    def is_current(self) -> bool:
-        """True when the table reflects HEAD (HEAD read without dulwich)."""
-        from minarad.git.refs import read_workspace_head
-
-        head = read_workspace_head(self.root)
-        return head is not None and head == self.commit()
 
     # -- catching up -------------------------------------------------------------
 

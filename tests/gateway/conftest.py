@@ -7,13 +7,13 @@ import os
 import re
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.conftest import BIN, MINARA
+from tests.daemon.conftest import wait_until
 
 MINARAD = str(BIN / "minarad")
 TIMEOUT = 30.0
@@ -25,14 +25,7 @@ MAX_BODY = 256 * 1024
 
 def wait_for(predicate, what: str, timeout: float = TIMEOUT):
     """Poll ``predicate`` until it is truthy; return its value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
+    return wait_until(predicate, timeout=timeout, what=what)
 
 
 class Gateway:

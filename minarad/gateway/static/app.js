@@ -1,6 +1,19 @@
 // minara web UI: saves through the /v1 API, shows the 409 dialog, follows commits live.
 "use strict";
 
+// One JSON request with the page's CSRF token, for every page's script:
+// resolves to { ok, status, json } (json null when the body is not JSON).
+window.minaraCall = async function (method, url, data) {
+  const csrf = document.querySelector('meta[name="csrf-token"]')?.content || "";
+  const init = { method, credentials: "same-origin",
+                 headers: { "X-CSRF-Token": csrf, "Content-Type": "application/json" } };
+  if (data !== undefined) init.body = JSON.stringify(data);
+  const r = await fetch(url, init);
+  let json = null;
+  try { json = await r.json(); } catch (e) { json = null; }
+  return { ok: r.ok, status: r.status, json };
+};
+
 (function () {
   const csrf = document.querySelector('meta[name="csrf-token"]')?.content || "";
   const body = document.body;
@@ -192,18 +205,9 @@
 (function () {
   "use strict";
   const body = document.body;
-  const csrf = document.querySelector('meta[name="csrf-token"]')?.content || "";
   const enc = (p) => p.split("/").map(encodeURIComponent).join("/");
 
-  async function call(method, url, data) {
-    const init = { method, credentials: "same-origin",
-                   headers: { "X-CSRF-Token": csrf, "Content-Type": "application/json" } };
-    if (data !== undefined) init.body = JSON.stringify(data);
-    const r = await fetch(url, init);
-    let json = null;
-    try { json = await r.json(); } catch (e) { json = null; }
-    return { ok: r.ok, status: r.status, json };
-  }
+  const call = window.minaraCall;
 
   function wikiPage() {
     const name = body.dataset.name;

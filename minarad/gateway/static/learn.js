@@ -2,17 +2,9 @@
 "use strict";
 
 (function () {
-  const csrf = document.querySelector('meta[name="csrf-token"]')?.content || "";
   const status = document.getElementById("learn-status");
 
-  async function post(url, data) {
-    const r = await fetch(url, { method: "POST", credentials: "same-origin",
-                                 headers: { "X-CSRF-Token": csrf, "Content-Type": "application/json" },
-                                 body: JSON.stringify(data) });
-    let json = null;
-    try { json = await r.json(); } catch (e) { json = null; }
-    return { ok: r.ok, status: r.status, json };
-  }
+  const post = (url, data) => window.minaraCall("POST", url, data);
 
   document.querySelectorAll("li.record").forEach((li) => {
     li.querySelectorAll("button.use").forEach((button) => {

@@ -2,7 +2,6 @@
 "use strict";
 
 (function () {
-  const csrf = document.querySelector('meta[name="csrf-token"]')?.content || "";
   const status = document.getElementById("memory-status");
   const dialog = document.getElementById("record-edit");
   const form = document.getElementById("edit-form");
@@ -10,15 +9,7 @@
   const shown = document.getElementById("confidence-value");
   let editing = null;
 
-  async function call(method, url, data) {
-    const init = { method, credentials: "same-origin",
-                   headers: { "X-CSRF-Token": csrf, "Content-Type": "application/json" } };
-    if (data !== undefined) init.body = JSON.stringify(data);
-    const r = await fetch(url, init);
-    let json = null;
-    try { json = await r.json(); } catch (e) { json = null; }
-    return { ok: r.ok, status: r.status, json };
-  }
+  const call = window.minaraCall;
 
   function showConfidence() { shown.textContent = Number(slider.value).toFixed(2); }
   slider.addEventListener("input", showConfidence);

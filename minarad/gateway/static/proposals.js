@@ -2,18 +2,10 @@
 "use strict";
 
 (function () {
-  const csrf = document.querySelector('meta[name="csrf-token"]')?.content || "";
   const status = document.getElementById("proposal-status");
   const count = document.getElementById("proposal-count");
 
-  async function post(url) {
-    const r = await fetch(url, { method: "POST", credentials: "same-origin",
-                                 headers: { "X-CSRF-Token": csrf, "Content-Type": "application/json" },
-                                 body: "{}" });
-    let json = null;
-    try { json = await r.json(); } catch (e) { json = null; }
-    return { ok: r.ok, status: r.status, json };
-  }
+  const post = (url) => window.minaraCall("POST", url, {});
 
   document.querySelectorAll("li.proposal").forEach((li) => {
     const id = li.dataset.id;
