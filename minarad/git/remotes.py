@@ -311,11 +311,38 @@ def _oid(commit: str) -> ObjectID:
     return cast("ObjectID", commit.encode())
 
 
-def is_ancestor(repo, ancestor: str, descendant: str) -> bool:
-    """True when ``ancestor`` is ``descendant`` or one of its ancestors."""
-    from dulwich.graph import can_fast_forward
+#: How far a commit's clock may run ahead of its descendants' (machines'
+#: clocks disagree); the ancestry walk stops a day below the ancestor's time.
+_CLOCK_SLACK_S = 86_400
 
-    return bool(can_fast_forward(repo, _oid(ancestor), _oid(descendant)))
+
+def is_ancestor(repo, ancestor: str, descendant: str) -> bool:
+    """True when ``ancestor`` is ``descendant`` or one of its ancestors.
+
+    A walk back from ``descendant`` over parents, not dulwich's
+    ``can_fast_forward``: that one orders by commit time, and commits made
+    within one second (racing syncs make many) can make it answer no for a
+    real ancestor, turning a fast-forward into a needless merge. The walk
+    leaves out commits a day older than ``ancestor`` (no descendant of it can
+    be, short of a clock a day wrong).
+    """
+    if ancestor == descendant:
+        return True
+    store = repo.object_store
+    target = _oid(ancestor)
+    floor = store[target].commit_time - _CLOCK_SLACK_S
+    seen = {_oid(descendant)}
+    todo = [_oid(descendant)]
+    while todo:
+        commit = store[todo.pop()]
+        for parent in commit.parents:
+            if parent == target:
+                return True
+            if parent not in seen:
+                seen.add(parent)
+                if store[parent].commit_time >= floor:
+                    todo.append(parent)
+    return False
 
 
 def merge_base(repo, one: str, other: str) -> str | None:
