@@ -56,11 +56,19 @@ def disk_files(ws) -> dict[str, str]:
 
 
 def tree_equals_disk(ws) -> bool:
-    """True when HEAD holds exactly the files on disk, byte for byte."""
+    """True when HEAD holds exactly the files on disk, byte for byte, and the index is HEAD's.
+
+    HEAD moves before ``.git/index`` is rewritten, so the index is waited
+    for too: a ``git status`` right after shows nothing staged.
+    """
     try:
-        return head_files(ws) == disk_files(ws)
+        if head_files(ws) != disk_files(ws):
+            return False
     except (AssertionError, OSError):
         return False
+    staged = subprocess.run(["git", "-C", str(ws), "diff", "--cached", "--quiet"],
+                            capture_output=True)
+    return staged.returncode == 0
 
 
 def commits_since(ws, count: int) -> list[dict]:
@@ -91,8 +99,9 @@ class Barrier:
         wait_until(lambda: name in head_files(self.ws), what=f"{name} committed")
         # HEAD moves before .git/index is rewritten: wait for that too, so a
         # test's own git command does not meet the daemon's index.lock.
-        wait_until(lambda: not (self.ws / ".git" / "index.lock").exists(),
-                   what="the index written")
+        wait_until(lambda: not (self.ws / ".git" / "index.lock").exists() and subprocess.run(
+            ["git", "-C", str(self.ws), "diff", "--cached", "--quiet"],
+            capture_output=True).returncode == 0, what="the index written")
         return name
 
 
