@@ -1,4 +1,4 @@
-"""``minara fact|policy|grant|remember|consolidate|notes|graph|decisions|channel``.
+"""``minara fact|policy|grant|graph`` (the agent's own memory verbs: :mod:`.agentmemory`).
 
 Thin commands over :class:`minarad.knowledge.Knowledge` (``ctx.app.knowledge``):
 each resolves its options, calls one library verb and renders the result.
@@ -383,125 +383,7 @@ def grant_check(ctx: CliContext, role, domain):
     emit(ctx, {"role": role, "domain": domain, "level": level}, level)
 
 
-# -- hot tier, decisions, working memory --------------------------------------------------------
-
-
-@click.command("remember", cls=TextCommand)
-@click.argument("text")
-@click.option("--session", required=True, metavar="ID", help="The session the note belongs to.")
-@json_option
-@pass_ctx
-def remember(ctx: CliContext, text, session):
-    """Keep a session-scoped note in the hot tier (knowledge/_hot/<session>.md).
-
-    'minara consolidate' later turns notes into facts.
-
-    Example: minara remember "the CI cache is flaky" --session s1 --as agent-a
-    """
-    note = ctx.app.knowledge.remember(_text(ctx, text) or "", session=session,
-                                      author=ctx.author)
-    emit(ctx, {"path": note.path, "session": note.session, "text": note.text,
-               "time": note.when}, f"remembered in {note.path}")
-
-
-@click.command("consolidate")
-@click.option("--session", metavar="ID", help="Only this session's notes.")
-@click.option("--domain", default="general", show_default=True,
-              help="Domain of facts promoted without an LLM.")
-@click.option("--no-llm", is_flag=True, help="Do not ask the model even if one is configured.")
-@role_option
-@json_option
-@pass_ctx
-def consolidate(ctx: CliContext, session, domain, no_llm, role):
-    """Promote hot notes into facts, in one commit.
-
-    With an LLM configured (MINARA_LLM_BASE_URL, MINARA_LLM_MODEL) it
-    proposes facts and supersedes contradicted ones; without one, notes
-    remembered in two or more sessions become facts.
-
-    Example: minara consolidate --session s1 --as agent-a
-    """
-    result = ctx.app.knowledge.consolidate(author=ctx.author, session=session, role=role,
-                                           use_llm=False if no_llm else None, domain=domain)
-    lines = [f"{result.mode}: {len(result.facts)} facts, {len(result.superseded)} superseded, "
-             f"{result.consumed} notes consumed (commit {_short(result.commit)})"]
-    lines += ["  " + _line(f) for f in result.facts]
-    lines += [f"  skipped: {s}" for s in result.skipped]
-    emit(ctx, result.to_dict(), "\n".join(lines))
-
-
-@click.group()
-def decisions():
-    """Meeting decisions, recorded as facts in the 'decisions' domain."""
-
-
-@decisions.command("ingest")
-@click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--confidence", default="0.9", show_default=True, help="Of each decision.")
-@json_option
-@pass_ctx
-def decisions_ingest(ctx: CliContext, file, confidence):
-    """Turn a meeting note's decisions into facts: the items of a '## Decisions'
-    section and '- [decision] ...' lines. Already recorded ones are skipped.
-
-    Example: minara decisions ingest notes/2026-11-30-standup.md
-    """
-    import os
-
-    text = _text(ctx, "@" + file) or ""
-    name = os.path.splitext(os.path.basename(file))[0]
-    result = ctx.app.knowledge.ingest_decisions(text, name=name, author=ctx.author,
-                                                confidence=confidence)
-    lines = [f"{len(result.facts)} decisions recorded, {len(result.skipped)} already known "
-             f"(commit {_short(result.commit)})"] + ["  " + _line(f) for f in result.facts]
-    emit(ctx, result.to_dict(), "\n".join(lines))
-
-
-@click.group()
-def notes():
-    """An agent's working memory: agents/<id>/NOTES.md (## Notes, ## Observations).
-
-    'minara context --agent ID' shows it to that agent.
-    """
-
-
-agent_option = click.option("--agent", metavar="ID",
-                            help="The agent whose notes these are [default: --as].")
-
-
-@notes.command("observe", cls=TextCommand)
-@click.argument("text")
-@agent_option
-@json_option
-@pass_ctx
-def notes_observe(ctx: CliContext, text, agent):
-    """Add a timestamped line under ## Observations; one commit.
-
-    Example: minara notes observe "deploys are slow on Mondays" --as agent-a
-    """
-    result = ctx.app.knowledge.record_observation(agent or ctx.author, _text(ctx, text) or "",
-                                                  author=ctx.author)
-    emit(ctx, result.to_dict(), f"{result.path}: version {result.version}")
-
-
-@notes.command("update", cls=TextCommand)
-@click.argument("text")
-@click.option("--base", metavar="V",
-              help="The version you read; refused with exit 3 if the file moved on.")
-@agent_option
-@json_option
-@pass_ctx
-def notes_update(ctx: CliContext, text, base, agent):
-    """Replace the ## Notes section (and nothing else) of the agent's NOTES.md.
-
-    Example: minara notes update "Working on the release notes." --as agent-a --base 3
-    """
-    result = ctx.app.knowledge.update_my_notes(agent or ctx.author, _text(ctx, text) or "",
-                                               base=base, author=ctx.author)
-    emit(ctx, result.to_dict(), f"{result.path}: version {result.version}")
-
-
-# -- graph and channels ------------------------------------------------------------------------
+# -- the graph -----------------------------------------------------------------------------------
 
 
 @click.command("graph")
@@ -521,32 +403,3 @@ def graph(ctx: CliContext, domain, fmt, role):
     result = ctx.app.knowledge.graph(domain=domain, role=role)
     _warn_problems(ctx.app.knowledge.visible_problems(domain=domain, role=role))
     click.echo(result.to_dot() if fmt == "dot" and not ctx.as_json else result.to_json())
-
-
-@click.group()
-def channel():
-    """Channels: who may use a conversation's memory."""
-
-
-@channel.command("members")
-@click.argument("channel_id", metavar="ID")
-@click.option("--add", "add", multiple=True, metavar="WHO", help="Add a member (repeatable).")
-@click.option("--remove", "remove", multiple=True, metavar="WHO",
-              help="Remove a member (repeatable).")
-@json_option
-@pass_ctx
-def channel_members(ctx: CliContext, channel_id, add, remove):
-    """Show or change channels/ID/MEMBERS.md. A channel without it is open to anyone
-    who names it; with it, only members may use --channel ID (else exit 5).
-
-    Example: minara channel members team-a --add dana --add agent-a
-    """
-    knowledge = ctx.app.knowledge
-    if add or remove:
-        members: list[str] | None = knowledge.change_members(channel_id, add=add, remove=remove,
-                                                             author=ctx.author)
-    else:
-        members = knowledge.channel_members(channel_id)
-    text = ("open: no MEMBERS.md, anyone who names it may use it" if members is None
-            else "\n".join(members) or "no members")
-    emit(ctx, {"channel": channel_id, "members": members}, text)

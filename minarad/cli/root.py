@@ -37,12 +37,12 @@ GROUPS = {
     "fact": "minarad.cli.knowledge:fact",
     "policy": "minarad.cli.knowledge:policy",
     "grant": "minarad.cli.knowledge:grant",
-    "remember": "minarad.cli.knowledge:remember",
-    "consolidate": "minarad.cli.knowledge:consolidate",
-    "notes": "minarad.cli.knowledge:notes",
+    "remember": "minarad.cli.agentmemory:remember",
+    "consolidate": "minarad.cli.agentmemory:consolidate",
+    "notes": "minarad.cli.agentmemory:notes",
     "graph": "minarad.cli.knowledge:graph",
-    "decisions": "minarad.cli.knowledge:decisions",
-    "channel": "minarad.cli.knowledge:channel",
+    "decisions": "minarad.cli.agentmemory:decisions",
+    "channel": "minarad.cli.agentmemory:channel",
     # -- search --
     "models": "minarad.cli.models:models",
     # -- HTTP gateway --
