@@ -1,7 +1,8 @@
 """The daemon's budget watch: warn once when a context file nears or passes its budget.
 
 After each commit that touches a file the context may carry, the budget
-report is measured again and each change of state is logged once (the
+report is measured again on a thread of its own (a burst of commits is
+measured once) and each change of state is logged once (the
 last states are kept in the state folder, so a restart does not repeat
 them). With ``MINARA_COMPACT_AUTO=1`` a file that reaches ``near`` or
 ``over`` gets a compaction proposal, at most one open per file; it runs
@@ -25,13 +26,17 @@ def carried_by_context(path: str) -> bool:
 
 
 def start_budget_watch(daemon, app):
-    """Register the watch on ``daemon.after_commit``; nothing to stop."""
+    """Measure budgets after commits, on a thread of its own; return what stops it.
+
+    Building the context takes tens of milliseconds, so the commit loop only
+    flags that a commit touched a file the context may carry; the thread
+    measures once for a burst of such commits.
+    """
     watch = app.budget_watch()
     running: set[str] = set()
+    wanted, stopping = threading.Event(), threading.Event()
 
-    def check(info) -> None:
-        if info is not None and not any(carried_by_context(p) for p in info.paths):
-            return
+    def check() -> None:
         try:
             report = app.budget_report()
         except Exception as exc:  # noqa: BLE001 - a warning must never stop commits
@@ -48,8 +53,27 @@ def start_budget_watch(daemon, app):
                     and path not in running):
                 _propose_compaction(app, path, running)
 
-    daemon.after_commit.append(check)
-    return None
+    def loop() -> None:
+        while True:
+            wanted.wait()
+            if stopping.is_set():
+                return
+            wanted.clear()
+            check()
+
+    def request(info) -> None:
+        if info is None or any(carried_by_context(p) for p in info.paths):
+            wanted.set()
+
+    def stop() -> None:
+        stopping.set()
+        wanted.set()
+        thread.join(10)
+
+    thread = threading.Thread(target=loop, name="budget watch", daemon=True)
+    thread.start()
+    daemon.after_commit.append(request)
+    return stop
 
 
 def _propose_compaction(app, path: str, running: set[str]) -> None:
