@@ -125,6 +125,7 @@ def _serve(settings, sock, url: str, bind_host: str):
     import uvicorn
 
     from minarad.app import Minara
+    from minarad.daemon.quietserver import QuietServer
     from minarad.gateway.server import build_gateway
 
     gateway_app = Minara.open(settings)  # its own store: threads never share the daemon's
@@ -132,4 +133,4 @@ def _serve(settings, sock, url: str, bind_host: str):
     feed.start()
     config = uvicorn.Config(asgi, log_level="warning", access_log=False, lifespan="off",
                             timeout_graceful_shutdown=2, server_header=False)
-    return uvicorn.Server(config), feed, feed.library
+    return QuietServer(config), feed, feed.library
