@@ -10,6 +10,7 @@ was asked for by the follower.
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 import pytest
@@ -65,6 +66,16 @@ def test_a_cli_process_commit_is_followed(followed, ws):
     assert searchable(env, "quokka") == ["wiki/alpha.md"]
     assert backlinks(env, "beta") == ["wiki/alpha.md"]
     assert "marsupials" in facts(env)
+
+
+def test_doctor_sees_no_index_lag_right_after_a_cli_write(followed, ws):
+    env, _remote = followed
+    _minara(env, "memory", "append", "MEMORY.md", "- doctor, right after")
+    proc = subprocess.run([MINARA, "--json", "doctor"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    checks = {c["check"]: c for c in json.loads(proc.stdout)["checks"]}
+    assert checks["search-index"]["status"] == "ok", checks["search-index"]
+    assert checks["daemon"]["status"] == "ok", checks["daemon"]
 
 
 def test_a_hand_made_git_commit_and_reset_are_followed(followed, ws):
