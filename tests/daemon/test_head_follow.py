@@ -95,8 +95,12 @@ def test_a_hand_made_git_commit_and_reset_are_followed(followed, ws):
     assert backlinks(env, "delta") == ["wiki/gamma.md"]
     assert "burrows" in facts(env)
 
-    git(ws, "reset", "-q", "--hard", before)  # backwards: every follower must undo
+    # Backwards: every follower must undo. (With the remote still set, the next sync
+    # would bring the pushed commit back, as a pull would.)
+    _minara(env, "remote", "remove", "origin")
+    git(ws, "reset", "-q", "--hard", before)
     wait_until(lambda: not lagging(env, ws), timeout=20, step=0.1, what="followed back")
+    assert head_of(ws) == before
     assert searchable(env, "wombat") == []
     assert "burrows" not in facts(env)
 
