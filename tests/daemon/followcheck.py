@@ -30,13 +30,13 @@ def head_of(ws) -> str:
     return git(ws, "rev-parse", "HEAD").strip()
 
 
-def _meta_commit(path: Path) -> str | None:
+def _meta_commit(path: Path, key: str = "commit") -> str | None:
     if not path.exists():
         return None
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
         try:
-            row = conn.execute("SELECT value FROM meta WHERE key='commit'").fetchone()
+            row = conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         finally:
             conn.close()
     except sqlite3.Error:
@@ -57,6 +57,11 @@ def link_table_commit(ws) -> str | None:
     return _meta_commit(Path(ws) / ".git" / "minara" / "wiki.sqlite3")
 
 
+def history_commit(ws) -> str | None:
+    """The commit the history cache reflects (read without catching it up)."""
+    return _meta_commit(Path(ws) / ".git" / "minara" / "history.sqlite3", key="tip")
+
+
 def lagging(env: dict, ws, *, remote: Path | None = None, vectors: bool = False) -> list[str]:
     """The followers not yet at HEAD (empty: every one is)."""
     head = head_of(ws)
@@ -70,6 +75,8 @@ def lagging(env: dict, ws, *, remote: Path | None = None, vectors: bool = False)
         late.append("wiki links")
     if catalogue_commit(env, ws) != head:
         late.append("catalogue")
+    if history_commit(ws) != head:
+        late.append("history cache")
     if remote is not None and git(remote, "rev-parse", "main", check=False).strip() != head:
         late.append("remote")
     return late

@@ -22,6 +22,7 @@ from tests.daemon.followcheck import (
     fact_file,
     facts,
     head_of,
+    history_commit,
     lagging,
     searchable,
     wait_followed,
@@ -117,3 +118,21 @@ def test_a_commit_pulled_by_minara_sync_is_followed(followed, ws, tmp_path):
     assert (ws / "wiki" / "epsilon.md").exists()
     wait_followed(env, ws, remote=remote)
     assert searchable(env, "echidna") == ["wiki/epsilon.md"]
+
+
+def test_the_history_cache_follows_a_git_commit_before_any_reader(daemon, daemon_env, ws):
+    """No remote, and no ``minara`` process after the commit: only the daemon's follower
+    can bring the cache to HEAD."""
+    env = {**daemon_env, "MINARA_DEBOUNCE_MS": "5000", "MINARA_DEBOUNCE_CAP_MS": "10000"}
+    _minara(env, "init")
+    daemon.env = env
+    daemon.start()
+    wait_until(lambda: history_commit(ws) == head_of(ws), timeout=20, step=0.1,
+               what="the history cache at HEAD")
+    (ws / "notes").mkdir(exist_ok=True)
+    (ws / "notes" / "quiet.md").write_text("nobody reads this yet\n")
+    git(ws, "add", "notes/quiet.md")
+    git(ws, "commit", "-q", "-m", "by hand, unread")
+    head = head_of(ws)
+    wait_until(lambda: history_commit(ws) == head, timeout=20, step=0.1,
+               what="the history cache at HEAD")
