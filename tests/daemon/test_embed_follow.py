@@ -67,3 +67,8 @@ def test_commits_by_a_cli_process_and_by_git_are_embedded(daemon, daemon_env, ws
     hits = _minara(env, "search", "--no-catch-up", "--mode", "semantic",
                    "feeding a sourdough starter")["results"]
     assert hits[0]["path"] == "notes/bread.md"
+    subprocess.run(["git", "-C", str(ws), "reset", "-q", "--hard", "HEAD~1"], check=True)
+    wait_followed(env, ws, vectors=True)  # back: the reset-away section loses its vector
+    hits = _minara(env, "search", "--no-catch-up", "--mode", "semantic",
+                   "feeding a sourdough starter")["results"]
+    assert "notes/bread.md" not in [h["path"] for h in hits]
