@@ -5,8 +5,9 @@ workspace. Each round, one writer commits, then the bench watches until the
 search index, the wiki link table and the knowledge catalogue record that
 commit and the remote's ``main`` names it (read from their files every
 5 ms). Writers: a ``minara memory set`` process, a hand-made ``git commit``,
-an HTTP ``PUT`` to the gateway. Prints p50/p95 per writer and follower, and
-p95 against the 2 s goal. ``--compare BIN`` runs another install's
+an HTTP ``PUT`` to the gateway, an MCP ``memory_set`` over HTTP, and a
+``minara sync`` process pulling another machine's commit. Prints p50/p95
+per writer and follower, and p95 against the 2 s goal. ``--compare BIN`` runs another install's
 ``minara``/``minarad`` the same way (rounds it never follows count as missed).
 
 Usage: python bench/follow.py [--rounds 10] [--compare /path/to/venv/bin]
@@ -48,6 +49,7 @@ def make_env(root: Path) -> dict:
                XDG_STATE_HOME=str(home / "state"), XDG_DATA_HOME=str(home / "data"),
                XDG_CACHE_HOME=str(home / "cache"), MINARA_WORKSPACE_DIR=str(root / "ws"),
                MINARA_AUTHOR="bench", MINARA_HTTP="127.0.0.1:0", MINARA_JOBS_ENABLED="0",
+               MINARA_MCP_HTTP_ENABLED="1", MINARA_MCP_HTTP_PORT="0",
                MINARA_DEBOUNCE_MS="3000", MINARA_DEBOUNCE_CAP_MS="6000",
                GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.org",
                GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@example.org")
@@ -137,7 +139,35 @@ def http_writer(bin_dir: Path, env: dict, ws: Path, n: int) -> None:
         reply.read()
 
 
-WRITERS = {"minara memory set": cli_writer, "git commit": git_writer, "HTTP PUT": http_writer}
+def mcp_writer(bin_dir: Path, env: dict, ws: Path, n: int) -> None:
+    import asyncio
+
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def call() -> None:
+        transport = streamable_http_client(env["_mcp"], http_client=httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {env['_token']}"}, timeout=30))
+        async with Client(transport, read_timeout_seconds=30) as client:
+            await client.call_tool("memory_set", {"file": f"wiki/mcp-{n}.md",
+                                                  "text": f"# MCP {n}\n", "base": 0})
+
+    asyncio.run(call())
+
+
+def sync_writer(bin_dir: Path, env: dict, ws: Path, n: int) -> None:
+    """Another machine pushes a commit; ``minara sync`` (a process) pulls it in."""
+    other = {**env, "MINARA_WORKSPACE_DIR": env["_other"]}
+    run = [str(bin_dir / "minara")]
+    subprocess.run([*run, "memory", "set", f"wiki/other-{n}.md", f"# Other {n}"], env=other,
+                   check=True, capture_output=True)
+    subprocess.run([*run, "sync"], env=other, check=True, capture_output=True)
+    subprocess.run([*run, "sync"], env=env, check=True, capture_output=True)
+
+
+WRITERS = {"minara memory set": cli_writer, "git commit": git_writer, "HTTP PUT": http_writer,
+           "MCP memory_set": mcp_writer, "minara sync (pull)": sync_writer}
 
 
 def run_install(bin_dir: Path, rounds: int) -> dict[str, dict[str, list[float | None]]]:
@@ -163,6 +193,14 @@ def run_install(bin_dir: Path, rounds: int) -> dict[str, dict[str, list[float | 
         env["_url"] = json.loads(address.read_text())["url"]
         env["_token"] = subprocess.run([*run, "token"], env=env, capture_output=True,
                                        text=True, check=True).stdout.strip()
+        endpoint = root / "ws" / ".git" / "minara" / "mcp-http.json"
+        while not endpoint.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        env["_mcp"] = json.loads(endpoint.read_text())["url"]
+        env["_other"] = str(root / "other")
+        other = {**env, "MINARA_WORKSPACE_DIR": env["_other"]}
+        subprocess.run([*run, "remote", "add", "origin", str(root / "remote.git")], env=other,
+                       check=True, capture_output=True)
         space.watch(space.head(), time.monotonic())  # the start-up catch-ups settle
         results: dict[str, dict[str, list[float | None]]] = {}
         for n in range(rounds):
