@@ -159,18 +159,39 @@ def _blob_at(repo, tree, path: str) -> bytes | None:
     from minarad.git.objects import read_blob
     from minarad.git.trees import lookup_blob
 
-    found = lookup_blob(repo.object_store, tree, path.encode())
+    found = lookup_blob(repo.object_store, tree, path.encode("utf-8", "surrogateescape"))
     return read_blob(repo.object_store, found[1].decode()) if found else None
+
+
+def _remote_changes(repo, old_tree, new_tree) -> list:
+    """The files that differ between two trees, names kept byte for byte.
+
+    A name that is not UTF-8 is refused with the reason: minara never
+    versions such names, and renaming it on the way in would be a change
+    nobody made.
+    """
+    from minarad.git.diff import diff_trees
+    from minarad.workspace.paths import UNREADABLE_NAME, is_utf8_name, shown_path
+
+    changes = diff_trees(repo.object_store, old_tree, new_tree, names="surrogateescape")
+    for change in changes:
+        if not is_utf8_name(change.path):
+            shown = shown_path(change.path)
+            raise InvalidInput(f"the remote's history holds '{shown}', a name that is "
+                               f"{UNREADABLE_NAME}; rename it where it was made (git mv) and "
+                               f"sync again; nothing was changed here",
+                               code="remote_path_not_utf8", path=shown)
+    return changes
 
 
 def plan_fast_forward(store, head: str | None, theirs: str) -> dict[str, FileMerge]:
     """Every file that differs from HEAD to ``theirs``, as ``theirs`` has it."""
-    from minarad.git.diff import diff_trees, is_regular
+    from minarad.git.diff import is_regular
     from minarad.git.objects import read_blob
 
     repo = store.repo
     plans = {}
-    for change in diff_trees(repo.object_store, _tree(repo, head), _tree(repo, theirs)):
+    for change in _remote_changes(repo, _tree(repo, head), _tree(repo, theirs)):
         if change.blob is None or is_regular(change.mode):
             data = read_blob(repo.object_store, change.blob) if change.blob else None
             plans[change.path] = FileMerge({change.path: data}, "theirs")
@@ -180,13 +201,13 @@ def plan_fast_forward(store, head: str | None, theirs: str) -> dict[str, FileMer
 def plan_merge(store, base: str | None, head: str, theirs: str,
                machine: str) -> dict[str, FileMerge]:
     """Merge every file ``theirs`` changed since ``base`` into HEAD's (see :mod:`rules`)."""
-    from minarad.git.diff import diff_trees, is_regular
+    from minarad.git.diff import is_regular
     from minarad.git.objects import read_blob
 
     repo = store.repo
     base_tree, our_tree = _tree(repo, base), _tree(repo, head)
     plans: dict[str, FileMerge] = {}
-    for change in diff_trees(repo.object_store, base_tree, _tree(repo, theirs)):
+    for change in _remote_changes(repo, base_tree, _tree(repo, theirs)):
         if change.blob is not None and not is_regular(change.mode):
             continue
         other = read_blob(repo.object_store, change.blob) if change.blob else None
