@@ -1,4 +1,5 @@
-"""A file name that is not UTF-8: listed as not versioned, never the end of the daemon."""
+"""Odd names and modes: a name that is not UTF-8 is listed, never the end of the daemon;
+chmod alone is a version."""
 
 from __future__ import annotations
 
@@ -96,4 +97,19 @@ def test_a_write_to_a_latin1_name_is_refused_with_the_reason(daemon_env, ws):
     done = subprocess.run([MINARA.encode(), b"--json", b"memory", b"set", b"x\xff.md", b"hi"],
                           env=daemon_env, capture_output=True, timeout=60)
     assert json.loads(done.stderr)["error"] == "path_not_utf8"
+    assert_repo_sound(ws)
+
+
+def test_chmod_alone_is_committed_as_a_mode_change(daemon, ws, barrier):
+    daemon.start()
+    barrier()
+    os.chmod(ws / "IDENTITY.md", 0o755)
+    wait_until(lambda: "100755" in subprocess.run(
+        ["git", "-C", str(ws), "ls-tree", "HEAD", "IDENTITY.md"], capture_output=True,
+        text=True).stdout, what="the mode committed")
+    wait_until(lambda: git_dirty(ws) == "", what="git status clean")
+    os.chmod(ws / "IDENTITY.md", 0o644)
+    wait_until(lambda: "100644" in subprocess.run(
+        ["git", "-C", str(ws), "ls-tree", "HEAD", "IDENTITY.md"], capture_output=True,
+        text=True).stdout, what="the mode committed back")
     assert_repo_sound(ws)
