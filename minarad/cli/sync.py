@@ -77,6 +77,8 @@ def _render(result) -> str:
         text += " and pushed"
     lines = [f"{result.remote}: {text} (HEAD {(result.head or '-')[:10]})"]
     lines += [f"  kept both versions: {c} (resolve it, then delete it)" for c in result.conflicts]
+    lines += [f"  lines clashed in {p}: both versions kept where they were, ours first "
+              f"(pick one)" for p in result.clashed]
     return "\n".join(lines)
 
 
@@ -88,7 +90,8 @@ def sync(ctx: CliContext, name):
     """Fetch from remote NAME (default: every remote), merge, and push.
 
     Fast-forwards when it can, else makes one merge commit that keeps both
-    sides: Markdown three-way (clashing lines: ours, then theirs), JSONL
+    sides: Markdown three-way (clashing lines: both versions where the line was,
+    ours first; listed in the output and by 'minara status'), JSONL
     records united by id, front matter field by field, job state to the
     furthest watermark; a file that cannot be merged keeps both versions
     (name.conflict-<machine>.<ext>, listed by 'minara status'). A push that

@@ -16,7 +16,7 @@ import time
 from minarad.crashpoints import crash_point
 from minarad.errors import Busy, InvalidInput
 from minarad.store.models import Record
-from minarad.sync.rules import FileMerge, merge_file
+from minarad.sync.rules import CLASHED, FileMerge, merge_file
 
 #: How many times a push that lost a race fetches and merges again.
 PUSH_RETRIES = 4
@@ -38,6 +38,7 @@ class SyncResult(Record):
     merged: tuple = ()
     conflicts: tuple = ()
     retries: int = 0
+    clashed: tuple = ()
 
 
 def current_branch(store) -> str:
@@ -96,12 +97,12 @@ def _sync_locked(store, name, url, branch, machine, author, creds, retries) -> S
     for attempt in range(retries + 1):
         theirs = remotes.fetch(store.repo, name, url, branch, creds)
         crash_point("sync-after-fetch")
-        action, merged, conflicts = integrate(store, name, theirs, machine=machine,
-                                              author=author)
+        action, merged, conflicts, clashed = integrate(store, name, theirs, machine=machine,
+                                                       author=author)
         crash_point("sync-after-merge")
         head = store.head()
         if head is None or head == theirs:
-            return SyncResult(name, action, head, False, merged, conflicts, attempt)
+            return SyncResult(name, action, head, False, merged, conflicts, attempt, clashed)
         try:
             remotes.push(store.repo, url, branch, head, theirs, creds)
         except remotes.PushRejected:
@@ -110,14 +111,15 @@ def _sync_locked(store, name, url, branch, machine, author, creds, retries) -> S
         crash_point("sync-after-push")
         remotes.set_tracking(store.repo, name, branch, head)
         return SyncResult(name, "pushed" if action == "up-to-date" else action, head, True,
-                          merged, conflicts, attempt)
+                          merged, conflicts, attempt, clashed)
     raise Busy(f"remote {name} kept moving: {retries + 1} pushes lost the race; try again",
                code="sync_race", remote=name)
 
 
 def integrate(store, name: str, theirs: str | None, *, machine: str, author: str
-              ) -> tuple[str, tuple, tuple]:
-    """Bring ``theirs`` into HEAD; return ``(action, merged paths, conflict copies)``."""
+              ) -> tuple[str, tuple, tuple, tuple]:
+    """Bring ``theirs`` into HEAD; return ``(action, merged paths, conflict copies, paths
+    whose lines clashed)``."""
     for _ in range(_HEAD_RETRIES):
         try:
             with store.lock():
@@ -133,12 +135,12 @@ def _integrate_once(store, name, theirs, machine, author):
 
     repo, head = store.repo, store.head()
     if theirs is None or theirs == head or (head and remotes.is_ancestor(repo, theirs, head)):
-        return "up-to-date", (), ()
+        return "up-to-date", (), (), ()
     if head is None or remotes.is_ancestor(repo, head, theirs):
         plans = plan_fast_forward(store, head, theirs)
         try:
             _apply(store, name, plans, author, head, fast_forward=theirs)
-            return "fast-forward", tuple(sorted(plans)), ()
+            return "fast-forward", tuple(sorted(plans)), (), ()
         except InvalidInput as exc:  # file modes differ: a merge commit says the same
             if exc.code != "fast_forward_mismatch":
                 raise
@@ -146,7 +148,9 @@ def _integrate_once(store, name, theirs, machine, author):
     _apply(store, name, plans, author, head, parents=(theirs,))
     conflicts = tuple(p for plan in plans.values() if plan.how == "conflict copy"
                       for p in plan.writes if p not in plans)
-    return "merge", tuple(sorted(p for p, plan in plans.items() if plan.writes)), conflicts
+    clashed = tuple(sorted(p for p, plan in plans.items() if plan.how == CLASHED))
+    return ("merge", tuple(sorted(p for p, plan in plans.items() if plan.writes)), conflicts,
+            clashed)
 
 
 def _tree(repo, commit: str | None):

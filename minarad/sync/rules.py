@@ -41,6 +41,10 @@ class FileMerge:
     how: str
 
 
+#: How a merge that kept both versions of clashing lines, where they were, is named.
+CLASHED = "lines clashed: both versions kept in place, ours first"
+
+
 def conflict_name(path: str, machine: str) -> str:
     """``notes/a.png`` -> ``notes/a.conflict-<machine>.png`` (no extension: appended)."""
     folder, name = posixpath.split(path)
@@ -87,17 +91,28 @@ def _merge_content(path: str, base: bytes, ours: bytes, theirs: bytes):
         return (state.encode(), "furthest watermark") if state is not None else None
     if path.endswith(".json"):
         return None
+    bodies = texts
+    if path.endswith(".md") and all(_split_front(t)[0] is not None for t in texts[1:]):
+        bodies = [_split_front(t)[1] for t in texts]  # front matter merges field by field
+    how = CLASHED if clashes(*bodies) else "three-way, both sides kept"
     if path.endswith(".md"):
         merged = merge_markdown(*texts)
-        return (merged.encode(), "three-way, both sides kept") if merged is not None else None
-    return merge_lines(*texts).encode(), "three-way, both sides kept"
+        return (merged.encode(), how) if merged is not None else None
+    return merge_lines(*texts).encode(), how
 
 
 def merge_lines(base: str, ours: str, theirs: str) -> str:
-    """Three-way line merge; clashing lines: ours in place, theirs' new lines after."""
+    """Three-way line merge; clashing lines: both versions where the line was, ours first."""
     from minarad.store.merge import merge_texts
 
-    return merge_texts(base, ours, theirs).text
+    return merge_texts(base, ours, theirs, in_place=True).text
+
+
+def clashes(base: str, ours: str, theirs: str) -> int:
+    """How many places both sides changed differently (each keeps both versions)."""
+    from minarad.store.merge import merge_texts
+
+    return merge_texts(base, ours, theirs, in_place=True).conflicts
 
 
 # -- Markdown with front matter -------------------------------------------------------

@@ -153,3 +153,27 @@ def test_a_second_conflict_on_one_file_keeps_the_first_copy(machines, bare, tmp_
     assert (laptop.root / "pic.conflict-server.bin").read_bytes() == b"\0server1"
     assert (laptop.root / "pic.conflict-server-2.bin").read_bytes() == b"\0server2"
     _assert_one_memory(bare, tmp_path, laptop, server)
+
+
+def test_a_clashing_line_keeps_both_versions_where_it_was(machines, bare, tmp_path):
+    from minarad.sync import sync_remote, status
+    from minarad.config import load_settings
+
+    laptop, server = _pair(machines, bare)
+    text = "# Notes\n\nline one\nline two\nline three\nline four\n\n## Later\n\n- last\n"
+    laptop.write("notes.md", text, author="op")
+    _sync(laptop, "laptop")
+    _sync(server, "server")
+    laptop.write("notes.md", text.replace("line three", "line three (laptop)"), author="op")
+    server.write("notes.md", text.replace("line three", "line three (server)"), author="op")
+    _sync(laptop, "laptop")
+    settings = load_settings(env={"MINARA_WORKSPACE_DIR": str(server.root), "HOME":
+                                  str(tmp_path), "MINARA_CONFIG": "",
+                                  "MINARA_SYNC_MACHINE": "server"})
+    result = sync_remote(server, settings, "origin")
+    assert result.action == "merge" and result.clashed == ("notes.md",)
+    merged = (server.root / "notes.md").read_text()
+    assert merged == text.replace("line three\n", "line three (server)\nline three (laptop)\n")
+    assert status(server)["remotes"][0]["clashed"] == ["notes.md"]
+    _sync(laptop, "laptop")
+    _assert_one_memory(bare, tmp_path, laptop, server)
