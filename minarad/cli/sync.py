@@ -69,7 +69,7 @@ def remote_remove(ctx: CliContext, name):
     emit(ctx, {"removed": name}, f"remote {name} removed")
 
 
-def _render(result) -> str:
+def render_result(result) -> str:
     text = {"up-to-date": "up to date", "pushed": "pushed our commits",
             "fast-forward": "fast-forwarded to the remote's commits",
             "merge": "merged the remote's commits"}.get(result.action, result.action)
@@ -112,4 +112,4 @@ def sync(ctx: CliContext, name):
     scan = not is_daemon_running(ctx.settings.workspace)  # else minarad commits the edits
     results = [sync_remote(store, ctx.settings, n, commit_edits=scan) for n in names]
     emit(ctx, {"results": [r.to_dict() for r in results]},
-         "\n".join(_render(r) for r in results))
+         "\n".join(render_result(r) for r in results))

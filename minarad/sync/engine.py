@@ -218,7 +218,29 @@ def plan_merge(store, base: str | None, head: str, theirs: str,
         plan = merge_file(change.path, _blob_at(repo, base_tree, change.path),
                           _blob_at(repo, our_tree, change.path), other, machine)
         plans[change.path] = _free_conflict_names(repo, our_tree, plan, plans)
+    if base is None:
+        plans.update(_onboarded_elsewhere(repo, our_tree, _tree(repo, theirs)))
     return plans
+
+
+def _onboarded_elsewhere(repo, our_tree, their_tree) -> dict[str, FileMerge]:
+    """Joining a workspace that finished onboarding: drop our untouched BOOTSTRAP.md.
+
+    The other side archived it (``BOOTSTRAP.md.done.<time>``); ours is the
+    seeded template nobody answered, and keeping it would start onboarding
+    again on this machine.
+    """
+    from minarad.git.trees import iter_files
+    from minarad.sync.rules import is_untouched_seed
+    from minarad.workspace.layout import BOOTSTRAP
+
+    ours = _blob_at(repo, our_tree, BOOTSTRAP)
+    if not is_untouched_seed(BOOTSTRAP, ours) or _blob_at(repo, their_tree, BOOTSTRAP):
+        return {}
+    archived = any(p.startswith(f"{BOOTSTRAP}.done.".encode())
+                   for p, _mode, _sha in iter_files(repo.object_store, their_tree))
+    return {BOOTSTRAP: FileMerge({BOOTSTRAP: None}, "deleted: onboarding was done there")} \
+        if archived else {}
 
 
 def _free_conflict_names(repo, our_tree, plan: FileMerge, plans: dict) -> FileMerge:

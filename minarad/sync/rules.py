@@ -59,11 +59,34 @@ def is_conflict_copy(path: str) -> bool:
     return bool(_CONFLICT_RE.search(posixpath.basename(path)))
 
 
+def is_untouched_seed(path: str, data: bytes | None) -> bool:
+    """True for a seeded file still byte-identical to minara's template: no one's words."""
+    from minarad.workspace.layout import BOOTSTRAP, SEEDED_FILES
+    from minarad.workspace.seed import template_bytes
+
+    if data is None or path not in (*SEEDED_FILES, BOOTSTRAP):
+        return False
+    try:
+        return data == template_bytes(path)
+    except OSError:
+        return False
+
+
 def merge_file(path: str, base: bytes | None, ours: bytes | None, theirs: bytes | None,
                machine: str) -> FileMerge:
-    """Merge one path; ``writes`` is empty when ours stays as it is."""
+    """Merge one path; ``writes`` is empty when ours stays as it is.
+
+    A file both sides added (no common version) where one side holds only
+    the untouched seeded template takes the other side: a second machine
+    joining must not end up with the template beside the real text.
+    """
     if ours == theirs or base == theirs:
         return FileMerge({}, "unchanged")
+    if base is None and ours is not None and theirs is not None:
+        if is_untouched_seed(path, ours):
+            return FileMerge({path: theirs}, "theirs (ours was the untouched template)")
+        if is_untouched_seed(path, theirs):
+            return FileMerge({}, "kept ours (theirs was the untouched template)")
     if base == ours:
         return FileMerge({path: theirs}, "theirs")
     if theirs is None:
