@@ -22,6 +22,7 @@ from watchdog.events import (
     DirCreatedEvent,
     DirDeletedEvent,
     DirMovedEvent,
+    FileAttribEvent,
     FileClosedEvent,
     FileCreatedEvent,
     FileDeletedEvent,
@@ -31,9 +32,11 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 
-#: The events we subscribe to; opened / closed-without-write never reach us.
+#: The events we subscribe to; opened / closed-without-write never reach us. An
+#: attribute change counts: ``chmod +x`` alone is a new version (git records the mode).
 EVENT_FILTER = [FileCreatedEvent, FileModifiedEvent, FileMovedEvent, FileDeletedEvent,
-                FileClosedEvent, DirCreatedEvent, DirDeletedEvent, DirMovedEvent]
+                FileClosedEvent, FileAttribEvent, DirCreatedEvent, DirDeletedEvent,
+                DirMovedEvent]
 #: Seconds the inotify observer's dispatcher blocks on its queue before looking
 #: at its stop flag again (a stop wakes it at once): no idle wake-ups.
 IDLE_BLOCK_SECONDS = 3600.0
