@@ -147,7 +147,7 @@ def start_catalogue_follower(daemon, app):
     """The knowledge catalogue (records, graph edges) follows the repository.
 
     A thread of its own with its own store, so a first build never holds
-    up commits; ``minara fact list`` then stays click-free after hand edits.
+    up commits; ``minara fact list`` then reads it without git after hand edits.
     """
     from loguru import logger
 
