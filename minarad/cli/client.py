@@ -9,20 +9,21 @@ daemon, a daemon for another workspace or configuration, a command it does
 not run), :func:`run_via_daemon` returns None at once and ``minara`` runs
 the command in this process, with the same bytes and exit code.
 
-This module is imported before anything else on every ``minara`` call: it
-uses the standard library's ``os``, ``socket`` and ``json`` only. It reads
-the environment only to forward it (settings are read by
-:mod:`minarad.config`, in whichever process runs the command).
+This module is imported before anything else on every ``minara`` call, so
+it loads almost nothing: ``_socket`` (not ``socket``, whose enums cost
+milliseconds), no ``json`` (a frame is NUL-separated fields). It reads the
+environment only to forward it (settings are read by :mod:`minarad.config`,
+in whichever process runs the command).
 """
 
 from __future__ import annotations
 
-import json
+import _socket
 import os
-import socket
+import sys
 
-#: Protocol version (both ends come from one installed package).
-PROTOCOL = 1
+#: Protocol name and version (both ends come from one installed package).
+PROTOCOL = "minara/1"
 #: Set to 1 to run every command in-process (the daemon's socket is not tried).
 NO_DAEMON_VAR = "MINARA_NO_DAEMON"
 #: What the client tells when the daemon dies before answering.
@@ -36,15 +37,15 @@ class DaemonDied(Exception):
     """The daemon accepted the request and closed the connection without an answer."""
 
 
-# -- framing: a 4-byte big-endian length, then one JSON document ---------------------
+# -- framing: a 4-byte big-endian length, then NUL-separated fields -------------------
 
-def encode(message: dict) -> bytes:
-    """One frame holding ``message``."""
-    body = json.dumps(message, separators=(",", ":")).encode()
+def encode(fields: list[str]) -> bytes:
+    """One frame holding ``fields`` (none may contain NUL)."""
+    body = b"\0".join(os.fsencode(f) for f in fields)
     return len(body).to_bytes(4, "big") + body
 
 
-def read_frame(sock: socket.socket, first: bytes = b"") -> dict | None:
+def read_frame(sock, first: bytes = b"") -> list[str] | None:
     """Read one frame (``first`` holds bytes already received); None at end of stream."""
     data = bytearray(first)
     while len(data) < 4:
@@ -58,7 +59,7 @@ def read_frame(sock: socket.socket, first: bytes = b"") -> dict | None:
         if not chunk:
             return None
         data += chunk
-    return json.loads(bytes(data[4:4 + size]))
+    return [os.fsdecode(f) for f in bytes(data[4:4 + size]).split(b"\0")]
 
 
 # -- which socket -----------------------------------------------------------------
@@ -108,9 +109,9 @@ def _configured_workspace(env) -> str | None:
     return str(value) if value else None
 
 
-def connect(path: str) -> socket.socket | None:
+def connect(path: str):
     """A connection to the socket at ``path``, or None at once (missing, stale, refused)."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.connect(path)
     except OSError:
@@ -130,8 +131,6 @@ def daemon_socket(args: list[str], env) -> str | None:
 
 def _streams_usable() -> bool:
     """The three standard descriptors are open and their Python streams speak UTF-8."""
-    import sys
-
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
@@ -144,14 +143,25 @@ def _streams_usable() -> bool:
     return True
 
 
-def request(args: list[str]) -> dict:
-    """The request ``minara ARGS`` sends (its descriptors travel beside it)."""
-    import sys
+def request_fields(args: list[str]) -> list[str]:
+    """The request ``minara ARGS`` sends (its descriptors travel beside it).
 
+    ``PROTOCOL, "run", cwd, umask, stdout errors, stderr errors, argc,
+    *argv, *"NAME=VALUE"`` for each environment variable.
+    """
     mask = os.umask(0o022)
     os.umask(mask)
-    return {"v": PROTOCOL, "argv": list(args), "cwd": os.getcwd(), "env": dict(os.environ),
-            "umask": mask, "errors": [sys.stdout.errors, sys.stderr.errors]}
+    env = [f"{k}={v}" for k, v in os.environ.items()]
+    return [PROTOCOL, "run", os.getcwd(), str(mask), sys.stdout.errors or "strict",
+            sys.stderr.errors or "backslashreplace", str(len(args)), *args, *env]
+
+
+def send_with_fds(sock, data: bytes, fds: list[int]) -> None:
+    """Send ``data`` with ``fds`` attached (``SCM_RIGHTS``), all of it."""
+    rights = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in fds)
+    sent = sock.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
+    if sent < len(data):
+        sock.sendall(data[sent:])
 
 
 def run_via_daemon(args: list[str]) -> int | None:
@@ -166,7 +176,7 @@ def run_via_daemon(args: list[str]) -> int | None:
         return None
     try:
         path = daemon_socket(args, env)
-        cwd_request = request(args)
+        frame = encode(request_fields(args))
     except (OSError, ValueError):
         return None
     if path is None:
@@ -174,20 +184,22 @@ def run_via_daemon(args: list[str]) -> int | None:
     sock = connect(path)
     if sock is None:
         return None
-    with sock:
+    try:
         try:
-            socket.send_fds(sock, [encode(cwd_request)], [0, 1, 2])
+            send_with_fds(sock, frame, [0, 1, 2])
         except OSError:
             return None
         try:
             answer = read_frame(sock)
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
             raise DaemonDied() from exc
-    if answer is None:
+    finally:
+        sock.close()
+    if not answer:
         raise DaemonDied()
-    if "exit" in answer:
-        return int(answer["exit"])
-    return None  # "not mine": run here
+    if answer[0] == "exit":
+        return int(answer[1])
+    return None  # "run it yourself"
 
 
 def ping(path: str) -> dict | None:
@@ -195,9 +207,13 @@ def ping(path: str) -> dict | None:
     sock = connect(path)
     if sock is None:
         return None
-    with sock:
-        try:
-            sock.sendall(encode({"v": PROTOCOL, "ping": True}))
-            return read_frame(sock)
-        except (OSError, ValueError):
-            return None
+    try:
+        sock.sendall(encode([PROTOCOL, "ping"]))
+        answer = read_frame(sock)
+    except OSError:
+        return None
+    finally:
+        sock.close()
+    if not answer or answer[0] != "pong" or len(answer) != 3:
+        return None
+    return {"pid": int(answer[1]), "workspace": answer[2]}

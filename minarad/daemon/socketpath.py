@@ -6,7 +6,7 @@ otherwise ``/tmp/minara-<uid>/``. Either is mode 0700 and must be owned by
 the user: a folder someone else made, or a symbolic link, is never used.
 The socket's name carries a short hash of the workspace's real path
 (socket paths are limited to 108 bytes). The client imports this module,
-so it uses nothing beyond ``os`` and ``hashlib``.
+so it uses nothing beyond ``os`` and the built-in sha256.
 """
 
 from __future__ import annotations
@@ -70,10 +70,15 @@ def socket_folder(env, *, create: bool = False) -> str | None:
 
 def workspace_key(workspace: str) -> str:
     """A short hash of the workspace's real path (the socket's name)."""
-    import hashlib
-
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]  # Python 3.11, no OpenSSL
+    except ImportError:
+        try:
+            from _sha2 import sha256  # type: ignore[import-not-found]  # Python 3.12+
+        except ImportError:
+            from hashlib import sha256
     real = os.path.realpath(os.path.expanduser(workspace))
-    return hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
+    return sha256(os.fsencode(real)).hexdigest()[:16]
 
 
 def socket_path(env, workspace: str, *, create: bool = False) -> str | None:

@@ -164,7 +164,7 @@ class SocketServer:
                 continue
             if uid != os.getuid():
                 logger.warning("socket: refused a connection from uid {} (pid {})", uid, pid)
-                _answer(conn, {"fallback": "refused"})
+                _answer(conn, ["fallback", "refused"])
                 conn.close()
                 continue
             self._queue.put(conn)
@@ -199,28 +199,26 @@ class Worker:
 
     def serve(self, conn: socket.socket) -> None:
         data, fds, _flags, _addr = socket.recv_fds(conn, 65536, 3)
-        try:
-            message = read_frame(conn, data) if data else None
-        except ValueError:
-            message = None
-        if message is None or message.get("v") != PROTOCOL:
+        fields = read_frame(conn, data) if data else None
+        message = parse_request(fields)
+        if message is None:
             _close_fds(fds)
             return
         if message.get("ping"):
             _close_fds(fds)
-            _answer(conn, {"pid": os.getpid(), "workspace": self.server.workspace})
+            _answer(conn, ["pong", str(os.getpid()), self.server.workspace])
             return
         if len(fds) != 3:
             _close_fds(fds)
-            _answer(conn, {"fallback": "no descriptors"})
+            _answer(conn, ["fallback", "no descriptors"])
             return
         reason = self._unfit(message)
         if reason is not None:
             _close_fds(fds)
-            _answer(conn, {"fallback": reason})
+            _answer(conn, ["fallback", reason])
             return
         code = self._run(message, fds)
-        _answer(conn, {"fallback": "run it yourself"} if code is None else {"exit": code})
+        _answer(conn, ["fallback", "run it yourself"] if code is None else ["exit", str(code)])
         logger.debug("socket: request {}", "left to the client" if code is None
                      else f"served (exit {code})")
 
@@ -245,8 +243,7 @@ class Worker:
         from minarad.cli.options import APP_PROVIDER, RunHere
         from minarad.config import use_environment
 
-        errors = message.get("errors") or ["strict", "backslashreplace"]
-        streams = request_streams.RequestStreams(fds, "utf-8", (errors[0], errors[1]))
+        streams = request_streams.RequestStreams(fds, "utf-8", message["errors"])
         env = message["env"]
         request_streams.serve_streams(streams)
         use_environment(env)
@@ -278,6 +275,27 @@ class Worker:
         else:
             self._app.settings = settings  # the writer (--as, MINARA_AUTHOR) may differ
         return self._app
+
+
+def parse_request(fields: list[str] | None) -> dict | None:
+    """A request frame as ``{"ping": True}`` or ``{"argv", "cwd", "umask", "errors", "env"}``.
+
+    None for anything else (another protocol, a malformed frame).
+    """
+    if not fields or fields[0] != PROTOCOL or len(fields) < 2:
+        return None
+    if fields[1] == "ping":
+        return {"ping": True}
+    try:
+        cwd, umask, out_errors, err_errors, argc = fields[2:7]
+        count = int(argc)
+        argv, env = fields[7:7 + count], fields[7 + count:]
+        if fields[1] != "run" or len(argv) != count:
+            return None
+        return {"cwd": cwd, "umask": int(umask), "errors": (out_errors, err_errors),
+                "argv": argv, "env": dict(item.partition("=")[::2] for item in env)}
+    except ValueError:
+        return None
 
 
 def run_command(argv: list[str], width: int) -> int:
@@ -314,7 +332,7 @@ def _umask() -> int:
     return mask
 
 
-def _answer(conn: socket.socket, message: dict) -> None:
+def _answer(conn: socket.socket, message: list[str]) -> None:
     try:
         conn.sendall(encode(message))
     except OSError:

@@ -156,7 +156,7 @@ def test_every_verb_answers_the_same_bytes_with_the_daemon_up_and_down(sockd, so
     assert codes[("memory", "append", "notes.md", "@input.txt")] == 0  # the caller's folder
     assert codes[("memory", "append", "notes.md", "@missing.txt")] == 4
     history = up[TABLE.index(((("memory", "history", "notes.md")), b""))][1]
-    assert history.count(b"\n") >= 5
+    assert history.count(b"\n") == 4  # v1 and the three appends
 
 
 def test_reads_are_byte_for_byte_the_same_through_the_socket_and_in_process(sockd, sock_env,
@@ -197,15 +197,14 @@ def test_the_socket_and_its_folder_are_private(sockd, sock_env, ws):
 
 NOBODY_CLIENT = r"""
 import json, os, socket, sys
-from minarad.cli.client import encode, read_frame
+from minarad.cli.client import encode, read_frame, request_fields
 sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 try:
     sock.connect(sys.argv[1])
 except OSError as exc:
     print(json.dumps({"connect": exc.errno}))
     sys.exit(0)
-request = {"v": 1, "argv": ["memory", "append", "notes.md", "- by nobody"], "cwd": "/",
-           "env": dict(os.environ), "umask": 18, "errors": ["strict", "backslashreplace"]}
+request = request_fields(["memory", "append", "notes.md", "- by nobody"])
 try:
     socket.send_fds(sock, [encode(request)], [0, 1, 2])
 except OSError:
@@ -239,7 +238,7 @@ def test_another_uid_is_refused_even_when_it_reaches_the_socket(sockd, sock_env,
     os.chmod(Path(path).parent, 0o711)
     os.chmod(path, 0o666)
     out = subprocess.run(client, capture_output=True, text=True, env=env, timeout=60)
-    assert out.stdout and json.loads(out.stdout) == {"fallback": "refused"}, out.stderr
+    assert out.stdout and json.loads(out.stdout) == ["fallback", "refused"], out.stderr
     assert re.search(r"refused a connection from uid 65534 \(pid \d+\)", sockd.log())
     assert commit_count(ws) == heads
     assert "by nobody" not in Path(ws, "notes.md").read_text()
