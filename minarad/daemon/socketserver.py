@@ -36,8 +36,11 @@ from minarad.cli.client import PROTOCOL, encode, read_frame
 from minarad.daemon import streams as request_streams
 from minarad.daemon.socketpath import SOCKET_MODE, socket_path
 
-#: Worker threads: each keeps its own warm app.
+#: Worker threads started with the server, each keeping its own warm app; more
+#: are started (up to MAX_WORKERS) when every one is busy (a long import, an
+#: editor piping stdin), so that a command never waits for another.
 WORKERS = 4
+MAX_WORKERS = 32
 #: Variables that the platform folders, the home and the user name are read
 #: from outside :mod:`minarad.config`; a client whose values differ runs the
 #: command itself.
@@ -96,6 +99,9 @@ class SocketServer:
         self._queue: queue.Queue = queue.Queue()
         self._threads: list[threading.Thread] = []
         self._stopping = threading.Event()
+        self._guard = threading.Lock()
+        self._workers = 0
+        self._idle = 0
         self._inode: int | None = None
 
     # -- life cycle ----------------------------------------------------------------
@@ -114,8 +120,8 @@ class SocketServer:
         self.path, self._inode = path, os.stat(path).st_ino
         request_streams.install()
         _route_request_logs()
-        for n in range(WORKERS):
-            self._spawn(self._work, f"minara-socket-{n}")
+        for _ in range(WORKERS):
+            self._add_worker()
         self._spawn(self._accept, "minara-socket-accept")
         self._spawn(_warm_up, "minara-socket-warm-up")
         logger.info("socket: serving {} on {}", self.workspace, path)
@@ -125,6 +131,12 @@ class SocketServer:
         thread = threading.Thread(target=target, name=name, daemon=True)
         thread.start()
         self._threads.append(thread)
+
+    def _add_worker(self) -> None:
+        with self._guard:
+            self._workers += 1
+            n = self._workers
+        self._spawn(self._work, f"minara-socket-{n}")
 
     def stop(self) -> None:
         """Stop accepting, let running commands finish (a while), remove the socket."""
@@ -141,7 +153,9 @@ class SocketServer:
             except OSError:
                 pass
             self._listener.close()
-        for _ in range(WORKERS):
+        with self._guard:
+            workers = self._workers
+        for _ in range(workers):
             self._queue.put(None)
         for thread in self._threads:
             thread.join(timeout=10)
@@ -167,12 +181,20 @@ class SocketServer:
                 _answer(conn, ["fallback", "refused"])
                 conn.close()
                 continue
+            with self._guard:
+                grow = self._idle <= self._queue.qsize() and self._workers < MAX_WORKERS
+            if grow:
+                self._add_worker()
             self._queue.put(conn)
 
     def _work(self) -> None:
         worker = Worker(self, own_working_folder())
         while True:
+            with self._guard:
+                self._idle += 1
             conn = self._queue.get()
+            with self._guard:
+                self._idle -= 1
             if conn is None:
                 worker.close()
                 return

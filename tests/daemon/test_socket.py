@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -334,3 +335,22 @@ def test_twenty_concurrent_writers_each_make_one_commit(sockd, sock_env, ws, dae
         assert served(sockd) >= 20
         sockd.stop(signal.SIGTERM)
     assert_repo_sound(ws)
+
+
+def test_commands_waiting_on_their_stdin_do_not_hold_up_others(sockd, sock_env, ws):
+    """Five writers reading a stdin that stays open (more than the first workers): a read
+    still answers at once, and each writer commits what its stdin held once it closes."""
+    seed(sock_env, ws)
+    sockd.start()
+    waiting = [subprocess.Popen([MINARA, "memory", "append", "notes.md", "-"], env=sock_env,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE) for _ in range(5)]
+    time.sleep(1)  # let them connect (if they have not, the read below comes first anyway)
+    code, out, err = run(sock_env, "memory", "get", "notes.md")
+    assert code == 0 and out == Path(ws, "notes.md").read_bytes(), err
+    for n, proc in enumerate(waiting):
+        out, err = proc.communicate(f"- streamed {n}\n".encode(), timeout=60)
+        assert proc.returncode == 0, err
+    text = Path(ws, "notes.md").read_text()
+    assert all(text.count(f"- streamed {n}\n") == 1 for n in range(5))
+    assert served(sockd) >= 6
