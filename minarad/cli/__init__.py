@@ -15,12 +15,12 @@ def main(argv=None) -> int:
     """Run the CLI (in the daemon when it answers) and return its exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
     if argv is None:
-        from minarad.cli.client import DIED, DIED_CODE, DaemonDied, run_via_daemon
+        from minarad.cli.client import DIED_CODE, DaemonDied, died_line, run_via_daemon
 
         try:
             code = run_via_daemon(args)
         except DaemonDied:
-            sys.stderr.write(DIED)
+            sys.stderr.write(died_line(args))
             return DIED_CODE
         if code is not None:
             return code

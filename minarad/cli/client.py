@@ -27,14 +27,23 @@ PROTOCOL = "minara/1"
 #: Set to 1 to run every command in-process (the daemon's socket is not tried).
 NO_DAEMON_VAR = "MINARA_NO_DAEMON"
 #: What the client tells when the daemon dies before answering.
-DIED = ("minara: error: the daemon stopped during the request; it may or may not have "
-        "been carried out (check with `minara memory history FILE`)\n")
+DIED = ("the daemon stopped during the request; it may or may not have been carried out "
+        "(check with `minara memory history FILE`)")
 #: Exit code of a request the daemon died during.
 DIED_CODE = 1
 
 
 class DaemonDied(Exception):
     """The daemon accepted the request and closed the connection without an answer."""
+
+
+def died_line(args: list[str]) -> str:
+    """The error line for a daemon that died during ``args`` (JSON with ``--json``)."""
+    if "--json" in args:
+        import json
+
+        return json.dumps({"error": "daemon_died", "message": DIED}) + "\n"
+    return f"minara: error: {DIED}\n"
 
 
 # -- framing: a 4-byte big-endian length, then NUL-separated fields -------------------

@@ -28,6 +28,7 @@ import queue
 import socket
 import struct
 import threading
+import time
 from typing import TYPE_CHECKING
 
 from loguru import logger
@@ -138,8 +139,11 @@ class SocketServer:
             n = self._workers
         self._spawn(self._work, f"minara-socket-{n}")
 
-    def stop(self) -> None:
-        """Stop accepting, let running commands finish (a while), remove the socket."""
+    def stop(self, grace: float = 10.0) -> None:
+        """Stop accepting, let running commands finish (``grace`` seconds), remove the socket.
+
+        A connection accepted but not started yet is told to run its command itself.
+        """
         self._stopping.set()
         if self.path is not None:
             try:
@@ -157,8 +161,9 @@ class SocketServer:
             workers = self._workers
         for _ in range(workers):
             self._queue.put(None)
+        deadline = time.monotonic() + grace
         for thread in self._threads:
-            thread.join(timeout=10)
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
 
     # -- connections -----------------------------------------------------------------
 
@@ -189,6 +194,7 @@ class SocketServer:
 
     def _work(self) -> None:
         worker = Worker(self, own_working_folder())
+        worker.warm_up()
         while True:
             with self._guard:
                 self._idle += 1
@@ -198,6 +204,10 @@ class SocketServer:
             if conn is None:
                 worker.close()
                 return
+            if self._stopping.is_set():
+                _answer(conn, ["fallback", "stopping"])
+                conn.close()
+                continue
             with conn:
                 try:
                     worker.serve(conn)
@@ -213,6 +223,21 @@ class Worker:
         self.own_cwd = own_cwd
         self._key: tuple | None = None
         self._app: Minara | None = None
+
+    def warm_up(self) -> None:
+        """Open this worker's app as most clients will want it: repository, history cache,
+        index searcher (a failure here is only a cold first request)."""
+        from minarad.app import Minara
+
+        settings = self.server.settings
+        app = Minara.open(settings)
+        self._app, self._key = app, _settings_key(settings)
+        try:
+            if app.is_set_up():
+                app.store.head()
+                app.index.search("minara", limit=1, mode="keyword")
+        except Exception as exc:  # noqa: BLE001 - the first request opens what failed here
+            logger.debug("socket: worker not warmed up: {}", exc)
 
     def close(self) -> None:
         if self._app is not None:

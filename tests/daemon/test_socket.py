@@ -292,9 +292,13 @@ def test_a_daemon_killed_mid_write_loses_nothing_it_acknowledged(sockd, sock_env
     assert served(sockd) >= 3
     sockd.stop()
     sockd.start(env={"MINARA_CRASH_AT": point})
-    code, out, err = run(sock_env, "memory", "append", "notes.md", "- in flight")
+    args = ("memory", "append", "notes.md", "- in flight")
+    code, out, err = run(sock_env, *(("--json", *args) if point == CRASH_POINTS[0] else args))
     assert code == 1
-    assert b"the daemon stopped during the request" in err
+    if point == CRASH_POINTS[0]:
+        assert json.loads(err)["error"] == "daemon_died"
+    else:
+        assert err.startswith(b"minara: error: the daemon stopped during the request")
     assert sockd.proc.wait(timeout=30) == 86
     sockd.start()  # recovers what the crash left (a file written but not committed, ...)
     wait_until(lambda: json.loads(run(sock_env, "--json", "status")[1])["state"] == "watching"
