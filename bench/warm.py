@@ -167,15 +167,15 @@ def start_daemon(env: dict, root: Path) -> subprocess.Popen:
     log = open(root / "minarad.log", "ab")
     proc = subprocess.Popen([str(BIN / "minarad")], env=env, stdout=log, stderr=log)
     deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        out = subprocess.run([MINARA, "--json", "status"], env={**env, "MINARA_NO_DAEMON": "1"},
-                             capture_output=True, text=True).stdout
-        if '"served": true' in out:
+    while time.monotonic() < deadline:  # ready: the start-up scan of the tree is done
+        text = (root / "minarad.log").read_text(errors="replace")
+        if "ready:" in text and "socket: serving" in text:
+            time.sleep(2)  # the followers' first catch-up
             return proc
         if proc.poll() is not None:
-            raise SystemExit(f"minarad exited: {(root / 'minarad.log').read_text()[-2000:]}")
+            raise SystemExit(f"minarad exited: {text[-2000:]}")
         time.sleep(0.2)
-    raise SystemExit("minarad did not serve its socket")
+    raise SystemExit("minarad did not get ready")
 
 
 def writers(env: dict, ws: Path, count: int, tag: str) -> float:
