@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from minarad.cli.options import emit, json_option, pass_ctx
@@ -103,6 +105,27 @@ def _head_commit(app) -> dict | None:
         return None  # a damaged repository: the daemon's status line says what is wrong
 
 
+def _socket_report(ctx) -> dict:
+    """The workspace's socket and whether a daemon answers on it."""
+    from minarad.cli.client import ping
+    from minarad.cli.options import APP_PROVIDER
+    from minarad.config import environment
+    from minarad.daemon.socketpath import socket_path
+
+    path = socket_path(environment(), str(ctx.settings.workspace))
+    if APP_PROVIDER.get() is not None:  # this command runs in the daemon: it is served
+        return {"path": path, "served": True}
+    answer = None if path is None else ping(path)
+    real = os.path.realpath(os.path.expanduser(str(ctx.settings.workspace)))
+    return {"path": path, "served": bool(answer and answer.get("workspace") == real)}
+
+
+def _render_socket(sock: dict) -> str:
+    if sock["served"]:
+        return f"  socket:   {sock['path']} (minara commands run in the daemon)"
+    return "  socket:   not served (minara commands run in their own process)"
+
+
 def _budget_notes(app) -> list[dict]:
     """Context files near or over their budget (empty before the workspace is set up)."""
     if not app.has_repository():
@@ -149,13 +172,16 @@ def status(ctx):
     st = read_status(ctx.settings.workspace)
     notes = {**_workspace_notes(ctx.app), "budgets": _budget_notes(ctx.app)}
     head = _head_commit(ctx.app)
+    sock = _socket_report(ctx)
     if st.running or ctx.as_json:
         lines = _render_status(st).split("\n")
-        emit(ctx, {**st.as_dict(), "head_commit": head, **notes},
-             "\n".join([*lines[:1], _render_head(head), *lines[1:], *_render_notes(notes)]))
+        emit(ctx, {**st.as_dict(), "head_commit": head, "socket": sock, **notes},
+             "\n".join([*lines[:1], _render_head(head), _render_socket(sock), *lines[1:],
+                        *_render_notes(notes)]))
     else:
         click.echo(f"workspace {st.workspace}:\n"
-                   + "\n".join([_render_head(head), *_render_notes(notes)]))
+                   + "\n".join([_render_head(head), _render_socket(sock),
+                                *_render_notes(notes)]))
     if not st.running:
         raise MinaraError(_render_status(st), code="daemon_not_running")
 

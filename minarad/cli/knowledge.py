@@ -105,6 +105,17 @@ def fact_list(ctx: CliContext, domain, scope, sort, superseded, limit, role):
 
     Example: minara fact list --domain infra --sort confidence
     """
+    from minarad.cli.factlist import listing as catalogue_listing
+    from minarad.cli.factlist import render
+
+    found = catalogue_listing(ctx.app, {"domain": domain, "scope": scope, "sort": sort,
+                                        "superseded": superseded, "role": role,
+                                        "limit": str(limit)})
+    if found is not None:  # the catalogue is at HEAD: one query, no dulwich
+        rows, count, problems = found
+        _warn_problems(f"{path}:{line}: {message}" for path, line, message in problems)
+        click.echo(render(rows, count, problems, ctx.as_json), nl=False)
+        return
     listing = ctx.app.knowledge.list_facts(domain=domain, scope=scope, sort=sort,
                                            superseded=superseded, role=role,
                                            limit=limit or None)

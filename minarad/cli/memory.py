@@ -13,7 +13,22 @@ from minarad.cli.options import CliContext, TextCommand, channel_option, emit, j
     pass_ctx, read_text_arg
 
 
-@click.group()
+class MemoryGroup(click.Group):
+    """``memory``, whose ``search`` (with the search options) is imported only when used."""
+
+    def list_commands(self, ctx):
+        return sorted({*super().list_commands(ctx), "search"})
+
+    def get_command(self, ctx, name):
+        if name == "search" and "search" not in self.commands:
+            from minarad.cli.options import accept_global_options
+            from minarad.cli.search import memory_search
+
+            self.add_command(accept_global_options(memory_search), "search")
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=MemoryGroup)
 def memory():
     """Read and write workspace files; every write is a git commit.
 
@@ -51,9 +66,7 @@ def get(ctx: CliContext, file, version, channel, at):
         _get_at(ctx, rel, at)
         return
     if version is None and not ctx.as_json:
-        from minarad.cli.fastpath import read_from_disk
-
-        text = read_from_disk(ctx.app, rel)
+        text = _read_from_disk(ctx.app, rel)
         if text is not None:
             click.echo(text, nl=False)
             return
@@ -61,6 +74,22 @@ def get(ctx: CliContext, file, version, channel, at):
     emit(ctx, {**info.to_dict(), "text": text}, None)
     if not ctx.as_json:
         click.echo(text, nl=False)
+
+
+def _read_from_disk(app, rel: str) -> str | None:
+    """The file as it is on disk (no dulwich); None when the store must answer.
+
+    The store answers for a workspace that needs setting up and for a file
+    missing on disk (it says when it was deleted and how to restore it).
+    """
+    from minarad.errors import NotFound
+
+    if not app.is_set_up():
+        return None
+    try:
+        return app.read_text(rel)
+    except NotFound:
+        return None
 
 
 def _get_at(ctx: CliContext, rel: str, at: str) -> None:
@@ -298,7 +327,3 @@ def restore(ctx: CliContext, file, version, channel):
                                  source="cli")
     _render_write(ctx, result)
 
-
-from minarad.cli.search import memory_search  # noqa: E402  (click command; tantivy loads lazily)
-
-memory.add_command(memory_search, "search")

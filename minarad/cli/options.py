@@ -5,12 +5,26 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 import click
 
 if TYPE_CHECKING:
     from minarad.app import Minara
+
+
+#: Set while the daemon runs a command for a client of its socket: called with
+#: the command's flags, it returns the daemon's warm app for them (or refuses:
+#: another workspace is run by the client itself).
+APP_PROVIDER: ContextVar = ContextVar("minara_app_provider", default=None)
+
+
+class RunHere(BaseException):
+    """Raised in the daemon: this command is for the client to run itself.
+
+    A BaseException, so that no error handler turns it into output.
+    """
 
 
 @dataclasses.dataclass
@@ -20,14 +34,19 @@ class CliContext:
     flags: dict
     as_json: bool = False
     _app: Minara | None = None
+    _borrowed: bool = False
 
     @property
     def app(self):
         """The :class:`minarad.app.Minara` of this run (settings loaded once)."""
         if self._app is None:
-            from minarad.app import Minara
+            provider = APP_PROVIDER.get()
+            if provider is not None:
+                self._app, self._borrowed = provider(self.flags), True
+            else:
+                from minarad.app import Minara
 
-            self._app = Minara.open(**self.flags)
+                self._app = Minara.open(**self.flags)
         return self._app
 
     @property
@@ -56,8 +75,8 @@ class CliContext:
         return rel
 
     def close(self) -> None:
-        """Close the app if it was opened."""
-        if self._app is not None:
+        """Close the app if it was opened (the daemon's warm one stays open)."""
+        if self._app is not None and not self._borrowed:
             self._app.close()
 
 

@@ -12,7 +12,7 @@ import sys
 import click
 
 from minarad import __version__
-from minarad.cli.options import CliContext, accept_global_options
+from minarad.cli.options import APP_PROVIDER, CliContext, RunHere, accept_global_options
 from minarad.errors import MinaraError
 
 #: command name -> "module:attribute", loaded only when that command runs.
@@ -63,8 +63,19 @@ GROUPS = {
 }
 
 
+#: Commands the daemon never runs for a client of its socket (servers, and the
+#: daemon's own service): the client runs them itself.
+RUN_BY_CLIENT = frozenset({"service", "ui", "mcp"})
+
+
 class LazyGroup(click.Group):
     """A group whose subcommands are imported on first use."""
+
+    def resolve_command(self, ctx, args):
+        name, command, rest = super().resolve_command(ctx, args)
+        if name in RUN_BY_CLIENT and APP_PROVIDER.get() is not None:
+            raise RunHere(f"{name} runs in the client")
+        return name, command, rest
 
     def list_commands(self, ctx):
         return sorted(GROUPS)
@@ -116,11 +127,12 @@ def _report(err: MinaraError, as_json: bool, debug: bool = False) -> None:
         click.echo(f"minara: error: {err.message}", err=True)
 
 
-def main(argv=None) -> int:
+def main(argv=None, terminal_width: int | None = None) -> int:
     """Run the CLI; every error becomes one line (JSON with ``--json``) and its exit code.
 
     With ``--debug`` or ``MINARA_DEBUG=1`` the traceback behind the line is
-    printed first.
+    printed first. ``terminal_width`` is the client's, when the daemon runs
+    the command (help text wraps as it would in the client).
     """
     from minarad.config import debug_requested
 
@@ -128,7 +140,8 @@ def main(argv=None) -> int:
     as_json = "--json" in args
     debug = debug_requested(args)
     try:
-        cli.main(args=args, prog_name="minara", standalone_mode=False)
+        cli.main(args=args, prog_name="minara", standalone_mode=False,
+                 terminal_width=terminal_width)
     except MinaraError as err:
         _report(err, as_json, debug)
         return err.exit_code

@@ -1,6 +1,5 @@
 """How search results print: shared by ``minara search``, ``minara memory search``
-and the click-free ``memory search`` (:mod:`minarad.cli.searchfast`), so both
-paths print the same bytes. Free of click on purpose.
+and the other surfaces that show hits. Free of click on purpose.
 """
 
 from __future__ import annotations

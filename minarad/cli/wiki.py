@@ -1,8 +1,9 @@
 """``minara wiki``: list, get, put, search, links, rename, move, delete, history, diff, restore.
 
 Each command resolves its options, calls one :class:`minarad.wiki.Wiki`
-method and renders the result. A plain ``wiki get PAGE`` is answered
-without click (:mod:`minarad.cli.wikifast`).
+method and renders the result. A current ``wiki get PAGE`` and a plain
+``wiki list`` are read from disk and the link table when it is at HEAD
+(:mod:`minarad.cli.wikitext`: no dulwich).
 """
 
 from __future__ import annotations
@@ -59,9 +60,12 @@ def list_(ctx: CliContext, prefix, tree, channel):
     if ctx.as_json:
         emit(ctx, {"pages": [p.to_dict() for p in _wiki(ctx).list(prefix, channel=channel)]})
         return
-    from minarad.cli.wikifast import render_list
+    from minarad.cli.wikitext import list_pages_fast, render_list
 
-    click.echo(render_list(_wiki(ctx).page_rows(prefix, channel=channel), tree), nl=False)
+    text = list_pages_fast(ctx.app, prefix, tree, channel)
+    if text is None:
+        text = render_list(_wiki(ctx).page_rows(prefix, channel=channel), tree)
+    click.echo(text, nl=False)
 
 
 def _tree_dict(node) -> dict:
@@ -83,8 +87,13 @@ def get(ctx: CliContext, page, version, no_backlinks, channel):
     Example: minara wiki get handbook/refunds --version 2
     """
     ctx.app.check_channel_access(channel, ctx.author)
-    from minarad.cli.wikifast import render_page
+    from minarad.cli.wikitext import read_page_fast, render_page
 
+    if version is None and not no_backlinks and not ctx.as_json:
+        text = read_page_fast(ctx.app, page, channel)
+        if text is not None:
+            click.echo(text, nl=False)
+            return
     found = _wiki(ctx).get(page, version=version, channel=channel,
                            backlinks=not no_backlinks)
     emit(ctx, {**found.to_dict(), "backlinks": [b.to_dict() for b in found.backlinks]}, None)
