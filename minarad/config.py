@@ -92,7 +92,7 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "chromium": ("MINARA_CHROMIUM", str, "chromium"),
     # -- sync --
     "sync_interval_s": ("MINARA_SYNC_INTERVAL", float, 60.0),
-    "sync_debounce_s": ("MINARA_SYNC_DEBOUNCE_S", float, 2.0),
+    "sync_debounce_s": ("MINARA_SYNC_DEBOUNCE_S", float, 0.5),
     "sync_machine": ("MINARA_SYNC_MACHINE", str, ""),
     "sync_username": ("MINARA_SYNC_USERNAME", str, ""),
     "sync_token": ("MINARA_SYNC_TOKEN", str, ""),

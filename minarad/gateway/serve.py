@@ -125,6 +125,7 @@ def _serve(settings, sock, url: str, bind_host: str):
     import uvicorn
 
     from minarad.app import Minara
+    from minarad.daemon.quietserver import QuietServer
     from minarad.gateway.limits import guarded_protocol, limit_repeated_logs
     from minarad.gateway.server import build_gateway
 
@@ -136,4 +137,4 @@ def _serve(settings, sock, url: str, bind_host: str):
                             timeout_graceful_shutdown=2, server_header=False,
                             http=guarded_protocol(settings.http_max_connections,
                                                   settings.http_header_timeout_s))
-    return uvicorn.Server(config), feed, feed.library
+    return QuietServer(config), feed, feed.library

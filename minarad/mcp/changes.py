@@ -35,12 +35,13 @@ class ChangeFeed:
         blobs: awaits ``{path: committed blob id or None}``.
         head: awaits the HEAD commit.
         publish: publishes a URI to ``subscriptions/listen`` streams.
-        poll_s: how often HEAD is looked at.
+        poll_s: how often HEAD is looked at; None: only when woken (in the
+            daemon, whose HEAD follower wakes it after every move of HEAD).
     """
 
     def __init__(self, blobs: Callable[[], Awaitable[dict]],
                  head: Callable[[], Awaitable[str | None]],
-                 publish: Callable[[str], Awaitable[None]], poll_s: float):
+                 publish: Callable[[str], Awaitable[None]], poll_s: float | None):
         self._blobs = blobs
         self._head = head
         self._publish = publish
@@ -70,10 +71,11 @@ class ChangeFeed:
         self._loop = asyncio.get_running_loop()
         self._known = await self._blobs()
         self._head_seen = await self._head()
+        self._wake = anyio.Event()
         while True:
-            self._wake = anyio.Event()
             with anyio.move_on_after(self.poll_s):
                 await self._wake.wait()
+            self._wake = anyio.Event()  # before looking: a wake during the look is kept
             await self.check()
 
     def wake(self, _commit=None) -> None:

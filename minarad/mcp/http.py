@@ -124,10 +124,12 @@ class HttpEndpoint:
     def __init__(self, asgi, sock: socket.socket, record: Path):
         import uvicorn
 
+        from minarad.daemon.quietserver import QuietServer
+
         self.sock = sock
         self.record = record
         config = uvicorn.Config(asgi, log_level="warning", lifespan="on", access_log=False)
-        self.server = uvicorn.Server(config)
+        self.server = QuietServer(config)
         self.thread = threading.Thread(target=self._serve, name="minara-mcp-http", daemon=True)
 
     def _serve(self) -> None:
@@ -170,7 +172,7 @@ def start(daemon, app):
     host = check_loopback(settings.mcp_http_host)
     token = token_source(settings)
     tools = AgentTools(Minara.open(settings), settings.author)  # its own store: own locks
-    server, feed = build_server(tools, poll_s=settings.mcp_poll_ms / 1000)
+    server, feed = build_server(tools, poll_s=None)  # the daemon wakes it after each move
     asgi = BearerGate(server.streamable_http_app(streamable_http_path=PATH, host=host), token)
     sock = bind(host, settings.mcp_http_port)
     port = sock.getsockname()[1]

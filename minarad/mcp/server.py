@@ -189,12 +189,13 @@ def add_tool_groups(server: MCPServer, tools: AgentTools) -> None:
         getattr(importlib.import_module(module), attr)(server, tools)
 
 
-def build_server(tools: AgentTools, *, poll_s: float = 0.5) -> tuple[MCPServer, ChangeFeed]:
+def build_server(tools: AgentTools, *, poll_s: float | None = 0.5
+                 ) -> tuple[MCPServer, ChangeFeed]:
     """Build the MCP server over ``tools``; return it with its change feed.
 
     Args:
         tools: the agent's tools on one workspace.
-        poll_s: how often HEAD is looked at for resource changes.
+        poll_s: how often HEAD is looked at for resource changes (None: when woken).
     """
     bus = InMemorySubscriptionBus()
 
