@@ -63,7 +63,7 @@ def main() -> None:
             app.index.search(QUERY, limit=10)
             base.append(time.perf_counter() - start)
             start = time.perf_counter()
-            hits = app.search(QUERY, role="ops", limit=10)
+            hits = app.search_index(QUERY, role="ops", limit=10)
             role.append(time.perf_counter() - start)
         assert not any(h.path.startswith(("knowledge/d1/", "knowledge/d2/")) for h in hits)
         for name, xs in (("Index.search (baseline)", base), ("Minara.search role=ops", role)):

@@ -103,27 +103,21 @@ def context(ctx, session, surface, channel, max_file_chars, max_total_chars, rep
         session, surface = session or payload.session_id, surface or hook
     ctx.app.check_channel_access(channel, agent or ctx.author)
     if as_of is not None:
-        from minarad.knowledge.notes import notes_path
-        from minarad.store.timetravel import context_at, parse_when
-
-        past, commit = context_at(ctx.app, parse_when(as_of), channel=channel, session=session,
-                                  surface=surface, max_file_chars=max_file_chars,
-                                  max_total_chars=max_total_chars,
-                                  notes_path=notes_path(agent) if agent else None)
+        past, commit = ctx.app.context_at(as_of, channel=channel, session=session,
+                                          surface=surface, max_file_chars=max_file_chars,
+                                          max_total_chars=max_total_chars, agent=agent)
         emit(ctx, {**past.as_dict(), "commit": commit}, past.text())
         return
-    result = ctx.app.context(now=_parse_time(at), channel=channel, session=session,
-                             surface=surface, max_file_chars=max_file_chars,
-                             max_total_chars=max_total_chars, agent=agent, role=role)
+    options = dict(now=_parse_time(at), channel=channel, session=session, surface=surface,
+                   max_file_chars=max_file_chars, max_total_chars=max_total_chars,
+                   agent=agent, role=role)
     if report:
-        from minarad.budgets import budget_report, render_report
+        from minarad.budgets import render_report
 
-        s = ctx.settings
-        measured = budget_report(
-            result, s.context_max_file_chars if max_file_chars is None else max_file_chars,
-            s.context_max_total_chars if max_total_chars is None else max_total_chars)
+        measured = ctx.app.context_report(**options)
         emit(ctx, measured.as_dict(), render_report(measured))
         return
+    result = ctx.app.context(**options)
     emit(ctx, result.as_dict(), result.text())
 
 

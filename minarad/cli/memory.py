@@ -57,23 +57,17 @@ def get(ctx: CliContext, file, version, channel, at):
         if text is not None:
             click.echo(text, nl=False)
             return
-    text, info = ctx.app.store.read(rel, version)
+    text, info = ctx.app.memory_get(rel, version)
     emit(ctx, {**info.to_dict(), "text": text}, None)
     if not ctx.as_json:
         click.echo(text, nl=False)
 
 
 def _get_at(ctx: CliContext, rel: str, at: str) -> None:
-    from minarad.store.timetravel import parse_when, read_at
-    from minarad.workspace.content import decode_text
-
-    when = parse_when(at)
-    data, commit = read_at(ctx.app.store, rel, when)
-    text = decode_text(data, max(len(data), 1), rel)
-    emit(ctx, {"path": rel, "at": when.isoformat(timespec="seconds"), "commit": commit,
-               "text": text}, None)
+    past = ctx.app.memory_get_at(rel, at)
+    emit(ctx, past.to_dict(), None)
     if not ctx.as_json:
-        click.echo(text, nl=False)
+        click.echo(past.text, nl=False)
 
 
 def _render_write(ctx: CliContext, result) -> None:
@@ -101,8 +95,8 @@ def append(ctx: CliContext, file, text, channel, force):
     Example: minara memory append MEMORY.md "- prefers short answers"
     """
     body = read_text_arg(text, ctx.settings.max_file_bytes)
-    result = ctx.app.store.append(ctx.path(file, channel), body, author=ctx.author, source="cli",
-                                force=force)
+    result = ctx.app.memory_append(ctx.path(file, channel), body, author=ctx.author,
+                                   source="cli", force=force)
     _render_write(ctx, result)
 
 
@@ -128,10 +122,8 @@ def set_(ctx: CliContext, file, text, base, channel, force, no_newline):
     Example: minara memory set USER.md @USER.md --base 4
     """
     body = read_text_arg(text, ctx.settings.max_file_bytes)
-    if body and not body.endswith("\n") and not no_newline:
-        body += "\r\n" if "\r\n" in body else "\n"
-    result = ctx.app.store.write(ctx.path(file, channel), body, base=base, author=ctx.author,
-                               source="cli", force=force)
+    result = ctx.app.memory_set(ctx.path(file, channel), body, base=base, author=ctx.author,
+                                source="cli", force=force, newline=not no_newline)
     _render_write(ctx, result)
 
 
@@ -253,12 +245,8 @@ def history(ctx: CliContext, file, limit, channel, since, until):
 
     Example: minara memory history MEMORY.md --since "3 days ago" --until yesterday
     """
-    entries = ctx.app.store.history(ctx.path(file, channel))
-    if since is not None or until is not None:
-        from minarad.store.timetravel import in_period
-
-        entries = in_period(entries, since, until)
-    entries = entries[:limit]
+    entries = ctx.app.memory_history(ctx.path(file, channel), since=since, until=until,
+                                     limit=limit)
     lines = [f"v{e.version:<4} {_short(e.commit)}  {e.time}  {e.author:<16} {e.source:<12} "
              f"{'(deleted) ' if e.deleted else ''}{e.message}" for e in entries]
     emit(ctx, {"path": ctx.path(file, channel), "versions": [e.to_dict() for e in entries]},
@@ -277,7 +265,7 @@ def diff(ctx: CliContext, file, v1, v2, channel):
 
     Example: minara memory diff MEMORY.md 3 5
     """
-    text = ctx.app.store.diff(ctx.path(file, channel), v1, v2)
+    text = ctx.app.memory_diff(ctx.path(file, channel), v1, v2)
     emit(ctx, {"path": ctx.path(file, channel), "from": v1, "to": v2, "diff": text}, None)
     if not ctx.as_json:
         click.echo(text, nl=False)
@@ -294,8 +282,8 @@ def restore(ctx: CliContext, file, version, channel):
 
     Example: minara memory restore MEMORY.md 3
     """
-    result = ctx.app.store.restore(ctx.path(file, channel), version, author=ctx.author,
-                                 source="cli")
+    result = ctx.app.memory_restore(ctx.path(file, channel), version, author=ctx.author,
+                                    source="cli")
     _render_write(ctx, result)
 
 

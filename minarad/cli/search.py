@@ -14,14 +14,13 @@ import click
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
 
-from minarad.cli.options import TextCommand, emit, json_option, pass_ctx
+from minarad.cli.options import CliContext, TextCommand, emit, json_option, pass_ctx
 from minarad.cli.searchtext import (HIGHLIGHT_OFF, HIGHLIGHT_ON, PLAIN_MARK,  # noqa: F401
                                     explain_text, lag_note, render_hit, render_hits,
                                     search_json)
 from minarad.cli.searchtext import lag_text as _lag_text
 
-#: How long a search waits for another process to finish updating the index.
-WRITER_WAIT_SECONDS = 2.5
+from minarad.verbs.search import WRITER_WAIT_SECONDS
 
 
 class SearchCommand(TextCommand):
@@ -120,32 +119,29 @@ def memory_search(ctx, query, **filters):
     _run_search(ctx, " ".join(query), memory_only=True, **filters)
 
 
-def _run_search(ctx, query: str, *, memory_only: bool, kind, path, channel, since, limit,
-                no_catch_up, until=None, mode=None, per_page=None, pages=False,
-                explain=False, role=None) -> None:
-    ctx.app.ensure_set_up()  # a new workspace is seeded first, as every command does
-    ctx.app.check_channel_access(channel, ctx.author)
-    index = ctx.app.index
-    stats = None if no_catch_up else index.catch_up(wait=WRITER_WAIT_SECONDS)
-    _check_kinds(index, kind)
-    hits = ctx.app.search(query, role=role, kind=list(kind) or None, path=path,
-                          channel=channel, since=since, until=until, limit=limit,
-                          memory_only=memory_only, mode=mode,
-                          per_page=1 if pages else per_page, explain=explain)
-    note = lag_note(stats)
-    if note and not ctx.as_json:
-        click.echo(note, err=True)
-    emit(ctx, search_json(query, hits, stats), render_hits(hits, sys.stdout.isatty()))
-
-
-def _check_kinds(index, kinds) -> None:
-    """An unknown ``--kind`` is a usage error (exit 2) that lists the valid kinds."""
+def _run_search(ctx: CliContext, query: str, *, memory_only: bool, kind: tuple[str, ...],
+                path: str | None, channel: str | None, since: str | None, limit: int,
+                no_catch_up: bool, until: str | None = None, mode: str | None = None,
+                per_page: int | None = None, pages: bool = False, explain: bool = False,
+                role: str | None = None) -> None:
     from minarad.errors import InvalidInput
 
     try:
-        index.check_kinds(kinds)
+        found = ctx.app.search(query, who=ctx.author, role=role,
+                               scope="memory" if memory_only else "all", mode=mode, kinds=kind,
+                               path=path, channel=channel, since=since, until=until,
+                               limit=limit, per_page=1 if pages else per_page, explain=explain,
+                               catch_up=not no_catch_up)
     except InvalidInput as exc:
+        if exc.code != "unknown_kind":
+            raise
+        # an unknown --kind is a usage error (exit 2) that lists the valid kinds
         raise click.BadParameter(exc.message, param_hint="'--kind'") from None
+    note = lag_note(found.stats)
+    if note and not ctx.as_json:
+        click.echo(note, err=True)
+    emit(ctx, search_json(query, found.hits, found.stats),
+         render_hits(found.hits, sys.stdout.isatty()))
 
 
 @click.group("index")

@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from minarad.errors import InvalidInput, MinaraError, VersionConflict
+
+if TYPE_CHECKING:
+    from minarad.gateway.library import Library
+
+T = TypeVar("T")
 
 #: Longest accepted ``X-Minara-Author``.
 MAX_AUTHOR = 100
@@ -31,11 +38,11 @@ class PreconditionRequired(MinaraError):
     http_status = 428
 
 
-def _lib(request: Request):
+def _lib(request: Request) -> Library:
     return request.app.state.library
 
 
-async def _call(request: Request, fn, *args, **kwargs):
+async def _call(request: Request, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return await _lib(request).call(fn, *args, **kwargs)
 
 
@@ -290,7 +297,7 @@ async def events(request: Request) -> Response:
     feed = request.app.state.feed
     queue = feed.subscribe()
 
-    async def stream():
+    async def stream() -> AsyncIterator[str]:
         try:
             yield "retry: 2000\n: minara commit events\n\n"
             while not feed.stopped:

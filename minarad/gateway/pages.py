@@ -9,6 +9,8 @@ after :func:`~minarad.gateway.render.render_markdown` sanitised it.
 from __future__ import annotations
 
 import urllib.parse
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -17,6 +19,8 @@ from starlette.routing import Route
 
 from minarad.errors import MinaraError
 from minarad.gateway.render import escape, render_markdown
+
+T = TypeVar("T")
 
 NAV = (("/workspace", "Workspace"), ("/wiki", "Wiki"), ("/settings/memory", "Memory"),
        ("/agents", "Agents"), ("/learn", "Learn"), ("/proposals", "Proposals"),
@@ -71,7 +75,7 @@ def error_page(request: Request, err: MinaraError) -> HTMLResponse:
     return layout(request, "Error", body, status=err.http_status)
 
 
-async def _call(request: Request, fn, *args, **kwargs):
+async def _call(request: Request, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return await request.app.state.library.call(fn, *args, **kwargs)
 
 

@@ -19,6 +19,7 @@ import contextlib
 import os
 import stat
 import sys
+from collections.abc import Iterator
 
 #: The longest line (one JSON-RPC message) read from stdin.
 MAX_LINE = 64 * 1024 * 1024
@@ -70,7 +71,7 @@ def _streamable(fd: int) -> bool:
 
 
 @contextlib.contextmanager
-def claimed_stdio():
+def claimed_stdio() -> Iterator[tuple[PipeLines, PipeWriter] | None]:
     """Move the protocol's descriptors aside; yield ``(stdin, stdout)`` or None.
 
     While inside, fd 0 reads the null device and fd 1 writes to stderr; both
