@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from minarad.files import LocalFileStore
     from minarad.index import Index
     from minarad.index.results import Hit
+    from minarad.jobs.runner import JobRun, JobStatus
     from minarad.knowledge import Knowledge
     from minarad.learn.store import LearnStore
     from minarad.proposals import Proposals
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from minarad.turns.turn_end import TurnEnd, TurnEndResult
     from minarad.verbs.memory import ConflictDetails, TextAt
     from minarad.verbs.search import Scope, SearchResult
+    from minarad.verbs.status import WorkspaceStatus
     from minarad.wiki import Wiki
 
 
@@ -394,6 +396,27 @@ class Minara:
         from minarad.proposals import Proposals
 
         return Proposals(self.store)
+
+    # -- status and jobs -------------------------------------------------------
+
+    def status(self) -> WorkspaceStatus:
+        """The daemon's report, HEAD's commit and the workspace's notes (``minara status``)."""
+        from minarad.verbs.status import status
+
+        return status(self)
+
+    def jobs(self) -> list[JobStatus]:
+        """Every background job's schedule, last run, result, error and next run."""
+        from minarad.jobs import jobs_status
+
+        return jobs_status(self)
+
+    def run_job(self, name: str, *, dry_run: bool = False, **options: Any) -> JobRun:
+        """Run job ``name`` now (the workspace set up first); see :func:`minarad.jobs.run_job`."""
+        from minarad.jobs import run_job
+
+        self.ensure_set_up()
+        return run_job(self, name, dry_run=dry_run, **options)
 
     # -- the two ends of an agent session -------------------------------------
 

@@ -43,30 +43,6 @@ def _render_status(st) -> str:
     return "\n".join(lines)
 
 
-def _workspace_notes(app) -> dict:
-    """Tracked files that are ignored, and git's ``??`` lines, each with its reason."""
-    from minarad.store.ignoreguard import tracked_but_ignored, untracked_explained
-
-    store = app.existing_store()
-    if store is None:
-        return {"tracked_ignored": [], "untracked": []}
-    try:
-        return {"tracked_ignored": [n.to_dict() for n in tracked_but_ignored(store)],
-                "untracked": [n.to_dict() for n in untracked_explained(store)],
-                "sync": _sync_notes(store)}
-    except (KeyError, OSError, MinaraError):
-        # A damaged repository (a missing tree): the daemon's own status
-        # line says what is wrong; the notes need an intact HEAD.
-        return {"tracked_ignored": [], "untracked": []}
-
-
-def _sync_notes(store) -> dict:
-    """Remotes (ahead/behind, last sync, last error) and conflict copies left by sync."""
-    from minarad.sync import status as sync_status
-
-    return sync_status(store)
-
-
 def _render_sync(notes: dict) -> list[str]:
     sync = notes.get("sync") or {}
     lines = []
@@ -78,37 +54,6 @@ def _render_sync(notes: dict) -> list[str]:
         lines.append(line)
     lines += [f"  sync conflict (both versions kept): {p}" for p in sync.get("conflicts", [])]
     return lines
-
-
-def _head_commit(app) -> dict | None:
-    """HEAD's commit (whoever made it): id, subject, author and time; None if there is none."""
-    from minarad.git.commits import author_name
-    from minarad.store.models import iso_time
-
-    store = app.existing_store()
-    if store is None:
-        return None
-    try:
-        head = store.head()
-        if head is None:
-            return None
-        commit = store.repo[head.encode()]
-        return {"commit": head, "subject": commit.message.decode("utf-8", "replace")
-                .split("\n", 1)[0], "author": author_name(commit.author),
-                "at": iso_time(commit.author_time, commit.author_timezone)}
-    except (KeyError, OSError, ValueError, MinaraError):
-        return None  # a damaged repository: the daemon's status line says what is wrong
-
-
-def _budget_notes(app) -> list[dict]:
-    """Context files near or over their budget (empty before the workspace is set up)."""
-    if not app.has_repository():
-        return []
-    try:
-        report = app.budget_report()
-    except (OSError, MinaraError):
-        return []
-    return [line.as_dict() for line in report.warnings()]
 
 
 def _render_notes(notes: dict) -> list[str]:
@@ -141,14 +86,11 @@ def status(ctx):
 
     Example: minara status --json
     """
-    from minarad.daemon.state import read_status
-
-    st = read_status(ctx.settings.workspace)
-    notes = {**_workspace_notes(ctx.app), "budgets": _budget_notes(ctx.app)}
-    head = _head_commit(ctx.app)
+    found = ctx.app.status()
+    st, head, notes = found.daemon, found.head, found.notes
     if st.running or ctx.as_json:
         lines = _render_status(st).split("\n")
-        emit(ctx, {**st.as_dict(), "head_commit": head, **notes},
+        emit(ctx, found.to_dict(),
              "\n".join([*lines[:1], _render_head(head), *lines[1:], *_render_notes(notes)]))
     else:
         click.echo(f"workspace {st.workspace}:\n"

@@ -44,9 +44,7 @@ def list_(ctx: CliContext):
 
     Example: minara jobs list
     """
-    from minarad.jobs import jobs_status
-
-    statuses = jobs_status(ctx.app)
+    statuses = ctx.app.jobs()
     emit(ctx, {"jobs": [{"name": s.name, "description": s.description, "enabled": s.enabled,
                          "interval_hours": s.interval_hours} for s in statuses]},
          "\n".join(f"{s.name:8} {_schedule(s):14} {s.description}" for s in statuses))
@@ -60,9 +58,7 @@ def status(ctx: CliContext):
 
     Example: minara jobs status --json
     """
-    from minarad.jobs import jobs_status
-
-    statuses = jobs_status(ctx.app)
+    statuses = ctx.app.jobs()
     emit(ctx, {"jobs": [s.to_dict() for s in statuses]},
          "\n".join(_status_line(s) for s in statuses))
 
@@ -85,10 +81,7 @@ def run(ctx: CliContext, name, dry_run):
 
     Example: minara jobs run promote
     """
-    from minarad.jobs import run_job
-
-    ctx.app.ensure_set_up()
-    _emit_run(ctx, run_job(ctx.app, name, dry_run=dry_run))
+    _emit_run(ctx, ctx.app.run_job(name, dry_run=dry_run))
 
 
 @click.command("dream")
@@ -109,12 +102,10 @@ def dream(ctx: CliContext, dry_run, since):
     import datetime as dt
 
     from minarad.errors import InvalidInput
-    from minarad.jobs import run_job
 
     try:
         day = dt.date.fromisoformat(since) if since else None
     except ValueError:
         raise InvalidInput(f"--since {since!r} is not a date like 2026-11-01",
                            code="invalid_date") from None
-    ctx.app.ensure_set_up()
-    _emit_run(ctx, run_job(ctx.app, "dream", dry_run=dry_run, since=day))
+    _emit_run(ctx, ctx.app.run_job("dream", dry_run=dry_run, since=day))

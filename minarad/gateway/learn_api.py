@@ -82,10 +82,7 @@ async def promote_preview(request: Request) -> Response:
 
 async def jobs(request: Request) -> Response:
     """GET /v1/jobs: each job's schedule, last run, result, next run and last error."""
-    from minarad.jobs import jobs_status
-
-    app = _lib(request).app
-    statuses = await _call(request, lambda: jobs_status(app))
+    statuses = await _call(request, _lib(request).app.jobs)
     return JSONResponse({"jobs": [s.to_dict() for s in statuses]})
 
 

@@ -154,6 +154,4 @@ class Library:
                 "jobs": self._jobs(), "semantic_search": semantic}
 
     def _jobs(self) -> list[dict]:
-        from minarad.jobs import jobs_status
-
-        return [s.to_dict() for s in jobs_status(self.app)]
+        return [s.to_dict() for s in self.app.jobs()]
