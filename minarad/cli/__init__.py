@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import sys
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing here
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 
 #: Other commands answered without click when they can be (the first word
 #: among the first five arguments, then ``module:function(args) -> code | None``).
@@ -22,7 +26,7 @@ FAST_PATHS = (
 )
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
     from minarad.cli.fastpath import try_fast_path
@@ -43,7 +47,7 @@ def main(argv=None) -> int:
     return click_main(args)
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> object:
     """``minarad.cli.cli`` is the click root group (loaded on first use)."""
     if name == "cli":
         from minarad.cli.root import cli

@@ -10,7 +10,7 @@ from minarad.cli.options import CliContext, emit, json_option, pass_ctx
 @click.command()
 @json_option
 @pass_ctx
-def config(ctx: CliContext):
+def config(ctx: CliContext) -> None:
     """Print the effective settings and where each one came from.
 
     Order of precedence: flag > environment > config file > default.
@@ -34,7 +34,7 @@ def config(ctx: CliContext):
 @click.command()
 @json_option
 @pass_ctx
-def init(ctx: CliContext):
+def init(ctx: CliContext) -> None:
     """Create (or adopt) the workspace, seed missing files and commit them.
 
     Safe to run again: nothing that exists is overwritten. Every other

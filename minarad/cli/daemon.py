@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import click
 
-from minarad.cli.options import emit, json_option, pass_ctx
+from minarad.cli.options import CliContext, emit, json_option, pass_ctx
 from minarad.errors import MinaraError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.daemon.service import ServiceReport
+    from minarad.daemon.state import DaemonStatus
 
 #: How many not-versioned files the text status names.
 SHOWN_SKIPPED = 10
@@ -18,7 +23,7 @@ def _render_head(head: dict | None) -> str:
             f"at {head['at']})")
 
 
-def _render_status(st) -> str:
+def _render_status(st: DaemonStatus) -> str:
     if not st.running:
         return f"minarad is not running on {st.workspace}"
     lines = [f"minarad is running on {st.workspace}",
@@ -73,7 +78,7 @@ def _render_notes(notes: dict) -> list[str]:
 @click.command()
 @json_option
 @pass_ctx
-def status(ctx):
+def status(ctx: CliContext) -> None:
     """Tell whether minarad watches this workspace (exit 1 when it does not).
 
     Shows pid, start time, watcher kind, the daemon's own last commit,
@@ -100,14 +105,14 @@ def status(ctx):
 
 
 @click.group()
-def service():
+def service() -> None:
     """Run minarad as a systemd user service.
 
     Example: minara service install
     """
 
 
-def _render_service(report, verb: str) -> str:
+def _render_service(report: ServiceReport, verb: str) -> str:
     lines = [f"unit {report.unit}: {verb}"]
     if report.exec_start:
         lines.append(f"  ExecStart={report.exec_start}")
@@ -128,7 +133,7 @@ def _render_service(report, verb: str) -> str:
 @click.option("--no-start", is_flag=True, help="Write the unit but do not enable or start it.")
 @json_option
 @pass_ctx
-def install(ctx, no_start):
+def install(ctx: CliContext, no_start: bool) -> None:
     """Write ~/.config/systemd/user/minarad.service and start it.
 
     The unit runs this installation's minarad on the configured workspace
@@ -150,7 +155,7 @@ def install(ctx, no_start):
 @service.command()
 @json_option
 @pass_ctx
-def uninstall(ctx):
+def uninstall(ctx: CliContext) -> None:
     """Stop and disable the user service, then remove its unit file.
 
     A minarad that 'service install' started detached is stopped too.
@@ -166,7 +171,7 @@ def uninstall(ctx):
 @service.command(name="status")
 @json_option
 @pass_ctx
-def service_status_cmd(ctx):
+def service_status_cmd(ctx: CliContext) -> None:
     """Say whether the unit is installed, enabled and active ('unknown' where none can tell).
 
     Example: minara service status

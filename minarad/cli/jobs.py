@@ -6,9 +6,13 @@ import click
 
 from minarad.cli.options import CliContext, emit, json_option, pass_ctx
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.jobs.runner import JobRun, JobStatus
+
 
 @click.group("jobs")
-def jobs():
+def jobs() -> None:
     """The background jobs the daemon schedules: promote, dream, daily-log.
 
     Last runs, results and errors are kept in the state folder; a job never
@@ -18,11 +22,11 @@ def jobs():
     """
 
 
-def _schedule(s) -> str:
+def _schedule(s: JobStatus) -> str:
     return f"every {s.interval_hours:g} h" if s.enabled else "off"
 
 
-def _status_line(s) -> str:
+def _status_line(s: JobStatus) -> str:
     state = "running" if s.running else ("ok" if s.last_ok else
                                         "failed" if s.last_ok is False else "never run")
     lines = [f"{s.name}: {_schedule(s)}, {state}; "
@@ -39,7 +43,7 @@ def _status_line(s) -> str:
 @jobs.command("list")
 @json_option
 @pass_ctx
-def list_(ctx: CliContext):
+def list_(ctx: CliContext) -> None:
     """List the jobs with their schedule.
 
     Example: minara jobs list
@@ -53,7 +57,7 @@ def list_(ctx: CliContext):
 @jobs.command("status")
 @json_option
 @pass_ctx
-def status(ctx: CliContext):
+def status(ctx: CliContext) -> None:
     """Each job's schedule, last run, result, next run and last error.
 
     Example: minara jobs status --json
@@ -63,7 +67,7 @@ def status(ctx: CliContext):
          "\n".join(_status_line(s) for s in statuses))
 
 
-def _emit_run(ctx: CliContext, run) -> None:
+def _emit_run(ctx: CliContext, run: JobRun) -> None:
     text = run.summary + (f" (commit {run.commit[:12]})" if run.commit else "")
     section = run.details.get("section") if run.dry_run else None
     emit(ctx, run.to_dict(), f"{section.strip()}\n\n{text}" if section else text)
@@ -74,7 +78,7 @@ def _emit_run(ctx: CliContext, run) -> None:
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
 @json_option
 @pass_ctx
-def run(ctx: CliContext, name, dry_run):
+def run(ctx: CliContext, name: str, dry_run: bool) -> None:
     """Run one job now: promote, dream or daily-log.
 
     A job already running (in the daemon, say) is refused with job_running.
@@ -89,7 +93,7 @@ def run(ctx: CliContext, name, dry_run):
 @click.option("--since", metavar="DATE", help="Only journals dated on or after 2026-11-01.")
 @json_option
 @pass_ctx
-def dream(ctx: CliContext, dry_run, since):
+def dream(ctx: CliContext, dry_run: bool, since: str | None) -> None:
     """Distil new journal text into a "## Dreamed YYYY-MM-DD" section of MEMORY.md.
 
     Reads what the journals gained since .dreamed-state.json, asks the

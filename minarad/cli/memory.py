@@ -14,7 +14,7 @@ from minarad.cli.options import CliContext, TextCommand, channel_option, emit, j
 
 
 @click.group()
-def memory():
+def memory() -> None:
     """Read and write workspace files; every write is a git commit.
 
     FILE is a workspace path such as SOUL.md, MEMORY.md or
@@ -39,7 +39,8 @@ def _short(commit: str | None) -> str:
 @channel_option
 @json_option
 @pass_ctx
-def get(ctx: CliContext, file, version, channel, at):
+def get(ctx: CliContext, file: str, version: str | None, channel: str | None,
+        at: str | None) -> None:
     """Print FILE (now, at --version V, or as it was --at WHEN).
 
     Example: minara memory get MEMORY.md --version 3
@@ -70,7 +71,7 @@ def _get_at(ctx: CliContext, rel: str, at: str) -> None:
         click.echo(past.text, nl=False)
 
 
-def _render_write(ctx: CliContext, result) -> None:
+def _render_write(ctx: CliContext, result: WriteResult) -> None:
     if result.changed:
         text = f"{result.path}: version {result.version} (commit {_short(result.commit)})"
     else:
@@ -86,7 +87,7 @@ def _render_write(ctx: CliContext, result) -> None:
 @channel_option
 @json_option
 @pass_ctx
-def append(ctx: CliContext, file, text, channel, force):
+def append(ctx: CliContext, file: str, text: str, channel: str | None, force: bool) -> None:
     """Append TEXT to FILE as new line(s); never conflicts.
 
     TEXT may be '-' (read stdin), '@path' (read a file) or '@@...' (a
@@ -113,7 +114,8 @@ def append(ctx: CliContext, file, text, channel, force):
 @channel_option
 @json_option
 @pass_ctx
-def set_(ctx: CliContext, file, text, base, channel, force, no_newline):
+def set_(ctx: CliContext, file: str, text: str, base: str | None, channel: str | None,
+         force: bool, no_newline: bool) -> None:
     """Replace FILE with TEXT ('-' for stdin, '@path' for a file).
 
     A newline ends the saved text unless it ends with one already, or
@@ -133,7 +135,7 @@ def set_(ctx: CliContext, file, text, base, channel, force, no_newline):
 @channel_option
 @json_option
 @pass_ctx
-def delete(ctx: CliContext, file, base, channel):
+def delete(ctx: CliContext, file: str, base: str | None, channel: str | None) -> None:
     """Delete FILE in a commit (its history stays; restore brings it back).
 
     Example: minara memory delete memory/2026-11-01-s1.md
@@ -156,7 +158,8 @@ def delete(ctx: CliContext, file, base, channel):
 @channel_option
 @json_option
 @pass_ctx
-def pull(ctx: CliContext, directory, changed, reader, force, channel):
+def pull(ctx: CliContext, directory: str, changed: bool, reader: str | None, force: bool,
+         channel: str | None) -> None:
     """Copy SOUL.md, AGENTS.md and MEMORY.md into --dir with a version manifest.
 
     Edit the copies anywhere, then 'minara memory push --dir D'. With
@@ -185,7 +188,7 @@ def pull(ctx: CliContext, directory, changed, reader, force, channel):
 INLINE_LIMIT = 12_000
 
 
-def _render_changed(ctx: CliContext, directory: str, files) -> None:
+def _render_changed(ctx: CliContext, directory: str, files: list[PulledFile]) -> None:
     import os
 
     from minarad.store.copies import read_copy
@@ -208,7 +211,7 @@ def _render_changed(ctx: CliContext, directory: str, files) -> None:
               help="A folder written by 'minara memory pull'.")
 @json_option
 @pass_ctx
-def push(ctx: CliContext, directory):
+def push(ctx: CliContext, directory: str) -> None:
     """Save the copies edited under --dir.
 
     A copy whose base is still current is saved as a new version; a stale
@@ -238,7 +241,8 @@ def push(ctx: CliContext, directory):
 @channel_option
 @json_option
 @pass_ctx
-def history(ctx: CliContext, file, limit, channel, since, until):
+def history(ctx: CliContext, file: str, limit: int | None, channel: str | None, since: str | None,
+            until: str | None) -> None:
     """List the versions of FILE, newest first.
 
     Example: minara memory history MEMORY.md --limit 5
@@ -260,7 +264,7 @@ def history(ctx: CliContext, file, limit, channel, since, until):
 @channel_option
 @json_option
 @pass_ctx
-def diff(ctx: CliContext, file, v1, v2, channel):
+def diff(ctx: CliContext, file: str, v1: str, v2: str | None, channel: str | None) -> None:
     """Show what changed in FILE from version V1 to V2 (default: now).
 
     Example: minara memory diff MEMORY.md 3 5
@@ -277,7 +281,7 @@ def diff(ctx: CliContext, file, v1, v2, channel):
 @channel_option
 @json_option
 @pass_ctx
-def restore(ctx: CliContext, file, version, channel):
+def restore(ctx: CliContext, file: str, version: str, channel: str | None) -> None:
     """Bring back version VERSION of FILE as a new version (history is kept).
 
     Example: minara memory restore MEMORY.md 3
@@ -288,5 +292,10 @@ def restore(ctx: CliContext, file, version, channel):
 
 
 from minarad.cli.search import memory_search  # noqa: E402  (click command; tantivy loads lazily)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.store.copies import PulledFile
+    from minarad.store.models import WriteResult
 
 memory.add_command(memory_search, "search")
