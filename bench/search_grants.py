@@ -1,8 +1,8 @@
-"""The cost of knowledge grants in search: ``Minara.search`` as a role vs ``Index.search``.
+"""The cost of knowledge grants in search: ``Minara.search_index`` as a role vs ``Index.search``.
 
 A workspace of N wiki pages and F facts in 20 domains (two of them denied
 to the role ``ops``) is committed and indexed once. Then, in process,
-interleaved: the index's own search (the baseline) and ``Minara.search``
+interleaved: the index's own search (the baseline) and ``Minara.search_index``
 as ``ops`` (reads ``knowledge/grants.json`` through the read path and
 excludes the denied domains in the query). Prints medians, p95 and the
 ratio.
@@ -66,7 +66,7 @@ def main() -> None:
             hits = app.search_index(QUERY, role="ops", limit=10)
             role.append(time.perf_counter() - start)
         assert not any(h.path.startswith(("knowledge/d1/", "knowledge/d2/")) for h in hits)
-        for name, xs in (("Index.search (baseline)", base), ("Minara.search role=ops", role)):
+        for name, xs in (("Index.search (baseline)", base), ("Minara.search_index role=ops", role)):
             xs.sort()
             print(f"{name:26s} median {statistics.median(xs) * 1000:.2f} ms  "
                   f"p95 {xs[int(len(xs) * 0.95)] * 1000:.2f} ms")

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from minarad.learn.store import LearnStore
     from minarad.proposals import Proposals
     from minarad.store import Store
+    from minarad.store.copies import PulledFile, PushedFile
     from minarad.store.models import FileVersion, HistoryEntry, WriteResult
     from minarad.turns.turn_end import TurnEnd, TurnEndResult
     from minarad.verbs.memory import ConflictDetails, TextAt
@@ -189,6 +190,13 @@ class Minara:
         return memory_set(self, path, text, base=base, author=author, source=source,
                           force=force, newline=newline, message=message)
 
+    def memory_delete(self, path: str, *, base: str | None, author: str,
+                      source: str) -> WriteResult:
+        """Delete ``path`` in a commit if ``base`` is current (history is kept)."""
+        from minarad.verbs.memory import memory_delete
+
+        return memory_delete(self, path, base=base, author=author, source=source)
+
     def memory_history(self, path: str, *, since: str | None = None, until: str | None = None,
                        limit: int | None = None) -> list[HistoryEntry]:
         """The versions of ``path``, newest first, made between ``since`` and ``until``."""
@@ -208,6 +216,20 @@ class Minara:
         from minarad.verbs.memory import memory_restore
 
         return memory_restore(self, path, version, author=author, source=source)
+
+    def memory_pull(self, directory: str, *, who: str, channel: str | None = None,
+                    reader: str | None = None, force: bool = False) -> list[PulledFile]:
+        """Copy SOUL.md, AGENTS.md and MEMORY.md into ``directory`` with a manifest."""
+        from minarad.verbs.memory import memory_pull
+
+        return memory_pull(self, directory, who=who, channel=channel, reader=reader,
+                           force=force)
+
+    def memory_push(self, directory: str, *, author: str, source: str) -> list[PushedFile]:
+        """Save the copies edited under ``directory`` (merged when stale)."""
+        from minarad.verbs.memory import memory_push
+
+        return memory_push(self, directory, author=author, source=source)
 
     def conflict_details(self, path: str, *, with_text: bool = False) -> ConflictDetails:
         """Where ``path`` stands after a stale write: version, ids, author (and text)."""
@@ -242,34 +264,7 @@ class Minara:
                keyword_without_model: bool = False) -> SearchResult:
         """Search the workspace as every surface does: one sequence, typed results.
 
-        Sets a new workspace up, refuses ``who`` a channel it is not a member
-        of, catches the index up with HEAD (waiting up to 2.5 s for another
-        writer), settles the mode and searches with ``role``'s knowledge
-        grants applied (:meth:`search_index`).
-
-        Args:
-            query: the query text (see :meth:`minarad.index.Index.search`).
-            who: the caller, checked against the channel's members; None for
-                a caller trusted with every channel (the gateway's token).
-            role: the caller's role, checked against ``knowledge/grants.json``.
-            scope: ``all``, or ``memory`` for memory files only.
-            mode: keyword, semantic or hybrid (None: hybrid when a model has
-                embedded, else keyword).
-            kinds: only these kinds (an unknown one: ``unknown_kind``).
-            path: only under this path prefix.
-            channel: the caller's channel, whose files join the shared ones.
-            since: changed since (ISO date or time, ``7d``, ``12h``).
-            until: changed until (as ``since``).
-            limit: how many hits at most.
-            per_page: at most this many sections of a page (None: the setting).
-            explain: keep each voice's rank and score.
-            catch_up: catch the index up first (False: search it as it is).
-            keyword_without_model: hybrid without a model is keyword (with a
-                notice) instead of an error.
-
-        Raises:
-            InvalidInput: a bad query, kind, time, mode or grants file.
-            Forbidden: ``access_denied`` for the channel.
+        See :func:`minarad.verbs.search.search` for the steps and arguments.
         """
         from minarad.verbs.search import search
 

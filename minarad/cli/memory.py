@@ -140,8 +140,8 @@ def delete(ctx: CliContext, file: str, base: str | None, channel: str | None) ->
 
     Example: minara memory delete memory/2026-11-01-s1.md
     """
-    result = ctx.app.store.delete(ctx.path(file, channel), base=base, author=ctx.author,
-                                source="cli")
+    result = ctx.app.memory_delete(ctx.path(file, channel), base=base, author=ctx.author,
+                                   source="cli")
     emit(ctx, result.to_dict(), f"{result.path}: deleted as version {result.version} "
                                 f"(commit {_short(result.commit)})")
 
@@ -171,11 +171,9 @@ def pull(ctx: CliContext, directory: str, changed: bool, reader: str | None, for
 
     Example: minara memory pull --dir /tmp/mem --channel team-a
     """
-    from minarad.store.copies import pull as do_pull
-
-    ctx.app.check_channel_access(channel, ctx.author)
     reader = reader or (ctx.author if changed else None)
-    files = do_pull(ctx.app.store, directory, channel=channel, reader=reader, force=force)
+    files = ctx.app.memory_pull(directory, who=ctx.author, channel=channel, reader=reader,
+                                force=force)
     if changed:
         _render_changed(ctx, directory, [f for f in files if f.changed])
         if not ctx.as_json and not any(f.changed for f in files):
@@ -221,11 +219,7 @@ def push(ctx: CliContext, directory: str) -> None:
 
     Example: minara memory push --dir /tmp/mem
     """
-    from minarad.store.copies import push as do_push
-
-    results = do_push(ctx.app.store, directory, author=ctx.author, source="cli",
-                      check_channel=lambda channel: ctx.app.check_channel_access(channel,
-                                                                                ctx.author))
+    results = ctx.app.memory_push(directory, author=ctx.author, source="cli")
     lines = [f"{r.name}: {r.action.replace('_', ' ')} (version {r.version}"
              + (f", {r.conflicts} clash(es): your lines appended" if r.conflicts else "") + ")"
              for r in results]

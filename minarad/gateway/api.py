@@ -147,8 +147,8 @@ async def append_file(request: Request) -> Response:
     text = _text_field(data)
     author, source = who(request)
     lib, path = _lib(request), _path(request)
-    result = await _call(request, lambda: lib.store.append(path, text, author=author,
-                                                           source=source))
+    result = await _call(request, lambda: lib.app.memory_append(path, text, author=author,
+                                                                source=source))
     return JSONResponse(result.to_dict(), headers=etag(result.sha256))
 
 
@@ -161,8 +161,8 @@ async def delete_file(request: Request) -> Response:
     author, source = who(request)
     lib, path = _lib(request), _path(request)
     try:
-        result = await _call(request, lambda: lib.store.delete(path, base=base, author=author,
-                                                               source=source))
+        result = await _call(request, lambda: lib.app.memory_delete(
+            path, base=base, author=author, source=source))
     except VersionConflict as exc:
         details = await _call(request, lib.conflict_details, path)
         return JSONResponse({**exc.to_dict(), **details}, status_code=409)
@@ -172,7 +172,7 @@ async def delete_file(request: Request) -> Response:
 async def history(request: Request) -> Response:
     """GET /v1/workspace/history/{path}: versions, newest first."""
     lib, path = _lib(request), _path(request)
-    entries = await _call(request, lambda: lib.store.history(path))
+    entries = await _call(request, lambda: lib.app.memory_history(path))
     return JSONResponse({"path": entries[0].path if entries else path,
                          "versions": [e.to_dict() for e in entries]})
 
@@ -185,7 +185,7 @@ async def diff(request: Request) -> Response:
         raise InvalidInput("give ?from=VERSION (and optionally &to=VERSION)",
                            code="invalid_input")
     lib, path = _lib(request), _path(request)
-    text = await _call(request, lambda: lib.store.diff(path, old, new))
+    text = await _call(request, lambda: lib.app.memory_diff(path, old, new))
     return JSONResponse({"path": path, "from": old, "to": new, "diff": text})
 
 
@@ -197,8 +197,8 @@ async def restore(request: Request) -> Response:
         raise InvalidInput("field 'version' is required", code="invalid_input")
     author, source = who(request)
     lib, path = _lib(request), _path(request)
-    result = await _call(request, lambda: lib.store.restore(path, version, author=author,
-                                                            source=source))
+    result = await _call(request, lambda: lib.app.memory_restore(path, version, author=author,
+                                                                 source=source))
     return JSONResponse(result.to_dict(), headers=etag(result.sha256))
 
 
@@ -212,9 +212,9 @@ async def reset_heartbeat(request: Request) -> Response:
     author, source = who(request)
     lib = _lib(request)
     try:
-        result = await _call(request, lambda: lib.store.write(
+        result = await _call(request, lambda: lib.app.memory_set(
             HEARTBEAT, new_heartbeat_text(), base=base, author=author, source=source,
-            message="reset HEARTBEAT.md from its template"))
+            newline=False, message="reset HEARTBEAT.md from its template"))
     except VersionConflict as exc:
         details = await _call(request, lib.conflict_details, HEARTBEAT)
         return JSONResponse({**exc.to_dict(), **details}, status_code=409)

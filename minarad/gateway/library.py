@@ -102,7 +102,7 @@ class Library:
 
     def read_file(self, path: str, version: str | None = None) -> dict:
         """The text of ``path`` (now or at ``version``) with its version record."""
-        text, info = self.store.read(path, version)
+        text, info = self.app.memory_get(path, version)
         return {**info.to_dict(), "role": role_of(info.path), "text": text}
 
     def read_or_new(self, path: str) -> dict:

@@ -174,7 +174,7 @@ async def history(request: Request) -> Response:
     """GET /history?path=FILE: every version with who and when; show, diff, restore."""
     lib = request.app.state.library
     path = request.query_params.get("path") or "MEMORY.md"
-    entries = await _call(request, lambda: lib.store.history(path))
+    entries = await _call(request, lambda: lib.app.memory_history(path))
     rows = []
     for e in entries:
         actions = ("<em>deleted</em>" if e.deleted else
@@ -225,7 +225,7 @@ async def diff(request: Request) -> Response:
     lib = request.app.state.library
     q = request.query_params
     path, old, new = q.get("path") or "", q.get("from") or "1", q.get("to") or None
-    text = await _call(request, lambda: lib.store.diff(path, old, new))
+    text = await _call(request, lambda: lib.app.memory_diff(path, old, new))
     body = (f'<h1>{escape(path)}: version {escape(old)} → {escape(new or "now")}</h1>'
             f'<p><a href="/history?path={_q(path)}">History</a></p>'
             f'<pre class="diff">{_diff_html(text) or "no change"}</pre>')

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from minarad.app import Minara
+    from minarad.store.copies import PulledFile, PushedFile
     from minarad.store.models import FileVersion, HistoryEntry, WriteResult
 
 
@@ -124,6 +125,17 @@ def memory_set(app: Minara, path: str, text: str, *, base: str | None, author: s
     return result
 
 
+def memory_delete(app: Minara, path: str, *, base: str | None, author: str,
+                  source: str) -> WriteResult:
+    """Delete ``path`` in a commit if ``base`` (when given) is still its version.
+
+    Raises:
+        VersionConflict: ``base`` is stale (see :func:`conflict_details`).
+    """
+    result: WriteResult = app.store.delete(path, base=base, author=author, source=source)
+    return result
+
+
 def memory_history(app: Minara, path: str, *, since: str | None = None,
                    until: str | None = None, limit: int | None = None) -> list[HistoryEntry]:
     """The versions of ``path``, newest first, made between ``since`` and ``until``."""
@@ -146,3 +158,27 @@ def memory_restore(app: Minara, path: str, version: str, *, author: str,
     """Bring back ``version`` of ``path`` as a new version (history is kept)."""
     result: WriteResult = app.store.restore(path, version, author=author, source=source)
     return result
+
+
+def memory_pull(app: Minara, directory: str, *, who: str, channel: str | None = None,
+                reader: str | None = None, force: bool = False) -> list[PulledFile]:
+    """Copy SOUL.md, AGENTS.md and MEMORY.md (the channel's) into ``directory``.
+
+    ``who`` must be a member of ``channel`` when it has a ``MEMBERS.md``;
+    see :func:`minarad.store.copies.pull` for ``reader`` and ``force``.
+    """
+    from minarad.store.copies import pull
+
+    app.check_channel_access(channel, who)
+    return pull(app.store, directory, channel=channel, reader=reader, force=force)
+
+
+def memory_push(app: Minara, directory: str, *, author: str, source: str) -> list[PushedFile]:
+    """Save the copies edited under ``directory`` (a channel's only for a member)."""
+    from minarad.store.copies import push
+
+    def check_channel(channel: str | None) -> None:
+        app.check_channel_access(channel, author)
+
+    return push(app.store, directory, author=author, source=source,
+                check_channel=check_channel)

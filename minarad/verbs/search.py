@@ -71,7 +71,37 @@ def search(app: Minara, query: str, *, who: str | None, role: str | None = None,
            until: str | None = None, limit: int = 10, per_page: int | None = None,
            explain: bool = False, catch_up: bool = True,
            keyword_without_model: bool = False) -> SearchResult:
-    """Search as ``who`` with ``role``'s grants: see :meth:`minarad.app.Minara.search`."""
+    """Search the workspace as every surface does: one sequence, typed results.
+
+    Sets a new workspace up, refuses ``who`` a channel it is not a member
+    of, catches the index up with HEAD (waiting up to 2.5 s for another
+    writer), settles the mode and searches with ``role``'s knowledge
+    grants applied (:meth:`minarad.app.Minara.search_index`).
+
+    Args:
+        query: the query text (see :meth:`minarad.index.Index.search`).
+        who: the caller, checked against the channel's members; None for
+            a caller trusted with every channel (the gateway's token).
+        role: the caller's role, checked against ``knowledge/grants.json``.
+        scope: ``all``, or ``memory`` for memory files only.
+        mode: keyword, semantic or hybrid (None: hybrid when a model has
+            embedded, else keyword).
+        kinds: only these kinds (an unknown one: ``unknown_kind``).
+        path: only under this path prefix.
+        channel: the caller's channel, whose files join the shared ones.
+        since: changed since (ISO date or time, ``7d``, ``12h``).
+        until: changed until (as ``since``).
+        limit: how many hits at most.
+        per_page: at most this many sections of a page (None: the setting).
+        explain: keep each voice's rank and score.
+        catch_up: catch the index up first (False: search it as it is).
+        keyword_without_model: hybrid without a model is keyword (with a
+            notice) instead of an error.
+
+    Raises:
+        InvalidInput: a bad query, kind, time, mode or grants file.
+        Forbidden: ``access_denied`` for the channel.
+    """
     app.ensure_set_up()  # a new workspace is seeded first, as every command does
     if who is not None:
         app.check_channel_access(channel, who)
