@@ -67,6 +67,8 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "http": ("MINARA_HTTP", str, "127.0.0.1:7411"),
     "http_hosts": ("MINARA_HTTP_HOSTS", str, ""),
     "http_max_body_bytes": ("MINARA_HTTP_MAX_BODY_BYTES", int, 8 * 1024 * 1024),
+    "http_max_connections": ("MINARA_HTTP_MAX_CONNECTIONS", int, 256),
+    "http_header_timeout_s": ("MINARA_HTTP_HEADER_TIMEOUT_S", float, 10.0),
     # -- artifacts and files --
     "files_max_bytes": ("MINARA_FILES_MAX_BYTES", int, 20 * 1024 * 1024),
     "sheet_max_rows": ("MINARA_SHEET_MAX_ROWS", int, 200),
@@ -166,6 +168,8 @@ class Settings:
     http: str
     http_hosts: str
     http_max_body_bytes: int
+    http_max_connections: int
+    http_header_timeout_s: float
     # -- artifacts and files --
     files_max_bytes: int
     sheet_max_rows: int
@@ -271,7 +275,7 @@ _MINIMUM = {
     # -- search --
     "search_per_page": 0, "search_half_life_days": 0.01,
     # -- HTTP gateway --
-    "http_max_body_bytes": 1024,
+    "http_max_body_bytes": 1024, "http_max_connections": 1, "http_header_timeout_s": 0.1,
     # -- artifacts and files --
     "files_max_bytes": 1, "sheet_max_rows": 1, "sheet_max_cols": 1,
     # -- sync --

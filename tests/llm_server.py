@@ -92,6 +92,12 @@ class LoopbackLLM:
         if kind == "garbage":
             handler._send(200, step[1] if len(step) > 1 else b"\x00nonsense{", "text/plain")
             return
+        if kind == "trickle":  # ("trickle", interval_s, n_bytes): one byte per interval
+            _trickle(handler, step[1], step[2])
+            return
+        if kind == "huge":  # ("huge", n_bytes): a body far over any answer, sent fast
+            _huge(handler, step[1])
+            return
         if kind == "no_choices":
             handler._send(200, json.dumps({"id": "x", "choices": []}).encode())
             return
@@ -124,3 +130,30 @@ class LoopbackLLM:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def _trickle(handler, interval: float, n_bytes: int) -> None:
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(n_bytes))
+    handler.end_headers()
+    try:
+        for _ in range(n_bytes):
+            handler.wfile.write(b" ")
+            handler.wfile.flush()
+            time.sleep(interval)
+    except OSError:
+        pass
+
+
+def _huge(handler, n_bytes: int) -> None:
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(n_bytes))
+    handler.end_headers()
+    block = b" " * 65536
+    try:
+        for _ in range(n_bytes // len(block)):
+            handler.wfile.write(block)
+    except OSError:
+        pass

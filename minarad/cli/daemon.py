@@ -58,6 +58,9 @@ def _render_sync(notes: dict) -> list[str]:
             line += f"; last error at {r.get('last_error_at')}: {r['last_error']}"
         lines.append(line)
     lines += [f"  sync conflict (both versions kept): {p}" for p in sync.get("conflicts", [])]
+    lines += [f"  lines clashed in {p} at the last merge from {r['name']} (both versions kept "
+              f"in place, ours first)" for r in sync.get("remotes", [])
+              for p in r.get("clashed") or []]
     return lines
 
 

@@ -73,7 +73,7 @@ def remote_remove(ctx: CliContext, name: str) -> None:
     emit(ctx, {"removed": name}, f"remote {name} removed")
 
 
-def _render(result: SyncResult) -> str:
+def render_result(result: SyncResult) -> str:
     text = {"up-to-date": "up to date", "pushed": "pushed our commits",
             "fast-forward": "fast-forwarded to the remote's commits",
             "merge": "merged the remote's commits"}.get(result.action, result.action)
@@ -81,6 +81,8 @@ def _render(result: SyncResult) -> str:
         text += " and pushed"
     lines = [f"{result.remote}: {text} (HEAD {(result.head or '-')[:10]})"]
     lines += [f"  kept both versions: {c} (resolve it, then delete it)" for c in result.conflicts]
+    lines += [f"  lines clashed in {p}: both versions kept where they were, ours first "
+              f"(pick one)" for p in result.clashed]
     return "\n".join(lines)
 
 
@@ -92,7 +94,8 @@ def sync(ctx: CliContext, name: str | None) -> None:
     """Fetch from remote NAME (default: every remote), merge, and push.
 
     Fast-forwards when it can, else makes one merge commit that keeps both
-    sides: Markdown three-way (clashing lines: ours, then theirs), JSONL
+    sides: Markdown three-way (clashing lines: both versions where the line was,
+    ours first; listed in the output and by 'minara status'), JSONL
     records united by id, front matter field by field, job state to the
     furthest watermark; a file that cannot be merged keeps both versions
     (name.conflict-<machine>.<ext>, listed by 'minara status'). A push that
@@ -113,4 +116,4 @@ def sync(ctx: CliContext, name: str | None) -> None:
     scan = not is_daemon_running(ctx.settings.workspace)  # else minarad commits the edits
     results = [sync_remote(store, ctx.settings, n, commit_edits=scan) for n in names]
     emit(ctx, {"results": [r.to_dict() for r in results]},
-         "\n".join(_render(r) for r in results))
+         "\n".join(render_result(r) for r in results))

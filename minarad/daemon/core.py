@@ -36,6 +36,7 @@ from minarad.daemon.watcher import (
 )
 from minarad.errors import Busy, MinaraError
 from minarad.crashpoints import crash_point
+from minarad.workspace.paths import UNREADABLE_NAME, is_utf8_name, shown_path
 
 _WAKE = object()
 #: How many paths a commit log line names before "and N more".
@@ -204,9 +205,21 @@ class Daemon:
     def _take(self, item) -> None:
         if item is _WAKE:
             return
+        if item != WHOLE_TREE and not is_utf8_name(item):
+            self._skip_unreadable_name(item)
+            return
         self.debouncer.touch(item, time.monotonic())
         if item == WHOLE_TREE:
             self.ignore.reload()
+        self._state_dirty = True
+
+    def _skip_unreadable_name(self, rel: str) -> None:
+        """A name that is not UTF-8 is never versioned: list it (or drop it once gone)."""
+        shown = shown_path(rel)
+        gone = not os.path.lexists(os.path.join(self.root, rel))
+        entries = [] if gone else [f"{shown}: {UNREADABLE_NAME}"]
+        for entry in self.skipped.update([shown], entries):
+            logger.warning("not versioned: {}", entry)
         self._state_dirty = True
 
     def _sink(self, rel: str) -> None:
@@ -423,7 +436,7 @@ def _normalized(paths) -> list[str] | None:
         try:
             out.append(normalize_path(str(path)))
         except MinaraError:
-            out.append(str(path))
+            out.append(shown_path(str(path)))
     return out
 
 
@@ -431,6 +444,6 @@ def _names(paths) -> str:
     if paths is None:
         return "the whole tree"
     paths = list(paths)
-    shown = ", ".join(str(p) for p in paths[:LOGGED_PATHS])
+    shown = ", ".join(shown_path(str(p)) for p in paths[:LOGGED_PATHS])
     more = len(paths) - LOGGED_PATHS
     return f"{shown} and {more} more" if more > 0 else shown

@@ -89,7 +89,8 @@ def is_daemon_running(workspace: str | os.PathLike) -> bool:
 
 def write_state(workspace: str | os.PathLike, state: dict) -> None:
     """Atomically replace the state file with ``state``."""
-    data = json.dumps(state, ensure_ascii=False, indent=1).encode("utf-8")
+    # A name that is not UTF-8 is written escaped, never the reason the daemon stops.
+    data = json.dumps(state, ensure_ascii=False, indent=1).encode("utf-8", "backslashreplace")
     atomic_write(state_dir(workspace) / STATE_NAME, data)
 
 

@@ -22,6 +22,7 @@ from watchdog.events import (
     DirCreatedEvent,
     DirDeletedEvent,
     DirMovedEvent,
+    FileAttribEvent,
     FileClosedEvent,
     FileCreatedEvent,
     FileDeletedEvent,
@@ -31,9 +32,11 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 
-#: The events we subscribe to; opened / closed-without-write never reach us.
+#: The events we subscribe to; opened / closed-without-write never reach us. An
+#: attribute change counts: ``chmod +x`` alone is a new version (git records the mode).
 EVENT_FILTER = [FileCreatedEvent, FileModifiedEvent, FileMovedEvent, FileDeletedEvent,
-                FileClosedEvent, DirCreatedEvent, DirDeletedEvent, DirMovedEvent]
+                FileClosedEvent, FileAttribEvent, DirCreatedEvent, DirDeletedEvent,
+                DirMovedEvent]
 #: A key that stands for "compare the whole tree with HEAD".
 WHOLE_TREE = "."
 INOTIFY_LIMIT_HINT = (

@@ -69,6 +69,8 @@ async def json_body(request: Request) -> dict:
         data = json.loads(raw or b"{}")
     except (ValueError, UnicodeDecodeError):
         raise InvalidInput("the body is not valid JSON", code="invalid_json") from None
+    except RecursionError:
+        raise InvalidInput("the body's JSON is nested too deeply", code="invalid_json") from None
     if not isinstance(data, dict):
         raise InvalidInput("the body must be a JSON object", code="invalid_json")
     return data

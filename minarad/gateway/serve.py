@@ -139,11 +139,15 @@ def _serve(settings: Settings, sock: socket.socket, url: str,
     import uvicorn
 
     from minarad.app import Minara
+    from minarad.gateway.limits import guarded_protocol, limit_repeated_logs
     from minarad.gateway.server import build_gateway
 
     gateway_app = Minara.open(settings)  # its own store: threads never share the daemon's
     asgi, feed = build_gateway(gateway_app, address=url, bind_host=bind_host)
     feed.start()
+    limit_repeated_logs()
     config = uvicorn.Config(asgi, log_level="warning", access_log=False, lifespan="off",
-                            timeout_graceful_shutdown=2, server_header=False)
+                            timeout_graceful_shutdown=2, server_header=False,
+                            http=guarded_protocol(settings.http_max_connections,
+                                                  settings.http_header_timeout_s))
     return uvicorn.Server(config), feed, feed.library

@@ -22,7 +22,8 @@ class FileChange(NamedTuple):
     mode: int | None
 
 
-def diff_trees(object_store, old_tree: bytes | None, new_tree: bytes | None) -> list[FileChange]:
+def diff_trees(object_store, old_tree: bytes | None, new_tree: bytes | None, *,
+               names: str = "replace") -> list[FileChange]:
     """Return the files added, modified or deleted from ``old_tree`` to ``new_tree``.
 
     Args:
@@ -32,7 +33,10 @@ def diff_trees(object_store, old_tree: bytes | None, new_tree: bytes | None) -> 
 
     Returns:
         One change per path, sorted by path. Symlinks and submodules are
-        included with their modes (``0o120000``, ``0o160000``).
+        included with their modes (``0o120000``, ``0o160000``). A name that is
+        not UTF-8 is decoded with the ``names`` error handler: ``replace`` for
+        what is only shown or indexed, ``surrogateescape`` where the bytes
+        must survive (``os.fsencode`` gives them back).
     """
     from dulwich.diff_tree import tree_changes
 
@@ -40,10 +44,10 @@ def diff_trees(object_store, old_tree: bytes | None, new_tree: bytes | None) -> 
     for change in tree_changes(object_store, cast("ObjectID | None", old_tree),
                                cast("ObjectID | None", new_tree)):
         if change.old is not None and change.old.path is not None:
-            found.setdefault(change.old.path.decode("utf-8", "replace"), (None, None))
+            found.setdefault(change.old.path.decode("utf-8", names), (None, None))
         if change.new is not None and change.new.path is not None:
-            found[change.new.path.decode("utf-8", "replace")] = (change.new.sha.decode(),
-                                                                  change.new.mode)
+            found[change.new.path.decode("utf-8", names)] = (change.new.sha.decode(),
+                                                               change.new.mode)
     return [FileChange(path, *found[path]) for path in sorted(found)]
 
 

@@ -28,6 +28,7 @@ AUTHOR = "job:dream"
 NOTHING = "NOTHING_TO_PROMOTE"
 _JOURNAL_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:-[^/]+)?\.md$")
 _BULLET_RE = re.compile(r"^\s*[-*+]\s+\S")
+_COMMENT_RE = re.compile(r"<!--.*?-->", re.DOTALL)
 
 PROMPT = (
     "You keep an AI agent's long-term memory, MEMORY.md. Read the journal excerpt and keep "
@@ -238,8 +239,8 @@ def answer_lines(answer: str, limit: int) -> list[str]:
                          f"{limit}-character limit (MINARA_DREAM_MAX_ANSWER_CHARS)",
                          code="dream_answer_too_long")
     lines = []
-    for line in text.splitlines():
-        if not line.strip():
+    for line in without_comments(text).splitlines():
+        if not line.strip("-*+ \t"):  # blank, or a bullet a removed comment emptied
             continue
         if _BULLET_RE.match(line):
             lines.append("- " + line.strip()[1:].strip())
@@ -249,6 +250,17 @@ def answer_lines(answer: str, limit: int) -> list[str]:
             raise DreamError(f"the model's answer is not bullet lines: {line.strip()[:80]!r}",
                              code="dream_malformed_answer")
     return lines
+
+
+def without_comments(text: str) -> str:
+    """``text`` without HTML comments (``<!-- ... -->``), whole or left open.
+
+    A comment is invisible in a rendered page and is how managed blocks are
+    marked (the promoted-learnings markers): what a model writes must never
+    open, close or double such a block.
+    """
+    text = _COMMENT_RE.sub("", text)
+    return text.replace("<!--", "").replace("-->", "")
 
 
 def _norm(line: str) -> str:

@@ -24,6 +24,8 @@ from minarad.jobs.runner import next_run_ts, run_job, state_file
 
 #: The longest the scheduler sleeps before looking at the clock again (suspend, settings).
 MAX_NAP_S = 60.0
+#: The longest a failing job is held back by the in-memory backoff.
+MAX_FAILURE_PAUSE_S = 3600.0
 
 
 class Scheduler:
@@ -47,6 +49,9 @@ class Scheduler:
         self.stop_event = threading.Event()
         self.commit_guard = threading.Lock()
         self._thread: threading.Thread | None = None
+        #: name -> (failures in a row, not before): a backoff kept in memory too, so it
+        #: holds when the failure is that the state folder cannot be written.
+        self._held: dict[str, tuple[int, float]] = {}
 
     @property
     def settings(self):
@@ -61,15 +66,30 @@ class Scheduler:
         settings = self.settings
         records = state_file(settings).load()
         return [name for name, job in JOBS.items()
-                if (when := next_run_ts(job, settings, records.get(name, {}), now))
-                is not None and when <= now]
+                if (when := self._when(name, next_run_ts(job, settings, records.get(name, {}),
+                                                         now))) is not None and when <= now]
+
+    def _when(self, name: str, scheduled: float | None) -> float | None:
+        """``scheduled``, or later while a failure's backoff holds the job back."""
+        held = self._held.get(name)
+        if scheduled is None or held is None:
+            return scheduled
+        return max(scheduled, held[1])
+
+    def _note_outcome(self, name: str, outcome: str, now: float) -> None:
+        if not outcome.startswith("error:") or outcome == "error: job_running":
+            self._held.pop(name, None)
+            return
+        failures = self._held.get(name, (0, 0.0))[0] + 1
+        self._held[name] = (failures, now + failure_pause(self.settings, failures))
 
     def next_wake(self, now: float) -> float:
         """Seconds until the next job is due (at most :data:`MAX_NAP_S`)."""
         settings = self.settings
         records = state_file(settings).load()
         times = [t for name, job in JOBS.items()
-                 if (t := next_run_ts(job, settings, records.get(name, {}), now)) is not None]
+                 if (t := self._when(name, next_run_ts(job, settings, records.get(name, {}),
+                                                       now))) is not None]
         return max(0.05, min([MAX_NAP_S, *(t - now for t in times)]))
 
     def tick(self) -> dict[str, str]:
@@ -81,8 +101,13 @@ class Scheduler:
         for name in self.due():
             if self.stop_event.is_set():
                 break
-            with Minara(settings) as app:
-                outcomes[name] = self._run_one(app, name)
+            try:
+                with Minara(settings) as app:
+                    outcomes[name] = self._run_one(app, name)
+            except Exception as exc:  # noqa: BLE001 - e.g. no descriptor left to open it
+                logger.error("job {} could not start: {}", name, exc)
+                outcomes[name] = "error: unexpected_error"
+            self._note_outcome(name, outcomes[name], self.clock())
         return outcomes
 
     def _run_one(self, app, name: str) -> str:
@@ -105,12 +130,19 @@ class Scheduler:
         return run.summary
 
     def _loop(self) -> None:
+        failures = 0
         while not self.stop_event.is_set():
             try:
                 self.tick()
+                nap = self.next_wake(self.clock())
+                failures = 0
             except Exception as exc:  # noqa: BLE001 - keep scheduling whatever happens
-                logger.opt(exception=exc).error("scheduler: {}", exc)
-            self.stop_event.wait(self.next_wake(self.clock()))
+                failures += 1
+                nap = failure_pause(self.settings, failures, MAX_NAP_S)
+                logger.opt(exception=exc if failures == 1 else None).error(
+                    "scheduler: {} (failure {} in a row; next look in {:g} s)", exc, failures,
+                    nap)
+            self.stop_event.wait(nap)
 
     def start(self) -> Scheduler:
         """Start the scheduling thread."""
@@ -129,6 +161,12 @@ class Scheduler:
         self.commit_guard.acquire()
         if self._thread is not None:
             self._thread.join(timeout)
+
+
+def failure_pause(settings, failures: int, longest: float = MAX_FAILURE_PAUSE_S) -> float:
+    """The wait after ``failures`` failures in a row: ``MINARA_JOBS_RETRY_S``, doubling,
+    at most ``longest``."""
+    return min(longest, max(0.05, settings.jobs_retry_s) * 2 ** min(failures - 1, 20))
 
 
 def start_scheduler(daemon, app):

@@ -114,9 +114,21 @@ def record_observation(knowledge, agent: str, text: str, *, author: str,
     raise AssertionError("unreachable")
 
 
+def check_notes_text(text: str) -> None:
+    """Refuse notes holding a heading of level 1 or 2: it would start a section of its
+    own (a second ``## Observations``, say) and split the file's two sections."""
+    for section in parse_sections(text):
+        if 1 <= section.level <= 2:
+            raise InvalidInput(f"the notes hold the heading {section.heading_line.strip()!r}, "
+                               f"which would start a section of its own in NOTES.md; use "
+                               f"'###' or deeper headings inside the notes",
+                               code="notes_heading")
+
+
 def update_notes(knowledge, agent: str, text: str, *, base=None, author: str,
                  source: str = "cli") -> NotesWrite:
     """Replace the body of the agent's ``## Notes``; a stale ``base`` is a conflict (exit 3)."""
+    check_notes_text(text)
     path = notes_path(agent)
     return _rewrite(knowledge, path, agent, lambda t: replace_notes(t, text), base, author,
                     source, "notes")

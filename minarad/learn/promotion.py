@@ -69,8 +69,13 @@ def find_block(text: str) -> Block | None:
     start = text.find(BLOCK_START)
     if start < 0:
         return None
-    if text.find(BLOCK_START, start + 1) >= 0:
-        raise ValueError("MEMORY.md holds the promoted-learnings start marker twice")
+    again = text.find(BLOCK_START, start + 1)
+    if again >= 0:
+        first, second = (text.count("\n", 0, at) + 1 for at in (start, again))
+        raise ValueError(f"MEMORY.md holds the promoted-learnings start marker twice (lines "
+                         f"{first} and {second}): delete the line that is not the block's "
+                         f"own (the block starts right under '{BLOCK_HEADING}'), then run "
+                         f"minara learn promote")
     end = text.find(BLOCK_END, start)
     if end < 0:
         return None

@@ -9,7 +9,8 @@ OpenAI, Ollama, llama.cpp's server, vLLM and the like all answer
 Every failure is an :class:`LLMError` with a code a job can report:
 ``llm_not_configured``, ``llm_unreachable``, ``llm_timeout``,
 ``llm_http_error``, ``llm_bad_answer`` (not the JSON shape of a chat
-completion) and ``llm_empty_answer``. Unreachable, time-outs, 429 and 5xx are
+completion), ``llm_answer_too_large`` (over :data:`MAX_ANSWER_BYTES`, cut
+while reading) and ``llm_empty_answer``. Unreachable, time-outs, 429 and 5xx are
 retried with backoff; other answers are not.
 
 httpx is imported on first use, so commands that never talk to a model do
@@ -35,6 +36,8 @@ class LLMError(MinaraError):
     http_status = 502
 
 
+#: The largest answer body read from an endpoint (a chat completion is far smaller).
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
 #: Status codes worth a second try.
 _RETRYABLE = {408, 409, 425, 429, 500, 502, 503, 504}
 
@@ -46,7 +49,8 @@ class ChatClient:
         base_url: the endpoint's base, up to and including ``/v1``.
         model: the model name the endpoint expects.
         api_key: sent as a bearer token when given.
-        timeout_s: the longest one request may take, connect to last byte.
+        timeout_s: the longest one request may take, connect to last byte (a total
+            deadline, not a time-out per read).
         retries: further tries after a retryable failure.
         backoff_s: the first pause between tries (doubled each time).
     """
@@ -101,14 +105,18 @@ class ChatClient:
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         url = f"{self.base_url}/chat/completions"
+        timed_out = _Retry(LLMError(f"the LLM at {self.base_url} did not answer within "
+                                    f"{self.timeout_s:g} s", code="llm_timeout"))
         try:
-            response = httpx.post(url, json=body, headers=headers, timeout=self.timeout_s)
+            with httpx.stream("POST", url, json=body, headers=headers,
+                              timeout=self.timeout_s) as response:
+                raw = self._read_capped(response, time.monotonic() + self.timeout_s, timed_out)
         except httpx.TimeoutException:
-            raise _Retry(LLMError(f"the LLM at {self.base_url} did not answer within "
-                                  f"{self.timeout_s:g} s", code="llm_timeout")) from None
+            raise timed_out from None
         except httpx.HTTPError as exc:
             raise _Retry(LLMError(f"the LLM at {self.base_url} is unreachable: {exc}",
                                   code="llm_unreachable")) from None
+        response = httpx.Response(response.status_code, headers=response.headers, content=raw)
         if response.status_code != 200:
             error = LLMError(f"the LLM at {self.base_url} answered HTTP {response.status_code}: "
                              f"{response.text[:200]}", code="llm_http_error",
@@ -117,6 +125,28 @@ class ChatClient:
                 raise _Retry(error)
             raise error
         return _answer_text(response)
+
+
+    def _read_capped(self, response, deadline: float, timed_out: _Retry) -> bytes:
+        """The body, read while the deadline and the size cap both hold.
+
+        The time-out is for the whole answer: an endpoint that trickles one
+        byte at a time is cut at the deadline (checked as each piece
+        arrives; a silent one by the read time-out), and a body over
+        :data:`MAX_ANSWER_BYTES` is refused while it arrives, never held.
+        """
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > MAX_ANSWER_BYTES:
+                raise LLMError(f"the LLM at {self.base_url} sent more than "
+                               f"{MAX_ANSWER_BYTES:,} bytes; the answer was dropped",
+                               code="llm_answer_too_large")
+            chunks.append(chunk)
+            if time.monotonic() > deadline:
+                raise timed_out
+        return b"".join(chunks)
 
 
 class _Retry(Exception):

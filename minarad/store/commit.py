@@ -75,6 +75,10 @@ class PreparedCommit:
     source: str
     #: A merge or fast-forward brings commits the history cache lacks: it catches up.
     catch_up: bool = False
+    #: Where the branch pointed before (None: unborn), for the reflog.
+    old_head: str | None = None
+    #: HEAD moves to a commit made elsewhere (a fast-forward), none is made here.
+    reused: bool = False
 
 
 def prepare_commit(store, changes: dict, *, author: str, source: str,
@@ -125,7 +129,8 @@ def prepare_commit(store, changes: dict, *, author: str, source: str,
             marker.unlink()
         raise
     return PreparedCommit(store, commit, commit.tree, ref_file, index_changes, recorded,
-                          author_name(commit.author), source, bool(reuse or parents))
+                          author_name(commit.author), source, bool(reuse or parents), head,
+                          bool(reuse))
 
 
 def abort_commit(prepared: PreparedCommit) -> None:
@@ -158,6 +163,7 @@ def finish_commit(prepared: PreparedCommit, stats: dict) -> CommitInfo:
         abort_commit(prepared)
         raise
     crash_point("commit-after-head")
+    _log_move(prepared)
     index_changes = {p.encode(): None if v is None else (*v, stats.get(p))
                      for p, v in prepared.index_changes.items()}
     if _update_index_or_defer(store, index_changes, prepared.tree_id):
@@ -177,6 +183,27 @@ def finish_commit(prepared: PreparedCommit, stats: dict) -> CommitInfo:
     crash_point("commit-after-history")
     return CommitInfo(commit.id.decode(), tuple(r[0] for r in prepared.recorded), source,
                       prepared.author)
+
+
+def _log_move(prepared: PreparedCommit) -> None:
+    """Append the move to the branch's and HEAD's reflogs, as git does (best effort: the
+    commit stands either way; time travel falls back to commit times)."""
+    from minarad.git import reflog
+    from minarad.git.refs import head_branch
+
+    commit = prepared.commit
+    subject = commit.message.decode("utf-8", "replace").split("\n", 1)[0]
+    kind = "merge" if len(commit.parents) > 1 else "commit"
+    if prepared.reused:
+        kind = "fast-forward"  # HEAD moved to a descendant made elsewhere
+    elif prepared.old_head is None:
+        kind = "commit (initial)"
+    with contextlib.suppress(OSError, ValueError):
+        branch = head_branch(str(prepared.store.git_dir))
+        if branch:
+            reflog.append(str(prepared.store.git_dir), branch, prepared.old_head,
+                          commit.id.decode(), commit.committer.decode("utf-8", "replace"),
+                          f"{kind} ({prepared.source}): {subject}")
 
 
 def _update_index_or_defer(store, index_changes: dict, tree_id: bytes) -> bool:

@@ -16,6 +16,7 @@ import os
 import stat
 
 from minarad.errors import InvalidInput
+from minarad.workspace.paths import UNREADABLE_NAME, is_utf8_name, shown_path
 
 #: How many hidden paths a refusal names in its message (all are in ``hidden``).
 _SHOWN = 5
@@ -97,7 +98,7 @@ def untracked_explained(store) -> list[PathNote]:
     """Each file ``git status`` shows as ``??``, with why minara has not committed it."""
     ignore = store.ignore_filter()
     committed = store._committed_files()
-    return [PathNote(rel, _why_untracked(store, rel, entry))
+    return [PathNote(shown_path(rel), _why_untracked(store, rel, entry))
             for rel, entry in _walk(store.root, ignore) if rel not in committed]
 
 
@@ -124,6 +125,8 @@ def _walk(root, ignore):
 def _why_untracked(store, rel: str, entry) -> str:
     from minarad.workspace.ignore import editor_pattern
 
+    if not is_utf8_name(rel):
+        return UNREADABLE_NAME
     pattern = editor_pattern(rel)
     if pattern:
         return (f"an editor leftover minara never versions; add '{pattern}' to .gitignore "

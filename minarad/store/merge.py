@@ -19,13 +19,18 @@ class MergeResult:
     conflicts: int
 
 
-def merge_texts(base: str, latest: str, mine: str) -> MergeResult:
+def merge_texts(base: str, latest: str, mine: str, *, in_place: bool = False) -> MergeResult:
     """Merge ``mine`` (edited from ``base``) into ``latest``.
+
+    Where both changed the same lines, ``latest``'s stay where they were and
+    ``mine``'s new lines go to the end of the text, or, with ``in_place``,
+    right after ``latest``'s (both versions where the line was: a sync).
 
     Args:
         base: the text the writer started from.
         latest: the text now in the workspace.
         mine: the writer's edited text.
+        in_place: put ``mine``'s clashing lines beside ``latest``'s, not at the end.
     """
     import merge3
 
@@ -46,7 +51,13 @@ def merge_texts(base: str, latest: str, mine: str) -> MergeResult:
             conflicts += ze > zs  # both sides only adding at one place is no clash
             out += latest_l[as_:ae]
             base_region = set(base_l[zs:ze])
-            appended += [line for line in mine_l[bs:be] if line not in base_region]
+            theirs = [line for line in mine_l[bs:be] if line not in base_region]
+            if in_place:
+                if out and theirs and not out[-1].endswith("\n"):
+                    out[-1] += "\n"
+                out += theirs
+            else:
+                appended += theirs
     text = "".join(out)
     if appended:
         if text and not text.endswith("\n"):

@@ -15,7 +15,7 @@ import os
 from minarad.errors import Forbidden, InvalidInput
 from minarad.git import index as gitindex
 from minarad.workspace.content import git_blob_id
-from minarad.workspace.paths import normalize_path
+from minarad.workspace.paths import UNREADABLE_NAME, is_utf8_name, normalize_path, shown_path
 
 
 @dataclasses.dataclass
@@ -80,6 +80,9 @@ def collect(store, rel: str, committed: str | None, may_delete: bool, out: DiskC
             committed_mode: int | None = None) -> None:
     """Compare one path on disk with its committed blob (and mode, when known); record a
     difference in ``out``. A change of the executable bit alone is a change too."""
+    if not is_utf8_name(rel):  # never versioned: listed, never the reason a scan fails
+        out.skipped.append(f"{shown_path(rel)}: {UNREADABLE_NAME}")
+        return
     try:
         store.check_path(rel)
         data, st = store.read_disk(rel)
@@ -88,7 +91,8 @@ def collect(store, rel: str, committed: str | None, may_delete: bool, out: DiskC
             out.changes[rel] = None  # committed before the rules refused its name
             return
         reason = getattr(exc, "message", None) or getattr(exc, "strerror", None) or str(exc)
-        out.skipped.append(reason if reason.startswith(f"{rel}: ") else f"{rel}: {reason}")
+        shown = shown_path(rel)
+        out.skipped.append(reason if reason.startswith(f"{shown}: ") else f"{shown}: {reason}")
         return
     if data is None:
         if committed is not None and may_delete:

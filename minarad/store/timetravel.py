@@ -2,9 +2,10 @@
 
 ``WHEN`` is an ISO 8601 date or time (naive = local; a date alone is the end
 of that day), ``now``, ``today``, ``yesterday`` (the end of each day), or
-``N minutes|hours|days|weeks ago``. The commit at a moment is the newest on
-HEAD's first-parent line made at or before it: what this workspace held
-then, merges from other machines included once they had been merged.
+``N minutes|hours|days|weeks ago``. The commit at a moment is where this
+workspace's branch pointed then (its reflog), else the newest on HEAD's
+first-parent line made at or before it: what this workspace held then,
+merges from other machines included once they had been merged.
 """
 
 from __future__ import annotations
@@ -48,14 +49,44 @@ def parse_when(text: str, now: dt.datetime | None = None) -> dt.datetime:
 
 
 def commit_at(store, when: dt.datetime) -> str | None:
-    """The newest commit on HEAD's first-parent line made at or before ``when``."""
-    from minarad.git.history import follow_history
+    """The commit this workspace held at ``when``.
+
+    Where the branch's reflog reaches back that far, the commit it pointed
+    to then (after a sync fast-forwarded to another machine's merge, the
+    first-parent line runs through that machine's history, not this one's).
+    Before the reflog's first move, or without a reflog, the newest commit on
+    the first-parent line (from where the reflog starts, else HEAD) made at
+    or before ``when``.
+    """
+    from minarad.git.reflog import ZERO, moves
+    from minarad.git.refs import head_branch
 
     head = store.head()
     if head is None:
         return None
     moment = when.timestamp()
-    for commit in follow_history(store.repo, head, first_parent=True):
+    branch = head_branch(str(store.git_dir))
+    recorded = moves(str(store.git_dir), branch) if branch else []
+    start = head
+    if recorded:
+        then = [new for _old, new, at in recorded if at <= moment]
+        if then and (then[-1] == ZERO or _exists(store, then[-1])):
+            return None if then[-1] == ZERO else then[-1]
+        if not then:
+            start = recorded[0][0]
+            if start == ZERO or not _exists(store, start):
+                return None if start == ZERO else _walk_from(store, head, moment)
+    return _walk_from(store, start, moment)
+
+
+def _exists(store, commit: str) -> bool:
+    return commit.encode() in store.repo.object_store
+
+
+def _walk_from(store, start: str, moment: float) -> str | None:
+    from minarad.git.history import follow_history
+
+    for commit in follow_history(store.repo, start, first_parent=True):
         if commit.commit_time <= moment:
             return commit.id.decode()
     return None

@@ -51,7 +51,8 @@ def sync_remote(store, settings, name: str, *, commit_edits: bool = True):
     except MinaraError as exc:
         state.record_failure(name, exc.message)
         raise
-    state.record_success(name, result.head)
+    merged = result.action in ("merge", "fast-forward")
+    state.record_success(name, result.head, clashed=list(result.clashed) if merged else None)
     return result
 
 

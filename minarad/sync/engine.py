@@ -16,7 +16,7 @@ import time
 from minarad.crashpoints import crash_point
 from minarad.errors import Busy, InvalidInput
 from minarad.store.models import Record
-from minarad.sync.rules import FileMerge, merge_file
+from minarad.sync.rules import CLASHED, FileMerge, merge_file
 
 #: How many times a push that lost a race fetches and merges again.
 PUSH_RETRIES = 4
@@ -38,6 +38,7 @@ class SyncResult(Record):
     merged: tuple = ()
     conflicts: tuple = ()
     retries: int = 0
+    clashed: tuple = ()
 
 
 def current_branch(store) -> str:
@@ -96,12 +97,12 @@ def _sync_locked(store, name, url, branch, machine, author, creds, retries) -> S
     for attempt in range(retries + 1):
         theirs = remotes.fetch(store.repo, name, url, branch, creds)
         crash_point("sync-after-fetch")
-        action, merged, conflicts = integrate(store, name, theirs, machine=machine,
-                                              author=author)
+        action, merged, conflicts, clashed = integrate(store, name, theirs, machine=machine,
+                                                       author=author)
         crash_point("sync-after-merge")
         head = store.head()
         if head is None or head == theirs:
-            return SyncResult(name, action, head, False, merged, conflicts, attempt)
+            return SyncResult(name, action, head, False, merged, conflicts, attempt, clashed)
         try:
             remotes.push(store.repo, url, branch, head, theirs, creds)
         except remotes.PushRejected:
@@ -110,14 +111,15 @@ def _sync_locked(store, name, url, branch, machine, author, creds, retries) -> S
         crash_point("sync-after-push")
         remotes.set_tracking(store.repo, name, branch, head)
         return SyncResult(name, "pushed" if action == "up-to-date" else action, head, True,
-                          merged, conflicts, attempt)
+                          merged, conflicts, attempt, clashed)
     raise Busy(f"remote {name} kept moving: {retries + 1} pushes lost the race; try again",
                code="sync_race", remote=name)
 
 
 def integrate(store, name: str, theirs: str | None, *, machine: str, author: str
-              ) -> tuple[str, tuple, tuple]:
-    """Bring ``theirs`` into HEAD; return ``(action, merged paths, conflict copies)``."""
+              ) -> tuple[str, tuple, tuple, tuple]:
+    """Bring ``theirs`` into HEAD; return ``(action, merged paths, conflict copies, paths
+    whose lines clashed)``."""
     for _ in range(_HEAD_RETRIES):
         try:
             with store.lock():
@@ -133,12 +135,12 @@ def _integrate_once(store, name, theirs, machine, author):
 
     repo, head = store.repo, store.head()
     if theirs is None or theirs == head or (head and remotes.is_ancestor(repo, theirs, head)):
-        return "up-to-date", (), ()
+        return "up-to-date", (), (), ()
     if head is None or remotes.is_ancestor(repo, head, theirs):
         plans = plan_fast_forward(store, head, theirs)
         try:
             _apply(store, name, plans, author, head, fast_forward=theirs)
-            return "fast-forward", tuple(sorted(plans)), ()
+            return "fast-forward", tuple(sorted(plans)), (), ()
         except InvalidInput as exc:  # file modes differ: a merge commit says the same
             if exc.code != "fast_forward_mismatch":
                 raise
@@ -146,7 +148,9 @@ def _integrate_once(store, name, theirs, machine, author):
     _apply(store, name, plans, author, head, parents=(theirs,))
     conflicts = tuple(p for plan in plans.values() if plan.how == "conflict copy"
                       for p in plan.writes if p not in plans)
-    return "merge", tuple(sorted(p for p, plan in plans.items() if plan.writes)), conflicts
+    clashed = tuple(sorted(p for p, plan in plans.items() if plan.how == CLASHED))
+    return ("merge", tuple(sorted(p for p, plan in plans.items() if plan.writes)), conflicts,
+            clashed)
 
 
 def _tree(repo, commit: str | None):
@@ -159,18 +163,39 @@ def _blob_at(repo, tree, path: str) -> bytes | None:
     from minarad.git.objects import read_blob
     from minarad.git.trees import lookup_blob
 
-    found = lookup_blob(repo.object_store, tree, path.encode())
+    found = lookup_blob(repo.object_store, tree, path.encode("utf-8", "surrogateescape"))
     return read_blob(repo.object_store, found[1].decode()) if found else None
+
+
+def _remote_changes(repo, old_tree, new_tree) -> list:
+    """The files that differ between two trees, names kept byte for byte.
+
+    A name that is not UTF-8 is refused with the reason: minara never
+    versions such names, and renaming it on the way in would be a change
+    nobody made.
+    """
+    from minarad.git.diff import diff_trees
+    from minarad.workspace.paths import UNREADABLE_NAME, is_utf8_name, shown_path
+
+    changes = diff_trees(repo.object_store, old_tree, new_tree, names="surrogateescape")
+    for change in changes:
+        if not is_utf8_name(change.path):
+            shown = shown_path(change.path)
+            raise InvalidInput(f"the remote's history holds '{shown}', a name that is "
+                               f"{UNREADABLE_NAME}; rename it where it was made (git mv) and "
+                               f"sync again; nothing was changed here",
+                               code="remote_path_not_utf8", path=shown)
+    return changes
 
 
 def plan_fast_forward(store, head: str | None, theirs: str) -> dict[str, FileMerge]:
     """Every file that differs from HEAD to ``theirs``, as ``theirs`` has it."""
-    from minarad.git.diff import diff_trees, is_regular
+    from minarad.git.diff import is_regular
     from minarad.git.objects import read_blob
 
     repo = store.repo
     plans = {}
-    for change in diff_trees(repo.object_store, _tree(repo, head), _tree(repo, theirs)):
+    for change in _remote_changes(repo, _tree(repo, head), _tree(repo, theirs)):
         if change.blob is None or is_regular(change.mode):
             data = read_blob(repo.object_store, change.blob) if change.blob else None
             plans[change.path] = FileMerge({change.path: data}, "theirs")
@@ -180,20 +205,42 @@ def plan_fast_forward(store, head: str | None, theirs: str) -> dict[str, FileMer
 def plan_merge(store, base: str | None, head: str, theirs: str,
                machine: str) -> dict[str, FileMerge]:
     """Merge every file ``theirs`` changed since ``base`` into HEAD's (see :mod:`rules`)."""
-    from minarad.git.diff import diff_trees, is_regular
+    from minarad.git.diff import is_regular
     from minarad.git.objects import read_blob
 
     repo = store.repo
     base_tree, our_tree = _tree(repo, base), _tree(repo, head)
     plans: dict[str, FileMerge] = {}
-    for change in diff_trees(repo.object_store, base_tree, _tree(repo, theirs)):
+    for change in _remote_changes(repo, base_tree, _tree(repo, theirs)):
         if change.blob is not None and not is_regular(change.mode):
             continue
         other = read_blob(repo.object_store, change.blob) if change.blob else None
         plan = merge_file(change.path, _blob_at(repo, base_tree, change.path),
                           _blob_at(repo, our_tree, change.path), other, machine)
         plans[change.path] = _free_conflict_names(repo, our_tree, plan, plans)
+    if base is None:
+        plans.update(_onboarded_elsewhere(repo, our_tree, _tree(repo, theirs)))
     return plans
+
+
+def _onboarded_elsewhere(repo, our_tree, their_tree) -> dict[str, FileMerge]:
+    """Joining a workspace that finished onboarding: drop our untouched BOOTSTRAP.md.
+
+    The other side archived it (``BOOTSTRAP.md.done.<time>``); ours is the
+    seeded template nobody answered, and keeping it would start onboarding
+    again on this machine.
+    """
+    from minarad.git.trees import iter_files
+    from minarad.sync.rules import is_untouched_seed
+    from minarad.workspace.layout import BOOTSTRAP
+
+    ours = _blob_at(repo, our_tree, BOOTSTRAP)
+    if not is_untouched_seed(BOOTSTRAP, ours) or _blob_at(repo, their_tree, BOOTSTRAP):
+        return {}
+    archived = any(p.startswith(f"{BOOTSTRAP}.done.".encode())
+                   for p, _mode, _sha in iter_files(repo.object_store, their_tree))
+    return {BOOTSTRAP: FileMerge({BOOTSTRAP: None}, "deleted: onboarding was done there")} \
+        if archived else {}
 
 
 def _free_conflict_names(repo, our_tree, plan: FileMerge, plans: dict) -> FileMerge:

@@ -41,6 +41,10 @@ class FileMerge:
     how: str
 
 
+#: How a merge that kept both versions of clashing lines, where they were, is named.
+CLASHED = "lines clashed: both versions kept in place, ours first"
+
+
 def conflict_name(path: str, machine: str) -> str:
     """``notes/a.png`` -> ``notes/a.conflict-<machine>.png`` (no extension: appended)."""
     folder, name = posixpath.split(path)
@@ -55,11 +59,34 @@ def is_conflict_copy(path: str) -> bool:
     return bool(_CONFLICT_RE.search(posixpath.basename(path)))
 
 
+def is_untouched_seed(path: str, data: bytes | None) -> bool:
+    """True for a seeded file still byte-identical to minara's template: no one's words."""
+    from minarad.workspace.layout import BOOTSTRAP, SEEDED_FILES
+    from minarad.workspace.seed import template_bytes
+
+    if data is None or path not in (*SEEDED_FILES, BOOTSTRAP):
+        return False
+    try:
+        return data == template_bytes(path)
+    except OSError:
+        return False
+
+
 def merge_file(path: str, base: bytes | None, ours: bytes | None, theirs: bytes | None,
                machine: str) -> FileMerge:
-    """Merge one path; ``writes`` is empty when ours stays as it is."""
+    """Merge one path; ``writes`` is empty when ours stays as it is.
+
+    A file both sides added (no common version) where one side holds only
+    the untouched seeded template takes the other side: a second machine
+    joining must not end up with the template beside the real text.
+    """
     if ours == theirs or base == theirs:
         return FileMerge({}, "unchanged")
+    if base is None and ours is not None and theirs is not None:
+        if is_untouched_seed(path, ours):
+            return FileMerge({path: theirs}, "theirs (ours was the untouched template)")
+        if is_untouched_seed(path, theirs):
+            return FileMerge({}, "kept ours (theirs was the untouched template)")
     if base == ours:
         return FileMerge({path: theirs}, "theirs")
     if theirs is None:
@@ -87,17 +114,28 @@ def _merge_content(path: str, base: bytes, ours: bytes, theirs: bytes):
         return (state.encode(), "furthest watermark") if state is not None else None
     if path.endswith(".json"):
         return None
+    bodies = texts
+    if path.endswith(".md") and all(_split_front(t)[0] is not None for t in texts[1:]):
+        bodies = [_split_front(t)[1] for t in texts]  # front matter merges field by field
+    how = CLASHED if clashes(*bodies) else "three-way, both sides kept"
     if path.endswith(".md"):
         merged = merge_markdown(*texts)
-        return (merged.encode(), "three-way, both sides kept") if merged is not None else None
-    return merge_lines(*texts).encode(), "three-way, both sides kept"
+        return (merged.encode(), how) if merged is not None else None
+    return merge_lines(*texts).encode(), how
 
 
 def merge_lines(base: str, ours: str, theirs: str) -> str:
-    """Three-way line merge; clashing lines: ours in place, theirs' new lines after."""
+    """Three-way line merge; clashing lines: both versions where the line was, ours first."""
     from minarad.store.merge import merge_texts
 
-    return merge_texts(base, ours, theirs).text
+    return merge_texts(base, ours, theirs, in_place=True).text
+
+
+def clashes(base: str, ours: str, theirs: str) -> int:
+    """How many places both sides changed differently (each keeps both versions)."""
+    from minarad.store.merge import merge_texts
+
+    return merge_texts(base, ours, theirs, in_place=True).conflicts
 
 
 # -- Markdown with front matter -------------------------------------------------------

@@ -37,9 +37,13 @@ class SyncState:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(self.path, json.dumps(data, indent=2).encode() + b"\n")
 
-    def record_success(self, name: str, head: str | None) -> None:
-        """A sync with ``name`` ended well at ``head``."""
-        self._update(name, last_sync=_now(), last_head=head, last_error=None, failures=0)
+    def record_success(self, name: str, head: str | None, clashed: list | None = None) -> None:
+        """A sync with ``name`` ended well at ``head``; ``clashed``: files where both sides
+        changed the same lines (both versions kept in place), shown until the next merge."""
+        values: dict = dict(last_sync=_now(), last_head=head, last_error=None, failures=0)
+        if clashed is not None and (clashed or "clashed" in self.read().get(name, {})):
+            values["clashed"] = clashed
+        self._update(name, **values)
 
     def record_failure(self, name: str, message: str) -> None:
         """A sync with ``name`` failed with ``message``."""

@@ -40,13 +40,37 @@ class ImportPlan:
     removed: dict = dataclasses.field(default_factory=dict)
 
 
-def _candidate_files(src: str):
+def _candidate_files(src: str, skipped: dict):
+    """Yield ``(rel, full path)`` of every file to consider; folders left out go to
+    ``skipped`` with the reason (a hidden folder is never dropped without a word)."""
     for folder, dirs, files in os.walk(src):
-        dirs[:] = sorted(d for d in dirs if d != ".git" and not d.startswith(".")
-                         and not os.path.islink(os.path.join(folder, d)))
+        kept = []
+        for name in sorted(dirs):
+            why = _skipped_folder(os.path.join(folder, name), name)
+            if why is None:
+                kept.append(name)
+            else:
+                skipped[os.path.relpath(os.path.join(folder, name), src)
+                        .replace(os.sep, "/") + "/"] = why
+        dirs[:] = kept
         for name in sorted(files):
             full = os.path.join(folder, name)
             yield os.path.relpath(full, src).replace(os.sep, "/"), full
+
+
+def _skipped_folder(full: str, name: str) -> str | None:
+    """Why the folder ``full`` is not imported, or None when it is."""
+    from minarad.workspace.paths import is_dotgit_name
+
+    if os.path.islink(full):
+        return "symlink"
+    if name == ".git":
+        return "the source's own git repository (its history stays there)"
+    if is_dotgit_name(name):
+        return "read as .git on some systems; minara never writes such a path"
+    if name.startswith("."):
+        return "a hidden folder; not part of the workspace layout"
+    return None
 
 
 def _is_untouched_template(dest: str, rel: str) -> bool:
@@ -108,7 +132,7 @@ def plan_import(src: str, dest: str, max_file_bytes: int | None = None,
         raise InvalidInput(f"{src} is already the workspace; use it in place",
                            code="same_workspace")
     plan = ImportPlan(source=src)
-    for rel, full in _candidate_files(src):
+    for rel, full in _candidate_files(src, plan.skipped):
         name = rel.rsplit("/", 1)[-1]
         if rel in SKIPPED_BY_RULE:
             plan.skipped[rel] = SKIPPED_BY_RULE[rel]

@@ -26,6 +26,9 @@ RESERVED_FOLDERS = {
     "learn": "the folder of learned lessons", "knowledge": "the knowledge base's folder",
     "channels": "the folder of channel memories", "agents": "the folder of agents' notes",
 }
+#: Why a name that is not UTF-8 is never versioned, and what to do.
+UNREADABLE_NAME = ("not valid UTF-8; minara versions only UTF-8 names: rename it to version it "
+                   "(e.g. convmv -f latin1 -t utf8)")
 #: Longest file or folder name (bytes of UTF-8), and longest workspace path.
 NAME_MAX_BYTES = 255
 PATH_MAX_BYTES = 4095
@@ -49,6 +52,10 @@ def normalize_path(path: str) -> str:
     """
     if not isinstance(path, str) or not path.strip():
         raise InvalidInput("empty path", code="invalid_path")
+    if not is_utf8_name(path):
+        shown = shown_path(path)
+        raise InvalidInput(f"path '{shown}' is {UNREADABLE_NAME}", code="path_not_utf8",
+                           path=shown)
     if any(ord(ch) < 32 for ch in path):
         raise InvalidInput(f"path {path!r} holds a control character", code="invalid_path")
     if path.startswith("/") or path == "~" or path.startswith("~/"):
@@ -63,6 +70,33 @@ def normalize_path(path: str) -> str:
         raise InvalidInput(f"path {path[:60]!r}... is longer than {PATH_MAX_BYTES} bytes, "
                            f"too long for the file system", code="path_too_long")
     return rel
+
+
+def is_utf8_name(path: str) -> bool:
+    """True when ``path`` is text that UTF-8 can carry.
+
+    A name read from the file system that is not UTF-8 arrives with its bad
+    bytes as lone surrogates (``os.fsdecode``); such a name cannot enter a
+    commit message, the index, JSON or the terminal as it is.
+    """
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_path(path: str) -> str:
+    """``path`` as it can be printed: a byte that is not UTF-8 becomes ``\\xNN``.
+
+    ``caf\\xe9.md`` is the Latin-1 name that ``os.fsdecode`` reads as
+    ``caf\\udce9.md``; valid names come back unchanged.
+    """
+    try:
+        raw = path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate that no byte stands behind
+        return path.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")
 
 
 def _resolve_dots(path: str) -> list[str]:

@@ -146,6 +146,21 @@ def test_a_file_the_workspace_ignores_is_skipped_not_copied(minara, env, ws, tmp
     assert_repo_sound(ws)
 
 
+def test_hidden_folders_are_listed_as_skipped_never_dropped_silently(minara, env, ws,
+                                                                     tmp_path):
+    minara("init", check=0)
+    src = _source(tmp_path, **{"a.md": "# a\n", ".Git/config": "[core]\n",
+                               ".obsidian/app.json": "{}\n", ".git/HEAD": "ref\n"})
+    result = json.loads(_run_import(env, src).stdout)
+    assert result["copied"] == ["a.md"]
+    assert result["skipped"][".Git/"] == ("read as .git on some systems; minara never writes "
+                                          "such a path")
+    assert result["skipped"][".obsidian/"] == "a hidden folder; not part of the workspace layout"
+    assert result["skipped"][".git/"].startswith("the source's own git repository")
+    assert not (ws / ".obsidian").exists()
+    assert_repo_sound(ws)
+
+
 def test_a_locked_branch_refuses_the_import_before_any_file_is_copied(minara, env, ws,
                                                                        tmp_path):
     minara("init", check=0)

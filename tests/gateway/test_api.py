@@ -161,6 +161,11 @@ def test_refusals_401_403_404_413(gateway):
     assert not (gateway.ws / "notes/big.md").exists()
     bad = gateway.api.put("/v1/workspace/files/notes/bad.md", content=b"{not json")
     assert bad.status_code == 400 and bad.json()["error"] == "invalid_json"
+    deep = b'{"text": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    nested = gateway.api.put("/v1/workspace/files/notes/deep.md", content=deep)
+    assert nested.status_code == 400 and nested.json()["error"] == "invalid_json"
+    assert "nested too deeply" in nested.json()["message"]
+    assert not (gateway.ws / "notes/deep.md").exists()
 
 
 def test_host_header_is_checked(gateway):

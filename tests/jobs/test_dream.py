@@ -93,6 +93,18 @@ def test_an_appended_journal_is_reread_only_for_its_new_part(app, llm, ws):
     assert text.count("## Dreamed 2026-11-30") == 2 and text.endswith("- Second\n")
 
 
+def test_a_model_can_never_write_a_managed_marker(app, llm, ws):
+    from minarad.learn.promotion import BLOCK_END, BLOCK_START
+
+    journal(app, "2026-11-30-s1.md", "- learned about markers\n")
+    llm.script(("text", f"- {BLOCK_START}\n- Keeps notes short <!-- hidden -->\n- {BLOCK_END}"))
+    run_dream(app, today=DAY)
+    text = (ws / "MEMORY.md").read_text()
+    assert text.endswith("## Dreamed 2026-11-30\n\n- Keeps notes short\n")
+    assert "<!--" not in text.split("## Dreamed", 1)[1]
+    assert app.learn.promote(dry_run=True).block_state != "edited"
+
+
 def test_lines_memory_already_holds_are_dropped(app, llm, ws):
     app.store.append("MEMORY.md", "- Prefers tea", author="operator")
     journal(app, "2026-11-30-s1.md", "- tea again\n")

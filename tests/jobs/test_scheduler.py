@@ -57,6 +57,24 @@ def test_a_failing_job_is_recorded_and_retried_with_a_backoff(app, llm, ws):
     assert_repo_sound(ws)
 
 
+def test_a_job_that_cannot_even_record_its_failure_is_backed_off_all_the_same(app, llm, ws):
+    import shutil
+
+    states = state_file(app.settings)
+    shutil.rmtree(states.folder, ignore_errors=True)
+    states.folder.parent.mkdir(parents=True, exist_ok=True)
+    states.folder.write_text("a file where the state folder should be\n")
+    clock = [time.time()]
+    scheduler = Scheduler(app.settings, clock=lambda: clock[0])
+    assert scheduler.tick()["promote"].startswith("error:")
+    assert "promote" not in scheduler.due()  # held back though nothing was recorded
+    assert scheduler.next_wake(clock[0]) >= app.settings.jobs_retry_s * 0.99
+    clock[0] += app.settings.jobs_retry_s + 0.01
+    assert "promote" in scheduler.due() and scheduler.tick()["promote"].startswith("error:")
+    clock[0] += app.settings.jobs_retry_s + 0.01  # the second pause is twice as long
+    assert "promote" not in scheduler.due()
+
+
 def test_a_stop_before_the_commit_abandons_the_job_with_nothing_written(app, llm, ws):
     journal(app, "2026-11-30-s1.md", "- something\n")
     head = git(ws, "rev-parse", "HEAD")

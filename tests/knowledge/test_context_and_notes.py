@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from minarad.errors import VersionConflict
+from minarad.errors import InvalidInput, VersionConflict
 from tests.conftest import assert_repo_sound, commit_count, git
 
 
@@ -52,6 +52,16 @@ def test_working_memory_verbs_and_injection(app, k, ws):
     assert "keep me" in new and "deploys are slow on Mondays" in new
     with pytest.raises(VersionConflict):
         k.update_my_notes("agent-a", "stale", base=1)
+    before = (ws / "agents/agent-a/NOTES.md").read_bytes()
+    for heading in ("## Observations", "# Notes"):
+        with pytest.raises(InvalidInput) as err:
+            k.update_my_notes("agent-a", f"Plan\n\n{heading}\n\n- a second one")
+        assert err.value.code == "notes_heading" and heading in err.value.message
+    assert (ws / "agents/agent-a/NOTES.md").read_bytes() == before
+    k.update_my_notes("agent-a", "Release notes done.\n\n### Next\n\n- tag it")
+    k.record_observation("agent-a", "## Observations")  # one line, never a heading
+    text = (ws / "agents/agent-a/NOTES.md").read_text()
+    assert text.splitlines().count("## Observations") == 1 and "### Next" in text
     block = app.context(agent="agent-a").block("working_memory")
     assert block is not None and "Release notes done." in block.text
     assert app.context(agent="agent-b").block("working_memory") is None

@@ -82,3 +82,18 @@ def test_show_names_the_commit_that_promoted_an_entry(learn, store, ws):
     shown = learn.show(entry.id)
     assert shown.promoted and shown.promoted_by == commit
     assert shown.to_dict()["promoted_in"] == "MEMORY.md"
+
+
+def test_a_doubled_start_marker_is_reported_with_the_lines_and_the_fix(learn, store, ws):
+    learn.capture("lesson", "One", "first", promote=True)
+    learn.promote()
+    doubled = (ws / "MEMORY.md").read_text() + f"\n- {BLOCK_START}\n"
+    store.write("MEMORY.md", doubled, author="operator")
+    result = learn.promote()
+    assert not result.changed and (ws / "MEMORY.md").read_text() == doubled
+    problem = next(p for p in result.problems if "twice" in p)
+    second = doubled.splitlines().index(f"- {BLOCK_START}") + 1
+    assert f"and {second})" in problem and "minara learn promote" in problem
+    store.write("MEMORY.md", doubled.replace(f"\n- {BLOCK_START}\n", "\n"), author="operator")
+    learn.capture("lesson", "Two", "second", promote=True)
+    assert learn.promote().changed

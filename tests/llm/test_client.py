@@ -47,6 +47,25 @@ def test_a_stall_is_a_timeout(llm):
     assert err.value.code == "llm_timeout"
 
 
+def test_an_answer_that_trickles_in_is_cut_at_the_total_deadline(llm):
+    # 100 bytes, one each 0.2 s: every read is quick, the whole would take 20 s.
+    llm.script(("trickle", 0.2, 100))
+    with pytest.raises(LLMError) as err:
+        ask(client(llm, timeout_s=1.0))
+    assert err.value.code == "llm_timeout"
+    assert "within 1 s" in err.value.message
+
+
+def test_an_answer_over_the_size_cap_is_refused_while_it_arrives(llm):
+    from minarad.llm import MAX_ANSWER_BYTES
+
+    llm.script(("huge", 16 * MAX_ANSWER_BYTES))
+    with pytest.raises(LLMError) as err:
+        ask(client(llm, timeout_s=30.0, retries=2))
+    assert err.value.code == "llm_answer_too_large"
+    assert len(llm.requests) == 1  # not worth a second try
+
+
 def test_retryable_failures_are_retried_and_others_are_not(llm):
     llm.script(("status", 503), ("status", 429), ("text", "third time"))
     assert ask(client(llm, retries=2)) == "third time"

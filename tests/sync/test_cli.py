@@ -230,3 +230,27 @@ def test_a_bare_repository_made_by_plain_git_init_clones_with_the_files(env, tmp
     assert "- travels to the clone" in (tmp_path / "clone" / "MEMORY.md").read_text()
     assert tree_of(tmp_path / "clone") == tree_of(ws)
     assert_repo_sound(ws)
+
+
+def test_a_second_machine_joins_with_init_from_without_the_template_twice(env, tmp_path,
+                                                                          bare):
+    first, second = tmp_path / "first", tmp_path / "second"
+    _run(env, first, "memory", "set", "USER.md", "# User\n\nName: Ada\n")
+    _run(env, first, "memory", "append", "MEMORY.md", "- prefers tea")
+    git(first, "mv", "BOOTSTRAP.md", "BOOTSTRAP.md.done.20261201T000000Z")
+    git(first, "-c", "user.name=op", "-c", "user.email=op@x", "commit", "-qm", "onboarded")
+    _run(env, first, "remote", "add", "origin", bare)
+    _run(env, first, "sync")
+    joined = _run(env, second, "init", "--from", bare).stdout
+    assert "origin:" in joined
+    for name in ("USER.md", "MEMORY.md", "SOUL.md", "AGENTS.md"):
+        assert (second / name).read_bytes() == (first / name).read_bytes(), name
+    assert not (second / "BOOTSTRAP.md").exists()  # onboarding was done on the first
+    _run(env, second, "memory", "append", "MEMORY.md", "- from the second machine")
+    _run(env, second, "sync")
+    _run(env, first, "sync")
+    memory = (first / "MEMORY.md").read_text()
+    assert memory.count("- prefers tea") == 1 and "- from the second machine" in memory
+    assert tree_of(first) == tree_of(second)
+    for ws in (first, second):
+        assert_repo_sound(ws)

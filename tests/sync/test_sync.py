@@ -153,3 +153,53 @@ def test_a_second_conflict_on_one_file_keeps_the_first_copy(machines, bare, tmp_
     assert (laptop.root / "pic.conflict-server.bin").read_bytes() == b"\0server1"
     assert (laptop.root / "pic.conflict-server-2.bin").read_bytes() == b"\0server2"
     _assert_one_memory(bare, tmp_path, laptop, server)
+
+
+def test_a_clashing_line_keeps_both_versions_where_it_was(machines, bare, tmp_path):
+    from minarad.sync import sync_remote, status
+    from minarad.config import load_settings
+
+    laptop, server = _pair(machines, bare)
+    text = "# Notes\n\nline one\nline two\nline three\nline four\n\n## Later\n\n- last\n"
+    laptop.write("notes.md", text, author="op")
+    _sync(laptop, "laptop")
+    _sync(server, "server")
+    laptop.write("notes.md", text.replace("line three", "line three (laptop)"), author="op")
+    server.write("notes.md", text.replace("line three", "line three (server)"), author="op")
+    _sync(laptop, "laptop")
+    settings = load_settings(env={"MINARA_WORKSPACE_DIR": str(server.root), "HOME":
+                                  str(tmp_path), "MINARA_CONFIG": "",
+                                  "MINARA_SYNC_MACHINE": "server"})
+    result = sync_remote(server, settings, "origin")
+    assert result.action == "merge" and result.clashed == ("notes.md",)
+    merged = (server.root / "notes.md").read_text()
+    assert merged == text.replace("line three\n", "line three (server)\nline three (laptop)\n")
+    assert status(server)["remotes"][0]["clashed"] == ["notes.md"]
+    _sync(laptop, "laptop")
+    _assert_one_memory(bare, tmp_path, laptop, server)
+
+
+def test_time_travel_after_a_fast_forward_is_what_this_machine_held(machines, bare, tmp_path):
+    import datetime as dt
+    import time
+
+    from minarad.store.timetravel import commit_at, read_at
+
+    laptop, server = _pair(machines, bare)
+    laptop.write("where.md", "on the laptop\n", author="op")
+    _sync(laptop, "laptop")
+    held = laptop.head()
+    server.write("where.md", "on the server\n", author="op")  # not merged yet: two lines
+    server_held = server.head()
+    time.sleep(1.1)  # reflogs and commit times count whole seconds
+    moment = dt.datetime.now().astimezone()
+    time.sleep(1.1)
+    assert _sync(server, "server").action == "merge"  # first parent: the server's line
+    assert _sync(laptop, "laptop").action == "fast-forward"
+    assert commit_at(laptop, moment) == held
+    assert read_at(laptop, "where.md", moment)[0] == b"on the laptop\n"
+    assert commit_at(server, moment) == server_held  # the side that merged: its own line
+    assert read_at(server, "where.md", moment)[0] == b"on the server\n"
+    log = git(laptop.root, "reflog", "--format=%gs")
+    assert "fast-forward (sync:origin)" in log and "commit (" in log
+    git(laptop.root, "fsck", "--strict", "--no-progress")
