@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import sys
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing here
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
-def main(argv=None) -> int:
+
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI (in the daemon when it answers) and return its exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
     if argv is None:
@@ -29,7 +33,7 @@ def main(argv=None) -> int:
     return click_main(args)
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> object:
     """``minarad.cli.cli`` is the click root group (loaded on first use)."""
     if name == "cli":
         from minarad.cli.root import cli

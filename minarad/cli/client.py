@@ -22,6 +22,10 @@ import _socket
 import os
 import sys
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing here
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 #: Protocol name and version (both ends come from one installed package).
 PROTOCOL = "minara/1"
 #: Set to 1 to run every command in-process (the daemon's socket is not tried).
@@ -54,7 +58,7 @@ def encode(fields: list[str]) -> bytes:
     return len(body).to_bytes(4, "big") + body
 
 
-def read_frame(sock, first: bytes = b"") -> list[str] | None:
+def read_frame(sock: _socket.socket, first: bytes = b"") -> list[str] | None:
     """Read one frame (``first`` holds bytes already received); None at end of stream."""
     data = bytearray(first)
     while len(data) < 4:
@@ -73,7 +77,7 @@ def read_frame(sock, first: bytes = b"") -> list[str] | None:
 
 # -- which socket -----------------------------------------------------------------
 
-def workspace_hint(args: list[str], env) -> str:
+def workspace_hint(args: list[str], env: Mapping[str, str]) -> str:
     """The workspace the command most likely names, to pick a socket.
 
     Only a hint: the daemon resolves the command's settings itself and
@@ -98,7 +102,7 @@ def workspace_hint(args: list[str], env) -> str:
     return configured or os.path.join(os.path.expanduser("~"), ".minara", "workspace")
 
 
-def _configured_workspace(env) -> str | None:
+def _configured_workspace(env: Mapping[str, str]) -> str | None:
     path = env.get("MINARA_CONFIG") or os.path.join(
         env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config"),
         "minara", "config.toml")
@@ -118,7 +122,7 @@ def _configured_workspace(env) -> str | None:
     return str(value) if value else None
 
 
-def connect(path: str):
+def connect(path: str) -> _socket.socket | None:
     """A connection to the socket at ``path``, or None at once (missing, stale, refused)."""
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
@@ -129,7 +133,7 @@ def connect(path: str):
     return sock
 
 
-def daemon_socket(args: list[str], env) -> str | None:
+def daemon_socket(args: list[str], env: Mapping[str, str]) -> str | None:
     """The socket path of the workspace ``args`` name (None: no safe folder)."""
     from minarad.daemon.socketpath import socket_path
 
@@ -165,7 +169,7 @@ def request_fields(args: list[str]) -> list[str]:
             sys.stderr.errors or "backslashreplace", str(len(args)), *args, *env]
 
 
-def send_with_fds(sock, data: bytes, fds: list[int]) -> None:
+def send_with_fds(sock: _socket.socket, data: bytes, fds: list[int]) -> None:
     """Send ``data`` with ``fds`` attached (``SCM_RIGHTS``), all of it."""
     rights = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in fds)
     sent = sock.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])

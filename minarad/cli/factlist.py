@@ -9,9 +9,14 @@ cannot be read here gives None, and the command asks
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from minarad.errors import MinaraError
 
-def _hidden(app, role: str | None) -> set[str] | None:
+if TYPE_CHECKING:
+    from minarad.app import Minara
+
+def _hidden(app: Minara, role: str | None) -> set[str] | None:
     """The domains the role may not read; None when grants.json cannot be read here."""
     from minarad.errors import NotFound
     from minarad.knowledge.grants import GRANTS_PATH, parse_grants
@@ -28,7 +33,7 @@ def _hidden(app, role: str | None) -> set[str] | None:
         return None
 
 
-def listing(app, opts: dict):
+def listing(app: Minara, opts: dict[str, Any]) -> tuple[list, int, list] | None:
     """``(rows, count, problems)`` from an up-to-date catalogue, else None."""
     import sqlite3
 
@@ -58,7 +63,7 @@ def listing(app, opts: dict):
         catalogue.close()
 
 
-def render(rows, count: int, problems, as_json: bool) -> str:
+def render(rows: list, count: int, problems: list, as_json: bool) -> str:
     from minarad.knowledge.catalogue import row_fields
     from minarad.knowledge.fields import count_line, record_dict, record_line
 

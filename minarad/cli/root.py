@@ -15,6 +15,10 @@ from minarad import __version__
 from minarad.cli.options import APP_PROVIDER, CliContext, RunHere, accept_global_options
 from minarad.errors import MinaraError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 #: command name -> "module:attribute", loaded only when that command runs.
 GROUPS = {
     "memory": "minarad.cli.memory:memory",
@@ -71,16 +75,17 @@ RUN_BY_CLIENT = frozenset({"service", "ui", "mcp"})
 class LazyGroup(click.Group):
     """A group whose subcommands are imported on first use."""
 
-    def resolve_command(self, ctx, args):
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
         name, command, rest = super().resolve_command(ctx, args)
         if name in RUN_BY_CLIENT and APP_PROVIDER.get() is not None:
             raise RunHere(f"{name} runs in the client")
         return name, command, rest
 
-    def list_commands(self, ctx):
+    def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(GROUPS)
 
-    def get_command(self, ctx, name):
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         spec = GROUPS.get(name)
         if spec is None:
             return None
@@ -100,7 +105,8 @@ class LazyGroup(click.Group):
               help="Print the traceback behind an error [env MINARA_DEBUG=1].")
 @click.version_option(__version__, prog_name="minara")
 @click.pass_context
-def cli(ctx, workspace, author, as_json, debug):
+def cli(ctx: click.Context, workspace: str | None, author: str | None, as_json: bool,
+        debug: bool) -> None:
     """minara: an agent's Markdown memory, versioned in git and searchable.
 
     Every write is a git commit in the workspace's own repository; a stale
@@ -127,7 +133,7 @@ def _report(err: MinaraError, as_json: bool, debug: bool = False) -> None:
         click.echo(f"minara: error: {err.message}", err=True)
 
 
-def main(argv=None, terminal_width: int | None = None) -> int:
+def main(argv: Sequence[str] | None = None, terminal_width: int | None = None) -> int:
     """Run the CLI; every error becomes one line (JSON with ``--json``) and its exit code.
 
     With ``--debug`` or ``MINARA_DEBUG=1`` the traceback behind the line is

@@ -9,9 +9,14 @@ which catches up (dulwich) and gives the same answer more slowly.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from minarad.errors import NotFound
 
-def render_list(rows, tree: bool) -> str:
+if TYPE_CHECKING:
+    from minarad.app import Minara
+
+def render_list(rows: list, tree: bool) -> str:
     """Pages as lines (name, title) or as an indented tree; ``(file, channel, name, title)``."""
     if tree:
         lines = tree_lines(rows)
@@ -22,7 +27,7 @@ def render_list(rows, tree: bool) -> str:
     return "\n".join(lines) + "\n" if lines else "no pages\n"
 
 
-def tree_lines(rows) -> list[str]:
+def tree_lines(rows: list) -> list[str]:
     """Indented lines of pages in tree order (``(file, channel, name, title)`` rows); a
     folder without a page of its own shows as ``segment/``. One pass, no tree built."""
     lines: list[str] = []
@@ -41,7 +46,7 @@ def tree_lines(rows) -> list[str]:
     return lines
 
 
-def render_page(text: str, backlinks) -> str:
+def render_page(text: str, backlinks: list) -> str:
     """A page's text, then the pages linking to it (``(name, channel, title, ...)`` rows)."""
     if not backlinks:
         return text
@@ -53,7 +58,7 @@ def render_page(text: str, backlinks) -> str:
     return "".join(lines)
 
 
-def read_page_fast(app, name: str, channel: str | None) -> str | None:
+def read_page_fast(app: Minara, name: str, channel: str | None) -> str | None:
     """The rendered page and its backlinks, or None when the wiki must answer."""
     import os
 
@@ -86,7 +91,7 @@ def read_page_fast(app, name: str, channel: str | None) -> str | None:
     return render_page(text, rows)
 
 
-def list_pages_fast(app, prefix: str, tree: bool, channel: str | None) -> str | None:
+def list_pages_fast(app: Minara, prefix: str, tree: bool, channel: str | None) -> str | None:
     """The rendered page list, or None when the wiki must answer."""
     from minarad.git.refs import find_git_dir
     from minarad.wiki.linktable import LinkTable, visible_pages

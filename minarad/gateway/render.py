@@ -13,11 +13,17 @@ import html
 import re
 import urllib.parse
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from markdown_it import MarkdownIt
+
 _WIKILINK = re.compile(r"\[\[([^\[\]\n|]+)(?:\|([^\[\]\n]+))?\]\]")
 _md = None
 
 
-def _markdown():
+def _markdown() -> MarkdownIt:
     global _md
     if _md is None:
         from markdown_it import MarkdownIt
@@ -37,7 +43,7 @@ def workspace_link(target: str) -> str | None:
     return "/workspace?path=" + urllib.parse.quote(path)
 
 
-def _wikilinks(text: str, resolve) -> str:
+def _wikilinks(text: str, resolve: Callable[[str], str | None]) -> str:
     def link(m: re.Match) -> str:
         target, label = m.group(1).strip(), (m.group(2) or m.group(1)).strip()
         href = resolve(target)
@@ -48,7 +54,8 @@ def _wikilinks(text: str, resolve) -> str:
     return _WIKILINK.sub(link, text)
 
 
-def render_markdown(text: str, resolve=workspace_link) -> str:
+def render_markdown(text: str,
+                    resolve: Callable[[str], str | None] = workspace_link) -> str:
     """Render untrusted Markdown to sanitised HTML.
 
     Args:
@@ -62,6 +69,6 @@ def render_markdown(text: str, resolve=workspace_link) -> str:
                      link_rel="noopener noreferrer nofollow")
 
 
-def escape(value) -> str:
+def escape(value: object) -> str:
     """HTML-escape any value (None as empty)."""
     return html.escape("" if value is None else str(value), quote=True)

@@ -17,8 +17,14 @@ from starlette.routing import Route
 from minarad.gateway.pages import _call, _q, _snippet_html, layout
 from minarad.gateway.render import escape, render_markdown
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
-def _tree_html(nodes, current: str) -> str:
+    from minarad.wiki.models import TreeNode
+
+
+def _tree_html(nodes: Sequence[TreeNode], current: str) -> str:
     items = []
     for node in nodes:
         label = escape(node.title or node.segment)
@@ -32,7 +38,7 @@ def _tree_html(nodes, current: str) -> str:
     return f"<ul>{''.join(items)}</ul>" if items else ""
 
 
-def _rail(nodes, current: str, query: str = "") -> str:
+def _rail(nodes: Sequence[TreeNode], current: str, query: str = "") -> str:
     return (f'<nav class="files" aria-label="Wiki pages"><h2>Wiki</h2>'
             f'<p><a href="/wiki/new" class="button">New page</a></p>'
             f'<form action="/wiki/search" method="get" role="search" class="open">'
@@ -42,7 +48,7 @@ def _rail(nodes, current: str, query: str = "") -> str:
             f'{_tree_html(nodes, current) or "<p>No pages yet.</p>"}</nav>')
 
 
-def _resolver(names: set[str]):
+def _resolver(names: set[str]) -> Callable[[str], str]:
     def resolve(target: str) -> str:
         name = target.strip().strip("/")
         if name in names:
