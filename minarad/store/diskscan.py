@@ -102,15 +102,20 @@ class DiskCommits:
         return {rel: blob for rel, (blob, _mode) in self._committed_entries().items()}
 
     def _committed_entries(self) -> dict[str, tuple[str, int]]:
-        """HEAD's files: ``path -> (blob hex, mode)``."""
+        """HEAD's files: ``path -> (blob hex, mode)`` (shared: do not change it)."""
         from minarad.git.objects import commit_tree
         from minarad.git.trees import iter_files
 
         head = self.head()
         if head is None:
             return {}
+        memo = getattr(self, "_entries_memo", None)
+        if memo is not None and memo[0] == head:
+            return memo[1]  # a commit's tree never changes: read it once
         tree = commit_tree(self.repo, head)
-        return {p.decode("utf-8", "surrogateescape"): (sha.decode(), mode)
-                for p, mode, sha in iter_files(self.repo.object_store, tree)}
+        entries = {p.decode("utf-8", "surrogateescape"): (sha.decode(), mode)
+                   for p, mode, sha in iter_files(self.repo.object_store, tree)}
+        self._entries_memo = (head, entries)
+        return entries
 
 

@@ -98,11 +98,15 @@ def untracked_explained(store) -> list[PathNote]:
     ignore = store.ignore_filter()
     committed = store._committed_files()
     return [PathNote(rel, _why_untracked(store, rel, entry))
-            for rel, entry in _walk(store.root, ignore) if rel not in committed]
+            for rel, entry in _walk(store.root, ignore, committed)]
 
 
-def _walk(root, ignore):
-    """Yield ``(rel, DirEntry)`` for every file or link git does not ignore."""
+def _walk(root, ignore, committed):
+    """Yield ``(rel, DirEntry)`` for every untracked file or link git does not ignore.
+
+    Tracked files are passed over without asking the ignore rules (git
+    shows them whatever the rules say), and ignored folders are not entered.
+    """
     stack = [""]
     while stack:
         rel_dir = stack.pop()
@@ -112,8 +116,10 @@ def _walk(root, ignore):
             continue
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if entry.name == ".git":
+                continue
             is_dir = entry.is_dir(follow_symlinks=False)
-            if entry.name == ".git" or ignore.git_ignores(rel, is_dir=is_dir):
+            if (not is_dir and rel in committed) or ignore.git_ignores(rel, is_dir=is_dir):
                 continue
             if is_dir:
                 stack.append(rel)
