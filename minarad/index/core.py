@@ -9,7 +9,6 @@ With only the lexical voice, results and scores are tantivy's.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 from collections.abc import Callable
@@ -21,8 +20,8 @@ from minarad.index.fusion import (FUSION_CANDIDATES, RankedHit, SearchFilters, V
                                   WeightedVoice, fuse)
 from minarad.index.lock import try_writer_lock
 from minarad.index.query import parse_query
-from minarad.index.results import (CatchUpStats, Hit, IndexStatus, hit_from_record,  # noqa: F401
-                                   parse_since)
+from minarad.index.results import (CatchUpStats, Hit, IndexStatus, finished,  # noqa: F401
+                                   hit_from_record, parse_since, with_changes)
 from minarad.index.schema import SCHEMA_VERSION, StoredRecord
 from minarad.index.state import folder_size, index_dir_for, is_valid_state  # noqa: F401
 from minarad.index.embedder import Embedder, ModelChoice, choose_model
@@ -338,8 +337,8 @@ class Index:
         cap = self.ranking.per_page if per_page is None else per_page
         hits = self._ranked(query, filters, limit, mode, cap)
         if not explain:
-            hits = [dataclasses.replace(hit, explain=None) for hit in hits]
-        return [self._with_version(hit) for hit in hits]
+            hits = [with_changes(hit, explain=None) for hit in hits]
+        return [self._with_version(finished(hit)) for hit in hits]
 
     def _check_mode(self, mode: str | None) -> str:
         if mode is None:

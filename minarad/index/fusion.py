@@ -17,7 +17,7 @@ import dataclasses
 from typing import NamedTuple, Protocol
 from collections.abc import Sequence
 
-from minarad.index.results import Hit
+from minarad.index.results import Hit, with_changes
 
 #: The ``k`` of reciprocal rank fusion: larger flattens the lead of first places.
 RRF_K = 60
@@ -99,4 +99,4 @@ def fuse(lists: Sequence[tuple[Sequence[RankedHit], float]], limit: int,
             first.setdefault(key, item.hit)
             scores[key] = scores.get(key, 0.0) + weight / (k + rank)
     order = sorted(first, key=lambda key: -scores[key])  # stable: first-given order on ties
-    return [dataclasses.replace(first[key], score=scores[key]) for key in order[:max(limit, 0)]]
+    return [with_changes(first[key], score=scores[key]) for key in order[:max(limit, 0)]]

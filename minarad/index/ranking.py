@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 
 from minarad.index.fusion import RankedHit, SearchFilters
-from minarad.index.results import Hit
+from minarad.index.results import Hit, with_changes
 
 MODES = ("keyword", "semantic", "hybrid")
 #: How much the other found sections of a page add to a section's score.
@@ -144,7 +144,7 @@ def fuse_explained(lists: Sequence[tuple[str, Sequence[RankedHit], float]]) -> l
             scores[key] = scores.get(key, 0.0) + weight * norm
             explain.setdefault(key, {})[name] = {"rank": rank, "score": round(item.score, 4)}
     order = sorted(first, key=lambda key: -scores[key])
-    return [dataclasses.replace(first[key], score=scores[key], explain=explain[key])
+    return [with_changes(first[key], score=scores[key], explain=explain[key])
             for key in order]
 
 
@@ -154,20 +154,19 @@ def apply_recency(hits: list[Hit], weight: float, half_life_days: float,
 
     The temporal voice as a prior: a hit from now keeps its score, one a
     half-life old loses ``weight / 2`` of it, so on a tie the recent one wins.
+    The hits (the fused copies :func:`fuse_explained` made) are rescored in
+    place; the list returned is sorted anew.
     """
     if weight <= 0:
         return hits
     ranked = temporal_list(hits, half_life_days, now)
     ranks = {item.hit.key: (rank, item.score) for rank, item in enumerate(ranked, start=1)}
-    out = []
     for hit in hits:
         rank, prior = ranks[hit.key]
         explain = dict(hit.explain or {})
         explain["recency"] = {"rank": rank, "score": round(prior, 4)}
-        out.append(dataclasses.replace(hit, score=hit.score * (1 - weight * (1 - prior)),
-                                       explain=explain))
-    out.sort(key=lambda h: -h.score)
-    return out
+        hit.score, hit.explain = hit.score * (1 - weight * (1 - prior)), explain
+    return sorted(hits, key=lambda h: -h.score)
 
 
 def page_aware(hits: list[Hit], window: int = PAGE_WINDOW) -> list[Hit]:
@@ -176,25 +175,27 @@ def page_aware(hits: list[Hit], window: int = PAGE_WINDOW) -> list[Hit]:
     A section counts for its page when the lexical or the semantic voice
     put it in its first ``window``; the others count with halving weights
     (best first), so a page of many weak matches cannot outweigh a strong one.
+    As :func:`apply_recency`, it rescores the fused copies in place.
     """
     by_page: dict[str, list[float]] = {}
     for hit in hits:
         if hit.kind == "section" and _is_strong(hit, window):
             by_page.setdefault(hit.path, []).append(hit.score)
-    out = []
+    scored = []
     for hit in hits:
         rest = sorted(by_page.get(hit.path, []), reverse=True)
         if hit.score in rest:
             rest.remove(hit.score)
         others = sum(score * 0.5 ** i for i, score in enumerate(rest))
-        score = hit.score + PAGE_SHARE * others
-        explain = dict(hit.explain or {})
+        explain = hit.explain
         if others:
+            explain = dict(explain or {})
             explain["page"] = {"sections": len(rest) + 1,
                                "score": round(PAGE_SHARE * others, 4)}
-        out.append(dataclasses.replace(hit, score=score, explain=explain or hit.explain))
-    out.sort(key=lambda h: -h.score)
-    return out
+        scored.append((hit, hit.score + PAGE_SHARE * others, explain))
+    for hit, score, explain in scored:  # after all: each page's scores are read above
+        hit.score, hit.explain = score, explain
+    return sorted(hits, key=lambda h: -h.score)
 
 
 def _is_strong(hit: Hit, window: int) -> bool:

@@ -7,7 +7,7 @@ import datetime as dt
 import re
 
 from minarad.errors import InvalidInput
-from minarad.index.snippets import Snippet, make_snippet
+from minarad.index.snippets import LazySnippet, Snippet, make_snippet
 
 
 @dataclasses.dataclass
@@ -25,7 +25,7 @@ class Hit:
     score: float
     time: int
     blob: str
-    snippet: Snippet
+    snippet: Snippet | LazySnippet
     text: str = ""
     links: list[str] = dataclasses.field(default_factory=list)
     version: int | str | None = None
@@ -52,13 +52,37 @@ class Hit:
         return data
 
 
-def hit_from_record(record, score: float, pattern) -> Hit:
-    """A hit from a stored record, its snippet cut around ``pattern`` (None: no marks)."""
+def hit_from_record(record, score: float, pattern, *, lazy: bool = False) -> Hit:
+    """A hit from a stored record, its snippet cut around ``pattern`` (None: no marks).
+
+    With ``lazy`` the snippet is cut when first read (a :class:`LazySnippet`,
+    for the candidates of a search: :func:`finished` makes it a snippet).
+    """
     r = record
+    source = _snippet_source(r)
     return Hit(path=r.path, heading=r.heading, title=r.title, kind=r.kind, role=r.role,
                channel=r.channel, line_start=r.line_start, line_end=r.line_end,
                score=float(score), time=r.time, blob=r.blob,
-               snippet=make_snippet(_snippet_source(r), pattern), text=r.text, links=r.links)
+               snippet=LazySnippet(source, pattern) if lazy else make_snippet(source, pattern),
+               text=r.text, links=r.links)
+
+
+def with_changes(hit: Hit, **changes) -> Hit:
+    """A copy of ``hit`` with ``changes`` (``dataclasses.replace`` without its cost).
+
+    Shallow, as ``replace`` is: ``links`` and ``explain`` are shared.
+    """
+    copy = object.__new__(type(hit))
+    copy.__dict__.update(hit.__dict__)
+    copy.__dict__.update(changes)
+    return copy
+
+
+def finished(hit: Hit) -> Hit:
+    """``hit`` with its snippet cut (a search's answer holds plain snippets)."""
+    if isinstance(hit.snippet, LazySnippet):
+        hit.snippet = hit.snippet.made()
+    return hit
 
 
 def _snippet_source(record) -> str:

@@ -34,6 +34,43 @@ class Snippet(NamedTuple):
         return "".join(out)
 
 
+class LazySnippet:
+    """A snippet cut when first read: most candidates of a search are never shown.
+
+    Reads like a :class:`Snippet` (``text``, ``highlights``, ``render``);
+    :meth:`made` gives the snippet itself.
+    """
+
+    __slots__ = ("_source", "_pattern", "_made")
+
+    def __init__(self, source: str, pattern: TermPattern | None):
+        self._source = source
+        self._pattern = pattern
+        self._made: Snippet | None = None
+
+    def made(self) -> Snippet:
+        """The snippet (cut on the first call)."""
+        if self._made is None:
+            self._made = make_snippet(self._source, self._pattern)
+        return self._made
+
+    @property
+    def text(self) -> str:
+        return self.made().text
+
+    @property
+    def highlights(self) -> tuple[tuple[int, int], ...]:
+        return self.made().highlights
+
+    def render(self, before: str = "**", after: str = "**") -> str:
+        """As :meth:`Snippet.render`."""
+        return self.made().render(before, after)
+
+    def __eq__(self, other: object) -> bool:
+        return self.made() == (other.made() if isinstance(other, LazySnippet) else other)
+
+    __hash__ = None  # type: ignore[assignment]  # equal to a Snippet, so not hashable
+
 
 def _has_odd_fold(text: str) -> bool:
     """True if ``text`` holds a dotless i or a long s.

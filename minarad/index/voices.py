@@ -72,7 +72,7 @@ def _matching_hits(engine: LexicalEngine, query: str, filters: SearchFilters, li
     if limit <= 0:
         return []
     pattern = term_pattern(positive_terms(clauses))
-    return [hit_from_record(record, score, pattern)
+    return [hit_from_record(record, score, pattern, lazy=True)
             for score, record in engine.top(view, built, limit, by_time=by_time)]
 
 
@@ -87,8 +87,10 @@ def bodiless_after_body_matches(hits: list[Hit]) -> list[Hit]:
     A heading alone is short, so it can score above the section holding
     the words; it keeps its place among hits whose text did not match.
     """
+    if not any(map(_is_bodiless, hits)):
+        return hits  # (before reading snippets: most are never cut)
     matched = [i for i, h in enumerate(hits) if h.snippet.highlights and h.text.strip()]
-    if not matched or not any(map(_is_bodiless, hits)):
+    if not matched:
         return hits
     places = [max([j for j in matched if j > i], default=i) + 0.5 if _is_bodiless(h) else i
               for i, h in enumerate(hits)]
