@@ -159,7 +159,7 @@ class Store(ReadVerbs, WriteVerbs, DiskCommits):
         """The workspace's :class:`IgnoreFilter`, as the ignore files say now.
 
         Cheap: each ignore file's rules are compiled once per text
-        (:mod:`minarad.workspace.ignorerules`), so a changed ``.gitignore``,
+        (:mod:`minarad.git.ignorerules`), so a changed ``.gitignore``,
         at any depth, takes effect at once.
         """
         from minarad.workspace.ignore import IgnoreFilter

@@ -36,7 +36,7 @@ _PROTECTED_DIR_RE = re.compile(r"memory|wiki(/.+)?|learn(/.+)?|knowledge(/.+)?"
 
 def is_editor_temporary(name: str) -> bool:
     """True when a file name looks like an editor's temporary or swap file."""
-    from minarad.workspace.ignorerules import compiled
+    from minarad.git.ignorerules import compiled
 
     return compiled(_EDITOR_RULES.encode()).last_match(name, False) is not None
 
@@ -77,7 +77,7 @@ class IgnoreFilter:
 
     def _load(self, overrides: dict[str, bytes] | None = None):
         from minarad.git.refs import find_git_dir
-        from minarad.workspace.ignorerules import IgnoreRules
+        from minarad.git.ignorerules import IgnoreRules
 
         try:
             git_dir = find_git_dir(self.root)
