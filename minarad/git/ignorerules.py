@@ -269,10 +269,11 @@ class IgnoreRules:
         """The rule files for a path whose folders are ``parts[:upto]``, deepest first."""
         for depth in range(upto, -1, -1):
             f = self._file("/".join(parts[:depth]))
-            if f is not None:
+            if f is not None and f.rules:
                 yield depth, f
         for f in self._outer:
-            yield 0, f
+            if f.rules:
+                yield 0, f
 
     def _last(self, parts: list[str], upto: int, is_dir: bool) -> Rule | None:
         for depth, f in self._filters(parts, upto):

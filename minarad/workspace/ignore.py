@@ -12,6 +12,10 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from minarad.git.ignorerules import RuleFile
 
 #: Editor and OS leftovers that are never content (the seeded ``.gitignore``
 #: lists each of them, so that ``git status`` agrees).
@@ -23,6 +27,7 @@ EDITOR_PATTERNS = (
 #: The same patterns as ignore rules: most names are turned away by string
 #: operations, without compiling a regular expression (``#`` escaped: not a comment).
 _EDITOR_RULES = "\n".join("\\" + p if p.startswith("#") else p for p in EDITOR_PATTERNS)
+_editor_rules: RuleFile | None = None
 
 #: Files minara needs under version control, whatever ``.gitignore`` says.
 _PROTECTED_RE = re.compile(
@@ -36,9 +41,12 @@ _PROTECTED_DIR_RE = re.compile(r"memory|wiki(/.+)?|learn(/.+)?|knowledge(/.+)?"
 
 def is_editor_temporary(name: str) -> bool:
     """True when a file name looks like an editor's temporary or swap file."""
-    from minarad.git.ignorerules import compiled
+    global _editor_rules
+    if _editor_rules is None:
+        from minarad.git.ignorerules import compiled
 
-    return compiled(_EDITOR_RULES.encode()).last_match(name, False) is not None
+        _editor_rules = compiled(_EDITOR_RULES.encode())
+    return _editor_rules.last_match(name, False) is not None
 
 
 def editor_pattern(rel: str) -> str | None:
