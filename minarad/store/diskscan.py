@@ -6,6 +6,7 @@ A whole-tree scan trusts the stat data in ``.git/index`` (see
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from minarad.errors import Forbidden
@@ -97,6 +98,28 @@ class DiskCommits:
         except Forbidden as exc:
             return exc.message
         return f"{rel}: a symlink; minara does not follow links"
+
+    def _tracked_files(self) -> set[str]:
+        """What git tracks: the paths of ``.git/index`` (HEAD's files when it cannot be read).
+
+        Cheaper than reading HEAD's trees, and what ``git status`` compares with;
+        read once per version of the file (shared: do not change the set).
+        """
+        from minarad.errors import MinaraError
+        from minarad.git.index import IndexFormatUnsupported, index_paths
+
+        try:
+            with open(self.git_dir / "index", "rb") as fh:
+                st = os.fstat(fh.fileno())
+                key = (st.st_ino, st.st_mtime_ns, st.st_size)  # git replaces it whole
+                memo = getattr(self, "_tracked_memo", None)
+                if memo is not None and memo[0] == key:
+                    return memo[1]
+                paths = set(index_paths(fh.read()))
+        except (OSError, IndexFormatUnsupported, MinaraError):
+            return set(self._committed_files())
+        self._tracked_memo = (key, paths)
+        return paths
 
     def _committed_files(self) -> dict[str, str]:
         return {rel: blob for rel, (blob, _mode) in self._committed_entries().items()}

@@ -77,12 +77,12 @@ def hidden_by(store, rel: str, data: bytes) -> list[str]:
 
 
 def tracked_but_ignored(store) -> list[PathNote]:
-    """Files the repository tracks that ``.gitignore`` (or minara's own rules) ignore."""
+    """Files git tracks (``.git/index``) that ``.gitignore`` (or minara's own rules) ignore."""
     from minarad.workspace.ignore import is_protected
 
     ignore = store.ignore_filter()
     notes = []
-    for rel in sorted(store._committed_files()):
+    for rel in sorted(store._tracked_files()):
         if is_protected(rel) and ignore.git_ignores(rel):
             notes.append(PathNote(rel, "matched by .gitignore, still versioned: minara "
                                        "needs this file", True))
@@ -96,12 +96,11 @@ def tracked_but_ignored(store) -> list[PathNote]:
 def untracked_explained(store) -> list[PathNote]:
     """Each file ``git status`` shows as ``??``, with why minara has not committed it."""
     ignore = store.ignore_filter()
-    committed = store._committed_files()
     return [PathNote(rel, _why_untracked(store, rel, entry))
-            for rel, entry in _walk(store.root, ignore, committed)]
+            for rel, entry in _walk(store.root, ignore, store._tracked_files())]
 
 
-def _walk(root, ignore, committed):
+def _walk(root, ignore, tracked):
     """Yield ``(rel, DirEntry)`` for every untracked file or link git does not ignore.
 
     Tracked files are passed over without asking the ignore rules (git
@@ -119,7 +118,7 @@ def _walk(root, ignore, committed):
             if entry.name == ".git":
                 continue
             is_dir = entry.is_dir(follow_symlinks=False)
-            if (not is_dir and rel in committed) or ignore.git_ignores(rel, is_dir=is_dir):
+            if (not is_dir and rel in tracked) or ignore.git_ignores(rel, is_dir=is_dir):
                 continue
             if is_dir:
                 stack.append(rel)

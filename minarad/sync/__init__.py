@@ -96,9 +96,13 @@ def status(store) -> dict:
 
 
 def conflict_copies(store) -> list[str]:
-    """The ``name.conflict-<machine>.<ext>`` files in HEAD (a merge kept both versions)."""
+    """The tracked ``name.conflict-<machine>.<ext>`` files (a merge kept both versions).
+
+    Tracked as ``git status`` sees it: the paths of ``.git/index``, which
+    every minara commit updates (cheaper to read than HEAD's trees).
+    """
     from minarad.sync.rules import is_conflict_copy
 
     if store.head() is None:
         return []
-    return [path for path in store._committed_files() if is_conflict_copy(path)]
+    return sorted(path for path in store._tracked_files() if is_conflict_copy(path))
