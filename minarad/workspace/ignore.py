@@ -53,7 +53,9 @@ def editor_pattern(rel: str) -> str | None:
     """The :data:`EDITOR_PATTERNS` entry a path (or one of its folders) matches, if any."""
     for part in rel.split("/"):
         if is_editor_temporary(part):
-            return next(p for p in EDITOR_PATTERNS if fnmatch.fnmatchcase(part, p))
+            found = next((p for p in EDITOR_PATTERNS if fnmatch.fnmatchcase(part, p)), None)
+            if found is not None:
+                return found
     return None
 
 
