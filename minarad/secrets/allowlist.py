@@ -10,8 +10,9 @@ comment::
     # values matching a regular expression, whatever the rule
     regex: ^AKIA[0-9A-Z]{12}EXAMPLE$
 
-A malformed line (unknown rule, bad regex, ...) is kept as an
-``AllowProblem`` naming the file and line, and the other lines still apply.
+A ``regex:`` line has no comment (``#`` is part of the pattern). A malformed
+line (unknown rule, bad regex, ...) is kept as an ``AllowProblem`` naming the
+file and line, never its text, and the other lines still apply.
 A line holding ``minara:allow-secret`` in a scanned text is allowed inline
 (see ``scan``), with no entry here.
 """
@@ -29,6 +30,8 @@ from minarad.secrets.rules import RULE_IDS
 ALLOW_FILE = ".minara-secrets-allow"
 _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 _REGEX_PREFIX = "regex:"
+#: Words shown back in a problem: rule-like ones only, never what may be a pasted value.
+_RULE_SHAPE = re.compile(r"[a-z][a-z0-9-]{0,39}")
 
 
 @dataclass(frozen=True)
@@ -109,13 +112,14 @@ def _parse_line(line: str) -> str | re.Pattern[str] | tuple[str, tuple[str, ...]
     first, *globs = line.split()
     if _FINGERPRINT.fullmatch(first):
         if globs:
-            raise ValueError(f"a fingerprint takes no paths: {line!r}")
+            raise ValueError("a fingerprint takes no paths")
         return first
     if first == "*" and not globs:
         raise ValueError("'*' needs at least one path glob (every rule everywhere "
                          "would turn detection off)")
     if first != "*" and first not in RULE_IDS:
-        raise ValueError(f"{first!r} is neither a rule id nor a fingerprint (16 hex "
+        shown = repr(first) if _RULE_SHAPE.fullmatch(first) else "the first word"
+        raise ValueError(f"{shown} is neither a rule id nor a fingerprint (16 hex "
                          f"characters); rules: {', '.join(sorted(RULE_IDS))}")
     return first, tuple(globs)
 
@@ -126,7 +130,7 @@ def _parse_regex(source: str) -> re.Pattern[str]:
     try:
         return re.compile(source)
     except re.error as exc:
-        raise ValueError(f"bad regular expression {source!r}: {exc}") from None
+        raise ValueError(f"bad regular expression: {exc}") from None
 
 
 def _path_matches(path: str | None, globs: tuple[str, ...]) -> bool:

@@ -25,10 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 #: (module under ``detect_secrets.plugins``, class, rule id, group holding the value).
-#: Group 0 is the whole match; basic-auth, npm and the AWS secret key capture it.
+#: Group 0 is the whole match; 1 is group 1 in the patterns that have one (the
+#: password of a URL, npm's token, the AWS secret key after its name).
 DETECT_SECRETS_PLUGINS: tuple[tuple[str, str, str, int], ...] = (
     ("artifactory", "ArtifactoryDetector", "artifactory", 0),
-    ("aws", "AWSKeyDetector", "aws-key", 0),
+    ("aws", "AWSKeyDetector", "aws-key", 1),
     ("azure_storage_key", "AzureStorageKeyDetector", "azure-storage-key", 0),
     ("basic_auth", "BasicAuthDetector", "basic-auth-url", 1),
     ("discord", "DiscordBotTokenDetector", "discord-bot-token", 0),
@@ -113,8 +114,8 @@ def load_rules() -> tuple[Rule, ...]:
         plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), cls)()
         confirm = _confirmer(plugin)
         for pattern in plugin.denylist:
-            rules.append(Rule(rule_id, _per_line(pattern), group, confirm,
-                              _gate(rule_id, pattern)))
+            rules.append(Rule(rule_id, _per_line(pattern), min(group, pattern.groups),
+                              confirm, _gate(rule_id, pattern)))
     for rule_id, source in OUR_RULES.items():
         rules.append(Rule(rule_id, re.compile(source), 0, None))
     return tuple(rules)
@@ -142,7 +143,7 @@ def _gate_holds(gate: str, text: str, lowered: Callable[[], str]) -> bool:
     return gate in text
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _compiled(source: str) -> re.Pattern[str]:
     return re.compile(source)
 

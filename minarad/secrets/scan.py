@@ -40,14 +40,15 @@ PLACEHOLDER_PASSWORDS = frozenset({
 #: Basic-auth passwords shorter than this are documentation's ``a:b@``, ``abc:xyz@``.
 MIN_PASSWORD = 4
 #: Hosts reserved for documentation (RFC 2606, RFC 6761).
-_EXAMPLE_HOST = re.compile(r"(?:[\w.-]*\.)?(?:example\.(?:com|org|net)|[\w-]+\.(?:example|test|invalid))"
-                           r"(?![\w.-])")
+_EXAMPLE_HOST = re.compile(r"(?:[\w.-]*\.)?(?:example\.(?:com|org|net)"
+                           r"|[\w-]+\.(?:example|test|invalid))(?![\w.-])")
 _PEM_BODY = re.compile(r"[A-Za-z0-9+/=]{32,}")
-_BLOCK_END = re.compile(r"\n[ \t]*\n|\Z")
+_BLOCK_END = re.compile(r"(?=\n[ \t]*\n)|\Z")
 #: Formats of a fixed length: a longer run of token characters is something else
 #: (``1733059200:<sha256>`` is not a Telegram token).
 EXACT_LENGTH = frozenset({"github-token", "telegram-bot-token", "twilio-key"})
-_TRIM = " \t\r\n\"'=:"
+_TRIM_HEAD = " \t\r\n\"'=:"
+_TRIM_TAIL = " \t\r\n\"'"
 _WORD = re.compile(r"[A-Za-z0-9]")
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9_-]*")
 _JWT_TAIL = re.compile(r"[A-Za-z0-9_=.+/-]*")
@@ -103,9 +104,9 @@ def _value_span(text: str, rule: Rule, match: re.Match[str]) -> tuple[int, int] 
 
 def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
     """The span without the delimiters some patterns include (quotes, ``=``)."""
-    while start < end and text[start] in _TRIM:
+    while start < end and text[start] in _TRIM_HEAD:
         start += 1
-    while end > start and text[end - 1] in _TRIM:
+    while end > start and text[end - 1] in _TRIM_TAIL:
         end -= 1
     return start, end
 
