@@ -10,9 +10,11 @@ Measured in the same run, on this machine, and printed as ratios:
   work git already does for every blob a write stores;
 - ``import minarad.secrets`` and a first scan (which imports detect-secrets)
   in a fresh process, against ``python -c pass``;
-- a scan of the file a ``minara memory append`` wrote, against that append.
+- a scan of the file a ``minara memory append`` wrote, against that append;
+- ``scan_history`` over a repository of N commits (one file changed each,
+  built with ``git fast-import``), against ``git log -p`` of the same repo.
 
-Usage: python bench/secrets.py [--runs N]
+Usage: python bench/secrets.py [--runs N] [--commits N]
 """
 
 from __future__ import annotations
@@ -93,14 +95,46 @@ def bench_append(runs: int) -> None:
           f"{scan:5.2f} ms   share {100 * scan / append:4.2f}%")
 
 
+def make_history(ws: Path, commits: int) -> None:
+    """A repository of ``commits`` commits, each appending a line to one of 100 files."""
+    subprocess.run(["git", "init", "-q", "-b", "main", str(ws)], check=True)
+    chunks, texts = [], {}
+    for n in range(commits):
+        rel = f"memory/day-{n % 100:03d}.md"
+        texts[rel] = texts.get(rel, "# Day\n") + f"- note {n}: a line about plans and people\n"
+        data = texts[rel].encode()
+        message = f"note {n}".encode()
+        chunks.append(b"commit refs/heads/main\ncommitter b <b@example.com> %d +0000\n"
+                      b"data %d\n%s\nM 100644 inline %s\ndata %d\n%s\n"
+                      % (1764547200 + n, len(message), message, rel.encode(), len(data), data))
+    subprocess.run(["git", "-C", str(ws), "fast-import", "--quiet"], input=b"".join(chunks),
+                   check=True)
+
+
+def bench_history(commits: int) -> None:
+    from minarad.secrets.workspace import scan_history
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Path(tmp) / "ws"
+        make_history(ws, commits)
+        log = median_ms(lambda: subprocess.run(["git", "-C", str(ws), "log", "-p"], check=True,
+                                               stdout=subprocess.DEVNULL), 1)
+        scan = median_ms(lambda: scan_history(ws), 1)
+    print(f"history of {commits} commits: scan_history {scan / 1000:5.2f} s   "
+          f"git log -p {log / 1000:5.2f} s   ratio {scan / log:5.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
-    runs = parser.parse_args().runs
+    parser.add_argument("--commits", type=int, default=10_000)
+    args = parser.parse_args()
+    runs = args.runs
     print(f"load average {os.getloadavg()[0]:.2f}, {runs} runs, medians")
     bench_scan(runs * 5)
     bench_import(runs)
     bench_append(max(3, runs // 2))
+    bench_history(args.commits)
 
 
 if __name__ == "__main__":
