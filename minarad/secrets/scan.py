@@ -120,6 +120,8 @@ def _grown(text: str, rule: Rule, start: int, end: int) -> tuple[int, int] | Non
     grown = tail_match.end() if tail_match else end
     if rule.id in EXACT_LENGTH and grown > end:
         return None
+    while rule.id == "jwt" and text[grown - 1] == ".":  # a sentence's full stop
+        grown -= 1
     return start, grown
 
 

@@ -106,6 +106,8 @@ def test_a_stripe_key_longer_than_the_plugins_minimum_is_redacted_whole():
 @pytest.mark.parametrize("text", [
     "AWS documents AKIAIOSFODNN7EXAMPLE with wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
     "aws_secret_access_key = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY'",
+    "Try it on jwt.io: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFt"
+    "ZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c.",
     "new URL('https://abc:xyz@example.com')",
     "postgres://user:password@db.internal/app",
     "https://me:${TOKEN}@git.internal.net/repo",
@@ -134,3 +136,9 @@ def test_importing_the_package_does_not_import_detect_secrets_or_requests():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_jwt_ending_a_sentence_keeps_the_full_stop():
+    _, _, jwt = next(s for s in SAMPLES if s[0] == "jwt")
+    text = f"The session token was {jwt}.\n"
+    assert redact(text, scan_text(text)) == "The session token was [REDACTED:jwt].\n"
