@@ -142,3 +142,8 @@ def test_a_jwt_ending_a_sentence_keeps_the_full_stop():
     _, _, jwt = next(s for s in SAMPLES if s[0] == "jwt")
     text = f"The session token was {jwt}.\n"
     assert redact(text, scan_text(text)) == "The session token was [REDACTED:jwt].\n"
+
+
+def test_a_line_of_slashes_does_not_stall_the_scan():
+    # npm's pattern is quadratic in such a line; it only runs on text holding "_authToken=".
+    assert scan_text("/" * 200_000 + "\n" + "http://a/" * 20_000) == []
