@@ -7,7 +7,7 @@ import os
 import click
 
 from minarad.cli.options import emit, json_option, pass_ctx
-from minarad.errors import MinaraError
+from minarad.errors import MinaraError, NotFound
 
 
 @click.group("secrets")
@@ -40,6 +40,10 @@ def scan(ctx, paths, history):
     root = ctx.app.root
     allow = load_allowlist(root)
     rels = [os.path.relpath(os.path.abspath(p), root) if os.path.isabs(p) else p for p in paths]
+    missing = [p for p, rel in zip(paths, rels, strict=True)
+               if rel.startswith("..") or not os.path.exists(os.path.join(root, rel))]
+    if missing:
+        raise NotFound(f"not in the workspace: {', '.join(missing)}", code="not_found")
     found = scan_files(root, rels, allow=allow)
     if history:
         found += scan_history(root, allow=allow)

@@ -41,3 +41,9 @@ def test_the_allowlist_silences_a_finding_and_reports_its_bad_lines(minara, ws):
 def _line(ws) -> int:
     lines = (ws / "MEMORY.md").read_text().splitlines()
     return next(n for n, line in enumerate(lines, 1) if GITHUB in line)
+
+
+def test_a_path_outside_the_workspace_or_missing_is_an_error_not_a_clean_scan(minara, tmp_path):
+    minara("init", check=0)
+    assert "not in the workspace: nope.md" in minara("secrets", "scan", "nope.md", check=4).stderr
+    minara("secrets", "scan", str(tmp_path), check=4)
