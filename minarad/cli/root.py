@@ -64,6 +64,8 @@ GROUPS = {
     # -- budgets and proposals --
     "proposals": "minarad.cli.proposals:proposals",
     "compact": "minarad.cli.proposals:compact",
+    # -- secrets --
+    "secrets": "minarad.cli.secrets:secrets",
 }
 
 
