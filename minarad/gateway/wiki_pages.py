@@ -15,7 +15,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from minarad.gateway.pages import _call, _q, _snippet_html, layout
-from minarad.gateway.render import escape, render_markdown
+from minarad.gateway.render import escape, render_markdown, workspace_link
 
 
 def _tree_html(nodes, current: str) -> str:
@@ -43,11 +43,18 @@ def _rail(nodes, current: str, query: str = "") -> str:
 
 
 def _resolver(names: set[str]):
-    def resolve(target: str) -> str:
-        name = target.strip().strip("/")
+    """``[[target]]`` -> href, resolved as the link table resolves it (one function)."""
+    from minarad.wiki.names import link_target_name
+
+    def resolve(target: str) -> str | None:
+        name = link_target_name(target)
+        if name is None:  # names a file, not a page: open it in the editor
+            return workspace_link(target)
         if name in names:
             return "/wiki?name=" + urllib.parse.quote(name)
-        return "/wiki/new?name=" + urllib.parse.quote(name)
+        title = target.split("#", 1)[0].strip()
+        href = "/wiki/new?name=" + urllib.parse.quote(name)
+        return href + ("&title=" + urllib.parse.quote(title, safe="") if title != name else "")
 
     return resolve
 
@@ -95,13 +102,14 @@ async def new_page(request: Request) -> Response:
     """GET /wiki/new?name=: path, title, body and visibility; saved through the API."""
     wiki = request.app.state.library.app.wiki
     name = request.query_params.get("name", "")
+    title = request.query_params.get("title", "")
     nodes = await _call(request, wiki.tree)
     body = f"""<div class="split">{_rail(nodes, "")}<section class="editor">
 <h1>New page</h1>
 <form id="new-page">
 <label for="new-name">Path (lowercase segments, e.g. handbook/refunds)</label>
 <input id="new-name" name="name" value="{escape(name)}" required>
-<label for="new-title">Title</label><input id="new-title" name="title">
+<label for="new-title">Title</label><input id="new-title" name="title" value="{escape(title)}">
 <label for="new-text">Text (Markdown; [[other/page]] links)</label>
 <textarea id="new-text" name="text" rows="12"></textarea>
 <fieldset><legend>Visible to</legend>

@@ -1,0 +1,117 @@
+"""The web UI looked at as a person would: at phone (375 px) and desktop (1280 px) width.
+
+Each page is opened in the real Chromium of ``test_browser.py`` at both
+widths and checked for what a reader notices: the page does not scroll
+sideways, a table header fits its column without a word broken inside,
+no text is smaller than 12 px. A screenshot of each page at each width
+goes to ``docs/screenshots/<page>-<width>.png`` (the pictures the docs show).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.gateway.conftest import wait_for
+from tests.gateway.test_browser import _propose, browser, tab  # noqa: F401 - fixtures
+
+DOCS_SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+WIDTHS = (375, 1280)
+#: The tallest part of a page a screenshot keeps (the PNGs stay small).
+SHOT_MAX_HEIGHT = 1400
+
+# What a reader would notice, measured in the page: sideways scrolling, headers wider
+# than their column or broken inside a word, text under 12 px.
+_LAYOUT_JS = """() => {
+  const problems = [];
+  const overflow = document.documentElement.scrollWidth - window.innerWidth;
+  if (overflow > 1) problems.push("page scrolls sideways by " + overflow + " px");
+  const visible = (el) => el.getClientRects().length > 0 &&
+    getComputedStyle(el).visibility !== "hidden" && !el.closest(".sr-only, [hidden]");
+  for (const th of document.querySelectorAll("th")) {
+    if (!visible(th)) continue;
+    if (th.scrollWidth > th.clientWidth + 1)
+      problems.push("header wider than its column: " + th.textContent.trim());
+    const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const m of node.data.matchAll(/\\S+/g)) {
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+        if (tops.size > 1) problems.push("header word broken: " + m[0]);
+      }
+    }
+  }
+  for (const el of document.querySelectorAll("body *")) {
+    if (!visible(el) || el.closest("svg")) continue;
+    const ownText = [...el.childNodes].some((n) => n.nodeType === 3 && n.data.trim());
+    const size = parseFloat(getComputedStyle(el).fontSize);
+    if (ownText && size < 12)
+      problems.push("text at " + size + " px: " + el.textContent.trim().slice(0, 30));
+  }
+  return problems;
+}"""
+
+
+def look(t, path: str, name: str, *, ready: str | None = None, before=None) -> dict:
+    """Open ``path`` at each width, check its layout, save ``name-<width>.png``.
+
+    Returns:
+        ``{width: page}`` (the same page, left at the last width).
+    """
+    page = t.page
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        t.open(path)
+        if ready:
+            page.wait_for_selector(ready)
+        if before:
+            before(page, width)
+        problems = page.evaluate(_LAYOUT_JS)
+        assert problems == [], (path, width, problems)
+        shot(page, f"{name}-{width}")
+    return page
+
+
+def shot(page, name: str) -> None:
+    """A screenshot of the page's top (at most SHOT_MAX_HEIGHT px tall)."""
+    DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
+    size = page.viewport_size
+    height = min(page.evaluate("document.documentElement.scrollHeight"), SHOT_MAX_HEIGHT)
+    page.screenshot(path=str(DOCS_SHOTS / f"{name}.png"), full_page=True,
+                    clip={"x": 0, "y": 0, "width": size["width"], "height": height})
+
+
+# -- the wiki ----------------------------------------------------------------------------
+
+
+def test_a_titled_wiki_page_shows_its_title_not_its_front_matter(tab, gateway):  # noqa: F811
+    gateway.api.put("/v1/workspace/files/wiki/handbook/deploy.md", json={
+        "text": "---\ntitle: Deployment handbook\n---\nShip on Tuesdays.\n"})
+    page = look(tab.first, "/wiki?name=handbook/deploy", "wiki-page", ready="#page-body")
+    assert page.inner_text("h1") == "Deployment handbook"
+    body = page.inner_text("#page-body")
+    assert "title:" not in body and "Ship on Tuesdays." in body
+    assert page.locator("#page-body hr").count() == 0
+
+
+def test_a_link_with_spaces_creates_the_page_it_names(tab, gateway):  # noqa: F811
+    gateway.api.put("/v1/workspace/files/wiki/start.md", json={
+        "text": "See [[Ops Overview]] and `[[not a link]]`.\n"})
+    page = tab.first.open("/wiki?name=start")
+    missing = page.locator("#page-body a", has_text="Ops Overview")
+    assert missing.get_attribute("href").startswith("/wiki/new?name=ops-overview")
+    assert "[[not a link]]" in page.inner_text("#page-body code")
+    missing.click()
+    page.wait_for_url("**/wiki/new?name=ops-overview*")
+    assert page.input_value("#new-name") == "ops-overview"
+    assert page.input_value("#new-title") == "Ops Overview"
+    page.fill("#new-text", "What runs where.\n")
+    page.click("text=Create page")
+    page.wait_for_url("**/wiki?name=ops-overview")
+    assert "Start" in page.inner_text("#backlinks")
+    page = tab.first.open("/wiki?name=start")
+    found = page.locator("#page-body a", has_text="Ops Overview")
+    assert found.get_attribute("href") == "/wiki?name=ops-overview"
