@@ -178,15 +178,18 @@ async def history(request: Request) -> Response:
                    f'<a href="/diff?path={_q(e.path)}&amp;from={e.version}">Diff to now</a> '
                    f'<button type="button" class="restore secondary" data-version="{e.version}">'
                    f'Restore</button>')
-        rows.append(f"<tr><td>v{e.version}</td><td>{escape(e.time)}</td>"
-                    f"<td>{escape(e.author)}</td><td>{escape(e.source)}</td>"
-                    f"<td>{escape(e.message)}</td><td>{actions}</td></tr>")
+        cells = (("Version", f"v{e.version}"), ("When", escape(e.time)),
+                 ("Who", escape(e.author)), ("Source", escape(e.source)),
+                 ("Message", escape(e.message)), ("Actions", actions))
+        rows.append("<tr>" + "".join(f'<td data-label="{label}">{value}</td>'
+                                     for label, value in cells) + "</tr>")
     shown = entries[0].path if entries else path
+    heads = "".join(f"<th scope=col>{h}</th>" for h in
+                    ("Version", "When", "Who", "Source", "Message", "Actions"))
     body = (f'<h1>History of <a href="/workspace?path={_q(shown)}">{escape(shown)}</a></h1>'
-            f'<div class="table"><table><caption>{len(entries)} versions, newest first'
-            f'</caption><thead><tr><th scope=col>Version</th><th scope=col>When</th>'
-            f'<th scope=col>Who</th><th scope=col>Source</th><th scope=col>Message</th>'
-            f'<th scope=col>Actions</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
+            f'<div class="table"><table class="stack history"><caption>{len(entries)} '
+            f'versions, newest first</caption><thead><tr>{heads}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>'
             f'</div><p id="restore-status" role="status" aria-live="polite"></p>')
     return layout(request, f"History of {shown}", body, active="/workspace",
                   data={"page": "history", "path": shown})

@@ -115,3 +115,43 @@ def test_a_link_with_spaces_creates_the_page_it_names(tab, gateway):  # noqa: F8
     page = tab.first.open("/wiki?name=start")
     found = page.locator("#page-body a", has_text="Ops Overview")
     assert found.get_attribute("href") == "/wiki?name=ops-overview"
+
+
+# -- history and the workspace ------------------------------------------------------------
+
+
+def test_history_reads_at_desktop_and_phone_width(tab, gateway):  # noqa: F811
+    for n in range(3):
+        gateway.api.put("/v1/workspace/files/notes/a-rather-long-file-name-for-history.md",
+                        json={"text": f"version {n} of a note\n"})
+    gateway.cli("--as", "an-agent-with-a-long-name", "memory", "append",
+                "notes/a-rather-long-file-name-for-history.md", "- from the CLI", check=0)
+    page = look(tab.first, "/history?path=notes/a-rather-long-file-name-for-history.md",
+                "history", ready="tbody tr")
+    # at phone width each version is a block of labelled lines, not letter-by-letter columns
+    page.set_viewport_size({"width": 375, "height": 900})
+    row = page.locator("tbody tr").first
+    assert row.bounding_box()["width"] > 300
+    cells = row.locator("td")
+    assert cells.nth(2).bounding_box()["y"] > cells.nth(1).bounding_box()["y"]
+    assert cells.nth(2).evaluate("td => getComputedStyle(td, '::before').content") == '"Who"'
+    assert "an-agent-with-a-long-name" in cells.nth(2).inner_text()
+
+
+def test_phone_workspace_shows_the_editor_before_the_file_list(tab, gateway):  # noqa: F811
+    for n in range(12):
+        gateway.api.put(f"/v1/workspace/files/notes/file-{n}.md", json={"text": f"{n}\n"})
+
+    def editor_first(page, width):
+        editor = page.locator("#editor").bounding_box()
+        files = page.locator("nav.files").bounding_box()
+        if width < 640:
+            assert editor["y"] < files["y"], "the file list comes before the editor"
+            assert editor["y"] < 900, "the editor is not on the first screen"
+
+    look(tab.first, "/workspace?path=MEMORY.md", "workspace", ready="#editor",
+         before=editor_first)
+    gateway.api.put("/v1/workspace/files/wiki/tree/leaf.md", json={"text": "A leaf.\n"})
+    look(tab.first, "/wiki?name=tree/leaf", "wiki-tree", ready="#page-body", before=lambda p, w:
+         w > 640 or p.locator("#page-body").bounding_box()["y"]
+         < p.locator("nav.files").bounding_box()["y"] or pytest.fail("wiki rail first"))
