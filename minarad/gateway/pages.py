@@ -270,49 +270,11 @@ async def search(request: Request) -> Response:
     return layout(request, "Search", body, active="/search")
 
 
-def _rows(data: dict) -> str:
-    return "".join(f"<tr><th scope=row>{escape(k.replace('_', ' '))}</th><td>{escape(v)}</td></tr>"
-                   for k, v in data.items() if not isinstance(v, (dict, list)))
-
-
-def _jobs_table(jobs: list[dict]) -> str:
-    rows = "".join(f"<tr><th scope=row>{escape(j['name'])}</th>"
-                   f"<td>{'on' if j['enabled'] else 'off'}</td>"
-                   f"<td>{escape(j['last_run'] or 'never')}</td>"
-                   f"<td>{escape(j['last_result'] or '')}</td>"
-                   f"<td>{escape(j['next_run'] or '-')}</td>"
-                   f"<td class=error>{escape(j['last_error'] or '')}</td></tr>" for j in jobs)
-    return ('<div class="table"><table id="jobs"><thead><tr><th scope=col>Job</th>'
-            '<th scope=col>Enabled</th><th scope=col>Last run</th><th scope=col>Result</th>'
-            f'<th scope=col>Next</th><th scope=col>Error</th></tr></thead><tbody>{rows}'
-            '</tbody></table></div>')
-
-
-def semantic_text(e: dict) -> str:
-    """One line on the embedding model: which, how much is embedded, the default mode."""
-    if e.get("model") is None:
-        return f"not available, keyword search ({e.get('notice') or 'no embedding model'})"
-    coverage = "-" if e.get("coverage") is None else f"{e['coverage'] * 100:.0f}%"
-    return (f"model {e['model']}, {e.get('vectors', 0)} vectors ({coverage} of sections); "
-            f"default mode {e.get('default_mode')}")
-
-
 async def status(request: Request) -> Response:
-    """GET /status: daemon, index, search, gateway; commits appear live."""
-    data = await _call(request, request.app.state.library.status)
-    daemon, index = data["daemon"], data["index"]
-    body = (f'<h1>Status</h1><p>minara {escape(data["version"])} on '
-            f'<code>{escape(data["workspace"])}</code>, HEAD '
-            f'<code>{escape((data["head"] or "-")[:10])}</code></p>'
-            f'<div class="cards"><section><h2>Daemon</h2><table>{_rows(daemon)}</table>'
-            f'</section><section><h2>Search index</h2><table>{_rows(index)}</table>'
-            f'<p id="semantic">Semantic search: {escape(semantic_text(data["semantic_search"]))}'
-            f'</p></section>'
-            f'<section><h2>Gateway</h2><table>'
-            f'{_rows({"address": request.app.state.address})}</table></section></div>'
-            f'<h2>Jobs</h2>{_jobs_table(data["jobs"])}'
-            f'<h2>Commits since this page opened</h2><ol id="commits" class="commits"></ol>')
-    return layout(request, "Status", body, active="/status", data={"page": "status"})
+    """GET /status: see :mod:`minarad.gateway.status_pages`."""
+    from minarad.gateway.status_pages import status_page
+
+    return await status_page(request)
 
 
 PAGE_ROUTES = [

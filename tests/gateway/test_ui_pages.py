@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.gateway.conftest import wait_for
 from tests.gateway.test_browser import _propose, browser, tab  # noqa: F401 - fixtures
 
 DOCS_SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -155,3 +154,22 @@ def test_phone_workspace_shows_the_editor_before_the_file_list(tab, gateway):  #
     look(tab.first, "/wiki?name=tree/leaf", "wiki-tree", ready="#page-body", before=lambda p, w:
          w > 640 or p.locator("#page-body").bounding_box()["y"]
          < p.locator("nav.files").bounding_box()["y"] or pytest.fail("wiki rail first"))
+
+
+# -- status ---------------------------------------------------------------------------------
+
+
+def test_status_speaks_plainly_and_shows_mcp_sync_and_budgets(tab, gateway):  # noqa: F811
+    gateway.api.put("/v1/workspace/files/MEMORY.md", json={"text": "# Memory\n" + "- x\n" * 9000})
+    page = look(tab.first, "/status", "status", ready="#daemon")
+    text = page.inner_text("main")
+    for raw in ("True", "False", "None", "_"):
+        assert raw not in text.replace("MINARA_MCP_HTTP_ENABLED", "").replace(
+            "--show-token", ""), raw
+    for cell in page.locator("main table td").all():
+        assert cell.inner_text().strip() or cell.get_attribute("data-label") == "Error"
+    assert "State" in page.inner_text("#daemon") and "running" in page.inner_text("#daemon")
+    assert "/mcp" in page.inner_text("#mcp") and "off" in page.inner_text("#mcp")
+    assert "No remote" in page.inner_text("#no-remotes")
+    assert "MEMORY.md" in page.inner_text("#budgets")
+    assert "characters" in page.inner_text("#budget-total")
