@@ -55,7 +55,7 @@ def _facts_tab(data: dict, q: dict) -> str:
                       for v, label in (("newest", "newest first"),
                                        ("confidence", "by confidence")))
     checked = " checked" if q.get("superseded") else ""
-    rows = "".join(_fact_row(r) for r in data["records"]) or "<li>No facts match.</li>"
+    rows = "".join(_fact_row(r) for r in data["records"]) or _no_facts(q)
     return (f'<form class="filters" method="get" action="/settings/memory">'
             f'<input type="hidden" name="tab" value="facts">'
             f'<label>Filter (domain, topic, content)<input name="q" id="fact-q" '
@@ -68,6 +68,17 @@ def _facts_tab(data: dict, q: dict) -> str:
             f'<button type="submit">Apply</button></form>'
             f'<p id="fact-count"><strong>{data["count"]}</strong> facts (not superseded)</p>'
             f'<ul class="records" id="facts">{rows}</ul>')
+
+
+def _no_facts(q: dict) -> str:
+    """What an empty list says: how to widen the filter, or how facts get here."""
+    if q.get("q") or q.get("scope"):
+        return ('<li class="empty">No fact matches this filter. '
+                '<a href="/settings/memory?tab=facts">Show all facts</a>.</li>')
+    return ('<li class="empty">No facts yet. Agents propose them (MCP tool '
+            '<code>propose_fact</code>, or <code>minara fact propose --domain billing '
+            '--topic "refund window" --content "Refunds within 30 days."</code>) and they '
+            'appear here to review and edit.</li>')
 
 
 def _policies_tab(data: dict) -> str:

@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from minarad.errors import InvalidInput, MinaraError, NotFound
 from minarad.gateway.pages import _call, _q, _snippet_html, layout
 from minarad.gateway.render import escape, render_markdown, workspace_link
 
@@ -70,7 +71,10 @@ async def wiki_page(request: Request) -> Response:
                 f'<h1>Wiki</h1><p>Pick a page on the left, or make a new one.</p>'
                 f'</section></div>')
         return layout(request, "Wiki", body, active="/wiki")
-    page = await _call(request, lambda: wiki.get(name, channel=channel))
+    try:
+        page = await _call(request, lambda: wiki.get(name, channel=channel))
+    except (NotFound, InvalidInput) as err:
+        return _missing(request, nodes, name, err)
     names = {p.name for p in await _call(request, lambda: wiki.list(channel=channel))}
     backlinks = "".join(f'<li><a href="/wiki?name={_q(b.name)}">{escape(b.title)}</a>'
                         f' <span class="meta">line {b.line}</span></li>'
@@ -96,6 +100,26 @@ async def wiki_page(request: Request) -> Response:
     return layout(request, page.title, body, active="/wiki",
                   data={"page": "wiki", "name": page.name, "version": page.version,
                         "path": page.file})
+
+
+def _missing(request: Request, nodes, name: str, err: MinaraError) -> Response:
+    """A page that does not exist (or a name no page can have): say so, offer to create it."""
+    if isinstance(err, InvalidInput) and not err.details.get("suggestion"):
+        raise err
+    fix = str(err.details.get("suggestion") if isinstance(err, InvalidInput) else name)
+    offer = (f'<p><a class="button" id="create-missing" href="/wiki/new?name={_q(fix)}">'
+             f'Create {escape(fix)}</a></p>')
+    if isinstance(err, InvalidInput):
+        body = (f'<p class="error">{escape(err.message)}.</p><p>Open <a href="/wiki?name='
+                f'{_q(fix)}">{escape(fix)}</a> if it exists, or:</p>')
+    else:
+        detail = (err.message if err.details.get("deleted_in") else
+                  "Nothing is written here yet; links to this page show as missing "
+                  "until someone creates it")
+        body = f'<p id="missing-detail">{escape(detail)}.</p>'
+    html = (f'<div class="split">{_rail(nodes, "")}<section class="editor">'
+            f'<h1>No page {escape(name)} yet</h1>{body}{offer}</section></div>')
+    return layout(request, f"No page {name}", html, active="/wiki")
 
 
 async def new_page(request: Request) -> Response:

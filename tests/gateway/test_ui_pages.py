@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.gateway.conftest import wait_for
 from tests.gateway.test_browser import _propose, browser, tab  # noqa: F401 - fixtures
 
 DOCS_SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -173,3 +174,38 @@ def test_status_speaks_plainly_and_shows_mcp_sync_and_budgets(tab, gateway):  # 
     assert "No remote" in page.inner_text("#no-remotes")
     assert "MEMORY.md" in page.inner_text("#budgets")
     assert "characters" in page.inner_text("#budget-total")
+
+
+# -- empty states and the conflict dialog -----------------------------------------------------
+
+
+def test_empty_states_say_what_to_do(tab, gateway):  # noqa: F811
+    page = look(tab.first, "/settings/memory", "memory-facts-empty", ready="#facts")
+    empty = page.inner_text("#facts")
+    if page.locator("#facts li.record").count() == 0:  # (other tests of this module add none)
+        assert "No facts yet" in empty and "minara fact propose" in empty
+    page = look(tab.first, "/wiki?name=ops/runbook", "wiki-missing", ready="#create-missing")
+    assert "No page ops/runbook yet" in page.inner_text("h1")
+    page.click("#create-missing")
+    page.wait_for_url("**/wiki/new?name=ops/runbook")
+    assert page.input_value("#new-name") == "ops/runbook"
+    page = tab.first.open("/wiki?name=Ops%20Runbook")
+    assert page.get_attribute("#create-missing", "href") == "/wiki/new?name=ops-runbook"
+
+
+def test_after_refresh_the_header_no_longer_warns(tab, gateway):  # noqa: F811
+    gateway.api.put("/v1/workspace/files/notes/refresh.md", json={"text": "start\n"})
+    a = tab.first.open("/workspace?path=notes/refresh.md")
+    b = tab.make().open("/workspace?path=notes/refresh.md")
+    b.wait_for_selector("#editor")
+    wait_for(lambda: b.evaluate("document.body.dataset.live") == "on", "the event stream")
+    b.fill("#editor", "from B\n")
+    a.fill("#editor", "from A\n")
+    a.click("#save")
+    b.wait_for_selector("#live:has-text('saving will ask')")
+    b.click("#save")
+    b.wait_for_selector("#conflict[open]")
+    b.click("#conflict-refresh")
+    b.wait_for_selector("#yours:not([hidden])")
+    assert "saving will ask" not in b.inner_text("#live")
+    assert b.input_value("#editor") == "from A\n"

@@ -56,6 +56,8 @@ window.minaraCall = async function (method, url, data) {
     function dirty() { return area.value !== loaded; }
 
     function loadedAs(doc) {
+      // what the header said about a newer version is answered now
+      if (live.textContent.includes("saving will ask")) say(live, "");
       body.dataset.sha256 = doc.sha256 || "";
       body.dataset.version = String(doc.version);
       loaded = area.value;
