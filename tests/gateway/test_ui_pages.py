@@ -209,3 +209,30 @@ def test_after_refresh_the_header_no_longer_warns(tab, gateway):  # noqa: F811
     b.wait_for_selector("#yours:not([hidden])")
     assert "saving will ask" not in b.inner_text("#live")
     assert b.input_value("#editor") == "from A\n"
+
+
+# -- the knowledge graph --------------------------------------------------------------------
+
+
+def test_graph_labels_are_legible_and_a_chosen_node_is_centred(tab, gateway):  # noqa: F811
+    ids = [_propose(gateway, "fact", "--domain", domain, "--topic", topic, "--content",
+                    f"{topic} in {domain}.") for domain, topic in
+           (("ops", "deploys"), ("ops", "backups"), ("billing", "refunds"),
+            ("billing", "invoices"), ("support", "tone"), ("support", "hours"))]
+
+    def loaded(page, width):
+        wait_for(lambda: int(page.get_attribute("#graph", "data-nodes") or 0) > 6, "the graph")
+
+    page = look(tab.first, "/settings/memory?tab=graph", "memory-graph", before=loaded)
+    # labels are drawn at a fixed screen size whatever the zoom the graph opens at
+    assert float(page.get_attribute("#graph", "data-label-px")) >= 12
+    for fid in (ids[0], ids[4]):
+        page.select_option("#node-pick", f"fact:{fid}")
+        page.wait_for_selector(f"#sheet[data-node='fact:{fid}']")
+        box = page.locator("#graph").bounding_box()
+        # a tap on the middle of the view lands on the chosen node (a tap beside closes)
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        assert page.get_attribute("#sheet", "data-node") == f"fact:{fid}"
+        assert page.is_visible("#sheet")
+    page.mouse.click(box["x"] + 5, box["y"] + 5)
+    assert page.is_hidden("#sheet")
