@@ -47,7 +47,9 @@ def layout(request: Request, title: str, body: str, *, active: str = "",
 </head><body{attrs}>
 <a class="skip" href="#main">Skip to content</a>
 <header><strong class="brand">minara</strong><nav aria-label="Main">{links}</nav>
-<span id="live" class="live" role="status" aria-live="polite"></span></header>
+<span id="live" class="live" role="status" aria-live="polite"></span>
+{'<button type="button" id="sign-out" class="secondary">Sign out</button>' if csrf else ""}
+</header>
 <main id="main" tabindex="-1">{body}</main>
 </body></html>"""
     return HTMLResponse(page, status_code=status)
@@ -57,7 +59,8 @@ def login_needed_html() -> str:
     """The page a browser without a session gets (401)."""
     return ("<!doctype html><html lang=en><head><meta charset=utf-8>"
             "<meta name=viewport content='width=device-width, initial-scale=1'>"
-            "<title>Sign in · minara</title><link rel=stylesheet href=/static/app.css></head>"
+            "<title>Sign in · minara</title><link rel=icon href='data:,'>"
+            "<link rel=stylesheet href=/static/app.css></head>"
             "<body><main id=main><h1>Sign in</h1><p>Run <code>minara ui</code> on the machine "
             "that runs minarad and open the login link it prints (it works once).</p>"
             "</main></body></html>")
@@ -85,6 +88,10 @@ async def login(request: Request) -> Response:
 
     state_dir = request.app.state.settings.state_dir
     code = request.query_params.get("code", "")
+    if not code and request.query_params.get("signed_out"):
+        return HTMLResponse(login_needed_html().replace(
+            "<h1>Sign in</h1>", "<h1>Signed out</h1><p id=signed-out>This browser's "
+            "session has ended. To sign in again:</p>"))
     ok = await run_in_threadpool(security.redeem_login_code, state_dir, code)
     if not ok:
         return HTMLResponse(login_needed_html().replace(
@@ -95,6 +102,20 @@ async def login(request: Request) -> Response:
     response.set_cookie(SESSION_COOKIE, security.new_session(token),
                         max_age=security.SESSION_SECONDS, httponly=True, samesite="strict",
                         secure=request.url.scheme == "https", path="/")
+    return response
+
+
+async def logout(request: Request) -> Response:
+    """POST /logout (with the session's CSRF token): this browser's session cookie is removed.
+
+    Sessions are signed, not stored: a copy of the cookie taken before stays
+    valid until it expires; ``minara token --rotate`` ends every session.
+    """
+    from minarad.gateway.guard import SESSION_COOKIE
+
+    response = Response(status_code=204)
+    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict",
+                           secure=request.url.scheme == "https")
     return response
 
 
@@ -244,29 +265,30 @@ def _snippet_html(hit: dict) -> str:
 
 
 async def search(request: Request) -> Response:
-    """GET /search?q=...&mode=all|memory: results with snippets."""
-    q = request.query_params.get("q", "").strip()
-    mode = request.query_params.get("mode", "all")
-    mode = mode if mode in ("all", "memory") else "all"
+    """GET /search?q=&scope=all|memory&mode=keyword|semantic|hybrid&role=: results, snippets.
+
+    ``mode=all|memory`` (the scope, as before there were modes) still works.
+    """
+    from minarad.gateway.search_form import search_form, search_options
+
+    params = request.query_params
+    q = params.get("q", "").strip()
+    opts = await _call(request, search_options, request.app.state.library.app, params)
     results = ""
     if q:
-        found = await _call(request, request.app.state.library.search, q, scope=mode, kinds=[],
-                            path=None, channel=None, since=None, limit=30)
+        found = await _call(request, request.app.state.library.search, q, scope=opts.scope,
+                            mode=opts.mode, kinds=[], path=None, channel=None, since=None,
+                            limit=30, role=opts.role)
         items = [f'<li><a href="/workspace?path={_q(h["path"])}">{escape(h["path"])}</a>'
                  f' <span class="meta">{escape(h["heading"] or h["title"])} · lines '
                  f'{h["line_start"]}-{h["line_end"]}</span><p>{_snippet_html(h)}</p></li>'
                  for h in found["results"]]
-        results = (f'<ol class="results">{"".join(items)}</ol>' if items
-                   else '<p id="no-results">No results.</p>')
-    checked = {m: " checked" if m == mode else "" for m in ("all", "memory")}
-    body = (f'<h1>Search</h1><form action="/search" method="get" class="search" role="search">'
-            f'<label for="q">Words, "a phrase", +required, -excluded</label>'
-            f'<input id="q" name="q" value="{escape(q)}" type="search" required>'
-            f'<fieldset><legend>Look in</legend>'
-            f'<label><input type="radio" name="mode" value="all"{checked["all"]}> everything'
-            f'</label><label><input type="radio" name="mode" value="memory"'
-            f'{checked["memory"]}> memory files</label></fieldset>'
-            f'<button type="submit">Search</button></form>{results}')
+        count = f'{len(items)} result{"" if len(items) == 1 else "s"}'
+        shown = (f'<p class="meta" id="search-used">{count}, {found["mode"]} '
+                 f'search as role {escape(opts.role or "general")}</p>')
+        results = shown + (f'<ol class="results">{"".join(items)}</ol>' if items
+                           else '<p id="no-results">No results.</p>')
+    body = f'<h1>Search</h1>{search_form(q, opts)}{results}'
     return layout(request, "Search", body, active="/search")
 
 
@@ -280,6 +302,7 @@ async def status(request: Request) -> Response:
 PAGE_ROUTES = [
     Route("/", home, methods=["GET"]),
     Route("/login", login, methods=["GET"]),
+    Route("/logout", logout, methods=["POST"]),
     Route("/workspace", workspace, methods=["GET"]),
     Route("/history", history, methods=["GET"]),
     Route("/version", version, methods=["GET"]),

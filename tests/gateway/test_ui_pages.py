@@ -236,3 +236,39 @@ def test_graph_labels_are_legible_and_a_chosen_node_is_centred(tab, gateway):  #
         assert page.is_visible("#sheet")
     page.mouse.click(box["x"] + 5, box["y"] + 5)
     assert page.is_hidden("#sheet")
+
+
+# -- search: match mode and role; sign out ----------------------------------------------------
+
+
+def test_search_offers_modes_and_searches_as_a_role(tab, gateway):  # noqa: F811
+    gateway.cli("grant", "set", "support", "payroll", "none", check=0)
+    _propose(gateway, "fact", "--domain", "payroll", "--topic", "salaries",
+             "--content", "Salaries are paid on the quokkaday.")
+    page = tab.first.open("/search")
+    # without an embedding model, keyword is the one mode offered, and the page says why
+    assert page.locator("#search-modes input").count() == 1
+    assert "embedding model" in page.inner_text("#modes-note")
+    assert page.locator("#role option").all_inner_texts() == ["general", "support"]
+    page.fill("#q", "quokkaday")
+    page.click("form.search button[type=submit]")
+    page.wait_for_selector("ol.results")
+    assert "knowledge/payroll" in page.inner_text("ol.results")
+    assert "keyword search as role general" in page.inner_text("#search-used")
+    page.select_option("#role", "support")
+    page.click("form.search button[type=submit]")
+    page.wait_for_selector("#no-results")
+    assert "role support" in page.inner_text("#search-used")
+    assert page.locator("#role").input_value() == "support"
+    look(tab.first, "/search?q=quokkaday", "search", ready="ol.results")
+
+
+def test_sign_out_ends_this_browsers_session(tab, gateway):  # noqa: F811
+    page = tab.first.open("/status")
+    page.click("#sign-out")
+    page.wait_for_url("**/login?signed_out=1")
+    assert "Signed out" in page.inner_text("h1")
+    assert "minara ui" in page.inner_text("main")
+    response = page.request.get(gateway.url + "/v1/status")
+    assert response.status == 401
+    tab.first.page.goto(gateway.login_url())  # signed in again for the tests after this one

@@ -191,6 +191,15 @@ window.minaraCall = async function (method, url, data) {
     };
   }
 
+  const signOut = document.getElementById("sign-out");
+  if (signOut) {
+    signOut.addEventListener("click", async () => {
+      const r = await api("POST", "/logout");
+      if (r.ok) window.location.assign("/login?signed_out=1");
+      else say(live, "Not signed out: error " + r.status);
+    });
+  }
+
   const handlers = { editor, history: historyPage, status: statusPage, wiki: wikiPage };
   const page = body.dataset.page;
   const onCommit = handlers[page] ? handlers[page]() : null;
