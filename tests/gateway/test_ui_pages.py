@@ -272,3 +272,25 @@ def test_sign_out_ends_this_browsers_session(tab, gateway):  # noqa: F811
     response = page.request.get(gateway.url + "/v1/status")
     assert response.status == 401
     tab.first.page.goto(gateway.login_url())  # signed in again for the tests after this one
+
+
+# -- every other page ---------------------------------------------------------------------------
+
+
+def test_every_page_reads_at_phone_and_desktop_width(tab, gateway):  # noqa: F811
+    for n in (1, 2):
+        gateway.api.put("/v1/workspace/files/notes/sweep.md",
+                        json={"text": f"# Sweep\n\nversion {n} of a note with a long line "
+                                      f"that has to wrap on a phone screen.\n"})
+    gateway.cli("--as", "agent-a", "notes", "observe", "deploys are slow on Mondays", check=0)
+    gateway.cli("grant", "set", "general", "support", "write", check=0)
+    _propose(gateway, "policy", "--domain", "support", "--topic", "tone",
+             "--content", "Answer politely.")
+    gateway.cli("learn", "add", "lesson", "--title", "Quote sources",
+                "--detail", "Name where a fact came from.", check=0)
+    for path, name in (("/wiki/new?name=ops-overview&title=Ops%20Overview", "wiki-new"),
+                       ("/settings/memory?tab=policies", "memory-policies"),
+                       ("/learn", "learn"), ("/agents", "agents"), ("/proposals", "proposals"),
+                       ("/version?path=notes/sweep.md&v=1", "version"),
+                       ("/diff?path=notes/sweep.md&from=1", "diff")):
+        look(tab.first, path, name)
