@@ -294,3 +294,24 @@ def test_every_page_reads_at_phone_and_desktop_width(tab, gateway):  # noqa: F81
                        ("/version?path=notes/sweep.md&v=1", "version"),
                        ("/diff?path=notes/sweep.md&from=1", "diff")):
         look(tab.first, path, name)
+
+
+def test_memory_review_acts_as_a_role(tab, gateway):  # noqa: F811
+    gateway.cli("grant", "set", "auditor", "secrets", "none", check=0)
+    secret = _propose(gateway, "fact", "--domain", "secrets", "--topic", "vault",
+                      "--content", "The vault code is elsewhere.")
+    page = tab.first.open("/settings/memory")
+    assert page.locator(f"li.record[data-id='{secret}']").count() == 1
+    page.select_option("#memory-role", "auditor")
+    page.click("#act-as button")
+    page.wait_for_url("**role=auditor*")
+    assert page.locator(f"li.record[data-id='{secret}']").count() == 0
+    page.click("a[role=tab]:has-text('Knowledge Graph')")
+    page.wait_for_url("**tab=graph&role=auditor")
+    wait_for(lambda: int(page.get_attribute("#graph", "data-nodes") or 0) > 0, "the graph")
+    options = page.locator("#node-pick option").all_inner_texts()
+    assert not any("secrets" in o or "vault" in o for o in options), options
+    page = tab.first.open("/settings/memory?tab=graph")
+    wait_for(lambda: int(page.get_attribute("#graph", "data-nodes") or 0) > 0, "the graph")
+    assert any("vault" in o for o in page.locator("#node-pick option").all_inner_texts())
+    look(tab.first, "/settings/memory?role=auditor", "memory-facts", ready="#facts")

@@ -243,9 +243,16 @@
       if (!r.ok) { status.textContent = "Could not load the graph."; return; }
       size();
       const w = canvas.width / devicePixelRatio, h = canvas.height / devicePixelRatio;
-      nodes = r.json.nodes.map((n, i) => ({ ...n, x: w / 2 + Math.cos(i) * (40 + i * 6),
-                                             y: h / 2 + Math.sin(i) * (40 + i * 6), vx: 0, vy: 0 }));
-      edges = r.json.edges;
+      // acting as a role: the domains it may not read are left out, as for its agent
+      const hidden = new Set((document.body.dataset.hidden || "").split(",").filter(Boolean));
+      const seen = (n) => !hidden.has(n.domain) && !(n.kind === "domain" && hidden.has(n.label));
+      let shown = r.json.nodes.filter(seen);
+      const kept = new Set(shown.map((n) => n.id));
+      edges = r.json.edges.filter((e) => kept.has(e.source) && kept.has(e.target));
+      const linked = new Set(edges.flatMap((e) => [e.source, e.target]));
+      shown = shown.filter((n) => n.kind !== "page" || linked.has(n.id));
+      nodes = shown.map((n, i) => ({ ...n, x: w / 2 + Math.cos(i) * (40 + i * 6),
+                                      y: h / 2 + Math.sin(i) * (40 + i * 6), vx: 0, vy: 0 }));
       byId = Object.fromEntries(nodes.map((n) => [n.id, n]));
       nodes.forEach((n) => {
         const o = document.createElement("option");
