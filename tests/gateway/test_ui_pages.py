@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.gateway.conftest import wait_for
-from tests.gateway.test_browser import _propose, browser, tab  # noqa: F401 - fixtures
+from tests.gateway.test_browser import _propose, browser, sync_api, tab  # noqa: F401
 
 DOCS_SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 WIDTHS = (375, 1280)
@@ -315,3 +315,31 @@ def test_memory_review_acts_as_a_role(tab, gateway):  # noqa: F811
     wait_for(lambda: int(page.get_attribute("#graph", "data-nodes") or 0) > 0, "the graph")
     assert any("vault" in o for o in page.locator("#node-pick option").all_inner_texts())
     look(tab.first, "/settings/memory?role=auditor", "memory-facts", ready="#facts")
+
+
+def test_the_graph_follows_new_knowledge_live(tab, gateway):  # noqa: F811
+    _propose(gateway, "fact", "--domain", "live", "--topic", "first", "--content", "One.")
+    page = tab.first.open("/settings/memory?tab=graph")
+    wait_for(lambda: int(page.get_attribute("#graph", "data-nodes") or 0) > 0, "the graph")
+    wait_for(lambda: page.evaluate("document.body.dataset.live") == "on", "the event stream")
+    count = int(page.get_attribute("#graph", "data-nodes"))
+    fid = _propose(gateway, "fact", "--domain", "live", "--topic", "second",
+                   "--content", "Two, written while the graph was open.")
+    wait_for(lambda: int(page.get_attribute("#graph", "data-nodes")) > count, "the new node")
+    assert f"fact:{fid}" in page.locator("#node-pick option").evaluate_all(
+        "options => options.map((o) => o.value)")
+
+
+def test_a_wiki_page_follows_a_change_live(tab, gateway):  # noqa: F811
+    gateway.api.put("/v1/workspace/files/wiki/live-page.md", json={"text": "First text.\n"})
+    page = tab.first.open("/wiki?name=live-page")
+    wait_for(lambda: page.evaluate("document.body.dataset.live") == "on", "the event stream")
+    gateway.cli("--as", "an-agent", "memory", "append", "wiki/live-page.md", "Added live.",
+                check=0)
+    def reloaded() -> bool:
+        try:
+            return "Added live." in page.inner_text("#page-body")
+        except sync_api.Error:  # between two documents while it reloads
+            return False
+
+    wait_for(reloaded, "the page to reload")

@@ -200,7 +200,15 @@ window.minaraCall = async function (method, url, data) {
     });
   }
 
-  const handlers = { editor, history: historyPage, status: statusPage, wiki: wikiPage };
+  // memory review: its script (memory.js) listens for "minara:commit"
+  function memoryPage() {
+    return function onCommit(event) {
+      document.dispatchEvent(new CustomEvent("minara:commit", { detail: event }));
+    };
+  }
+
+  const handlers = { editor, history: historyPage, status: statusPage, wiki: wikiPage,
+                     memory: memoryPage };
   const page = body.dataset.page;
   const onCommit = handlers[page] ? handlers[page]() : null;
   if (onCommit && window.EventSource) {

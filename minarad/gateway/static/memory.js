@@ -239,30 +239,43 @@
       if (node) { centre(node); open(node); }
     });
 
-    call("GET", "/v1/knowledge/graph").then((r) => {
+    // acting as a role: the domains it may not read are left out, as for its agent
+    const hidden = new Set((document.body.dataset.hidden || "").split(",").filter(Boolean));
+    const seen = (n) => !hidden.has(n.domain) && !(n.kind === "domain" && hidden.has(n.label));
+
+    async function load(first) {
+      const r = await call("GET", "/v1/knowledge/graph");
       if (!r.ok) { status.textContent = "Could not load the graph."; return; }
-      size();
+      if (first) size();
       const w = canvas.width / devicePixelRatio, h = canvas.height / devicePixelRatio;
-      // acting as a role: the domains it may not read are left out, as for its agent
-      const hidden = new Set((document.body.dataset.hidden || "").split(",").filter(Boolean));
-      const seen = (n) => !hidden.has(n.domain) && !(n.kind === "domain" && hidden.has(n.label));
       let shown = r.json.nodes.filter(seen);
       const kept = new Set(shown.map((n) => n.id));
       edges = r.json.edges.filter((e) => kept.has(e.source) && kept.has(e.target));
       const linked = new Set(edges.flatMap((e) => [e.source, e.target]));
       shown = shown.filter((n) => n.kind !== "page" || linked.has(n.id));
-      nodes = shown.map((n, i) => ({ ...n, x: w / 2 + Math.cos(i) * (40 + i * 6),
-                                      y: h / 2 + Math.sin(i) * (40 + i * 6), vx: 0, vy: 0 }));
+      const before = byId;  // a node already drawn keeps its place
+      nodes = shown.map((n, i) => before[n.id] ? { ...n, x: before[n.id].x, y: before[n.id].y,
+                                                   vx: 0, vy: 0 }
+        : { ...n, x: (first ? w / 2 : (w / 2 - ox) / scale) + Math.cos(i) * (40 + i * 6),
+            y: (first ? h / 2 : (h / 2 - oy) / scale) + Math.sin(i) * (40 + i * 6), vx: 0, vy: 0 });
       byId = Object.fromEntries(nodes.map((n) => [n.id, n]));
+      pick.replaceChildren(pick.options[0]);
       nodes.forEach((n) => {
         const o = document.createElement("option");
         o.value = n.id; o.textContent = n.kind + ": " + n.label;
         pick.append(o);
       });
-      layout(150);
-      fit();
+      layout(first ? 150 : 40);
+      if (first) fit();
       draw();
+      if (sheet.dataset.node && !byId[sheet.dataset.node]) sheet.hidden = true;
       canvas.dataset.nodes = String(nodes.length);
+    }
+
+    load(true);
+    // new commits under knowledge/ (another agent, the CLI, another tab) redraw the graph
+    document.addEventListener("minara:commit", (e) => {
+      if (e.detail.paths.some((p) => p.path.startsWith("knowledge/"))) load(false);
     });
     window.addEventListener("resize", () => { size(); draw(); });
   }
