@@ -20,7 +20,8 @@ from minarad.gateway.render import escape, render_markdown
 
 NAV = (("/workspace", "Workspace"), ("/wiki", "Wiki"), ("/settings/memory", "Memory"),
        ("/agents", "Agents"), ("/learn", "Learn"), ("/proposals", "Proposals"),
-       ("/search", "Search"), ("/status", "Status"))
+       ("/artifacts", "Artifacts"), ("/uploads", "Uploads"), ("/search", "Search"),
+       ("/status", "Status"))
 
 
 def _q(value: str) -> str:

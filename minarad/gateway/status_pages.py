@@ -25,9 +25,12 @@ def _table(rows: list[tuple[str, str]], table_id: str = "") -> str:
 
 
 def when(iso: str | None) -> str:
-    """An ISO time as a person reads it: ``2026-12-01 14:25:53 +00:00``."""
+    """An ISO time as a person reads it: ``2026-12-01 14:25:53 UTC`` (other offsets kept)."""
     if not iso:
         return ""
+    import re
+
+    iso = re.sub(r"(\d{2}:\d{2}:\d{2})\.\d+", r"\1", iso).replace("+00:00", "Z")
     return iso.replace("T", " ").replace("+", " +").replace("Z", " UTC")
 
 

@@ -343,3 +343,53 @@ def test_a_wiki_page_follows_a_change_live(tab, gateway):  # noqa: F811
             return False
 
     wait_for(reloaded, "the page to reload")
+
+
+# -- artifacts and uploads ---------------------------------------------------------------------
+
+
+def test_artifacts_are_listed_by_state_and_open_their_viewer(tab, gateway):  # noqa: F811
+    import json
+
+    def make(kind, data=None):
+        made = json.loads(gateway.cli("--json", "artifact", "create", kind, "--title",
+                                      f"A {kind}", "--session", "s1", check=0).stdout)
+        if data is not None:
+            gateway.cli("artifact", "complete", made["id"], json.dumps(data), check=0)
+        return made
+
+    sheet = make("spreadsheet", {"csvContent": "a,b\n1,2\n"})
+    running = make("report")
+    gateway.cli("artifact", "materialize", input=f"see {sheet['uri']}", check=0)
+    page = look(tab.first, "/artifacts", "artifacts", ready="#artifacts")
+    assert page.locator(f"tr[data-id='{running['id']}']").count() == 1
+    tab.first.open("/artifacts?state=completed")
+    assert page.locator(f"tr[data-id='{running['id']}']").count() == 0
+    row = page.locator(f"tr[data-id='{sheet['id']}']")
+    assert "completed" in row.inner_text()
+    with page.context.expect_page() as viewer:
+        row.locator("text=Open viewer").click()
+    viewer.value.wait_for_load_state()
+    assert "<td>1</td>" in viewer.value.content()
+    viewer.value.close()
+
+
+def test_upload_with_progress_download_and_delete(tab, gateway, tmp_path):  # noqa: F811
+    source = tmp_path / "report.csv"
+    source.write_bytes(b"x,y\n" + b"1,2\n" * 20000)
+    page = tab.first.open("/uploads")
+    page.set_input_files("#upload-file", str(source))
+    page.click("#upload-form button[type=submit]")
+    page.wait_for_selector("#uploads tbody tr")
+    row = page.locator("#uploads tbody tr").first
+    assert ".csv" in row.inner_text() and "KB" in row.inner_text()
+    with page.expect_download() as download:
+        row.locator("text=Download").click()
+    saved = tmp_path / "got.csv"
+    download.value.save_as(saved)
+    assert saved.read_bytes() == source.read_bytes()
+    look(tab.first, "/uploads", "uploads", ready="#uploads")
+    page.on("dialog", lambda d: d.accept())
+    page.locator("#uploads button.delete").first.click()
+    page.wait_for_selector("#upload-status:has-text('Deleted')")
+    assert gateway.api.get("/v1/files").json()["files"] == []
