@@ -17,7 +17,7 @@ from starlette.routing import Route
 
 from minarad.gateway.pages import _call, _q, layout
 from minarad.gateway.render import escape
-from minarad.gateway.status_pages import when
+from minarad.gateway.status_pages import size_text, when
 
 STATE_FILTERS = (("", "all"), ("running", "running"), ("completed", "completed"),
                  ("error", "failed"))
@@ -72,11 +72,6 @@ async def artifacts_page(request: Request) -> Response:
     return layout(request, "Artifacts", body, active="/artifacts")
 
 
-def _size(n: int) -> str:
-    return f"{n:,} bytes" if n < 1024 else f"{n / 1024:.1f} KB" if n < 1 << 20 \
-        else f"{n / (1 << 20):.1f} MB"
-
-
 def _upload_rows(files: list[dict]) -> str:
     rows = []
     for f in reversed(files):  # newest first
@@ -87,7 +82,7 @@ def _upload_rows(files: list[dict]) -> str:
         actions = (f'<a href="/v1/files/{_q(f["key"])}" download="{escape(name)}">Download</a> '
                    f'<button type="button" class="delete secondary" data-key="{escape(f["key"])}"'
                    f'>Delete</button>')
-        cells = (("File", escape(name)), ("From", escape(user)), ("Size", _size(f["size"])),
+        cells = (("File", escape(name)), ("From", escape(user)), ("Size", size_text(f["size"])),
                  ("Uploaded", when), ("Actions", actions))
         rows.append("<tr>" + "".join(f'<td data-label="{label}">{value}</td>'
                                      for label, value in cells) + "</tr>")

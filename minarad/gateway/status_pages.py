@@ -42,14 +42,18 @@ def _yes(value) -> str:
     return "yes" if value else "no"
 
 
-def _size(n: int | None) -> str:
+def size_text(n: int | None) -> str:
+    """A byte count as a person reads it (bytes, KB, MB, GB)."""
     if n is None:
         return ""
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:,} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return ""
+    if n < 1024:
+        return f"{n:,} bytes"
+    shown, unit = float(n) / 1024, "KB"
+    for bigger in ("MB", "GB"):
+        if shown < 1024:
+            break
+        shown, unit = shown / 1024, bigger
+    return f"{shown:.1f} {unit}"
 
 
 def daemon_rows(d: dict) -> list[tuple[str, str]]:
@@ -83,7 +87,7 @@ def index_rows(i: dict) -> list[tuple[str, str]]:
     return [("Sections indexed", escape(f"{i.get('documents', 0):,}")),
             ("Up to date", "yes" if lag == 0 else
              escape(_plural(lag, "commit") + " behind") if lag else "not yet indexed"),
-            ("Size on disk", escape(_size(i.get("size_bytes")))),
+            ("Size on disk", escape(size_text(i.get("size_bytes")))),
             ("Writing now", _yes(i.get("writer_busy"))),
             ("Files it could not read", escape(problems) if problems else "")]
 
