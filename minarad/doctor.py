@@ -22,6 +22,10 @@ from minarad.store.models import Record
 MIN_FREE_BYTES = 100 * 1024 * 1024
 #: A git lock older than this, with no minara writer holding the workspace lock, is stale.
 STALE_LOCK_SECONDS = 60.0
+#: With the daemon running, how long the index and vectors may take to reach a
+#: commit just made (by anyone) before a lag is reported: the daemon follows
+#: every commit within ~2 s, so a lag seen for a moment is not a fault.
+FOLLOW_GRACE_SECONDS = 3.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,13 +144,30 @@ def check_history(store, fix: bool) -> Finding:
                    f"{str(store.head())[:10]}", "any read catches it up; or --fix")
 
 
-def check_index(app, fix: bool) -> Finding:
-    """The search index reflects HEAD (its lag in commits is not counted, only named)."""
+def _settled(read, head, grace: float):
+    """``read()`` once it equals ``head``, or its value after ``grace`` seconds."""
+    deadline = time.monotonic() + grace
+    value = read()
+    while value != head and time.monotonic() < deadline:
+        time.sleep(0.05)
+        value = read()
+    return value
+
+
+def check_index(app, fix: bool, following: bool = False) -> Finding:
+    """The search index reflects HEAD (its lag in commits is not counted, only named).
+
+    With the daemon running (``following``) a lag gets a moment to close first.
+    """
     from minarad.index.state import index_dir_for, read_state
 
     folder = index_dir_for(app.settings.state_dir, app.root)
-    indexed = read_state(folder / "state.json").get("commit") if folder.exists() else None
+
+    def indexed_commit():
+        return read_state(folder / "state.json").get("commit") if folder.exists() else None
+
     head = app.store.head()
+    indexed = _settled(indexed_commit, head, FOLLOW_GRACE_SECONDS if following else 0.0)
     if indexed == head:
         return _ok("search-index", "at HEAD")
     if fix:
@@ -156,7 +177,7 @@ def check_index(app, fix: bool) -> Finding:
                    f"{str(head)[:10]}", "minarad catches it up; or minara doctor --fix")
 
 
-def check_embeddings(app, fix: bool) -> Finding:
+def check_embeddings(app, fix: bool, following: bool = False) -> Finding:
     """Every section at HEAD has a vector (skipped, with a note, without a model)."""
     index = app.index
     if index.model.path is None:
@@ -167,7 +188,11 @@ def check_embeddings(app, fix: bool) -> Finding:
         if stats is not None and not stats.busy and stats.embedded + stats.removed:
             return Finding("embeddings", "ok", f"embedded {stats.embedded} section(s) at "
                            f"{(stats.commit or '-')[:10]}", fixed=True)
-    status, head = index.embedding_status(), app.store.head()
+    head = app.store.head()
+    if following:
+        _settled(lambda: index.embedding_status()["embedded_commit"], head,
+                 FOLLOW_GRACE_SECONDS)
+    status = index.embedding_status()
     missing = max(index.engine.document_count() - status["vectors"], 0)
     embedded = status["embedded_commit"]
     if missing == 0 and embedded == head:
@@ -249,8 +274,9 @@ def run_checks(app, daemon_status, *, fix: bool = False) -> list[Finding]:
     findings = [check_locks(store, fix), check_repository(store, fix)]
     if findings[-1].status == "fail":
         return findings + [check_disk(app.root)]
-    findings += [check_clean(store, fix), check_history(store, fix), check_index(app, fix),
-                 check_embeddings(app, fix),
+    following = daemon_status is not None and bool(daemon_status.running)
+    findings += [check_clean(store, fix), check_history(store, fix),
+                 check_index(app, fix, following), check_embeddings(app, fix, following),
                  check_daemon(daemon_status), check_inotify(app.root), check_conflicts(store),
                  *check_remotes(store, app.settings), check_disk(app.root)]
     return findings

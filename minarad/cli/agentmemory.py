@@ -22,7 +22,7 @@ from minarad.cli.options import CliContext, TextCommand, emit, json_option, pass
 @click.option("--session", required=True, metavar="ID", help="The session the note belongs to.")
 @json_option
 @pass_ctx
-def remember(ctx: CliContext, text, session):
+def remember(ctx: CliContext, text: str, session: str) -> None:
     """Keep a session-scoped note in the hot tier (knowledge/_hot/<session>.md).
 
     'minara consolidate' later turns notes into facts.
@@ -43,7 +43,8 @@ def remember(ctx: CliContext, text, session):
 @role_option
 @json_option
 @pass_ctx
-def consolidate(ctx: CliContext, session, domain, no_llm, role):
+def consolidate(ctx: CliContext, session: str | None, domain: str, no_llm: bool,
+                role: str | None) -> None:
     """Promote hot notes into facts, in one commit.
 
     With an LLM configured (MINARA_LLM_BASE_URL, MINARA_LLM_MODEL) it
@@ -62,7 +63,7 @@ def consolidate(ctx: CliContext, session, domain, no_llm, role):
 
 
 @click.group()
-def decisions():
+def decisions() -> None:
     """Meeting decisions, recorded as facts in the 'decisions' domain."""
 
 
@@ -71,7 +72,7 @@ def decisions():
 @click.option("--confidence", default="0.9", show_default=True, help="Of each decision.")
 @json_option
 @pass_ctx
-def decisions_ingest(ctx: CliContext, file, confidence):
+def decisions_ingest(ctx: CliContext, file: str, confidence: str) -> None:
     """Turn a meeting note's decisions into facts: the items of a '## Decisions'
     section and '- [decision] ...' lines. Already recorded ones are skipped.
 
@@ -89,7 +90,7 @@ def decisions_ingest(ctx: CliContext, file, confidence):
 
 
 @click.group()
-def notes():
+def notes() -> None:
     """An agent's working memory: agents/<id>/NOTES.md (## Notes, ## Observations).
 
     'minara context --agent ID' shows it to that agent.
@@ -105,7 +106,7 @@ agent_option = click.option("--agent", metavar="ID",
 @agent_option
 @json_option
 @pass_ctx
-def notes_observe(ctx: CliContext, text, agent):
+def notes_observe(ctx: CliContext, text: str, agent: str | None) -> None:
     """Add a timestamped line under ## Observations; one commit.
 
     Example: minara notes observe "deploys are slow on Mondays" --as agent-a
@@ -122,7 +123,7 @@ def notes_observe(ctx: CliContext, text, agent):
 @agent_option
 @json_option
 @pass_ctx
-def notes_update(ctx: CliContext, text, base, agent):
+def notes_update(ctx: CliContext, text: str, base: str | None, agent: str | None) -> None:
     """Replace the ## Notes section (and nothing else) of the agent's NOTES.md.
 
     Example: minara notes update "Working on the release notes." --as agent-a --base 3
@@ -136,7 +137,7 @@ def notes_update(ctx: CliContext, text, base, agent):
 
 
 @click.group()
-def channel():
+def channel() -> None:
     """Channels: who may use a conversation's memory."""
 
 
@@ -147,7 +148,8 @@ def channel():
               help="Remove a member (repeatable).")
 @json_option
 @pass_ctx
-def channel_members(ctx: CliContext, channel_id, add, remove):
+def channel_members(ctx: CliContext, channel_id: str, add: tuple[str, ...],
+                    remove: tuple[str, ...]) -> None:
     """Show or change channels/ID/MEMBERS.md. A channel without it is open to anyone
     who names it; with it, only members may use --channel ID (else exit 5).
 

@@ -62,7 +62,8 @@ def start_budget_watch(daemon, app):
             check()
 
     def request(info) -> None:
-        if info is None or any(carried_by_context(p) for p in info.paths):
+        paths = getattr(info, "paths", None)  # None: a move of HEAD not made by the daemon
+        if paths is None or any(carried_by_context(p) for p in paths):
             wanted.set()
 
     def stop() -> None:

@@ -23,6 +23,7 @@ from loguru import logger
 
 from minarad.daemon import state as state_file
 from minarad.daemon.debounce import Debouncer
+from minarad.daemon.headwatch import HeadFollower
 from minarad.daemon.notify import Notifier
 from minarad.daemon.skips import SkippedPaths
 from minarad.daemon.watcher import (
@@ -54,7 +55,8 @@ class Timings:
     Args:
         quiet: debounce quiet window.
         cap: longest wait while a path keeps changing.
-        tick: longest sleep between health checks.
+        tick: longest sleep between health checks of the watcher (an idle daemon
+            otherwise sleeps until an event or the next deadline).
         retry: wait before retrying a commit the repository refused (busy).
         flush_timeout: how long shutdown keeps retrying a busy repository.
         watchdog: systemd watchdog ping interval, or None.
@@ -63,7 +65,7 @@ class Timings:
 
     quiet: float = 0.3
     cap: float = 3.0
-    tick: float = 1.0
+    tick: float = 60.0
     retry: float = 1.0
     flush_timeout: float = 10.0
     watchdog: float | None = None
@@ -107,10 +109,12 @@ class Daemon:
         self.polling = polling
         self.observer_factories = observer_factories
         self.reload_settings = reload_settings
-        #: Called with each CommitInfo after it lands (e.g. the index catching up),
-        #: and once with None at start when the start-up reconcile committed nothing.
+        #: Called once for each move of HEAD, whoever made it: with the daemon's
+        #: ``CommitInfo`` for its own commits, with a ``HeadMove`` for any other
+        #: (and once at start, so followers catch up with commits made while down).
         self.after_commit: list[Callable[[object], None]] = []
         self.root = os.path.realpath(settings.workspace)
+        self.head = HeadFollower(os.fsdecode(store.git_dir), self._dispatch, polling=polling)
         self.debouncer = Debouncer(self.timings.quiet, self.timings.cap)
         self.stop_event = threading.Event()
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
@@ -143,6 +147,10 @@ class Daemon:
         self._reload = True
         self._queue.put(_WAKE)
 
+    def follow_head(self) -> None:
+        """Say HEAD may have moved (a job or a sync committed); thread-safe and cheap."""
+        self.head.poke()
+
     def events_lost(self, reason: str) -> None:
         """Say events may have been missed; the tree is compared with HEAD (thread-safe)."""
         self._lost_reason = reason
@@ -162,6 +170,7 @@ class Daemon:
         finally:
             import logging
 
+            self.head.stop()
             self._stop_watching()
             logging.getLogger("watchdog").removeHandler(self._log_handler)
         return 0
@@ -260,10 +269,8 @@ class Daemon:
     def _startup_reconcile(self) -> None:
         self._lost_reason = "start"
         self.debouncer.touch(WHOLE_TREE, time.monotonic())
-        head = self.store.head()
         self._commit(self.debouncer.take_all())
-        if self.store.head() == head:
-            self._call_after_commit(None)  # followers catch up with commits made while down
+        self.head.start()  # dispatches HEAD unless the reconcile's commit just was
         status = self._waiting or f"watching {self.root}"
         self._state["state"] = "waiting" if self._waiting else "watching"
         self._save_state(force=True)
@@ -271,6 +278,10 @@ class Daemon:
         logger.info("ready: {}", status)
 
     def _commit(self, taken: dict) -> bool:
+        with self.head.own_commit():
+            return self._commit_now(taken)
+
+    def _commit_now(self, taken: dict) -> bool:
         paths = None if WHOLE_TREE in taken else sorted(taken)
         message = "offline edits" if paths is None and self._lost_reason else None
         started = time.monotonic()
@@ -332,6 +343,9 @@ class Daemon:
         self._call_after_commit(info)
 
     def _call_after_commit(self, info) -> None:
+        self.head.announce(info)
+
+    def _dispatch(self, info) -> None:
         for callback in self.after_commit:
             try:
                 callback(info)

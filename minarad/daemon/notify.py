@@ -43,7 +43,8 @@ class Notifier:
         self.path = path or None
         self._sock = None
         if self.path:
-            self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+            self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC
+                                       | socket.SOCK_NONBLOCK)
 
     @property
     def enabled(self) -> bool:
@@ -54,8 +55,9 @@ class Notifier:
         """Send ``KEY=value`` lines as one datagram; return True when sent."""
         if self._sock is None or self.path is None:
             return False
-        try:
-            self._sock.sendto("\n".join(lines).encode(), socket_address(self.path))
+        try:  # never block: a manager that stopped reading must not freeze the commit loop
+            self._sock.sendto("\n".join(lines).encode(), socket.MSG_DONTWAIT,
+                              socket_address(self.path))
         except OSError as exc:
             logger.debug("sd_notify to {} failed: {}", self.path, exc)
             return False

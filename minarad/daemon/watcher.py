@@ -37,6 +37,9 @@ from watchdog.events import (
 EVENT_FILTER = [FileCreatedEvent, FileModifiedEvent, FileMovedEvent, FileDeletedEvent,
                 FileClosedEvent, FileAttribEvent, DirCreatedEvent, DirDeletedEvent,
                 DirMovedEvent]
+#: Seconds the inotify observer's dispatcher blocks on its queue before looking
+#: at its stop flag again (a stop wakes it at once): no idle wake-ups.
+IDLE_BLOCK_SECONDS = 3600.0
 #: A key that stands for "compare the whole tree with HEAD".
 WHOLE_TREE = "."
 INOTIFY_LIMIT_HINT = (
@@ -143,7 +146,7 @@ def _inotify_observer():
         from watchdog.observers.inotify import InotifyObserver
 
         logger.debug("this watchdog cannot leave .git unwatched; watching all of it")
-        return InotifyObserver()
+        return InotifyObserver(timeout=IDLE_BLOCK_SECONDS)
 
 
 def _inside_git(root: bytes, path: bytes) -> bool:
@@ -178,7 +181,7 @@ def _git_pruned_inotify_observer():
                 event_mask=self.get_event_mask_from_filter(),
                 follow_symlink=self.watch.follow_symlink)
 
-    observer = InotifyObserver()
+    observer = InotifyObserver(timeout=IDLE_BLOCK_SECONDS)
     observer._emitter_class = GitPrunedEmitter
     return observer
 

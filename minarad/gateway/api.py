@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from minarad.errors import InvalidInput, MinaraError, VersionConflict
+
+if TYPE_CHECKING:
+    from minarad.gateway.library import Library
+
+T = TypeVar("T")
 
 #: Longest accepted ``X-Minara-Author``.
 MAX_AUTHOR = 100
@@ -31,11 +38,11 @@ class PreconditionRequired(MinaraError):
     http_status = 428
 
 
-def _lib(request: Request):
+def _lib(request: Request) -> Library:
     return request.app.state.library
 
 
-async def _call(request: Request, fn, *args, **kwargs):
+async def _call(request: Request, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return await _lib(request).call(fn, *args, **kwargs)
 
 
@@ -142,8 +149,8 @@ async def append_file(request: Request) -> Response:
     text = _text_field(data)
     author, source = who(request)
     lib, path = _lib(request), _path(request)
-    result = await _call(request, lambda: lib.store.append(path, text, author=author,
-                                                           source=source))
+    result = await _call(request, lambda: lib.app.memory_append(path, text, author=author,
+                                                                source=source))
     return JSONResponse(result.to_dict(), headers=etag(result.sha256))
 
 
@@ -156,8 +163,8 @@ async def delete_file(request: Request) -> Response:
     author, source = who(request)
     lib, path = _lib(request), _path(request)
     try:
-        result = await _call(request, lambda: lib.store.delete(path, base=base, author=author,
-                                                               source=source))
+        result = await _call(request, lambda: lib.app.memory_delete(
+            path, base=base, author=author, source=source))
     except VersionConflict as exc:
         details = await _call(request, lib.conflict_details, path)
         return JSONResponse({**exc.to_dict(), **details}, status_code=409)
@@ -167,7 +174,7 @@ async def delete_file(request: Request) -> Response:
 async def history(request: Request) -> Response:
     """GET /v1/workspace/history/{path}: versions, newest first."""
     lib, path = _lib(request), _path(request)
-    entries = await _call(request, lambda: lib.store.history(path))
+    entries = await _call(request, lambda: lib.app.memory_history(path))
     return JSONResponse({"path": entries[0].path if entries else path,
                          "versions": [e.to_dict() for e in entries]})
 
@@ -180,7 +187,7 @@ async def diff(request: Request) -> Response:
         raise InvalidInput("give ?from=VERSION (and optionally &to=VERSION)",
                            code="invalid_input")
     lib, path = _lib(request), _path(request)
-    text = await _call(request, lambda: lib.store.diff(path, old, new))
+    text = await _call(request, lambda: lib.app.memory_diff(path, old, new))
     return JSONResponse({"path": path, "from": old, "to": new, "diff": text})
 
 
@@ -192,8 +199,8 @@ async def restore(request: Request) -> Response:
         raise InvalidInput("field 'version' is required", code="invalid_input")
     author, source = who(request)
     lib, path = _lib(request), _path(request)
-    result = await _call(request, lambda: lib.store.restore(path, version, author=author,
-                                                            source=source))
+    result = await _call(request, lambda: lib.app.memory_restore(path, version, author=author,
+                                                                 source=source))
     return JSONResponse(result.to_dict(), headers=etag(result.sha256))
 
 
@@ -207,9 +214,9 @@ async def reset_heartbeat(request: Request) -> Response:
     author, source = who(request)
     lib = _lib(request)
     try:
-        result = await _call(request, lambda: lib.store.write(
+        result = await _call(request, lambda: lib.app.memory_set(
             HEARTBEAT, new_heartbeat_text(), base=base, author=author, source=source,
-            message="reset HEARTBEAT.md from its template"))
+            newline=False, message="reset HEARTBEAT.md from its template"))
     except VersionConflict as exc:
         details = await _call(request, lib.conflict_details, HEARTBEAT)
         return JSONResponse({**exc.to_dict(), **details}, status_code=409)
@@ -292,7 +299,7 @@ async def events(request: Request) -> Response:
     feed = request.app.state.feed
     queue = feed.subscribe()
 
-    async def stream():
+    async def stream() -> AsyncIterator[str]:
         try:
             yield "retry: 2000\n: minara commit events\n\n"
             while not feed.stopped:

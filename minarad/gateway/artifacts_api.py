@@ -18,18 +18,25 @@ from starlette.routing import Route
 from minarad.errors import InvalidInput
 from minarad.gateway.api import _lib, who
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from minarad.app import Minara
+    from minarad.config import Settings
+
 #: Where uploads are posted (the guard lets their bodies reach ``files_max_bytes``).
 UPLOAD_PATH = "/v1/files"
 #: Room for the multipart framing around an upload of the largest allowed size.
 MULTIPART_OVERHEAD = 64 * 1024
 
 
-def upload_body_limit(settings) -> int:
+def upload_body_limit(settings: Settings) -> int:
     """The body an upload may have: the file limit (``files_max_bytes``) and its framing."""
     return settings.files_max_bytes + MULTIPART_OVERHEAD
 
 
-def _app(request: Request):
+def _app(request: Request) -> Minara:
     return _lib(request).app
 
 
@@ -126,7 +133,7 @@ async def download_file(request: Request) -> Response:
     stream, headers = await run_in_threadpool(api.download, _app(request),
                                               request.path_params["key"])
 
-    def chunks():
+    def chunks() -> Iterator[bytes]:
         with stream:
             while chunk := stream.read(1 << 20):
                 yield chunk

@@ -1,9 +1,10 @@
 """The commit feed behind ``/v1/events``: one event for each commit, whoever made it.
 
-A thread watches HEAD (one small file read per tick, and at once when the
-daemon says it committed). When HEAD moves, the history cache is brought
-up to date and every new commit is handed to each subscriber's queue:
-commits by the daemon, the CLI, this gateway, jobs or plain ``git`` alike.
+A thread waits until the daemon's HEAD follower says HEAD moved (it sees
+every move, whoever made it), then reads HEAD: nothing polls. When HEAD
+moved, the history cache is brought up to date and every new commit is
+handed to each subscriber's queue: commits by the daemon, the CLI, this
+gateway, jobs or plain ``git`` alike.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import threading
 
 from minarad.git import refs
 
-#: How often HEAD is looked at, in seconds (a daemon commit wakes it sooner).
-POLL_SECONDS = 0.25
+#: How often HEAD is looked at without being woken, in seconds (None: never).
+POLL_SECONDS: float | None = None
 #: Events a slow subscriber may fall behind by before it is told to reload.
 QUEUE_SIZE = 1000
 
@@ -34,10 +35,10 @@ class CommitFeed:
 
     Args:
         library: the gateway's :class:`~minarad.gateway.library.Library`.
-        interval: seconds between looks at HEAD.
+        interval: seconds between looks at HEAD when not woken (None: only when woken).
     """
 
-    def __init__(self, library, interval: float = POLL_SECONDS):
+    def __init__(self, library, interval: float | None = POLL_SECONDS):
         self.library = library
         self.interval = interval
         self._wake = threading.Event()

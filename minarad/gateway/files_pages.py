@@ -19,11 +19,15 @@ from minarad.gateway.pages import _call, _q, layout
 from minarad.gateway.render import escape
 from minarad.gateway.status_pages import size_text, when
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.app import Minara
+
 STATE_FILTERS = (("", "all"), ("running", "running"), ("completed", "completed"),
                  ("error", "failed"))
 
 
-def _artifact_rows(app, found: list[dict]) -> str:
+def _artifact_rows(app: Minara, found: list[dict]) -> str:
     rows = []
     for a in found:
         viewer = app.artifacts_dir / a["id"] / "index.html"

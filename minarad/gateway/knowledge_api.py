@@ -14,10 +14,14 @@ from starlette.routing import Route
 from minarad.errors import InvalidInput
 from minarad.gateway.api import _call, _lib, json_body, who
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.knowledge import Knowledge
+
 EDITABLE = ("domain", "topic", "content", "confidence", "scope")
 
 
-def _knowledge(request: Request):
+def _knowledge(request: Request) -> Knowledge:
     return _lib(request).app.knowledge
 
 
@@ -25,7 +29,8 @@ def _flag(request: Request, name: str) -> bool:
     return request.query_params.get(name, "") in ("1", "true", "yes", "on")
 
 
-def fact_listing(knowledge, *, q: str = "", domain: str | None = None, scope: str | None = None,
+def fact_listing(knowledge: Knowledge, *, q: str = "", domain: str | None = None,
+                 scope: str | None = None,
                  sort: str = "newest", superseded: bool = False) -> dict:
     """Facts matching the filters; ``q`` is a substring of domain, topic or content.
 

@@ -8,6 +8,8 @@ here it is only previewed (a dry run changes nothing).
 
 from __future__ import annotations
 
+import dataclasses
+
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -15,16 +17,21 @@ from starlette.routing import Route
 from minarad.errors import InvalidInput
 from minarad.gateway.api import _call, _lib, _optional_str, json_body, who
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.learn.store import LearnStore
 
-def _learn(request: Request):
+
+def _learn(request: Request) -> LearnStore:
     return _lib(request).app.learn
 
 
-def learn_listing(learn, *, kind: str | None, promoted: bool | None, candidates: bool) -> dict:
+def learn_listing(learn: LearnStore, *, kind: str | None, promoted: bool | None,
+                  candidates: bool) -> dict:
     """Entries (oldest first) with their evidence, and the lines that were skipped."""
     entries = learn.list(kind=kind or None, promoted=promoted, candidates=candidates)
     return {"entries": [e.to_dict() for e in entries],
-            "problems": [p.to_dict() for p in learn.problems()]}
+            "problems": [dataclasses.asdict(p) for p in learn.problems()]}
 
 
 def _promoted(request: Request) -> bool | None:
@@ -75,10 +82,7 @@ async def promote_preview(request: Request) -> Response:
 
 async def jobs(request: Request) -> Response:
     """GET /v1/jobs: each job's schedule, last run, result, next run and last error."""
-    from minarad.jobs import jobs_status
-
-    app = _lib(request).app
-    statuses = await _call(request, lambda: jobs_status(app))
+    statuses = await _call(request, _lib(request).app.jobs)
     return JSONResponse({"jobs": [s.to_dict() for s in statuses]})
 
 

@@ -18,6 +18,10 @@ from minarad.gateway.knowledge_api import fact_listing
 from minarad.gateway.pages import _call, layout
 from minarad.gateway.render import escape
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.knowledge.service import Knowledge
+
 TABS = (("facts", "Facts"), ("policies", "Policies"), ("graph", "Knowledge Graph"))
 
 
@@ -133,7 +137,7 @@ EDIT_DIALOG = """<dialog id="record-edit" aria-labelledby="edit-title">
 <p id="edit-status" role="status" aria-live="polite"></p></form></dialog>"""
 
 
-def _roles(knowledge, asked: str | None) -> tuple[list[str], str | None, set[str]]:
+def _roles(knowledge: Knowledge, asked: str | None) -> tuple[list[str], str | None, set[str]]:
     """The grants table's roles, the role asked for (None: general) and the domains it
     may not read."""
     from minarad.knowledge.grants import DEFAULT_ROLE

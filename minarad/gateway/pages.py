@@ -9,6 +9,8 @@ after :func:`~minarad.gateway.render.render_markdown` sanitised it.
 from __future__ import annotations
 
 import urllib.parse
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -17,6 +19,8 @@ from starlette.routing import Route
 
 from minarad.errors import MinaraError
 from minarad.gateway.render import escape, render_markdown
+
+T = TypeVar("T")
 
 NAV = (("/workspace", "Workspace"), ("/wiki", "Wiki"), ("/settings/memory", "Memory"),
        ("/agents", "Agents"), ("/learn", "Learn"), ("/proposals", "Proposals"),
@@ -75,7 +79,7 @@ def error_page(request: Request, err: MinaraError) -> HTMLResponse:
     return layout(request, "Error", body, status=err.http_status)
 
 
-async def _call(request: Request, fn, *args, **kwargs):
+async def _call(request: Request, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return await request.app.state.library.call(fn, *args, **kwargs)
 
 
@@ -192,7 +196,7 @@ async def history(request: Request) -> Response:
     """GET /history?path=FILE: every version with who and when; show, diff, restore."""
     lib = request.app.state.library
     path = request.query_params.get("path") or "MEMORY.md"
-    entries = await _call(request, lambda: lib.store.history(path))
+    entries = await _call(request, lambda: lib.app.memory_history(path))
     rows = []
     for e in entries:
         actions = ("<em>deleted</em>" if e.deleted else
@@ -246,7 +250,7 @@ async def diff(request: Request) -> Response:
     lib = request.app.state.library
     q = request.query_params
     path, old, new = q.get("path") or "", q.get("from") or "1", q.get("to") or None
-    text = await _call(request, lambda: lib.store.diff(path, old, new))
+    text = await _call(request, lambda: lib.app.memory_diff(path, old, new))
     body = (f'<h1>{escape(path)}: version {escape(old)} → {escape(new or "now")}</h1>'
             f'<p><a href="/history?path={_q(path)}">History</a></p>'
             f'<pre class="diff">{_diff_html(text) or "no change"}</pre>')

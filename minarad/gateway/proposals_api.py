@@ -16,8 +16,12 @@ from minarad.gateway.api import _call, _lib, who
 from minarad.gateway.pages import layout
 from minarad.gateway.render import escape
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.proposals import Proposals
 
-def _book(request: Request):
+
+def _book(request: Request) -> Proposals:
     return _lib(request).app.proposals
 
 
@@ -25,7 +29,7 @@ def _id(request: Request) -> str:
     return f"{request.path_params['job']}/{request.path_params['name']}"
 
 
-def _listing(book) -> dict:
+def _listing(book: Proposals) -> dict:
     found = book.list_open()
     return {"proposals": [{**p.as_dict(), "diff": book.diff(p.id)} for p in found],
             "count": len(found)}

@@ -14,10 +14,16 @@ from __future__ import annotations
 import html
 import urllib.parse
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from markdown_it import MarkdownIt
+
 _md = None
 
 
-def _markdown():
+def _markdown() -> MarkdownIt:
     global _md
     if _md is None:
         from markdown_it import MarkdownIt
@@ -37,7 +43,7 @@ def workspace_link(target: str) -> str | None:
     return "/workspace?path=" + urllib.parse.quote(path)
 
 
-def _wikilinks(text: str, resolve) -> str:
+def _wikilinks(text: str, resolve: Callable[[str], str | None]) -> str:
     from minarad.workspace.links import parse_links
 
     out, at = [], 0
@@ -60,7 +66,8 @@ def strip_front_matter(text: str) -> str:
     return body if front.raw else text
 
 
-def render_markdown(text: str, resolve=workspace_link) -> str:
+def render_markdown(text: str,
+                    resolve: Callable[[str], str | None] = workspace_link) -> str:
     """Render untrusted Markdown to sanitised HTML.
 
     Args:
@@ -74,6 +81,6 @@ def render_markdown(text: str, resolve=workspace_link) -> str:
                      link_rel="noopener noreferrer nofollow")
 
 
-def escape(value) -> str:
+def escape(value: object) -> str:
     """HTML-escape any value (None as empty)."""
     return html.escape("" if value is None else str(value), quote=True)

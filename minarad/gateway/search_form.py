@@ -9,8 +9,13 @@ agent acting in it sees (hits in the domains it may not read are left out).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection, Iterable, Mapping
 
 from minarad.gateway.render import escape
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.app import Minara
 
 SCOPES = (("all", "everything"), ("memory", "memory files"))
 MODES = (("keyword", "keyword"), ("semantic", "meaning (semantic)"),
@@ -29,7 +34,7 @@ class SearchOptions:
     roles: list[str]
 
 
-def search_options(app, params) -> SearchOptions:
+def search_options(app: Minara, params: Mapping[str, str]) -> SearchOptions:
     """Read ``scope``, ``mode`` and ``role`` from the query, checked against what exists."""
     from minarad.knowledge.grants import DEFAULT_ROLE
 
@@ -53,7 +58,8 @@ def search_options(app, params) -> SearchOptions:
                          modes=modes, default_mode=default, roles=roles)
 
 
-def _radios(name: str, choices, current: str, offered) -> str:
+def _radios(name: str, choices: Iterable[tuple[str, str]], current: str,
+            offered: Collection[str]) -> str:
     return "".join(f'<label><input type="radio" name="{name}" value="{v}"'
                    f'{" checked" if v == current else ""}> {label}</label>'
                    for v, label in choices if v in offered)

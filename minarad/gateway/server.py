@@ -34,6 +34,10 @@ from minarad.gateway.security import TokenSource
 from minarad.gateway.wiki_api import WIKI_ROUTES
 from minarad.gateway.wiki_pages import WIKI_PAGE_ROUTES
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.app import Minara
+
 STATIC = Path(__file__).parent / "static"
 
 
@@ -75,7 +79,8 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
                         status_code=500)
 
 
-def build_gateway(app, *, address: str, bind_host: str = "127.0.0.1"):
+def build_gateway(app: Minara, *, address: str,
+                  bind_host: str = "127.0.0.1") -> tuple[Guard, CommitFeed]:
     """The gateway for ``app``.
 
     Args:

@@ -15,6 +15,10 @@ from starlette.responses import Response
 from minarad.gateway.pages import _call, layout
 from minarad.gateway.render import escape
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.app import Minara
+
 
 def _table(rows: list[tuple[str, str]], table_id: str = "") -> str:
     """A two-column table of ``(label, already escaped HTML)``; empty values left out."""
@@ -38,7 +42,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
-def _yes(value) -> str:
+def _yes(value: object) -> str:
     return "yes" if value else "no"
 
 
@@ -115,7 +119,7 @@ def _jobs_table(jobs: list[dict]) -> str:
             '</tbody></table></div>')
 
 
-def extras(app) -> dict:
+def extras(app: Minara) -> dict:
     """MCP endpoint, sync state and budget warnings (each None when it cannot be read)."""
     from minarad.errors import MinaraError
     from minarad.mcp.http import endpoint_url, read_endpoint

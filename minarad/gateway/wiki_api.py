@@ -14,8 +14,13 @@ from starlette.routing import Route
 from minarad.errors import InvalidInput, VersionConflict
 from minarad.gateway.api import _call, _lib, _optional_str, _text_field, base_from, json_body, who
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.wiki import Wiki
+    from minarad.wiki.models import Page
 
-def _wiki(request: Request):
+
+def _wiki(request: Request) -> Wiki:
     return _lib(request).app.wiki
 
 
@@ -27,7 +32,7 @@ def _channel(request: Request, data: dict | None = None) -> str | None:
     return _optional_str(data or {}, "channel") or request.query_params.get("channel") or None
 
 
-def page_dict(page) -> dict:
+def page_dict(page: Page) -> dict:
     """A page with its backlinks as JSON."""
     return {**page.to_dict(), "backlinks": [b.to_dict() for b in page.backlinks]}
 

@@ -18,8 +18,14 @@ from minarad.errors import InvalidInput, MinaraError, NotFound
 from minarad.gateway.pages import _call, _q, _snippet_html, layout
 from minarad.gateway.render import escape, render_markdown, workspace_link
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
-def _tree_html(nodes, current: str) -> str:
+    from minarad.wiki.models import TreeNode
+
+
+def _tree_html(nodes: Sequence[TreeNode], current: str) -> str:
     items = []
     for node in nodes:
         label = escape(node.title or node.segment)
@@ -33,7 +39,7 @@ def _tree_html(nodes, current: str) -> str:
     return f"<ul>{''.join(items)}</ul>" if items else ""
 
 
-def _rail(nodes, current: str, query: str = "") -> str:
+def _rail(nodes: Sequence[TreeNode], current: str, query: str = "") -> str:
     return (f'<nav class="files" aria-label="Wiki pages"><h2>Wiki</h2>'
             f'<p><a href="/wiki/new" class="button">New page</a></p>'
             f'<form action="/wiki/search" method="get" role="search" class="open">'
@@ -43,7 +49,7 @@ def _rail(nodes, current: str, query: str = "") -> str:
             f'{_tree_html(nodes, current) or "<p>No pages yet.</p>"}</nav>')
 
 
-def _resolver(names: set[str]):
+def _resolver(names: set[str]) -> Callable[[str], str | None]:
     """``[[target]]`` -> href, resolved as the link table resolves it (one function)."""
     from minarad.wiki.names import link_target_name
 
@@ -102,7 +108,8 @@ async def wiki_page(request: Request) -> Response:
                         "path": page.file})
 
 
-def _missing(request: Request, nodes, name: str, err: MinaraError) -> Response:
+def _missing(request: Request, nodes: Sequence[TreeNode], name: str,
+             err: MinaraError) -> Response:
     """A page that does not exist (or a name no page can have): say so, offer to create it."""
     if isinstance(err, InvalidInput) and not err.details.get("suggestion"):
         raise err

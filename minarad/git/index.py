@@ -142,6 +142,18 @@ def read_stat_entries(data: bytes) -> dict[str, tuple[str, int, int, int, int]]:
     return out
 
 
+def index_paths(data: bytes) -> list[str]:
+    """The paths an index holds (what ``git status`` and ``git ls-files`` call tracked).
+
+    Raises:
+        IndexFormatUnsupported: the index is not version 2 or 3.
+        IndexDamaged: the index is cut short or damaged.
+        Busy: it holds unmerged entries (a merge is in progress).
+    """
+    _version, count = _header(data)
+    return [p.decode("utf-8", "surrogateescape") for p in _walk_entries(data, count)[0]]
+
+
 def _optional_extensions_end(data: bytes, pos: int) -> None:
     """Check that every extension after the entries may be dropped."""
     end = len(data) - 20

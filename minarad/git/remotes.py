@@ -12,6 +12,8 @@ when fetched, and a remote that moved meanwhile refuses it
 
 from __future__ import annotations
 
+import contextlib
+
 import dataclasses
 import re
 import subprocess
@@ -227,7 +229,7 @@ def fetch(repo, name: str, url: str, branch: str, creds: Credentials | None = No
         return [sha] if sha and sha not in repo.object_store else []
 
     try:
-        result = client.fetch(path, repo, determine_wants=determine_wants)
+        result = _fetch_from(client, path, repo, determine_wants)
     except Exception as exc:  # dulwich raises many kinds: OSError, HangupException, ...
         raise _unreachable(url, exc) from None
     # The refs as negotiated, not ``result.refs``: a local remote answers with its
@@ -266,7 +268,7 @@ def push(repo, url: str, branch: str, new: str, expected: str | None,
         return {ref: new.encode()}
 
     try:
-        result = client.send_pack(path, update_refs, repo.object_store.generate_pack_data)
+        result = client.send_pack(path, update_refs, _whole_objects(repo.object_store))
     except HangupException as exc:
         raise _unreachable(url, exc) from None
     except Exception as exc:
@@ -280,6 +282,51 @@ def push(repo, url: str, branch: str, new: str, expected: str | None,
         raise PushRejected(f"the remote refused {branch}: {error}")
     if expected is None:
         _default_branch(client, path, ref)
+
+
+def _whole_objects(store):
+    """A ``generate_pack_data`` for ``store`` that sends the missing objects whole.
+
+    dulwich's own reads every object of the store's packs to find deltas it
+    could reuse, which costs by the size of the repository (21,758 objects
+    read to send 300); sending the objects whole costs by what is sent.
+    """
+    def generate(have, want, *, shallow=None, progress=None, ofs_delta=True):
+        from dulwich.object_store import MissingObjectFinder
+
+        ids = list(MissingObjectFinder(store, haves=have, wants=want, shallow=shallow,
+                                       progress=progress))
+        return _packed_whole(store, ids, ofs_delta)
+
+    return generate
+
+
+def _packed_whole(store, ids: list, ofs_delta: bool = True):
+    """``(count, pack data)`` of the objects ``ids`` (``(sha, hint)`` pairs), none a delta."""
+    from dulwich.pack import generate_unpacked_objects
+
+    return len(ids), generate_unpacked_objects(store, ids, reuse_deltas=False,
+                                               ofs_delta=ofs_delta)
+
+
+def _fetch_from(client, path: str, repo, determine_wants):
+    """``client.fetch``; from a folder, with the objects read whole (see :func:`_whole_objects`).
+
+    Over a network the server makes the pack; from a folder dulwich makes it
+    here, and its way reads the whole remote store to reuse deltas.
+    """
+    from dulwich.client import FetchPackResult, LocalGitClient
+
+    if not isinstance(client, LocalGitClient):
+        return client.fetch(path, repo, determine_wants=determine_wants)
+    from dulwich.repo import Repo
+
+    with contextlib.closing(Repo(path)) as remote:
+        missing = remote.find_missing_objects(determine_wants, repo.get_graph_walker(), None)
+        if missing is not None:
+            repo.object_store.add_pack_data(*_packed_whole(remote.object_store, list(missing)))
+        refs: dict[Ref, ObjectID | None] = dict(remote.get_refs())
+        return FetchPackResult(refs, remote.refs.get_symrefs(), b"minarad")
 
 
 def _default_branch(client, path: str, ref: bytes) -> None:

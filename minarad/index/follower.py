@@ -1,8 +1,12 @@
-"""Keep the index in step with commits from a background thread.
+"""Keep the index (and every other cache that follows HEAD) in step from a thread.
 
-The daemon calls :meth:`IndexFollower.request` after each commit (it fits
-``Daemon.after_commit``). Requests made while a catch-up runs fold into one
-more catch-up, so a burst of commits costs one tree diff, not one per commit.
+The daemon calls :meth:`IndexFollower.request` after each move of HEAD (it
+fits ``Daemon.after_commit``). Requests made while a catch-up runs fold into
+one more catch-up, so a burst of commits costs one tree diff, not one per
+commit. :class:`IndexFollower` is the thread every follower shares (index,
+embeddings, wiki link table, knowledge catalogue); each brings its own
+``catch_up``, which records the commit it reached, diffs since it and
+rebuilds when it is gone (see :mod:`minarad.workspace.headtable`).
 After a catch-up that wrote, the memory it freed is handed back to the
 system, so that a long-running daemon does not keep the peak of a burst.
 """
@@ -40,27 +44,34 @@ def _malloc_trim():
 class IndexFollower:
     """A stoppable thread that runs ``index.catch_up()`` when asked.
 
+    Subclasses change the work (:meth:`_catch_up_once`) or open what the
+    thread alone uses (:meth:`_open`, :meth:`_close`).
+
     Args:
-        index: an :class:`minarad.index.Index`.
+        index: an :class:`minarad.index.Index`, or anything with ``catch_up()``
+            returning stats with ``busy``, ``files_indexed`` and ``files_removed``.
         busy_retry: seconds to wait before retrying when another process writes.
         on_error: called with the exception when a catch-up fails (logging).
         on_done: called with the :class:`CatchUpStats` of each catch-up.
+        name: the thread's name.
     """
 
     def __init__(self, index, *, busy_retry: float = 0.5,
                  on_error: Callable[[BaseException], None] | None = None,
-                 on_done: Callable[[object], None] | None = None):
+                 on_done: Callable[[object], None] | None = None,
+                 name: str = "index-follower"):
         self.index = index
         self.busy_retry = busy_retry
         self.on_error = on_error
         self.on_done = on_done
+        self.name = name
         self._wanted = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def start(self) -> IndexFollower:
         """Start the thread and schedule a first catch-up."""
-        self._thread = threading.Thread(target=self._run, name="index-follower", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
         self._thread.start()
         self.request()
         return self
@@ -76,13 +87,23 @@ class IndexFollower:
         if self._thread is not None:
             self._thread.join(timeout)
 
+    def _open(self) -> None:
+        """Open what only this thread uses (before the first catch-up)."""
+
+    def _close(self) -> None:
+        """Close what :meth:`_open` opened (when the thread ends)."""
+
     def _run(self) -> None:
-        while not self._stop.is_set():
-            self._wanted.wait()
-            if self._stop.is_set():
-                return
-            self._wanted.clear()
-            self._catch_up_once()
+        self._open()
+        try:
+            while not self._stop.is_set():
+                self._wanted.wait()
+                if self._stop.is_set():
+                    return
+                self._wanted.clear()
+                self._catch_up_once()
+        finally:
+            self._close()
 
     def _catch_up_once(self) -> None:
         try:

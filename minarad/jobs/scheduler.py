@@ -176,14 +176,10 @@ def start_scheduler(daemon, app):
         logger.info("jobs: not scheduled (MINARA_JOBS_ENABLED=0)")
         return None
 
-    def followers_catch_up() -> None:
-        for callback in list(daemon.after_commit):
-            callback(None)
-
     def in_force():  # a reload changes intervals and switches, never the workspace
         return daemon.settings.replace(workspace=settings.workspace)
 
-    scheduler = Scheduler(settings, on_commit=followers_catch_up,
+    scheduler = Scheduler(settings, on_commit=daemon.follow_head,
                           settings_source=in_force).start()
     names = [n for n, job in JOBS.items() if job.enabled(settings)]
     logger.info("jobs: scheduling {}", ", ".join(names) or "nothing")

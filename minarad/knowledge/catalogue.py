@@ -173,7 +173,7 @@ class Catalogue(FollowsHead):
             return self._catch_up(store)
 
     def _catch_up(self, store) -> int:
-        from minarad.git.objects import commit_tree, has_commit
+        from minarad.git.objects import commit_tree
 
         head = store.head()
         if self.commit() == head:
@@ -184,8 +184,9 @@ class Catalogue(FollowsHead):
             if old == head:
                 return 0
             new_tree = commit_tree(repo, head)
-            if old is not None and has_commit(repo, old):
-                changes = self._diff(repo, commit_tree(repo, old), new_tree)
+            old_tree = self.diff_base(repo)
+            if old_tree is not None:
+                changes = self._diff(repo, old_tree, new_tree)
             else:
                 conn.execute("DELETE FROM records")
                 conn.execute("DELETE FROM links")

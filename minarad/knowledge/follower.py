@@ -9,12 +9,14 @@ click and every read skips the tree diff.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
+from typing import Any
+
+from minarad.index.follower import IndexFollower
 
 
-class CatalogueFollower:
-    """A stoppable thread that brings the catalogue to HEAD when asked.
+class CatalogueFollower(IndexFollower):
+    """The shared follower thread, bringing the catalogue to HEAD when asked.
 
     Args:
         catalogue_path: the catalogue's SQLite file.
@@ -25,50 +27,31 @@ class CatalogueFollower:
 
     def __init__(self, catalogue_path, root, open_store: Callable,
                  on_error: Callable[[BaseException], None] | None = None):
+        super().__init__(None, on_error=on_error, name="knowledge-catalogue")
         self._path, self._root, self._open_store = catalogue_path, root, open_store
-        self._on_error = on_error
-        self._wanted = threading.Event()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="knowledge-catalogue",
-                                        daemon=True)
+        self._store: Any = None
+        self._catalogue: Any = None
         self.catch_ups = 0
 
-    def start(self) -> CatalogueFollower:
-        """Start the thread and ask for a first catch-up (commits made while stopped)."""
-        self._thread.start()
-        self.request()
-        return self
-
-    def request(self, _commit=None) -> None:
-        """Ask for a catch-up (fits ``Daemon.after_commit``)."""
-        self._wanted.set()
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop the thread after the catch-up under way, if any."""
-        self._stop.set()
-        self._wanted.set()
-        self._thread.join(timeout)
-
-    def _run(self) -> None:
+    def _open(self) -> None:
         from minarad.knowledge.catalogue import Catalogue
 
-        store = self._open_store()
-        catalogue = Catalogue(self._path, self._root)
+        self._store = self._open_store()
+        self._catalogue = Catalogue(self._path, self._root)
+
+    def _close(self) -> None:
+        if self._catalogue is not None:
+            self._catalogue.close()
+        if self._store is not None:
+            self._store.close()
+
+    def _catch_up_once(self) -> None:
         try:
-            while True:
-                self._wanted.wait()
-                if self._stop.is_set():
-                    return
-                self._wanted.clear()
-                try:
-                    catalogue.catch_up(store)
-                    self.catch_ups += 1
-                except Exception as exc:  # noqa: BLE001 - a bad catch-up must not end the thread
-                    if self._on_error is not None:
-                        self._on_error(exc)
-        finally:
-            catalogue.close()
-            store.close()
+            self._catalogue.catch_up(self._store)
+            self.catch_ups += 1
+        except Exception as exc:  # noqa: BLE001 - a bad catch-up must not end the thread
+            if self.on_error is not None:
+                self.on_error(exc)
 
 
 def follow_commits(app, on_error: Callable[[BaseException], None] | None = None
@@ -83,5 +66,7 @@ def follow_commits(app, on_error: Callable[[BaseException], None] | None = None
         return Store(app.root, operator=settings.operator,
                      max_file_bytes=settings.max_file_bytes)
 
-    return CatalogueFollower(catalogue_path(settings.state_dir, app.root), app.root,
-                             open_store, on_error=on_error).start()
+    follower = CatalogueFollower(catalogue_path(settings.state_dir, app.root), app.root,
+                                 open_store, on_error=on_error)
+    follower.start()
+    return follower

@@ -272,8 +272,8 @@ class Knowledge:
 
         self.app.index.catch_up(wait=2.5)
         catalogue, out, seen = self.catalogue, [], set()
-        for hit in self.app.search(query, role=role, path="knowledge", mode="keyword",
-                                   limit=max(50, limit * 5)):
+        for hit in self.app.search_index(query, role=role, path="knowledge", mode="keyword",
+                                         limit=max(50, limit * 5)):
             place = parse_record_path(hit.path)
             if place is None or place[0] != "fact" or hit.path in seen:
                 continue

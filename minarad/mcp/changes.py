@@ -20,6 +20,10 @@ from typing import Any
 
 import anyio
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from mcp.server.session import ServerSession
+
 URI_PREFIX = "minara://workspace/"
 
 
@@ -35,29 +39,30 @@ class ChangeFeed:
         blobs: awaits ``{path: committed blob id or None}``.
         head: awaits the HEAD commit.
         publish: publishes a URI to ``subscriptions/listen`` streams.
-        poll_s: how often HEAD is looked at.
+        poll_s: how often HEAD is looked at; None: only when woken (in the
+            daemon, whose HEAD follower wakes it after every move of HEAD).
     """
 
     def __init__(self, blobs: Callable[[], Awaitable[dict]],
                  head: Callable[[], Awaitable[str | None]],
-                 publish: Callable[[str], Awaitable[None]], poll_s: float):
+                 publish: Callable[[str], Awaitable[None]], poll_s: float | None):
         self._blobs = blobs
         self._head = head
         self._publish = publish
         self.poll_s = poll_s
         self._known: dict | None = None
         self._head_seen: str | None = None
-        self._sessions: dict[str, set] = {}
+        self._sessions: dict[str, set[ServerSession]] = {}
         self._wake: anyio.Event | None = None
         self._loop: Any = None
 
     # -- earlier protocols: resources/subscribe ------------------------------------
 
-    def subscribe(self, uri: str, session) -> None:
+    def subscribe(self, uri: str, session: ServerSession) -> None:
         """Remember that ``session`` wants ``notifications/resources/updated`` for ``uri``."""
         self._sessions.setdefault(uri, set()).add(session)
 
-    def unsubscribe(self, uri: str, session) -> None:
+    def unsubscribe(self, uri: str, session: ServerSession) -> None:
         """Forget a ``resources/subscribe``."""
         self._sessions.get(uri, set()).discard(session)
 
@@ -70,13 +75,14 @@ class ChangeFeed:
         self._loop = asyncio.get_running_loop()
         self._known = await self._blobs()
         self._head_seen = await self._head()
+        self._wake = anyio.Event()
         while True:
-            self._wake = anyio.Event()
             with anyio.move_on_after(self.poll_s):
                 await self._wake.wait()
+            self._wake = anyio.Event()  # before looking: a wake during the look is kept
             await self.check()
 
-    def wake(self, _commit=None) -> None:
+    def wake(self, _commit: object = None) -> None:
         """Look at HEAD now (thread-safe; the daemon's ``after_commit`` hook calls this)."""
         wake, loop = self._wake, self._loop
         if wake is None or loop is None or loop.is_closed():

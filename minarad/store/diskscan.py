@@ -6,6 +6,7 @@ A whole-tree scan trusts the stat data in ``.git/index`` (see
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from minarad.errors import Forbidden
@@ -98,19 +99,46 @@ class DiskCommits:
             return exc.message
         return f"{rel}: a symlink; minara does not follow links"
 
+    def _tracked_files(self) -> set[str]:
+        """What git tracks: the paths of ``.git/index`` (HEAD's files when it cannot be read).
+
+        Cheaper than reading HEAD's trees, and what ``git status`` compares with;
+        read once per version of the file (shared: do not change the set).
+        """
+        from minarad.errors import MinaraError
+        from minarad.git.index import IndexFormatUnsupported, index_paths
+
+        try:
+            with open(self.git_dir / "index", "rb") as fh:
+                st = os.fstat(fh.fileno())
+                key = (st.st_ino, st.st_mtime_ns, st.st_size)  # git replaces it whole
+                memo = getattr(self, "_tracked_memo", None)
+                if memo is not None and memo[0] == key:
+                    return memo[1]
+                paths = set(index_paths(fh.read()))
+        except (OSError, IndexFormatUnsupported, MinaraError):
+            return set(self._committed_files())
+        self._tracked_memo = (key, paths)
+        return paths
+
     def _committed_files(self) -> dict[str, str]:
         return {rel: blob for rel, (blob, _mode) in self._committed_entries().items()}
 
     def _committed_entries(self) -> dict[str, tuple[str, int]]:
-        """HEAD's files: ``path -> (blob hex, mode)``."""
+        """HEAD's files: ``path -> (blob hex, mode)`` (shared: do not change it)."""
         from minarad.git.objects import commit_tree
         from minarad.git.trees import iter_files
 
         head = self.head()
         if head is None:
             return {}
+        memo = getattr(self, "_entries_memo", None)
+        if memo is not None and memo[0] == head:
+            return memo[1]  # a commit's tree never changes: read it once
         tree = commit_tree(self.repo, head)
-        return {p.decode("utf-8", "surrogateescape"): (sha.decode(), mode)
-                for p, mode, sha in iter_files(self.repo.object_store, tree)}
+        entries = {p.decode("utf-8", "surrogateescape"): (sha.decode(), mode)
+                   for p, mode, sha in iter_files(self.repo.object_store, tree)}
+        self._entries_memo = (head, entries)
+        return entries
 
 

@@ -78,12 +78,12 @@ def hidden_by(store, rel: str, data: bytes) -> list[str]:
 
 
 def tracked_but_ignored(store) -> list[PathNote]:
-    """Files the repository tracks that ``.gitignore`` (or minara's own rules) ignore."""
+    """Files git tracks (``.git/index``) that ``.gitignore`` (or minara's own rules) ignore."""
     from minarad.workspace.ignore import is_protected
 
     ignore = store.ignore_filter()
     notes = []
-    for rel in sorted(store._committed_files()):
+    for rel in sorted(store._tracked_files()):
         if is_protected(rel) and ignore.git_ignores(rel):
             notes.append(PathNote(rel, "matched by .gitignore, still versioned: minara "
                                        "needs this file", True))
@@ -97,13 +97,16 @@ def tracked_but_ignored(store) -> list[PathNote]:
 def untracked_explained(store) -> list[PathNote]:
     """Each file ``git status`` shows as ``??``, with why minara has not committed it."""
     ignore = store.ignore_filter()
-    committed = store._committed_files()
     return [PathNote(shown_path(rel), _why_untracked(store, rel, entry))
-            for rel, entry in _walk(store.root, ignore) if rel not in committed]
+            for rel, entry in _walk(store.root, ignore, store._tracked_files())]
 
 
-def _walk(root, ignore):
-    """Yield ``(rel, DirEntry)`` for every file or link git does not ignore."""
+def _walk(root, ignore, tracked):
+    """Yield ``(rel, DirEntry)`` for every untracked file or link git does not ignore.
+
+    Tracked files are passed over without asking the ignore rules (git
+    shows them whatever the rules say), and ignored folders are not entered.
+    """
     stack = [""]
     while stack:
         rel_dir = stack.pop()
@@ -113,8 +116,10 @@ def _walk(root, ignore):
             continue
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if entry.name == ".git":
+                continue
             is_dir = entry.is_dir(follow_symlinks=False)
-            if entry.name == ".git" or ignore.git_ignores(rel, is_dir=is_dir):
+            if (not is_dir and rel in tracked) or ignore.git_ignores(rel, is_dir=is_dir):
                 continue
             if is_dir:
                 stack.append(rel)

@@ -52,7 +52,6 @@ class Store(ReadVerbs, WriteVerbs, DiskCommits):
         self._lock = WorkspaceLock(self.state_dir / "lock")
         self._repo = None
         self._history: HistoryDB | None = None
-        self._ignore: tuple[tuple[int, ...], IgnoreFilter] | None = None
 
     # -- opening -------------------------------------------------------------
 
@@ -156,15 +155,16 @@ class Store(ReadVerbs, WriteVerbs, DiskCommits):
                             path=rel)
         return rel
 
-    def ignore_filter(self):
-        """The workspace's :class:`IgnoreFilter`, re-read when ``.gitignore`` changes."""
+    def ignore_filter(self) -> IgnoreFilter:
+        """The workspace's :class:`IgnoreFilter`, as the ignore files say now.
+
+        Cheap: each ignore file's rules are compiled once per text
+        (:mod:`minarad.git.ignorerules`), so a changed ``.gitignore``,
+        at any depth, takes effect at once.
+        """
         from minarad.workspace.ignore import IgnoreFilter
 
-        stamp = tuple(os.stat(p).st_mtime_ns if os.path.exists(p) else 0
-                      for p in (self.root / ".gitignore", self.git_dir / "info" / "exclude"))
-        if self._ignore is None or self._ignore[0] != stamp:
-            self._ignore = (stamp, IgnoreFilter(self.root))
-        return self._ignore[1]
+        return IgnoreFilter(self.root)
 
     def _disk_path(self, rel: str) -> str:
         return os.path.join(self.root, *rel.split("/"))

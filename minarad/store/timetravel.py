@@ -150,16 +150,14 @@ def context_at(app, when: dt.datetime, **options):
     Returns:
         ``(Context, commit)``; file paths in it are workspace paths.
     """
-    from minarad.context import Budgets, _finish, build_context
+    from minarad.context import _finish, build_context
     from minarad.workspace.paths import channel_path
 
     store = app.store
     commit = _require_commit(store, when)
     s = app.settings
-    max_file = options.pop("max_file_chars", None)
-    max_total = options.pop("max_total_chars", None)
-    budgets = Budgets(s.context_max_file_chars if max_file is None else max_file,
-                      s.context_max_total_chars if max_total is None else max_total)
+    budgets = app.context_budgets(options.pop("max_file_chars", None),
+                                  options.pop("max_total_chars", None))
     channel = options.get("channel")
     with tempfile.TemporaryDirectory(prefix="minara-at-") as folder:
         checkout_for_reading(store, commit, folder)

@@ -97,17 +97,13 @@ def status(store) -> dict:
 
 
 def conflict_copies(store) -> list[str]:
-    """The ``name.conflict-<machine>.<ext>`` files in HEAD (a merge kept both versions)."""
-    from minarad.git.objects import commit_tree
-    from minarad.git.trees import iter_files
+    """The tracked ``name.conflict-<machine>.<ext>`` files (a merge kept both versions).
+
+    Tracked as ``git status`` sees it: the paths of ``.git/index``, which
+    every minara commit updates (cheaper to read than HEAD's trees).
+    """
     from minarad.sync.rules import is_conflict_copy
 
-    head = store.head()
-    if head is None:
+    if store.head() is None:
         return []
-    found = []
-    for entry in iter_files(store.repo.object_store, commit_tree(store.repo, head)):
-        path = entry[0].decode("utf-8", "replace") if isinstance(entry[0], bytes) else entry[0]
-        if is_conflict_copy(path):
-            found.append(path)
-    return found
+    return sorted(path for path in store._tracked_files() if is_conflict_copy(path))

@@ -28,6 +28,9 @@ class SyncService:
         store: a store of its own (not shared with another thread).
         settings: the daemon's settings (interval, debounce, machine, token).
         on_synced: called after a sync that moved HEAD (followers catch up).
+
+    A move of HEAD to the commit a sync of its own just left (a merge, a
+    fast-forward) asks for nothing: there is nothing new to push.
     """
 
     def __init__(self, store, settings, *, on_synced: Callable[[], None] | None = None):
@@ -39,6 +42,8 @@ class SyncService:
         self._requested: float | None = None
         self._first_request: float | None = None
         self._failures = 0
+        self._own_heads: set[str] = set()
+        self._last_asked: str | None = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> SyncService:
@@ -51,6 +56,10 @@ class SyncService:
         """A commit was made: sync once commits settle (fits ``daemon.after_commit``)."""
         if info is not None and str(getattr(info, "source", "")).startswith("sync:"):
             return
+        commit = getattr(info, "commit", None)
+        if commit is not None and commit in self._own_heads:
+            return
+        self._last_asked = commit
         now = time.monotonic()
         self._first_request = self._first_request or now
         self._requested = min(now + self.debounce, self._first_request + self.interval)
@@ -104,6 +113,9 @@ class SyncService:
         for error in failed:
             logger.warning("sync: {}", getattr(error, "message", error))
         self._failures = self._failures + 1 if failed else 0
+        self._own_heads = {r.head for r in results if not isinstance(r, Exception) and r.head}
+        if self._last_asked in self._own_heads:  # asked for by this sync's own merge
+            self._requested = self._first_request = None
         if self.store.head() != before and self.on_synced is not None:
             self.on_synced()
 
@@ -114,16 +126,6 @@ def start_sync(daemon, app):
 
     settings = app.settings
     store = Store(app.root, operator=settings.operator, max_file_bytes=settings.max_file_bytes)
-    service: SyncService
-
-    def followers_catch_up() -> None:
-        for callback in list(daemon.after_commit):
-            if callback != service.request:
-                try:
-                    callback(None)
-                except Exception:  # a follower's own error is its to log
-                    pass
-
-    service = SyncService(store, settings, on_synced=followers_catch_up).start()
+    service = SyncService(store, settings, on_synced=daemon.follow_head).start()
     daemon.after_commit.append(service.request)
     return service.stop

@@ -148,7 +148,7 @@ class LinkTable(FollowsHead):
 
     def _catch_up_with(self, repo) -> CatchUpStats:
         from minarad.git.diff import diff_trees, is_regular
-        from minarad.git.objects import commit_tree, has_commit, read_blob
+        from minarad.git.objects import commit_tree, read_blob
         from minarad.git.refs import head_commit
 
         conn = self.conn
@@ -158,8 +158,8 @@ class LinkTable(FollowsHead):
             if head == known:
                 conn.execute("COMMIT")
                 return CatchUpStats(head)
-            rebuilt = not has_commit(repo, known)
-            old_tree = None if rebuilt else commit_tree(repo, known)
+            old_tree = self.diff_base(repo)
+            rebuilt = old_tree is None
             if rebuilt:
                 conn.execute("DELETE FROM pages")
                 conn.execute("DELETE FROM links")

@@ -4,13 +4,31 @@ The wiki's link table and the knowledge catalogue each keep, beside their
 rows, a ``meta(key, value)`` table whose ``commit`` row names the commit
 they reflect; they catch up by a tree diff from it. This mixin answers
 "which commit?" and "is it HEAD?" (HEAD read from two small files, no
-dulwich, so the click-free commands can ask) and closes the connection.
+dulwich, so the click-free commands can ask), "what to diff from?" (the
+recorded commit's tree, or nothing when that commit is gone: history was
+rewritten, so the table is rebuilt) and closes the connection.
+
+Every cache that follows HEAD works this way (record the commit, diff
+since it, rebuild when it is gone), in either direction: a ``git reset``
+backwards is a diff like any other. :func:`diff_base` is that rule.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+
+
+def diff_base(repo, recorded: str | None) -> bytes | None:
+    """The tree to diff HEAD against: ``recorded``'s, or None (rebuild) when it is gone.
+
+    Args:
+        repo: an open dulwich repository.
+        recorded: the commit a cache reflects (None: it was never built).
+    """
+    from minarad.git.objects import commit_tree, has_commit
+
+    return commit_tree(repo, recorded) if has_commit(repo, recorded) else None
 
 
 class FollowsHead:
@@ -40,3 +58,7 @@ class FollowsHead:
 
         head = read_workspace_head(self.root)
         return head is not None and head == self.commit()
+
+    def diff_base(self, repo) -> bytes | None:
+        """:func:`diff_base` of the commit this table reflects (None: rebuild it)."""
+        return diff_base(repo, self.commit())

@@ -97,11 +97,14 @@ def test_after_commit_callbacks_get_each_commit(settings):
     daemon.after_commit.append(lambda info: 1 / 0)  # a failing callback is only logged
     with Running(daemon):
         (ws / "indexed.md").write_text("x\n")
-        wait_until(lambda: any(c and "indexed.md" in c.paths for c in seen), what="callback")
+        wait_until(lambda: any(c.paths and "indexed.md" in c.paths for c in seen), what="callback")
         (ws / "again.md").write_text("x\n")
-        wait_until(lambda: any(c and "again.md" in c.paths for c in seen), what="2nd callback")
-    assert seen[0] is None  # the start-up call: nothing to reconcile, catch up anyway
+        wait_until(lambda: any(c.paths and "again.md" in c.paths for c in seen),
+                   what="2nd callback")
+    assert seen[0].paths is None  # the start-up call: nothing to reconcile, catch up anyway
     assert seen[-1].commit == git(ws, "rev-parse", "HEAD").strip()
+    commits = [c.commit for c in seen]
+    assert len(commits) == len(set(commits))  # each commit dispatched once
 
 
 def test_polling_fallback_still_commits(settings):

@@ -46,3 +46,29 @@ def test_an_editor_save_is_embedded_by_the_daemon(daemon, daemon_env, ws):
                    env, "search", "--no-catch-up", "--mode", "semantic",
                    "rolling back schema upgrades")["results"]],
                timeout=60, step=0.3, what="the delete followed")
+
+
+def test_commits_by_a_cli_process_and_by_git_are_embedded(daemon, daemon_env, ws):
+    """The daemon did not make these commits: its HEAD follower still embeds them."""
+    from tests.daemon.followcheck import wait_followed
+
+    env = {**daemon_env, "MINARA_EMBED_MODEL": str(MODEL), "OMP_NUM_THREADS": "2",
+           "MINARA_DEBOUNCE_MS": "5000", "MINARA_DEBOUNCE_CAP_MS": "10000"}
+    daemon.env = env
+    daemon.start()
+    subprocess.run([MINARA, "memory", "set", "notes/tides.md",
+                    "Spring tides follow the full and the new moon."], env=env, check=True,
+                   capture_output=True, timeout=60)
+    wait_followed(env, ws, vectors=True)
+    (ws / "notes" / "bread.md").write_text("Sourdough needs a starter fed every day.\n")
+    subprocess.run(["git", "-C", str(ws), "add", "notes/bread.md"], check=True)
+    subprocess.run(["git", "-C", str(ws), "commit", "-q", "-m", "by hand"], check=True)
+    wait_followed(env, ws, vectors=True)
+    hits = _minara(env, "search", "--no-catch-up", "--mode", "semantic",
+                   "feeding a sourdough starter")["results"]
+    assert hits[0]["path"] == "notes/bread.md"
+    subprocess.run(["git", "-C", str(ws), "reset", "-q", "--hard", "HEAD~1"], check=True)
+    wait_followed(env, ws, vectors=True)  # back: the reset-away section loses its vector
+    hits = _minara(env, "search", "--no-catch-up", "--mode", "semantic",
+                   "feeding a sourdough starter")["results"]
+    assert "notes/bread.md" not in [h["path"] for h in hits]

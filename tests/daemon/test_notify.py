@@ -82,3 +82,28 @@ def test_minarad_speaks_the_protocol(daemon, listener):
     daemon.proc.send_signal(signal.SIGTERM)
     saw("STOPPING")
     assert daemon.proc.wait(timeout=30) == 0
+
+
+def test_a_notify_socket_nobody_reads_never_blocks_the_sender(tmp_path):
+    """With the receiver's queue full, sends fail at once (and say so) instead of waiting."""
+    import threading
+
+    deaf = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    path = str(tmp_path / "deaf.sock")
+    deaf.bind(path)  # bound, never read
+    notifier = Notifier(path)
+    outcomes: list[bool] = []
+
+    def flood() -> None:
+        for _ in range(5000):  # far more than a datagram queue holds
+            outcomes.append(notifier.status("watching /ws; last commit abcdef0 (1 path(s))"))
+
+    sender = threading.Thread(target=flood, daemon=True)
+    sender.start()
+    sender.join(60)
+    try:
+        assert not sender.is_alive(), "the notifier blocked on a full socket"
+        assert outcomes[0] is True and outcomes[-1] is False
+    finally:
+        notifier.close()
+        deaf.close()

@@ -1,0 +1,69 @@
+"""A write over HTTP, and a hand-made ``git commit``, are followed by the daemon serving it."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from tests.conftest import git
+from tests.daemon.followcheck import backlinks, searchable, wait_followed
+from tests.gateway.conftest import Gateway
+from tests.sync.conftest import make_bare
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def served(tmp_path):
+    """A daemon serving the gateway, with a bare remote; no sync but the follower's."""
+    # A long debounce: a file committed with git is git's commit, not the daemon's.
+    slow = {"MINARA_SYNC_INTERVAL": "3600", "MINARA_DEBOUNCE_MS": "5000",
+            "MINARA_DEBOUNCE_CAP_MS": "10000"}
+    gw = Gateway(tmp_path / "gw", extra_env=slow).start()
+    remote = make_bare(tmp_path / "remote.git")
+    gw.cli("remote", "add", "origin", str(remote), check=0)
+    yield gw, remote
+    gw.stop()
+
+
+def test_a_put_is_searchable_linked_and_pushed(served):
+    gw, remote = served
+    for path, text in (("wiki/kiwi.md", "# Kiwi\n\nThe kiwi page, see [[tui]].\n"),
+                       ("wiki/tui.md", "# Tui\n")):
+        reply = gw.api.put(f"/v1/workspace/files/{path}", json={"text": text})
+        assert reply.status_code == 200, reply.text
+    wait_followed(gw.env, gw.ws, remote=remote)
+    assert searchable(gw.env, "kiwi") == ["wiki/kiwi.md"]
+    assert backlinks(gw.env, "tui") == ["wiki/kiwi.md"]
+
+
+def test_a_hand_made_git_commit_reaches_the_event_stream(served):
+    gw, remote = served
+    got: list[dict] = []
+    opened = threading.Event()
+
+    def listen() -> None:
+        with gw.api.stream("GET", "/v1/events", timeout=30) as r:
+            opened.set()
+            event = None
+            for line in r.iter_lines():
+                if line.startswith("event: "):
+                    event = line[7:]
+                elif line.startswith("data: ") and event == "commit":
+                    data = json.loads(line[6:])
+                    if any(p["path"] == "notes/by-hand.md" for p in data["paths"]):
+                        got.append(data)
+                        return
+
+    thread = threading.Thread(target=listen, daemon=True)
+    thread.start()
+    assert opened.wait(20)
+    (gw.ws / "notes").mkdir(exist_ok=True)
+    (gw.ws / "notes" / "by-hand.md").write_text("written and committed with git\n")
+    git(gw.ws, "add", "notes/by-hand.md")
+    git(gw.ws, "commit", "-q", "-m", "by hand")
+    thread.join(20)
+    assert got, "no commit event arrived"
+    wait_followed(gw.env, gw.ws, remote=remote)
