@@ -42,12 +42,15 @@ async def learn_page(request: Request) -> Response:
     tabs = "".join(f'<a class="button" href="/learn?view={key}"'
                    f'{" aria-current=page" if key == view else ""}>{label}</a>'
                    for key, label in VIEWS)
-    rows = "".join(_entry_row(e) for e in data["entries"]) or "<li>No entries.</li>"
+    rows = "".join(_entry_row(e) for e in data["entries"]) or (
+        "<li>No entries yet. Agents capture lessons with the MCP tool <code>learn_capture"
+        "</code> or <code>minara learn add lesson --title ... --detail ...</code>.</li>")
     problems = "".join(f"<li>{escape(p.get('path'))}:{escape(p.get('line'))}: "
                        f"{escape(p.get('message') or p.get('reason'))}</li>"
                        for p in data["problems"])
     body = (f'<h1>Learn store</h1><nav class="tabs" aria-label="Entries">{tabs}</nav>'
-            f'<p><strong id="learn-count">{len(data["entries"])}</strong> entries · '
+            f'<p><strong id="learn-count">{len(data["entries"])}</strong> '
+            f'{"entry" if len(data["entries"]) == 1 else "entries"} · '
             f'<button type="button" id="promote-preview" class="secondary">Preview promotion'
             f'</button></p><pre id="promotion" hidden></pre>'
             f'<ul class="records" id="learnings">{rows}</ul>'

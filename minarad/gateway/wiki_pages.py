@@ -14,8 +14,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from minarad.errors import InvalidInput, MinaraError, NotFound
 from minarad.gateway.pages import _call, _q, _snippet_html, layout
-from minarad.gateway.render import escape, render_markdown
+from minarad.gateway.render import escape, render_markdown, workspace_link
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,12 +49,19 @@ def _rail(nodes: Sequence[TreeNode], current: str, query: str = "") -> str:
             f'{_tree_html(nodes, current) or "<p>No pages yet.</p>"}</nav>')
 
 
-def _resolver(names: set[str]) -> Callable[[str], str]:
-    def resolve(target: str) -> str:
-        name = target.strip().strip("/")
+def _resolver(names: set[str]) -> Callable[[str], str | None]:
+    """``[[target]]`` -> href, resolved as the link table resolves it (one function)."""
+    from minarad.wiki.names import link_target_name
+
+    def resolve(target: str) -> str | None:
+        name = link_target_name(target)
+        if name is None:  # names a file, not a page: open it in the editor
+            return workspace_link(target)
         if name in names:
             return "/wiki?name=" + urllib.parse.quote(name)
-        return "/wiki/new?name=" + urllib.parse.quote(name)
+        title = target.split("#", 1)[0].strip()
+        href = "/wiki/new?name=" + urllib.parse.quote(name)
+        return href + ("&title=" + urllib.parse.quote(title, safe="") if title != name else "")
 
     return resolve
 
@@ -69,7 +77,10 @@ async def wiki_page(request: Request) -> Response:
                 f'<h1>Wiki</h1><p>Pick a page on the left, or make a new one.</p>'
                 f'</section></div>')
         return layout(request, "Wiki", body, active="/wiki")
-    page = await _call(request, lambda: wiki.get(name, channel=channel))
+    try:
+        page = await _call(request, lambda: wiki.get(name, channel=channel))
+    except (NotFound, InvalidInput) as err:
+        return _missing(request, nodes, name, err)
     names = {p.name for p in await _call(request, lambda: wiki.list(channel=channel))}
     backlinks = "".join(f'<li><a href="/wiki?name={_q(b.name)}">{escape(b.title)}</a>'
                         f' <span class="meta">line {b.line}</span></li>'
@@ -97,17 +108,39 @@ async def wiki_page(request: Request) -> Response:
                         "path": page.file})
 
 
+def _missing(request: Request, nodes: Sequence[TreeNode], name: str,
+             err: MinaraError) -> Response:
+    """A page that does not exist (or a name no page can have): say so, offer to create it."""
+    if isinstance(err, InvalidInput) and not err.details.get("suggestion"):
+        raise err
+    fix = str(err.details.get("suggestion") if isinstance(err, InvalidInput) else name)
+    offer = (f'<p><a class="button" id="create-missing" href="/wiki/new?name={_q(fix)}">'
+             f'Create {escape(fix)}</a></p>')
+    if isinstance(err, InvalidInput):
+        body = (f'<p class="error">{escape(err.message)}.</p><p>Open <a href="/wiki?name='
+                f'{_q(fix)}">{escape(fix)}</a> if it exists, or:</p>')
+    else:
+        detail = (err.message if err.details.get("deleted_in") else
+                  "Nothing is written here yet; links to this page show as missing "
+                  "until someone creates it")
+        body = f'<p id="missing-detail">{escape(detail)}.</p>'
+    html = (f'<div class="split">{_rail(nodes, "")}<section class="editor">'
+            f'<h1>No page {escape(name)} yet</h1>{body}{offer}</section></div>')
+    return layout(request, f"No page {name}", html, active="/wiki")
+
+
 async def new_page(request: Request) -> Response:
     """GET /wiki/new?name=: path, title, body and visibility; saved through the API."""
     wiki = request.app.state.library.app.wiki
     name = request.query_params.get("name", "")
+    title = request.query_params.get("title", "")
     nodes = await _call(request, wiki.tree)
     body = f"""<div class="split">{_rail(nodes, "")}<section class="editor">
 <h1>New page</h1>
 <form id="new-page">
 <label for="new-name">Path (lowercase segments, e.g. handbook/refunds)</label>
 <input id="new-name" name="name" value="{escape(name)}" required>
-<label for="new-title">Title</label><input id="new-title" name="title">
+<label for="new-title">Title</label><input id="new-title" name="title" value="{escape(title)}">
 <label for="new-text">Text (Markdown; [[other/page]] links)</label>
 <textarea id="new-text" name="text" rows="12"></textarea>
 <fieldset><legend>Visible to</legend>
