@@ -142,6 +142,10 @@ class Daemon:
         self.stop_event.set()
         self._queue.put(_WAKE)
 
+    def wake(self) -> None:
+        """Let the loop run once now (thread-safe; a signal's handler then runs at once)."""
+        self._queue.put(_WAKE)
+
     def request_reload(self) -> None:
         """Ask the loop to reload the configuration (signal-safe)."""
         self._reload = True

@@ -51,6 +51,29 @@ def install_signals(daemon) -> None:
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGINT, on_stop)
     signal.signal(signal.SIGHUP, lambda *_: daemon.request_reload())
+    wake_on_signals(daemon.wake)
+
+
+def wake_on_signals(wake) -> None:
+    """Call ``wake`` (from a thread of its own) whenever a signal arrives.
+
+    The kernel may deliver a signal to any thread, and Python runs its
+    handler in the main thread only when that thread runs again: the idle
+    commit loop, asleep in a queue wait until its next deadline, would not.
+    The C-level handler writes to a wake-up pipe; a thread blocked on it
+    wakes the loop, which then runs the handler at once.
+    """
+    import threading
+
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+
+    def pump() -> None:
+        while os.read(read_end, 512):
+            wake()
+
+    threading.Thread(target=pump, name="signal-wake", daemon=True).start()
 
 
 def build_daemon(flags: dict, *, polling: bool, notify_socket: str | None,
