@@ -6,12 +6,12 @@ import os
 
 import click
 
-from minarad.cli.options import emit, json_option, pass_ctx
+from minarad.cli.options import CliContext, emit, json_option, pass_ctx
 from minarad.errors import MinaraError, NotFound
 
 
 @click.group("secrets")
-def secrets():
+def secrets() -> None:
     """Credentials in the workspace: find them (writes are not checked yet).
 
     Example: minara secrets scan --history
@@ -24,7 +24,7 @@ def secrets():
               help="Also scan every commit reachable from a ref (each blob once).")
 @json_option
 @pass_ctx
-def scan(ctx, paths, history):
+def scan(ctx: CliContext, paths: tuple[str, ...], history: bool) -> None:
     """List credentials in the workspace's files (PATHS: files or folders; default all).
 
     Each finding names the path (and commit with --history), line, column,
