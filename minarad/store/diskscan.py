@@ -42,7 +42,7 @@ class DiskCommits:
         from minarad.store.reconcile import DiskChanges
 
         with self.lock():
-            self._check_writable()
+            self.check_writable()
             self.catch_up()
             found = DiskChanges()
             if paths is None:
@@ -53,7 +53,7 @@ class DiskCommits:
                 skipped.extend(found.skipped)
             if not found.changes:
                 return None
-            info = self._commit(found.changes, found.stats, author=author or self.operator,
+            info = self.commit_changes(found.changes, found.stats, author=author or self.operator,
                                 source=source, message=message,
                                 verb=self._disk_verb(found.changes))
             return CommitInfo(info.commit, info.paths, info.source, info.author,

@@ -52,7 +52,7 @@ def purge_paths(store, paths: list[str], *, force: bool = False) -> PurgeResult:
     if not rels:
         raise InvalidInput("nothing to purge: give at least one path", code="invalid_input")
     with store.lock():
-        store._check_writable()
+        store.check_writable()
         refuse_with_remote(store, force)
         store.catch_up()
         _remove_from_disk(store, rels)
@@ -93,7 +93,7 @@ def _remove_from_disk(store, rels: list[str]) -> None:
     from minarad.workspace.files import remove_file_at
 
     for rel in rels:
-        store._absorb(rel)
+        store.absorb(rel)
         data, _ = store.read_disk(rel)
         if data is not None:
             remove_file_at(store.root, rel)

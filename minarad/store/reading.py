@@ -65,7 +65,7 @@ class ReadVerbs:
 
     # -- reading -----------------------------------------------------------------
 
-    def _version_of(self, rel: str, data: bytes | None) -> FileVersion:
+    def version_of(self, rel: str, data: bytes | None) -> FileVersion:
         latest = self.history_db.latest(rel)
         if latest is None:
             return FileVersion(rel, 0, exists=data is not None,
@@ -85,7 +85,7 @@ class ReadVerbs:
         if fast is not None:
             return fast[1]
         with self.lock():
-            return self._absorb(rel)[1]
+            return self.absorb(rel)[1]
 
     def _current_without_lock(self, rel: str):
         """Answer from the cache when it is at HEAD and disk matches it."""
@@ -98,7 +98,7 @@ class ReadVerbs:
         committed = latest.blob if latest else None
         if (git_blob_id(data) if data is not None else None) != committed:
             return None
-        return data, self._version_of(rel, data)
+        return data, self.version_of(rel, data)
 
     def version_number(self, path: str) -> int:
         """The version number of ``path`` as committed (cheap: one indexed count)."""
@@ -113,11 +113,11 @@ class ReadVerbs:
         """
         rel = self.check_path(path)
         if version is not None:
-            return self._read_version(rel, version)
+            return self.read_version(rel, version)
         fast = self._current_without_lock(rel)
         if fast is None:
             with self.lock():
-                fast = self._absorb(rel)
+                fast = self.absorb(rel)
         data, info = fast
         if data is None:
             raise self._missing(rel, info.version)
@@ -137,7 +137,7 @@ class ReadVerbs:
                         code="file_not_found", path=rel, version=version,
                         deleted_in=gone.version, restore_version=last.version)
 
-    def _resolve_version(self, rel: str, version) -> PathVersion:
+    def resolve_version(self, rel: str, version) -> PathVersion:
         self.catch_up_for_reading()
         kind, value = parse_base(version)
         versions = self.history_db.versions(rel)
@@ -146,24 +146,24 @@ class ReadVerbs:
                 return v
             if kind == "blob" and v.blob and v.blob.startswith(value):
                 return v
-            if kind == "sha256" and v.blob and sha256_hex(self._blob(v.blob)) == value:
+            if kind == "sha256" and v.blob and sha256_hex(self.blob(v.blob)) == value:
                 return v
         raise NotFound(f"{rel} has no version {version} (it has {len(versions)})",
                        code="version_not_found", path=rel, versions=len(versions))
 
-    def _blob(self, blob_hex: str) -> bytes:
+    def blob(self, blob_hex: str) -> bytes:
         from minarad.git.objects import read_blob
 
         return read_blob(self.repo.object_store, blob_hex)
 
-    def _read_version(self, rel: str, version) -> tuple[str, FileVersion]:
-        v = self._resolve_version(rel, version)
+    def read_version(self, rel: str, version) -> tuple[str, FileVersion]:
+        v = self.resolve_version(rel, version)
         if v.blob is None:
             raise NotFound(f"{rel} was deleted in version {v.version}; version "
                            f"{v.version - 1} holds its last text (minara memory get {rel} "
                            f"--version {v.version - 1})", code="version_deleted",
                            path=rel, version=v.version)
-        data = self._blob(v.blob)
+        data = self.blob(v.blob)
         info = FileVersion(rel, v.version, True, v.blob, sha256_hex(data), v.commit.sha,
                            v.commit.author, iso_time(v.commit.time, v.commit.tz), v.commit.source)
         return data.decode("utf-8", "replace"), info
@@ -203,11 +203,11 @@ class ReadVerbs:
                        for line in lines)
 
     def _exists(self, rel: str) -> bool:
-        return os.path.isfile(self._disk_path(rel))
+        return os.path.isfile(self.disk_path(rel))
 
     def _text_for_diff(self, rel: str, version) -> tuple[str, str]:
-        v = self._resolve_version(rel, version)
+        v = self.resolve_version(rel, version)
         if v.blob is None:
             return "", f"{rel}@{v.version} (deleted)"
-        return self._blob(v.blob).decode("utf-8", "replace"), f"{rel}@{v.version}"
+        return self.blob(v.blob).decode("utf-8", "replace"), f"{rel}@{v.version}"
 

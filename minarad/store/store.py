@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 from minarad.store.diskscan import DiskCommits
 from minarad.store.reading import ReadVerbs, parse_base  # noqa: F401 (re-exported)
-from minarad.store.writing import WriteVerbs, join_appended  # noqa: F401 (re-exported)
+from minarad.store.transaction import join_appended  # noqa: F401 (re-exported)
+from minarad.store.writing import WriteVerbs
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 
@@ -166,7 +167,7 @@ class Store(ReadVerbs, WriteVerbs, DiskCommits):
             self._ignore = (stamp, IgnoreFilter(self.root))
         return self._ignore[1]
 
-    def _disk_path(self, rel: str) -> str:
+    def disk_path(self, rel: str) -> str:
         return os.path.join(self.root, *rel.split("/"))
 
     def read_disk(self, rel: str) -> tuple[bytes | None, os.stat_result | None]:
