@@ -15,13 +15,14 @@ from __future__ import annotations
 import dataclasses
 import re
 import subprocess
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 from minarad.errors import InvalidInput, MinaraError, NotFound
 from minarad.git.objects import has_commit
 
 if TYPE_CHECKING:
+    from minarad.git.types import Repo
     from dulwich.objects import ObjectID
     from dulwich.refs import Ref
 
@@ -60,7 +61,7 @@ def check_remote_name(name: str) -> str:
     return name
 
 
-def list_remotes(repo) -> dict[str, str]:
+def list_remotes(repo: Repo) -> dict[str, str]:
     """Return every remote of ``repo`` as name -> URL, from ``.git/config``."""
     config = repo.get_config()
     found = {}
@@ -73,7 +74,7 @@ def list_remotes(repo) -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
-def remote_url(repo, name: str) -> str:
+def remote_url(repo: Repo, name: str) -> str:
     """Return the URL of remote ``name``.
 
     Raises:
@@ -86,7 +87,7 @@ def remote_url(repo, name: str) -> str:
     return url
 
 
-def add_remote(repo, name: str, url: str) -> None:
+def add_remote(repo: Repo, name: str, url: str) -> None:
     """Add remote ``name`` at ``url`` as ``git remote add`` does.
 
     Raises:
@@ -105,7 +106,7 @@ def add_remote(repo, name: str, url: str) -> None:
     config.write_to_path()
 
 
-def remove_remote(repo, name: str) -> None:
+def remove_remote(repo: Repo, name: str) -> None:
     """Remove remote ``name`` and its remote-tracking branches.
 
     Raises:
@@ -125,12 +126,12 @@ def tracking_ref(name: str, branch: str) -> bytes:
     return f"refs/remotes/{name}/{branch}".encode()
 
 
-def set_tracking(repo, name: str, branch: str, commit: str) -> None:
+def set_tracking(repo: Repo, name: str, branch: str, commit: str) -> None:
     """Record that remote ``name``'s ``branch`` is at ``commit`` (after a push)."""
     repo.refs[tracking_ref(name, branch)] = commit.encode()
 
 
-def read_tracking(repo, name: str, branch: str) -> str | None:
+def read_tracking(repo: Repo, name: str, branch: str) -> str | None:
     """The commit the remote-tracking branch holds (hex), or None.
 
     None too when it names a commit this repository lacks (the next fetch
@@ -143,7 +144,8 @@ def read_tracking(repo, name: str, branch: str) -> str | None:
     return commit if has_commit(repo, commit) else None
 
 
-def _client(repo, url: str, operation: str, creds: Credentials | None):
+def _client(repo: Repo, url: str, operation: str,
+            creds: Credentials | None) -> tuple[Any, str]:
     from dulwich.client import get_transport_and_path
 
     username = password = None
@@ -192,7 +194,7 @@ def _unreachable(url: str, exc: BaseException) -> RemoteUnreachable:
     return RemoteUnreachable(f"remote {shown} is unreachable: {exc}", url=shown)
 
 
-def ls_remote(repo, url: str, creds: Credentials | None = None) -> dict[str, str]:
+def ls_remote(repo: Repo, url: str, creds: Credentials | None = None) -> dict[str, str]:
     """The remote's refs (name -> commit), as ``git ls-remote`` lists them.
 
     Raises:
@@ -207,7 +209,8 @@ def ls_remote(repo, url: str, creds: Credentials | None = None) -> dict[str, str
     return {k.decode(): v.decode() for k, v in refs.items() if v}
 
 
-def fetch(repo, name: str, url: str, branch: str, creds: Credentials | None = None) -> str | None:
+def fetch(repo: Repo, name: str, url: str, branch: str,
+          creds: Credentials | None = None) -> str | None:
     """Fetch ``branch`` of remote ``name`` into ``repo``; update its remote-tracking ref.
 
     Returns:
@@ -221,7 +224,7 @@ def fetch(repo, name: str, url: str, branch: str, creds: Credentials | None = No
     ref = tracking_ref(name, branch)
     seen: list[bytes | None] = []
 
-    def determine_wants(refs, depth=None):
+    def determine_wants(refs: dict[bytes, bytes], depth: int | None = None) -> list[bytes]:
         sha = refs.get(want)
         seen.append(sha)
         return [sha] if sha and sha not in repo.object_store else []
@@ -244,7 +247,7 @@ def fetch(repo, name: str, url: str, branch: str, creds: Credentials | None = No
     return sha.decode()
 
 
-def push(repo, url: str, branch: str, new: str, expected: str | None,
+def push(repo: Repo, url: str, branch: str, new: str, expected: str | None,
          creds: Credentials | None = None) -> None:
     """Move the remote's ``branch`` from ``expected`` to ``new``, sending the missing objects.
 
@@ -258,7 +261,7 @@ def push(repo, url: str, branch: str, new: str, expected: str | None,
     ref = f"refs/heads/{branch}".encode()
     moved = []
 
-    def update_refs(refs):
+    def update_refs(refs: dict[bytes, bytes]) -> dict[bytes, bytes]:
         current = refs.get(ref)
         if (current.decode() if current else None) != expected:
             moved.append(current)
@@ -282,7 +285,7 @@ def push(repo, url: str, branch: str, new: str, expected: str | None,
         _default_branch(client, path, ref)
 
 
-def _default_branch(client, path: str, ref: bytes) -> None:
+def _default_branch(client: Any, path: str, ref: bytes) -> None:
     """Point a local bare remote's HEAD at ``ref`` when it names a branch that does not exist.
 
     ``git init --bare`` leaves HEAD naming ``master`` (or ``init.defaultBranch``);
@@ -316,7 +319,7 @@ def _oid(commit: str) -> ObjectID:
 _CLOCK_SLACK_S = 86_400
 
 
-def is_ancestor(repo, ancestor: str, descendant: str) -> bool:
+def is_ancestor(repo: Repo, ancestor: str, descendant: str) -> bool:
     """True when ``ancestor`` is ``descendant`` or one of its ancestors.
 
     A walk back from ``descendant`` over parents, not dulwich's
@@ -345,7 +348,7 @@ def is_ancestor(repo, ancestor: str, descendant: str) -> bool:
     return False
 
 
-def merge_base(repo, one: str, other: str) -> str | None:
+def merge_base(repo: Repo, one: str, other: str) -> str | None:
     """A best common ancestor of two commits (hex), or None for unrelated histories.
 
     dulwich orders its walk by commit time; commits made within one second
@@ -362,11 +365,11 @@ def merge_base(repo, one: str, other: str) -> str | None:
     return best[-1] if best else None
 
 
-def ahead_behind(repo, local: str | None, remote: str | None) -> tuple[int, int]:
+def ahead_behind(repo: Repo, local: str | None, remote: str | None) -> tuple[int, int]:
     """How many commits ``local`` has that ``remote`` lacks, and the other way round."""
     from minarad.git.history import follow_history
 
-    def only_in(a, b):
+    def only_in(a: str | None, b: str | None) -> int:
         if a is None:
             return 0
         if b is None:

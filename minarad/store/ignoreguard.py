@@ -11,11 +11,18 @@ not committed each file.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
 import dataclasses
 import os
 import stat
 
 from minarad.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from minarad.workspace.ignore import IgnoreFilter
+    from minarad.store.store import Store
 
 #: How many hidden paths a refusal names in its message (all are in ``hidden``).
 _SHOWN = 5
@@ -42,7 +49,7 @@ def is_gitignore(rel: str) -> bool:
     return rel == ".gitignore" or rel.endswith("/.gitignore")
 
 
-def check_gitignore_change(store, rel: str, data: bytes, *, force: bool = False) -> None:
+def check_gitignore_change(store: Store, rel: str, data: bytes, *, force: bool = False) -> None:
     """Refuse new ``.gitignore`` text that would un-version tracked files.
 
     Args:
@@ -67,7 +74,7 @@ def check_gitignore_change(store, rel: str, data: bytes, *, force: bool = False)
             code="gitignore_hides_tracked_files", path=rel, hidden=hidden)
 
 
-def hidden_by(store, rel: str, data: bytes) -> list[str]:
+def hidden_by(store: Store, rel: str, data: bytes) -> list[str]:
     """Tracked files that ``data`` as the text of ``rel`` would newly ignore."""
     from minarad.workspace.ignore import IgnoreFilter
 
@@ -76,7 +83,7 @@ def hidden_by(store, rel: str, data: bytes) -> list[str]:
     return [p for p in sorted(store._committed_files()) if after(p) and not before(p)]
 
 
-def tracked_but_ignored(store) -> list[PathNote]:
+def tracked_but_ignored(store: Store) -> list[PathNote]:
     """Files the repository tracks that ``.gitignore`` (or minara's own rules) ignore."""
     from minarad.workspace.ignore import is_protected
 
@@ -93,7 +100,7 @@ def tracked_but_ignored(store) -> list[PathNote]:
     return notes
 
 
-def untracked_explained(store) -> list[PathNote]:
+def untracked_explained(store: Store) -> list[PathNote]:
     """Each file ``git status`` shows as ``??``, with why minara has not committed it."""
     ignore = store.ignore_filter()
     committed = store._committed_files()
@@ -101,7 +108,8 @@ def untracked_explained(store) -> list[PathNote]:
             for rel, entry in _walk(store.root, ignore) if rel not in committed]
 
 
-def _walk(root, ignore):
+def _walk(root: str | os.PathLike[str], ignore: IgnoreFilter
+          ) -> Iterator[tuple[str, os.DirEntry[str]]]:
     """Yield ``(rel, DirEntry)`` for every file or link git does not ignore."""
     stack = [""]
     while stack:
@@ -121,7 +129,7 @@ def _walk(root, ignore):
                 yield rel, entry
 
 
-def _why_untracked(store, rel: str, entry) -> str:
+def _why_untracked(store: Store, rel: str, entry: os.DirEntry[str]) -> str:
     from minarad.workspace.ignore import editor_pattern
 
     pattern = editor_pattern(rel)

@@ -12,11 +12,16 @@ fast-forward; a workspace with a remote is therefore refused unless
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import dataclasses
 import os
 
 from minarad.errors import Forbidden, InvalidInput
 from minarad.store.models import Record
+
+if TYPE_CHECKING:
+    from minarad.store.store import Store
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,7 +34,7 @@ class PurgeResult(Record):
     head: str | None
 
 
-def purge_paths(store, paths: list[str], *, force: bool = False) -> PurgeResult:
+def purge_paths(store: Store, paths: list[str], *, force: bool = False) -> PurgeResult:
     """Erase ``paths`` from every commit, reflog and object of the repository.
 
     The files are removed from disk and from ``.git/index``; the history
@@ -68,7 +73,7 @@ def purge_paths(store, paths: list[str], *, force: bool = False) -> PurgeResult:
                        removed, head)
 
 
-def refuse_with_remote(store, force: bool = False) -> None:
+def refuse_with_remote(store: Store, force: bool = False) -> None:
     """Refuse a purge of a workspace that has a remote, unless ``force``.
 
     Callers that change anything before purging ask this first, so a
@@ -88,7 +93,7 @@ def refuse_with_remote(store, force: bool = False) -> None:
                         code="purge_with_remote", remotes=remotes)
 
 
-def _remove_from_disk(store, rels: list[str]) -> None:
+def _remove_from_disk(store: Store, rels: list[str]) -> None:
     """Commit any editor change first (so nothing else is lost), then unlink the files."""
     from minarad.workspace.files import remove_file_at
 
@@ -99,7 +104,7 @@ def _remove_from_disk(store, rels: list[str]) -> None:
             remove_file_at(store.root, rel)
 
 
-def _index_to_head(store, rels: list[str], head: str | None) -> None:
+def _index_to_head(store: Store, rels: list[str], head: str | None) -> None:
     """Take the purged paths out of ``.git/index`` (the rest already matches HEAD)."""
     from minarad.store.commit import update_index
 
@@ -109,7 +114,7 @@ def _index_to_head(store, rels: list[str], head: str | None) -> None:
     update_index(store, {rel.encode("utf-8"): None for rel in rels}, tree)
 
 
-def _index_blobs(store) -> set[bytes]:
+def _index_blobs(store: Store) -> set[bytes]:
     """The blobs ``.git/index`` names (kept even if no commit reaches them)."""
     from minarad.git.index import IndexFormatUnsupported, read_stat_entries
 
@@ -121,7 +126,7 @@ def _index_blobs(store) -> set[bytes]:
     return {value[0].encode() for value in entries.values()}
 
 
-def _remove_rejected(store, rels: list[str]) -> None:
+def _remove_rejected(store: Store, rels: list[str]) -> None:
     folder = store.state_dir / "rejected"
     if not folder.is_dir():
         return

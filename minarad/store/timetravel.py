@@ -9,6 +9,8 @@ then, merges from other machines included once they had been merged.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import datetime as dt
 import os
 import re
@@ -16,6 +18,11 @@ import tempfile
 from pathlib import Path
 
 from minarad.errors import InvalidInput, NotFound
+
+if TYPE_CHECKING:
+    from minarad.app import Minara
+    from minarad.context import Context
+    from minarad.store.store import Store
 
 _AGO_RE = re.compile(r"^(\d+)\s*(second|minute|hour|day|week)s?\s+ago$")
 _UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400}
@@ -47,7 +54,7 @@ def parse_when(text: str, now: dt.datetime | None = None) -> dt.datetime:
                            f"'3 days ago')", code="invalid_time") from None
 
 
-def commit_at(store, when: dt.datetime) -> str | None:
+def commit_at(store: Store, when: dt.datetime) -> str | None:
     """The newest commit on HEAD's first-parent line made at or before ``when``."""
     from minarad.git.history import follow_history
 
@@ -61,7 +68,7 @@ def commit_at(store, when: dt.datetime) -> str | None:
     return None
 
 
-def _require_commit(store, when: dt.datetime) -> str:
+def _require_commit(store: Store, when: dt.datetime) -> str:
     commit = commit_at(store, when)
     if commit is None:
         raise NotFound(f"nothing was committed at or before {when.isoformat(timespec='seconds')}",
@@ -69,7 +76,7 @@ def _require_commit(store, when: dt.datetime) -> str:
     return commit
 
 
-def read_at(store, path: str, when: dt.datetime) -> tuple[bytes, str]:
+def read_at(store: Store, path: str, when: dt.datetime) -> tuple[bytes, str]:
     """``(bytes, commit)`` of ``path`` as committed at ``when``.
 
     Raises:
@@ -92,7 +99,7 @@ def _context_paths(path: str) -> bool:
     return "/" not in path or path.startswith(("memory/", "channels/", "agents/"))
 
 
-def checkout_for_reading(store, commit: str, folder: str | os.PathLike) -> None:
+def checkout_for_reading(store: Store, commit: str, folder: str | os.PathLike) -> None:
     """Write the files ``minara context`` reads, as of ``commit``, into ``folder``."""
     from minarad.git.objects import commit_tree
     from minarad.git.trees import iter_files
@@ -107,7 +114,7 @@ def checkout_for_reading(store, commit: str, folder: str | os.PathLike) -> None:
         target.write_bytes(repo.object_store[blob].as_raw_string())
 
 
-def context_at(app, when: dt.datetime, **options):
+def context_at(app: Minara, when: dt.datetime, **options: Any) -> tuple[Context, str]:
     """The memory blocks ``minara context`` gave at ``when`` (from the commit then).
 
     ``options`` are :func:`minarad.context.build_context`'s (``channel``,

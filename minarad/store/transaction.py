@@ -160,8 +160,11 @@ class Transaction:
 
     # -- committing ------------------------------------------------------------------
 
-    def commit(self) -> TransactionResult:
+    def commit(self, *, just_collected: bool = False) -> TransactionResult:
         """Make every collected change in one commit, all or nothing (under the lock).
+
+        ``just_collected``: the changes were collected a moment ago (a one-change
+        verb), so the first run does not check their paths a second time.
 
         Raises:
             VersionConflict: a base is not its file's current version.
@@ -176,7 +179,7 @@ class Transaction:
                 self._check_parents()
                 for attempt in range(DISK_RETRIES):
                     try:
-                        self.result = self._commit_once()
+                        self.result = self._commit_once(recheck=bool(attempt) or not just_collected)
                         return self.result
                     except DiskReplaced as exc:
                         self._settle_replaced(exc.args[0])
@@ -238,9 +241,9 @@ class Transaction:
                 raise InvalidInput(f"parent {parent!r} is not a commit in this repository",
                                    code="unknown_commit", parent=str(parent))
 
-    def _commit_once(self) -> TransactionResult:
+    def _commit_once(self, recheck: bool = True) -> TransactionResult:
         """Plan, then change the files and commit; DiskChanged means: run again."""
-        states = self._plan()
+        states = self._plan(recheck)
         if self.expect_head is not None and self.store.head() != self.expect_head:
             raise Busy("HEAD moved while the change was prepared (an edit was committed "
                        "meanwhile); try again", code="head_moved")
@@ -251,7 +254,7 @@ class Transaction:
         return TransactionResult(self.info.commit, _results(states, self.info.commit),
                                  self.parents)
 
-    def _plan(self) -> dict[str, PathState]:
+    def _plan(self, recheck: bool = True) -> dict[str, PathState]:
         """Absorb each path's editor change, then apply the changes to copies in memory.
 
         Raises:
@@ -260,7 +263,7 @@ class Transaction:
         from minarad.store.ignoreguard import check_gitignore_change
 
         store, states = self.store, {}
-        adopted = self._check_paths_again()
+        adopted = self._check_paths_again(recheck)
         store.check_writable()
         store.catch_up()
         targets = self._rename_targets()
@@ -293,10 +296,10 @@ class Transaction:
                 self._in_place_suffix[s.rel] = s.after[len(s.before):]
                 self._in_place_before[s.rel] = s.before
 
-    def _check_paths_again(self) -> set[str]:
+    def _check_paths_again(self, recheck: bool = True) -> set[str]:
         """The path rules once more (the disk may have changed since the paths were
         given); return the adopted paths."""
-        for op in self._ops:
+        for op in self._ops if recheck else ():
             written = op[2] if op[0] == "rename" else op[1]
             if op[0] != "delete":
                 self.store.check_writable_path(written)

@@ -10,11 +10,10 @@ base check, and the repository check.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from minarad.errors import InvalidInput, NotFound, VersionConflict
 from minarad.store.models import CommitInfo, FileVersion, WriteResult
@@ -24,252 +23,204 @@ from minarad.workspace.files import DiskChanged, atomic_write
 
 if TYPE_CHECKING:
     from minarad.store.diskchange import Mark
+    from minarad.store.store import Store
     from minarad.store.transaction import Transaction
 
 
-class WriteVerbs:
-    """write, append, delete, rename, restore and transactions (mixed into :class:`Store`)."""
 
-    if TYPE_CHECKING:  # a mixin of Store: the rest of Store's attributes, for the checker
-        def __getattr__(self, name: str) -> Any: ...
+def check_writable(store: Store) -> None:
+    """Refuse (:class:`Busy`) a repository minara must not commit to now.
 
-    # -- what the engine asks of the store -----------------------------------------
+    Git lock files, an operation in progress, a detached HEAD or a missing
+    HEAD object (see :mod:`minarad.store.repostate`).
+    """
+    from minarad.store import repostate
+    from minarad.store.commit import recover_interrupted_commit
 
-    def check_writable(self) -> None:
-        """Refuse (:class:`Busy`) a repository minara must not commit to now.
+    recover_interrupted_commit(store)
+    repostate.check_writable(str(store.git_dir), lambda: store.repo)
 
-        Git lock files, an operation in progress, a detached HEAD or a missing
-        HEAD object (see :mod:`minarad.store.repostate`).
-        """
-        from minarad.store import repostate
-        from minarad.store.commit import recover_interrupted_commit
 
-        recover_interrupted_commit(self)
-        repostate.check_writable(str(self.git_dir), lambda: self.repo)
+def absorb(store: Store, rel: str) -> tuple[bytes | None, FileVersion]:
+    """Commit an uncommitted disk change of ``rel``; return (bytes, FileVersion)."""
+    from minarad.store.diskchange import failures_named
 
-    def absorb(self, rel: str) -> tuple[bytes | None, FileVersion]:
-        """Commit an uncommitted disk change of ``rel``; return (bytes, FileVersion)."""
-        from minarad.store.diskchange import failures_named
+    with failures_named(rel):
+        store.check_writable()
+        store.catch_up()
+        data, _st, current = _absorb_read(store, rel)
+    return data, current
 
-        with failures_named(rel):
-            self.check_writable()
-            self.catch_up()
-            data, _st, current = self._absorb_read(rel)
-        return data, current
 
-    def absorb_with_mark(self, rel: str) -> tuple[bytes | None, FileVersion, Mark | None]:
-        """As :meth:`absorb`, plus the file's fingerprint as read (None: no file), for
-        a caller that has just checked the repository and caught the cache up.
+def absorb_with_mark(store: Store, rel: str) -> tuple[bytes | None, FileVersion, Mark | None]:
+    """As :meth:`absorb`, plus the file's fingerprint as read (None: no file), for
+    a caller that has just checked the repository and caught the cache up.
 
-        Raises:
-            DiskChanged: the file changed while it was read.
-        """
-        data, st, current = self._absorb_read(rel)
-        return data, current, _mark(rel, data, st)
+    Raises:
+        DiskChanged: the file changed while it was read.
+    """
+    data, st, current = _absorb_read(store, rel)
+    return data, current, _mark(rel, data, st)
 
-    def read_with_mark(self, rel: str) -> tuple[bytes | None, FileVersion, Mark | None]:
-        """As :meth:`absorb_with_mark`, without committing a disk change."""
-        data, st = self.read_disk(rel)
-        return data, self.version_of(rel, data), _mark(rel, data, st)
 
-    def _absorb_read(self, rel: str) -> tuple[bytes | None, os.stat_result | None, FileVersion]:
-        """Read ``rel`` and commit it if it differs from the cache (as an editor edit).
+def read_with_mark(store: Store, rel: str) -> tuple[bytes | None, FileVersion, Mark | None]:
+    """As :meth:`absorb_with_mark`, without committing a disk change."""
+    data, st = store.read_disk(rel)
+    return data, store.version_of(rel, data), _mark(rel, data, st)
 
-        A file over the size limit is never committed (it stays unversioned,
-        as a whole-tree commit leaves it).
-        """
-        data, st = self.read_disk(rel)
-        latest = self.history_db.latest(rel)
-        committed = latest.blob if latest else None
-        if (git_blob_id(data) if data is not None else None) != committed \
-                and not self.over_limit(data):
-            self.commit_changes({rel: data}, {rel: st} if st is not None else {},
-                                author=self.operator, source="editor", verb="edit")
-        return data, st, self.version_of(rel, data)
 
-    def over_limit(self, data: bytes | None) -> bool:
-        """Whether ``data`` is too large to version."""
-        return data is not None and len(data) > self.max_file_bytes
+def _absorb_read(store: Store, rel: str) -> tuple[bytes | None, os.stat_result | None, FileVersion]:
+    """Read ``rel`` and commit it if it differs from the cache (as an editor edit).
 
-    def refuse_unversioned(self, rel: str, data: bytes | None) -> None:
-        """Refuse to write over a file too large to version (it would be lost)."""
-        if data is not None and self.over_limit(data):
-            raise InvalidInput(f"{rel}: the file on disk is {len(data):,} bytes, over the "
-                               f"{self.max_file_bytes:,}-byte limit, so it is not versioned; "
-                               f"nothing was changed (shrink it, or set MINARA_MAX_FILE_BYTES)",
-                               code="file_too_large", path=rel, size=len(data))
+    A file over the size limit is never committed (it stays unversioned,
+    as a whole-tree commit leaves it).
+    """
+    data, st = store.read_disk(rel)
+    latest = store.history_db.latest(rel)
+    committed = latest.blob if latest else None
+    if (git_blob_id(data) if data is not None else None) != committed \
+            and not store.over_limit(data):
+        store.commit_changes({rel: data}, {rel: st} if st is not None else {},
+                            author=store.operator, source="editor", verb="edit")
+    return data, st, store.version_of(rel, data)
 
-    def check_base(self, rel: str, current: FileVersion, base: object,
-                   rejected: str | None) -> None:
-        """Refuse (:class:`VersionConflict`) unless ``base`` is ``rel``'s current version;
-        a refused ``rejected`` text is kept in ``.git/minara/rejected/``."""
-        kind, value = parse_base(base)
-        if kind == "version" and value == current.version:
-            return
-        if kind == "blob" and current.blob_id and current.blob_id.startswith(value):
-            return
-        if kind == "sha256" and current.sha256 == value:
-            return
-        if kind == "version" and value > current.version:
-            raise InvalidInput(f"{rel}: base version {value} does not exist (the file is at "
-                               f"version {current.version})", code="unknown_base_version")
-        if kind != "version":
-            try:
-                self.resolve_version(rel, base)
-            except NotFound:
-                raise InvalidInput(f"{rel}: base {base} was never a version of this file",
-                                   code="unknown_base_version") from None
-        kept = self._keep_rejected(rel, rejected) if rejected is not None else None
-        raise VersionConflict(
-            f"{rel}: your base is {base} but the file is now at version {current.version} "
-            f"(by {current.author or 'unknown'} at {current.time or 'unknown time'})"
-            + (f"; your text was not saved, it is kept in {kept}" if kept else
-               "; nothing was changed"),
-            path=rel, base=str(base), current_version=current.version,
-            current_author=current.author, current_time=current.time,
-            current_blob_id=current.blob_id, rejected_text_file=kept)
 
-    def _keep_rejected(self, rel: str, text: str) -> str:
-        folder = self.state_dir / "rejected"
-        folder.mkdir(parents=True, exist_ok=True)
-        name = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{rel.replace('/', '__')}"
-        atomic_write(folder / name, text.encode("utf-8"))
-        return str(folder / name)
+def refuse_unversioned(store: Store, rel: str, data: bytes | None) -> None:
+    """Refuse to write over a file too large to version (it would be lost)."""
+    if data is not None and store.over_limit(data):
+        raise InvalidInput(f"{rel}: the file on disk is {len(data):,} bytes, over the "
+                           f"{store.max_file_bytes:,}-byte limit, so it is not versioned; "
+                           f"nothing was changed (shrink it, or set MINARA_MAX_FILE_BYTES)",
+                           code="file_too_large", path=rel, size=len(data))
 
-    # -- the verbs: one change each ----------------------------------------------------
 
-    def _one(self, change: Callable[[Transaction], None], *, author: str, source: str,
-             message: str | None = None, force: bool = False,
-             verb: str | None = None) -> Transaction:
-        """Collect one change in a transaction and commit it."""
-        from minarad.store.transaction import Transaction
+def check_base(store: Store, rel: str, current: FileVersion, base: object,
+               rejected: str | None) -> None:
+    """Refuse (:class:`VersionConflict`) unless ``base`` is ``rel``'s current version;
+    a refused ``rejected`` text is kept in ``.git/minara/rejected/``."""
+    kind, value = parse_base(base)
+    if kind == "version" and value == current.version:
+        return
+    if kind == "blob" and current.blob_id and current.blob_id.startswith(value):
+        return
+    if kind == "sha256" and current.sha256 == value:
+        return
+    if kind == "version" and value > current.version:
+        raise InvalidInput(f"{rel}: base version {value} does not exist (the file is at "
+                           f"version {current.version})", code="unknown_base_version")
+    if kind != "version":
+        try:
+            store.resolve_version(rel, base)
+        except NotFound:
+            raise InvalidInput(f"{rel}: base {base} was never a version of this file",
+                               code="unknown_base_version") from None
+    kept = _keep_rejected(store, rel, rejected) if rejected is not None else None
+    raise VersionConflict(
+        f"{rel}: your base is {base} but the file is now at version {current.version} "
+        f"(by {current.author or 'unknown'} at {current.time or 'unknown time'})"
+        + (f"; your text was not saved, it is kept in {kept}" if kept else
+           "; nothing was changed"),
+        path=rel, base=str(base), current_version=current.version,
+        current_author=current.author, current_time=current.time,
+        current_blob_id=current.blob_id, rejected_text_file=kept)
 
-        tx = Transaction(self, author=author, source=source, message=message, force=force,
-                         verb=verb)
-        change(tx)
-        tx.commit()
-        return tx
 
-    def write(self, path: str, text: str, *, base: object = None, author: str,
-              source: str = "cli", message: str | None = None,
-              force: bool = False) -> WriteResult:
-        """Replace the text of ``path``; one commit.
+def _keep_rejected(store: Store, rel: str, text: str) -> str:
+    folder = store.state_dir / "rejected"
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{rel.replace('/', '__')}"
+    atomic_write(folder / name, text.encode("utf-8"))
+    return str(folder / name)
 
-        Args:
-            path: workspace-relative file.
-            text: the new text (UTF-8 encodable, no NUL, within the size limit).
-            base: the version the writer last read (number, blob id or sha256);
-                None writes unconditionally.
-            author: who is writing.
-            source: ``cli``, ``api``, ``editor`` or ``job:<name>``.
-            message: an optional line for the commit body.
-            force: write a ``.gitignore`` even if it hides tracked files.
 
-        Raises:
-            VersionConflict: ``base`` is not the current version (the text is
-                kept in ``.git/minara/rejected/``).
-        """
-        return self._write_one(path, text, base=base, author=author, source=source,
-                               message=message, force=force)
+def _one(store: Store, change: Callable[[Transaction], None], *, author: str, source: str,
+         message: str | None = None, force: bool = False,
+         verb: str | None = None) -> Transaction:
+    """Collect one change in a transaction and commit it."""
+    from minarad.store.transaction import Transaction
 
-    def _write_one(self, path: str, text: str, *, base: object = None, author: str,
-                   source: str, message: str | None, verb: str | None = None,
-                   force: bool = False) -> WriteResult:
-        rel = self.check_writable_path(path)
-        tx = self._one(lambda tx: tx.write(rel, text, base=base, keep_rejected=True),
-                       author=author, source=source, message=message, force=force, verb=verb)
-        return _only(tx)
+    tx = Transaction(store, author=author, source=source, message=message, force=force,
+                     verb=verb)
+    change(tx)
+    tx.commit(just_collected=True)
+    return tx
 
-    def append(self, path: str, text: str, *, author: str, source: str = "cli",
-               message: str | None = None, force: bool = False) -> WriteResult:
-        """Append ``text`` as new line(s) at the end of ``path``; never conflicts.
 
-        The bytes are appended in place (``O_APPEND``), so an editor or a
-        shell appending at the same moment can never overwrite them, nor
-        they its; the commit holds the text as read plus this append.
-        """
-        tx = self._one(lambda tx: tx.append(path, text), author=author, source=source,
-                       message=message, force=force, verb="append to")
-        return _only(tx)
+def write(store: Store, path: str, text: str, *, base: object = None, author: str,
+          source: str = "cli", message: str | None = None,
+          force: bool = False) -> WriteResult:
+    """Replace the text of ``path``; one commit.
 
-    def delete(self, path: str, *, base: object = None, author: str, source: str = "cli",
-               message: str | None = None) -> WriteResult:
-        """Delete ``path`` in a commit; its history stays."""
-        tx = self._one(lambda tx: tx.delete(path, base=base), author=author, source=source,
-                       message=message)
-        return _only(tx)
+    Args:
+        path: workspace-relative file.
+        text: the new text (UTF-8 encodable, no NUL, within the size limit).
+        base: the version the writer last read (number, blob id or sha256);
+            None writes unconditionally.
+        author: who is writing.
+        source: ``cli``, ``api``, ``editor`` or ``job:<name>``.
+        message: an optional line for the commit body.
+        force: write a ``.gitignore`` even if it hides tracked files.
 
-    def rename(self, old: str, new: str, *, author: str, source: str = "cli",
-               message: str | None = None) -> CommitInfo:
-        """Move ``old`` to ``new`` in one commit (git sees a rename)."""
-        src, dst = self.check_path(old), self.check_writable_path(new)
-        if src == dst:
-            with self.lock():
-                data, _ = self.absorb(src)
-            if data is None:
-                raise NotFound(f"{src} does not exist", code="file_not_found", path=src)
-            raise InvalidInput(f"{dst} exists already", code="file_exists", path=dst)
-        tx = self._one(lambda tx: tx.rename(src, dst), author=author, source=source,
-                       message=message)
-        assert tx.info is not None  # a rename always changes two paths
-        return tx.info
+    Raises:
+        VersionConflict: ``base`` is not the current version (the text is
+            kept in ``.git/minara/rejected/``).
+    """
+    return _write_one(store, path, text, base=base, author=author, source=source,
+                      message=message, force=force)
 
-    def restore(self, path: str, version: object, *, author: str,
-                source: str = "cli") -> WriteResult:
-        """Bring version ``version`` of ``path`` back as a new version."""
-        rel = self.check_path(path)
-        text, info = self.read_version(rel, version)
-        return self._write_one(rel, text, author=author, source=source,
-                               message=f"restore {rel} to version {info.version}",
-                               verb="restore")
 
-    @contextlib.contextmanager
-    def transaction(self, *, author: str, source: str = "cli", message: str | None = None,
-                    parents: Iterable[str] = (), force: bool = False,
-                    fast_forward: str | None = None,
-                    expect_head: str | None = None) -> Iterator[Transaction]:
-        """Collect changes to any number of paths and commit them as ONE commit.
+def _write_one(store: Store, path: str, text: str, *, base: object = None, author: str,
+               source: str, message: str | None, verb: str | None = None,
+               force: bool = False) -> WriteResult:
+    tx = _one(store, lambda tx: tx.write(path, text, base=base, keep_rejected=True),
+              author=author, source=source, message=message, force=force, verb=verb)
+    return _only(tx)
 
-        ``with store.transaction(author="agent") as tx:`` then ``tx.write``,
-        ``tx.create``, ``tx.append``, ``tx.delete``, ``tx.rename`` or
-        ``tx.adopt``; when the block ends without an exception, all of them
-        are made, or none is (see :mod:`minarad.store.transaction`), and
-        ``tx.result`` holds the commit and each path's version. An exception
-        in the block discards them all.
 
-        Args:
-            author: who is writing.
-            source: ``cli``, ``api``, ``import``, ``job:<name>`` ...
-            message: an optional line for the commit body.
-            parents: extra parent commits (hex) after HEAD: a merge commit.
-            force: write a ``.gitignore`` even if it hides tracked files.
-            fast_forward: a descendant of HEAD whose files the changes make:
-                HEAD moves to it instead of to a new commit (remote sync).
-            expect_head: refuse (``head_moved``) unless HEAD is still this commit
-                once editor changes to the paths are committed.
+def append(store: Store, path: str, text: str, *, author: str, source: str = "cli",
+           message: str | None = None, force: bool = False) -> WriteResult:
+    """Append ``text`` as new line(s) at the end of ``path``; never conflicts.
 
-        Yields:
-            The :class:`minarad.store.transaction.Transaction`.
-        """
-        from minarad.store.transaction import Transaction
+    The bytes are appended in place (``O_APPEND``), so an editor or a
+    shell appending at the same moment can never overwrite them, nor
+    they its; the commit holds the text as read plus this append.
+    """
+    tx = _one(store, lambda tx: tx.append(path, text), author=author, source=source,
+              message=message, force=force, verb="append to")
+    return _only(tx)
 
-        tx = Transaction(self, author=author, source=source, message=message,
-                         parents=parents, force=force, fast_forward=fast_forward,
-                         expect_head=expect_head)
-        yield tx
-        tx.commit()
 
-    # -- the commit itself -------------------------------------------------------
+def delete(store: Store, path: str, *, base: object = None, author: str, source: str = "cli",
+           message: str | None = None) -> WriteResult:
+    """Delete ``path`` in a commit; its history stays."""
+    tx = _one(store, lambda tx: tx.delete(path, base=base), author=author, source=source,
+              message=message)
+    return _only(tx)
 
-    def commit_changes(self, changes: dict[str, bytes | None],
-                       stats: dict[str, os.stat_result], *, author: str, source: str,
-                       message: str | None = None, verb: str | None = None) -> CommitInfo:
-        """Commit ``changes`` already on disk (see :func:`minarad.store.commit.commit_changes`);
-        the caller holds the lock and has checked the repository."""
-        from minarad.store.commit import commit_changes
 
-        return commit_changes(self, changes, stats, author=author, source=source,
-                              message=message, verb=verb)
+def rename(store: Store, old: str, new: str, *, author: str, source: str = "cli",
+           message: str | None = None) -> CommitInfo:
+    """Move ``old`` to ``new`` in one commit (git sees a rename)."""
+    src, dst = store.check_path(old), store.check_writable_path(new)
+    if src == dst:
+        with store.lock():
+            data, _ = store.absorb(src)
+        if data is None:
+            raise NotFound(f"{src} does not exist", code="file_not_found", path=src)
+        raise InvalidInput(f"{dst} exists already", code="file_exists", path=dst)
+    tx = _one(store, lambda tx: tx.rename(src, dst), author=author, source=source,
+              message=message)
+    assert tx.info is not None  # a rename always changes two paths
+    return tx.info
+
+
+def restore(store: Store, path: str, version: object, *, author: str,
+            source: str = "cli") -> WriteResult:
+    """Bring version ``version`` of ``path`` back as a new version."""
+    rel = store.check_path(path)
+    text, info = store.read_version(rel, version)
+    return _write_one(store, rel, text, author=author, source=source,
+                      message=f"restore {rel} to version {info.version}", verb="restore")
 
 
 def _mark(rel: str, data: bytes | None, st: os.stat_result | None) -> Mark | None:
