@@ -16,13 +16,12 @@ manifest does not list nor a copy edited since (unless forced).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
-
 import dataclasses
 import json
 import os
 import re
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from minarad.errors import Forbidden, InvalidInput, MinaraError, NotFound
 from minarad.workspace.files import DiskChanged, atomic_write

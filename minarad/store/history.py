@@ -12,9 +12,9 @@ file they hold. A commit or tree missing otherwise is a damaged repository
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
-import re
 
 from minarad.git.commits import author_name
 from minarad.store.historydb import CommitRecord, HistoryDB

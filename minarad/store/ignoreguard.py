@@ -11,12 +11,11 @@ not committed each file.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
-
 import dataclasses
 import os
 import stat
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from minarad.errors import InvalidInput
 

@@ -12,10 +12,9 @@ fast-forward; a workspace with a remote is therefore refused unless
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import dataclasses
 import os
+from typing import TYPE_CHECKING
 
 from minarad.errors import Forbidden, InvalidInput
 from minarad.store.models import Record

@@ -9,10 +9,9 @@ in the same instant the index was written) is unchanged without being read.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import dataclasses
 import os
+from typing import TYPE_CHECKING
 
 from minarad.errors import Forbidden, InvalidInput
 from minarad.git import index as gitindex

@@ -11,11 +11,11 @@ when it is raised, and the daemon waits on it and shows it in
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
 import os
 import shlex
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from minarad.errors import Busy
 from minarad.git import refs

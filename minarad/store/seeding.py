@@ -7,9 +7,8 @@ transaction, like every other write.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import os
+from typing import TYPE_CHECKING
 
 from minarad.workspace.seed import create_exclusive, missing_seed_files, template_for
 

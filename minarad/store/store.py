@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from minarad.errors import Forbidden, InvalidInput
 from minarad.git import refs
-from minarad.store import diskscan, reading, writing
+from minarad.store import branches, diskscan, reading, writing
 from minarad.store.historydb import HistoryDB, PathVersion
 from minarad.store.lock import WorkspaceLock
 from minarad.store.models import CommitInfo, FileVersion, HistoryEntry, WriteResult
@@ -364,3 +364,18 @@ class Store:
     def committed_entries(self) -> dict[str, tuple[str, int]]:
         """HEAD's files: ``path -> (blob hex, mode)``."""
         return diskscan.committed_entries(self)
+
+    # -- beside the workspace's branch (:mod:`minarad.store.branches`) -----------------
+
+    def commit_beside(self, changes: dict[str, bytes | None], *, author: str, message: str,
+                      when: int | None = None) -> str:
+        """Write a commit of ``changes`` on top of HEAD, moving no branch; return its id."""
+        return branches.commit_beside(self, changes, author=author, message=message, when=when)
+
+    def create_branch(self, name: str, commit: str, *, who: str, message: str) -> None:
+        """Create branch ``name`` at ``commit`` (``branch_exists`` if it is there)."""
+        branches.create_branch(self, name, commit, who=who, message=message)
+
+    def delete_branch(self, name: str, expected: str, *, who: str, message: str) -> None:
+        """Delete branch ``name`` if it still points at ``expected`` (its reflog stays)."""
+        branches.delete_branch(self, name, expected, who=who, message=message)

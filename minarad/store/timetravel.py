@@ -9,13 +9,12 @@ then, merges from other machines included once they had been merged.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 import datetime as dt
 import os
 import re
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from minarad.errors import InvalidInput, NotFound
 
