@@ -24,7 +24,7 @@ _GLOBAL = {"--workspace": "workspace", "-w": "workspace", "--as": "author"}
 _AFTER = {"--channel": "channel", **_GLOBAL}
 
 
-def _take_options(args: list[str], known: dict, out: dict) -> list[str] | None:
+def take_options(args: list[str], known: dict, out: dict) -> list[str] | None:
     """Consume leading ``--opt VALUE`` / ``--opt=VALUE`` pairs; None if unknown."""
     while args and args[0].startswith("-"):
         name, eq, value = args[0].partition("=")
@@ -56,7 +56,7 @@ def parse_fast_append(args: list[str]) -> dict | None:
     ``--json``, ``--help``), stdin (``-``) or ``@file`` text goes to click.
     """
     opts: dict = {}
-    rest = _take_options(list(args), _GLOBAL, opts)
+    rest = take_options(list(args), _GLOBAL, opts)
     if rest is None or rest[:2] != ["memory", "append"]:
         return None
     positional: list[str] = []
@@ -82,17 +82,17 @@ def parse_fast_append(args: list[str]) -> dict | None:
 
 def _parse_fast(args: list[str], verb: str, names: tuple) -> dict | None:
     opts: dict = {"verb": verb}
-    rest = _take_options(list(args), _GLOBAL, opts)
+    rest = take_options(list(args), _GLOBAL, opts)
     if rest is None or rest[:2] != ["memory", verb] or len(rest) < 2 + len(names):
         return None
     rest = rest[2:]
     for name in names:
         if rest and rest[0].startswith("-"):
-            rest = _take_options(rest, _AFTER, opts)
+            rest = take_options(rest, _AFTER, opts)
         if not rest or rest[0].startswith("-"):
             return None
         opts[name], rest = rest[0], rest[1:]
-    rest = _take_options(rest, _AFTER, opts)
+    rest = take_options(rest, _AFTER, opts)
     return opts if rest == [] else None
 
 

@@ -103,7 +103,7 @@ def search(ctx, query, **filters):
 
     Example: minara search how do we roll back a migration --explain
     """
-    _run_search(ctx, " ".join(query), memory_only=False, **filters)
+    run_search(ctx, " ".join(query), memory_only=False, **filters)
 
 
 @click.command("search", cls=SearchCommand)
@@ -117,12 +117,12 @@ def memory_search(ctx, query, **filters):
 
     Example: minara memory search "short answers" --channel c1
     """
-    _run_search(ctx, " ".join(query), memory_only=True, **filters)
+    run_search(ctx, " ".join(query), memory_only=True, **filters)
 
 
-def _run_search(ctx, query: str, *, memory_only: bool, kind, path, channel, since, limit,
-                no_catch_up, until=None, mode=None, per_page=None, pages=False,
-                explain=False, role=None) -> None:
+def run_search(ctx, query: str, *, memory_only: bool, kind, path, channel, since, limit,
+               no_catch_up, until=None, mode=None, per_page=None, pages=False,
+               explain=False, role=None) -> None:
     ctx.app.ensure_set_up()  # a new workspace is seeded first, as every command does
     ctx.app.check_channel_access(channel, ctx.author)
     index = ctx.app.index

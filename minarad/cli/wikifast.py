@@ -21,26 +21,26 @@ _AFTER = {"--channel": "channel", **_GLOBAL}
 
 def parse_fast_wiki_get(args: list[str]) -> dict | None:
     """The options of a plain ``wiki get PAGE``, or None for anything else."""
-    from minarad.cli.fastpath import _take_options
+    from minarad.cli.fastpath import take_options
 
     opts: dict = {}
-    rest = _take_options(list(args), _GLOBAL, opts)
+    rest = take_options(list(args), _GLOBAL, opts)
     if rest is None or rest[:2] != ["wiki", "get"] or len(rest) < 3:
         return None
-    rest = _take_options(rest[2:], _AFTER, opts)
+    rest = take_options(rest[2:], _AFTER, opts)
     if not rest or rest[0].startswith("-"):
         return None
     opts["page"], rest = rest[0], rest[1:]
-    rest = _take_options(rest, _AFTER, opts)
+    rest = take_options(rest, _AFTER, opts)
     return opts if rest == [] else None
 
 
 def parse_fast_wiki_list(args: list[str]) -> dict | None:
     """The options of a plain ``wiki list [PREFIX] [--tree]``, or None for anything else."""
-    from minarad.cli.fastpath import _take_options
+    from minarad.cli.fastpath import take_options
 
     opts: dict = {"tree": False, "prefix": ""}
-    rest = _take_options(list(args), _GLOBAL, opts)
+    rest = take_options(list(args), _GLOBAL, opts)
     if rest is None or rest[:2] != ["wiki", "list"]:
         return None
     rest = rest[2:]
@@ -50,7 +50,7 @@ def parse_fast_wiki_list(args: list[str]) -> dict | None:
         elif not rest[0].startswith("-") and not opts["prefix"]:
             opts["prefix"], rest = rest[0], rest[1:]
         else:
-            taken = _take_options(rest[:2], _AFTER, opts)
+            taken = take_options(rest[:2], _AFTER, opts)
             if taken is None or taken == rest[:2]:
                 return None
             rest = taken + rest[2:]

@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from minarad.errors import InvalidInput
-from minarad.gateway.api import _lib, who
+from minarad.gateway.api import library_of, who
 
 #: Where uploads are posted (the guard lets their bodies reach ``files_max_bytes``).
 UPLOAD_PATH = "/v1/files"
@@ -30,7 +30,7 @@ def upload_body_limit(settings) -> int:
 
 
 def _app(request: Request):
-    return _lib(request).app
+    return library_of(request).app
 
 
 def _limit(request: Request) -> int:

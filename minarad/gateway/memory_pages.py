@@ -15,7 +15,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from minarad.gateway.knowledge_api import fact_listing
-from minarad.gateway.pages import _call, layout
+from minarad.gateway.pages import call_library, layout
 from minarad.gateway.render import escape
 
 TABS = (("facts", "Facts"), ("policies", "Policies"), ("graph", "Knowledge Graph"))
@@ -120,13 +120,13 @@ async def memory_review(request: Request) -> Response:
     q = dict(request.query_params)
     tab = q.get("tab", "facts") if q.get("tab") in dict(TABS) else "facts"
     if tab == "facts":
-        data = await _call(request, lambda: fact_listing(
+        data = await call_library(request, lambda: fact_listing(
             knowledge, q=q.get("q", ""), scope=q.get("scope") or None,
             sort=q.get("sort", "newest") if q.get("sort") in ("newest", "confidence")
             else "newest", superseded=bool(q.get("superseded"))))
         content = _facts_tab(data, q)
     elif tab == "policies":
-        listing = await _call(request, knowledge.list_policies)
+        listing = await call_library(request, knowledge.list_policies)
         content = _policies_tab(listing.to_dict())
     else:
         content = _graph_tab()

@@ -23,7 +23,7 @@ NAV = (("/workspace", "Workspace"), ("/wiki", "Wiki"), ("/settings/memory", "Mem
        ("/search", "Search"), ("/status", "Status"))
 
 
-def _q(value: str) -> str:
+def quote_path(value: str) -> str:
     return urllib.parse.quote(value, safe="/")
 
 
@@ -71,7 +71,7 @@ def error_page(request: Request, err: MinaraError) -> HTMLResponse:
     return layout(request, "Error", body, status=err.http_status)
 
 
-async def _call(request: Request, fn, *args, **kwargs):
+async def call_library(request: Request, fn, *args, **kwargs):
     return await request.app.state.library.call(fn, *args, **kwargs)
 
 
@@ -110,7 +110,7 @@ def _file_list(files: list[dict], current: str) -> str:
     items = []
     for f in files:
         here = ' aria-current="page"' if f["path"] == current else ""
-        items.append(f'<li><a href="/workspace?path={_q(f["path"])}"{here}>'
+        items.append(f'<li><a href="/workspace?path={quote_path(f["path"])}"{here}>'
                      f'{escape(f["path"])}</a> <span class="role">{escape(f["role"])}</span></li>')
     return (f'<nav class="files" aria-label="Workspace files"><h2>Files</h2>'
             f'<form action="/workspace" method="get" class="open">'
@@ -123,8 +123,8 @@ async def workspace(request: Request) -> Response:
     """GET /workspace?path=FILE: pick a file, edit it, save (409 opens the dialog)."""
     lib = request.app.state.library
     path = request.query_params.get("path") or "MEMORY.md"
-    files = await _call(request, lib.list_files)
-    doc = await _call(request, lib.read_or_new, path)
+    files = await call_library(request, lib.list_files)
+    doc = await call_library(request, lib.read_or_new, path)
     path = doc["path"]
     meta = (f'version {doc["version"]}' + (f' by {escape(doc["author"])} at '
                                            f'{escape(doc["time"])}' if doc["author"] else ""))
@@ -136,7 +136,7 @@ async def workspace(request: Request) -> Response:
 <section class="editor" aria-labelledby="file-title">
 <h1 id="file-title">{escape(path)}</h1>
 <p class="meta" id="file-meta">{meta if doc["exists"] else "new file: not saved yet"}
- · <a href="/history?path={_q(path)}">History</a></p>
+ · <a href="/history?path={quote_path(path)}">History</a></p>
 <form id="editor-form">
 <label for="editor">Text of {escape(path)}</label>
 <textarea id="editor" name="text" spellcheck="false" rows="18">{escape(doc["text"])}</textarea>
@@ -170,19 +170,20 @@ async def history(request: Request) -> Response:
     """GET /history?path=FILE: every version with who and when; show, diff, restore."""
     lib = request.app.state.library
     path = request.query_params.get("path") or "MEMORY.md"
-    entries = await _call(request, lambda: lib.store.history(path))
+    entries = await call_library(request, lambda: lib.store.history(path))
     rows = []
     for e in entries:
         actions = ("<em>deleted</em>" if e.deleted else
-                   f'<a href="/version?path={_q(e.path)}&amp;v={e.version}">Show</a> '
-                   f'<a href="/diff?path={_q(e.path)}&amp;from={e.version}">Diff to now</a> '
+                   f'<a href="/version?path={quote_path(e.path)}&amp;v={e.version}">Show</a> '
+                   f'<a href="/diff?path={quote_path(e.path)}&amp;from={e.version}">'
+                   f'Diff to now</a> '
                    f'<button type="button" class="restore secondary" data-version="{e.version}">'
                    f'Restore</button>')
         rows.append(f"<tr><td>v{e.version}</td><td>{escape(e.time)}</td>"
                     f"<td>{escape(e.author)}</td><td>{escape(e.source)}</td>"
                     f"<td>{escape(e.message)}</td><td>{actions}</td></tr>")
     shown = entries[0].path if entries else path
-    body = (f'<h1>History of <a href="/workspace?path={_q(shown)}">{escape(shown)}</a></h1>'
+    body = (f'<h1>History of <a href="/workspace?path={quote_path(shown)}">{escape(shown)}</a></h1>'
             f'<div class="table"><table><caption>{len(entries)} versions, newest first'
             f'</caption><thead><tr><th scope=col>Version</th><th scope=col>When</th>'
             f'<th scope=col>Who</th><th scope=col>Source</th><th scope=col>Message</th>'
@@ -196,11 +197,12 @@ async def version(request: Request) -> Response:
     """GET /version?path=FILE&v=N: an old version, as text and rendered."""
     lib = request.app.state.library
     path, v = request.query_params.get("path") or "", request.query_params.get("v") or ""
-    doc = await _call(request, lib.read_file, path, v)
+    doc = await call_library(request, lib.read_file, path, v)
     body = (f'<h1>{escape(doc["path"])} at version {doc["version"]}</h1>'
             f'<p class="meta">by {escape(doc["author"])} at {escape(doc["time"])} · '
-            f'<a href="/history?path={_q(doc["path"])}">History</a> · '
-            f'<a href="/diff?path={_q(doc["path"])}&amp;from={doc["version"]}">Diff to now</a>'
+            f'<a href="/history?path={quote_path(doc["path"])}">History</a> · '
+            f'<a href="/diff?path={quote_path(doc["path"])}&amp;from={doc["version"]}">'
+            f'Diff to now</a>'
             f'</p><pre class="text">{escape(doc["text"])}</pre>'
             f'<h2>Rendered</h2><div class="markdown">{render_markdown(doc["text"])}</div>')
     return layout(request, f'{doc["path"]} v{doc["version"]}', body, active="/workspace")
@@ -221,9 +223,9 @@ async def diff(request: Request) -> Response:
     lib = request.app.state.library
     q = request.query_params
     path, old, new = q.get("path") or "", q.get("from") or "1", q.get("to") or None
-    text = await _call(request, lambda: lib.store.diff(path, old, new))
+    text = await call_library(request, lambda: lib.store.diff(path, old, new))
     body = (f'<h1>{escape(path)}: version {escape(old)} → {escape(new or "now")}</h1>'
-            f'<p><a href="/history?path={_q(path)}">History</a></p>'
+            f'<p><a href="/history?path={quote_path(path)}">History</a></p>'
             f'<pre class="diff">{_diff_html(text) or "no change"}</pre>')
     return layout(request, f"Diff of {path}", body, active="/workspace")
 
@@ -231,7 +233,7 @@ async def diff(request: Request) -> Response:
 # -- search and status ----------------------------------------------------------------------
 
 
-def _snippet_html(hit: dict) -> str:
+def snippet_html(hit: dict) -> str:
     text, out, at = hit["snippet"], [], 0
     for start, end in sorted(hit["highlights"]):
         out += [escape(text[at:start]), f"<mark>{escape(text[start:end])}</mark>"]
@@ -247,11 +249,11 @@ async def search(request: Request) -> Response:
     mode = mode if mode in ("all", "memory") else "all"
     results = ""
     if q:
-        found = await _call(request, request.app.state.library.search, q, scope=mode, kinds=[],
-                            path=None, channel=None, since=None, limit=30)
-        items = [f'<li><a href="/workspace?path={_q(h["path"])}">{escape(h["path"])}</a>'
+        found = await call_library(request, request.app.state.library.search, q, scope=mode,
+                                   kinds=[], path=None, channel=None, since=None, limit=30)
+        items = [f'<li><a href="/workspace?path={quote_path(h["path"])}">{escape(h["path"])}</a>'
                  f' <span class="meta">{escape(h["heading"] or h["title"])} · lines '
-                 f'{h["line_start"]}-{h["line_end"]}</span><p>{_snippet_html(h)}</p></li>'
+                 f'{h["line_start"]}-{h["line_end"]}</span><p>{snippet_html(h)}</p></li>'
                  for h in found["results"]]
         results = (f'<ol class="results">{"".join(items)}</ol>' if items
                    else '<p id="no-results">No results.</p>')
@@ -296,7 +298,7 @@ def semantic_text(e: dict) -> str:
 
 async def status(request: Request) -> Response:
     """GET /status: daemon, index, search, gateway; commits appear live."""
-    data = await _call(request, request.app.state.library.status)
+    data = await call_library(request, request.app.state.library.status)
     daemon, index = data["daemon"], data["index"]
     body = (f'<h1>Status</h1><p>minara {escape(data["version"])} on '
             f'<code>{escape(data["workspace"])}</code>, HEAD '

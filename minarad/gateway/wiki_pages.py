@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from minarad.gateway.pages import _call, _q, _snippet_html, layout
+from minarad.gateway.pages import call_library, quote_path, snippet_html, layout
 from minarad.gateway.render import escape, render_markdown
 
 
@@ -24,7 +24,7 @@ def _tree_html(nodes, current: str) -> str:
         label = escape(node.title or node.segment)
         if node.title is not None:
             here = ' aria-current="page"' if node.name == current else ""
-            head = f'<a href="/wiki?name={_q(node.name)}"{here}>{label}</a>'
+            head = f'<a href="/wiki?name={quote_path(node.name)}"{here}>{label}</a>'
         else:
             head = f'<span class="folder">{label}/</span>'
         children = _tree_html(node.children, current) if node.children else ""
@@ -57,15 +57,15 @@ async def wiki_page(request: Request) -> Response:
     wiki = request.app.state.library.app.wiki
     name = request.query_params.get("name", "")
     channel = request.query_params.get("channel") or None
-    nodes = await _call(request, lambda: wiki.tree(channel=channel))
+    nodes = await call_library(request, lambda: wiki.tree(channel=channel))
     if not name:
         body = (f'<div class="split">{_rail(nodes, "")}<section class="editor">'
                 f'<h1>Wiki</h1><p>Pick a page on the left, or make a new one.</p>'
                 f'</section></div>')
         return layout(request, "Wiki", body, active="/wiki")
-    page = await _call(request, lambda: wiki.get(name, channel=channel))
-    names = {p.name for p in await _call(request, lambda: wiki.list(channel=channel))}
-    backlinks = "".join(f'<li><a href="/wiki?name={_q(b.name)}">{escape(b.title)}</a>'
+    page = await call_library(request, lambda: wiki.get(name, channel=channel))
+    names = {p.name for p in await call_library(request, lambda: wiki.list(channel=channel))}
+    backlinks = "".join(f'<li><a href="/wiki?name={quote_path(b.name)}">{escape(b.title)}</a>'
                         f' <span class="meta">line {b.line}</span></li>'
                         for b in page.backlinks)
     menu = (f'<details class="menu"><summary aria-label="Page actions">…</summary>'
@@ -73,14 +73,14 @@ async def wiki_page(request: Request) -> Response:
             f'<button type="button" id="wiki-rename" class="secondary">Rename</button>'
             f'<button type="button" id="wiki-move" class="secondary">Move</button>'
             f'<button type="button" id="wiki-delete" class="secondary">Delete</button>'
-            f'<a href="/history?path={_q(page.file)}">History</a></div></details>')
+            f'<a href="/history?path={quote_path(page.file)}">History</a></div></details>')
     body = (f'<div class="split">{_rail(nodes, page.name)}<article class="editor">'
             f'<div class="title-row"><h1>{escape(page.title)}</h1>{menu}</div>'
             f'<p class="meta">{escape(page.name)}'
             f'{" (channel " + escape(page.channel) + ")" if page.channel else ""}'
             f' · version {page.version} by '
             f'{escape(page.author)} at {escape(page.time)} · '
-            f'<a href="/workspace?path={_q(page.file)}">Edit</a></p>'
+            f'<a href="/workspace?path={quote_path(page.file)}">Edit</a></p>'
             f'<div class="markdown" id="page-body">'
             f'{render_markdown(page.text, _resolver(names))}</div>'
             f'<section aria-labelledby="backlinks-title"><h2 id="backlinks-title">Linked from'
@@ -95,7 +95,7 @@ async def new_page(request: Request) -> Response:
     """GET /wiki/new?name=: path, title, body and visibility; saved through the API."""
     wiki = request.app.state.library.app.wiki
     name = request.query_params.get("name", "")
-    nodes = await _call(request, wiki.tree)
+    nodes = await call_library(request, wiki.tree)
     body = f"""<div class="split">{_rail(nodes, "")}<section class="editor">
 <h1>New page</h1>
 <form id="new-page">
@@ -119,11 +119,12 @@ async def wiki_search(request: Request) -> Response:
     """GET /wiki/search?q=: wiki pages with snippets."""
     wiki = request.app.state.library.app.wiki
     query = request.query_params.get("q", "").strip()
-    nodes = await _call(request, wiki.tree)
-    hits = await _call(request, lambda: wiki.search(query, limit=20)) if query else []
-    items = "".join(f'<li><a href="/wiki?name={_q(_page_name(h.path))}">{escape(h.title)}</a>'
+    nodes = await call_library(request, wiki.tree)
+    hits = await call_library(request, lambda: wiki.search(query, limit=20)) if query else []
+    items = "".join(f'<li><a href="/wiki?name={quote_path(_page_name(h.path))}">'
+                    f'{escape(h.title)}</a>'
                     f' <span class="meta">{escape(h.path)}</span>'
-                    f'<p>{_snippet_html(h.to_dict())}</p></li>' for h in hits)
+                    f'<p>{snippet_html(h.to_dict())}</p></li>' for h in hits)
     results = f'<ol class="results">{items}</ol>' if items else "<p>No results.</p>"
     body = (f'<div class="split">{_rail(nodes, "", query)}<section class="editor">'
             f'<h1>Wiki search: {escape(query)}</h1>{results}</section></div>')

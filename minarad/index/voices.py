@@ -34,10 +34,10 @@ class LexicalVoice:
         First the hits holding enough of the meaningful words; when they
         are fewer than ``limit``, hits holding fewer follow (below them).
         """
-        hits = _matching_hits(self.engine, query, filters, limit, by_time=False, strict=True)
+        hits = matching_hits(self.engine, query, filters, limit, by_time=False, strict=True)
         if len(hits) < limit:
             seen = {h.key for h in hits}
-            more = _matching_hits(self.engine, query, filters, limit, by_time=False)
+            more = matching_hits(self.engine, query, filters, limit, by_time=False)
             hits += [h for h in more if h.key not in seen][:limit - len(hits)]
         return [RankedHit(hit, hit.score) for hit in bodiless_after_body_matches(hits)]
 
@@ -57,11 +57,11 @@ class RecencyVoice:
     def rank(self, query: str, filters: SearchFilters, limit: int) -> list[RankedHit]:
         """The ``limit`` newest matches of ``query``; the score is the time."""
         return [RankedHit(hit, hit.score)
-                for hit in _matching_hits(self.engine, query, filters, limit, by_time=True)]
+                for hit in matching_hits(self.engine, query, filters, limit, by_time=True)]
 
 
-def _matching_hits(engine: LexicalEngine, query: str, filters: SearchFilters, limit: int,
-                   by_time: bool, strict: bool = False) -> list[Hit]:
+def matching_hits(engine: LexicalEngine, query: str, filters: SearchFilters, limit: int,
+                  by_time: bool, strict: bool = False) -> list[Hit]:
     """Hits of the engine's matches, with snippets marking the query's words."""
     clauses = parse_query(query or "")
     view = engine.reader_view()

@@ -140,8 +140,8 @@ def _new_lines(folder: str, rel: str, limit: int, ids: set, keys: set,
 
 
 def _memory_to_copy(store: Store, folder: str) -> bytes | None:
-    from minarad.workspace.openclaw import _is_untouched_template
+    from minarad.workspace.openclaw import is_untouched_template
 
-    if not _is_untouched_template(str(store.root), MEMORY):
+    if not is_untouched_template(str(store.root), MEMORY):
         return None
     return _read_source(os.path.join(folder, "workspace"), MEMORY, store.max_file_bytes)

@@ -125,7 +125,7 @@ def context_at(app: Minara, when: dt.datetime, **options: Any) -> tuple[Context,
     Returns:
         ``(Context, commit)``; file paths in it are workspace paths.
     """
-    from minarad.context import Budgets, _finish, build_context
+    from minarad.context import Budgets, finish_block, build_context
     from minarad.workspace.paths import channel_path
 
     store = app.store
@@ -143,7 +143,7 @@ def context_at(app: Minara, when: dt.datetime, **options: Any) -> tuple[Context,
                                 budgets=budgets, max_file_bytes=s.max_file_bytes,
                                 disclose_soul=False, **options)
         for block in context.blocks:
-            _finish(block, app.root)
+            finish_block(block, app.root)
         context.root = app.root
     return context, commit
 
