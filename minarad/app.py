@@ -127,6 +127,7 @@ class Minara:
         """The workspace's :class:`minarad.store.Store`, set up on first use."""
         if self._store is None:
             self.set_up()
+        assert self._store is not None  # set_up made it
         return self._store
 
     def existing_store(self) -> Store | None:

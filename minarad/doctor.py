@@ -14,9 +14,13 @@ import os
 import shutil
 import subprocess
 import time
+from typing import TYPE_CHECKING
 
 from minarad.errors import MinaraError
 from minarad.store.models import Record
+
+if TYPE_CHECKING:
+    from minarad.store.store import Store
 
 #: Less free space than this on the workspace's file system fails the check.
 MIN_FREE_BYTES = 100 * 1024 * 1024
@@ -43,7 +47,7 @@ def _ok(check: str, detail: str) -> Finding:
     return Finding(check, "ok", detail)
 
 
-def check_repository(store, fix: bool) -> Finding:
+def check_repository(store: Store, fix: bool) -> Finding:
     """HEAD resolves and its commit, trees and blobs are all present."""
     from minarad.git.objects import commit_tree
     from minarad.git.trees import iter_files
@@ -64,7 +68,7 @@ def check_repository(store, fix: bool) -> Finding:
     return _ok("repository", f"HEAD {head[:10]}: commit, trees and blobs present")
 
 
-def _stale_locks(store) -> list[str]:
+def _stale_locks(store: Store) -> list[str]:
     from minarad.git.refs import lock_files
 
     now, found = time.time(), []
@@ -77,7 +81,7 @@ def _stale_locks(store) -> list[str]:
     return found
 
 
-def check_locks(store, fix: bool) -> Finding:
+def check_locks(store: Store, fix: bool) -> Finding:
     """No git lock or commit marker left behind by a killed process."""
     from minarad.store.commit import recover_interrupted_commit
 
@@ -95,7 +99,7 @@ def check_locks(store, fix: bool) -> Finding:
                    "minara doctor --fix removes them (under the workspace lock)")
 
 
-def check_clean(store, fix: bool) -> Finding:
+def check_clean(store: Store, fix: bool) -> Finding:
     """What is on disk is committed (``git status`` would be clean)."""
     from minarad.store.ignoreguard import untracked_explained
 
@@ -117,7 +121,7 @@ def check_clean(store, fix: bool) -> Finding:
     return _ok("git-status", "the working tree matches HEAD")
 
 
-def _git_status(store) -> list[str]:
+def _git_status(store: Store) -> list[str]:
     if shutil.which("git") is None:
         return []
     proc = subprocess.run(["git", "-C", str(store.root), "status", "--porcelain"],
@@ -125,7 +129,7 @@ def _git_status(store) -> list[str]:
     return proc.stdout.splitlines()
 
 
-def check_history(store, fix: bool) -> Finding:
+def check_history(store: Store, fix: bool) -> Finding:
     """The per-file history cache reflects HEAD."""
     import sqlite3
 
@@ -231,7 +235,7 @@ def check_inotify(root) -> Finding:
     return _ok("inotify", f"{folders} folders, max_user_watches {limit}")
 
 
-def check_conflicts(store) -> Finding:
+def check_conflicts(store: Store) -> Finding:
     """No conflict copies left by sync."""
     from minarad.sync import conflict_copies
 
@@ -242,7 +246,7 @@ def check_conflicts(store) -> Finding:
     return _ok("sync-conflicts", "none")
 
 
-def check_remotes(store, settings) -> list[Finding]:
+def check_remotes(store: Store, settings) -> list[Finding]:
     """Every remote answers."""
     from minarad.git import remotes
     from minarad.sync import credentials

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from minarad.cli.knowledge import _line, _short, _text, role_option
+from minarad.cli.knowledge import knowledge_line, short_commit, text_option, role_option
 from minarad.cli.options import CliContext, TextCommand, emit, json_option, pass_ctx
 
 
@@ -29,7 +29,7 @@ def remember(ctx: CliContext, text: str, session: str) -> None:
 
     Example: minara remember "the CI cache is flaky" --session s1 --as agent-a
     """
-    note = ctx.app.knowledge.remember(_text(ctx, text) or "", session=session,
+    note = ctx.app.knowledge.remember(text_option(ctx, text) or "", session=session,
                                       author=ctx.author)
     emit(ctx, {"path": note.path, "session": note.session, "text": note.text,
                "time": note.when}, f"remembered in {note.path}")
@@ -56,8 +56,8 @@ def consolidate(ctx: CliContext, session: str | None, domain: str, no_llm: bool,
     result = ctx.app.knowledge.consolidate(author=ctx.author, session=session, role=role,
                                            use_llm=False if no_llm else None, domain=domain)
     lines = [f"{result.mode}: {len(result.facts)} facts, {len(result.superseded)} superseded, "
-             f"{result.consumed} notes consumed (commit {_short(result.commit)})"]
-    lines += ["  " + _line(f) for f in result.facts]
+             f"{result.consumed} notes consumed (commit {short_commit(result.commit)})"]
+    lines += ["  " + knowledge_line(f) for f in result.facts]
     lines += [f"  skipped: {s}" for s in result.skipped]
     emit(ctx, result.to_dict(), "\n".join(lines))
 
@@ -80,12 +80,13 @@ def decisions_ingest(ctx: CliContext, file: str, confidence: str) -> None:
     """
     import os
 
-    text = _text(ctx, "@" + file) or ""
+    text = text_option(ctx, "@" + file) or ""
     name = os.path.splitext(os.path.basename(file))[0]
     result = ctx.app.knowledge.ingest_decisions(text, name=name, author=ctx.author,
                                                 confidence=confidence)
     lines = [f"{len(result.facts)} decisions recorded, {len(result.skipped)} already known "
-             f"(commit {_short(result.commit)})"] + ["  " + _line(f) for f in result.facts]
+             f"(commit {short_commit(result.commit)})"]
+    lines += ["  " + knowledge_line(f) for f in result.facts]
     emit(ctx, result.to_dict(), "\n".join(lines))
 
 
@@ -111,7 +112,7 @@ def notes_observe(ctx: CliContext, text: str, agent: str | None) -> None:
 
     Example: minara notes observe "deploys are slow on Mondays" --as agent-a
     """
-    result = ctx.app.knowledge.record_observation(agent or ctx.author, _text(ctx, text) or "",
+    result = ctx.app.knowledge.record_observation(agent or ctx.author, text_option(ctx, text) or "",
                                                   author=ctx.author)
     emit(ctx, result.to_dict(), f"{result.path}: version {result.version}")
 
@@ -128,7 +129,7 @@ def notes_update(ctx: CliContext, text: str, base: str | None, agent: str | None
 
     Example: minara notes update "Working on the release notes." --as agent-a --base 3
     """
-    result = ctx.app.knowledge.update_my_notes(agent or ctx.author, _text(ctx, text) or "",
+    result = ctx.app.knowledge.update_my_notes(agent or ctx.author, text_option(ctx, text) or "",
                                                base=base, author=ctx.author)
     emit(ctx, result.to_dict(), f"{result.path}: version {result.version}")
 

@@ -26,7 +26,7 @@ confidence_option = click.option(
     "--confidence", metavar="C", help="0.00 to 1.00 in steps of 0.05 (0.8, 0.85, ...).")
 
 
-def _short(commit: str | None) -> str:
+def short_commit(commit: str | None) -> str:
     return commit[:10] if commit else "no change"
 
 
@@ -35,7 +35,7 @@ def _warn_problems(problems: Iterable[object]) -> None:
         click.echo(f"minara: warning: {problem} (skipped)", err=True)
 
 
-def _line(record: KnowledgeRecord) -> str:
+def knowledge_line(record: KnowledgeRecord) -> str:
     from minarad.knowledge.fields import record_line
 
     return record_line(record.to_dict())
@@ -50,13 +50,14 @@ def _show(record: KnowledgeRecord) -> str:
 
 def _render_change(ctx: CliContext, change: Change, verb: str) -> None:
     record = change.record
-    text = f"{verb} {record.kind} {record.id} in {record.domain} (commit {_short(change.commit)})"
+    text = (f"{verb} {record.kind} {record.id} in {record.domain} "
+            f"(commit {short_commit(change.commit)})")
     if change.previous is not None and change.previous.id != record.id:
         text += f"; supersedes {change.previous.id}"
     emit(ctx, change.to_dict(), text)
 
 
-def _text(ctx: CliContext, value: str | None) -> str | None:
+def text_option(ctx: CliContext, value: str | None) -> str | None:
     from minarad.cli.options import read_text_arg
 
     return None if value is None else read_text_arg(value, ctx.settings.max_file_bytes)
@@ -93,7 +94,7 @@ def fact_propose(ctx: CliContext, domain: str, topic: str, content: str, confide
     Example: minara fact propose --domain infra --topic deploys --content "Deploys happen on Tuesdays." --confidence 0.8 --as agent-a
     """  # noqa: E501
     change = ctx.app.knowledge.propose_fact(
-        domain=domain, topic=topic, content=_text(ctx, content),
+        domain=domain, topic=topic, content=text_option(ctx, content),
         confidence=0.8 if confidence is None else confidence, scope=scope, author=ctx.author,
         role=role, session=session)
     _render_change(ctx, change, "proposed")
@@ -133,7 +134,7 @@ def fact_list(ctx: CliContext, domain: str | None, scope: str | None, sort: str,
     _warn_problems(listing.problems)
     from minarad.knowledge.fields import count_line
 
-    lines = [_line(r) for r in listing.records]
+    lines = [knowledge_line(r) for r in listing.records]
     lines.append(count_line(listing.count, len(listing.records)))
     emit(ctx, listing.to_dict(), "\n".join(lines))
 
@@ -166,7 +167,8 @@ def _supersede_command(group: click.Group, kind: str) -> click.Command:
     @pass_ctx
     def supersede(ctx: CliContext, record_id: str, content: str, topic: str | None,
                   role: str | None, **extra: Any) -> None:
-        change = ctx.app.knowledge.supersede(record_id, content=_text(ctx, content), topic=topic,
+        change = ctx.app.knowledge.supersede(record_id, content=text_option(ctx, content),
+                                             topic=topic,
                                              author=ctx.author, role=role, **extra)
         _render_change(ctx, change, "superseded by")
 
@@ -196,7 +198,7 @@ def _edit_command(group: click.Group, kind: str) -> click.Command:
     def edit(ctx: CliContext, record_id: str, domain: str | None, topic: str | None,
              content: str | None, role: str | None, **extra: Any) -> None:
         change = ctx.app.knowledge.edit(record_id, domain=domain, topic=topic,
-                                        content=_text(ctx, content), author=ctx.author,
+                                        content=text_option(ctx, content), author=ctx.author,
                                         role=role, **extra)
         _render_change(ctx, change, "edited")
 
@@ -301,7 +303,7 @@ def policy_propose(ctx: CliContext, domain: str, topic: str, content: str, inact
     Example: minara policy propose --domain infra --topic freeze --content "No deploys on Fridays." --role ops --as agent-a
     """  # noqa: E501
     change = ctx.app.knowledge.propose_policy(domain=domain, topic=topic,
-                                              content=_text(ctx, content), author=ctx.author,
+                                              content=text_option(ctx, content), author=ctx.author,
                                               role=role, active=not inactive)
     _render_change(ctx, change, "proposed")
 
@@ -325,7 +327,7 @@ def policy_list(ctx: CliContext, domain: str | None, superseded: bool, role: str
         if record.domain != current:
             current = record.domain
             lines.append(f"{'' if not lines else chr(10)}{current}:")
-        lines.append("  " + _line(record))
+        lines.append("  " + knowledge_line(record))
     lines.append(f"{listing.count} active polic{'ies' if listing.count != 1 else 'y'}")
     emit(ctx, listing.to_dict("active"), "\n".join(lines))
 
@@ -379,7 +381,7 @@ def grant_set(ctx: CliContext, role: str, domain: str, level: str) -> None:
     """
     commit = ctx.app.knowledge.set_grant(role, domain, level, author=ctx.author)
     emit(ctx, {"role": role, "domain": domain, "level": level, "commit": commit},
-         f"{role} {level} on {domain} (commit {_short(commit)})")
+         f"{role} {level} on {domain} (commit {short_commit(commit)})")
 
 
 @grant.command("list")

@@ -148,10 +148,10 @@ def search(ctx: CliContext, query: tuple[str, ...], kind: tuple[str, ...], limit
 
     Example: minara learn search retrieval reread
     """
-    from minarad.cli.search import _run_search
+    from minarad.cli.search import run_search
 
-    _run_search(ctx, " ".join(query), memory_only=False, kind=kind or KINDS, path="learn",
-                channel=None, since=None, limit=limit, no_catch_up=False)
+    run_search(ctx, " ".join(query), memory_only=False, kind=kind or KINDS, path="learn",
+               channel=None, since=None, limit=limit, no_catch_up=False)
 
 
 @learn.command("promote")

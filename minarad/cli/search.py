@@ -104,7 +104,7 @@ def search(ctx: CliContext, query: tuple[str, ...], **filters: Any) -> None:
 
     Example: minara search how do we roll back a migration --explain
     """
-    _run_search(ctx, " ".join(query), memory_only=False, **filters)
+    run_search(ctx, " ".join(query), memory_only=False, **filters)
 
 
 @click.command("search", cls=SearchCommand)
@@ -118,10 +118,10 @@ def memory_search(ctx: CliContext, query: tuple[str, ...], **filters: Any) -> No
 
     Example: minara memory search "short answers" --channel c1
     """
-    _run_search(ctx, " ".join(query), memory_only=True, **filters)
+    run_search(ctx, " ".join(query), memory_only=True, **filters)
 
 
-def _run_search(ctx: CliContext, query: str, *, memory_only: bool, kind: tuple[str, ...],
+def run_search(ctx: CliContext, query: str, *, memory_only: bool, kind: tuple[str, ...],
                 path: str | None, channel: str | None, since: str | None, limit: int,
                 no_catch_up: bool, until: str | None = None, mode: str | None = None,
                 per_page: int | None = None, pages: bool = False, explain: bool = False,

@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from minarad.errors import InvalidInput
-from minarad.gateway.api import _lib, who
+from minarad.gateway.api import library_of, who
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def upload_body_limit(settings: Settings) -> int:
 
 
 def _app(request: Request) -> Minara:
-    return _lib(request).app
+    return library_of(request).app
 
 
 def _limit(request: Request) -> int:

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from minarad.gateway.pages import _call, _q, layout
+from minarad.gateway.pages import call_library, layout, quote_path
 from minarad.gateway.render import escape
 from minarad.gateway.status_pages import size_text, when
 
@@ -32,7 +32,8 @@ def _artifact_rows(app: Minara, found: list[dict]) -> str:
     for a in found:
         viewer = app.artifacts_dir / a["id"] / "index.html"
         if viewer.is_file():
-            open_ = (f'<a href="/v1/artifacts/{_q(a["id"])}/files/index.html" target="_blank" '
+            open_ = (f'<a href="/v1/artifacts/{quote_path(a["id"])}/files/index.html" '
+                     f'target="_blank" '
                      f'rel="noopener">Open viewer</a>')
         elif a["state"] == "completed":
             open_ = '<span class="meta">not materialised yet</span>'
@@ -56,7 +57,7 @@ async def artifacts_page(request: Request) -> Response:
     app = request.app.state.library.app
     state = request.query_params.get("state") or ""
     state = state if state in dict(STATE_FILTERS) else ""
-    data = await _call(request, lambda: api.list_artifacts(app, session=None,
+    data = await call_library(request, lambda: api.list_artifacts(app, session=None,
                                                            type_=None, state=state or None,
                                                            limit=200))
     found = data["artifacts"]
@@ -83,7 +84,8 @@ def _upload_rows(files: list[dict]) -> str:
         user = f["key"].split("/")[-2]
         when = dt.datetime.fromtimestamp(f["uploaded_ms"] / 1000, dt.UTC).strftime(
             "%Y-%m-%d %H:%M:%S UTC")
-        actions = (f'<a href="/v1/files/{_q(f["key"])}" download="{escape(name)}">Download</a> '
+        actions = (f'<a href="/v1/files/{quote_path(f["key"])}" '
+                   f'download="{escape(name)}">Download</a> '
                    f'<button type="button" class="delete secondary" data-key="{escape(f["key"])}"'
                    f'>Delete</button>')
         cells = (("File", escape(name)), ("From", escape(user)), ("Size", size_text(f["size"])),
@@ -98,7 +100,7 @@ async def uploads_page(request: Request) -> Response:
     from minarad.files import api
 
     app = request.app.state.library.app
-    files = (await _call(request, lambda: api.list_files(app)))["files"]
+    files = (await call_library(request, lambda: api.list_files(app)))["files"]
     heads = "".join(f"<th scope=col>{h}</th>" for h in
                     ("File", "From", "Size", "Uploaded", "Actions"))
     table = (f'<div class="table"><table class="stack" id="uploads"><thead><tr>{heads}</tr>'

@@ -12,7 +12,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from minarad.gateway.learn_api import learn_listing
-from minarad.gateway.pages import _call, layout
+from minarad.gateway.pages import call_library, layout
 from minarad.gateway.render import escape
 
 VIEWS = (("all", "All"), ("candidates", "Candidates"), ("promoted", "Promoted"))
@@ -36,7 +36,7 @@ async def learn_page(request: Request) -> Response:
     learn = request.app.state.library.app.learn
     view = request.query_params.get("view", "all")
     view = view if view in dict(VIEWS) else "all"
-    data = await _call(request, lambda: learn_listing(
+    data = await call_library(request, lambda: learn_listing(
         learn, kind=None, promoted=True if view == "promoted" else None,
         candidates=view == "candidates"))
     tabs = "".join(f'<a class="button" href="/learn?view={key}"'

@@ -15,7 +15,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from minarad.gateway.knowledge_api import fact_listing
-from minarad.gateway.pages import _call, layout
+from minarad.gateway.pages import call_library, layout
 from minarad.gateway.render import escape
 
 TYPE_CHECKING = False
@@ -173,15 +173,15 @@ async def memory_review(request: Request) -> Response:
     knowledge = request.app.state.library.app.knowledge
     q = dict(request.query_params)
     tab = q.get("tab", "facts") if q.get("tab") in dict(TABS) else "facts"
-    roles, role, hidden = await _call(request, _roles, knowledge, q.get("role"))
+    roles, role, hidden = await call_library(request, _roles, knowledge, q.get("role"))
     if tab == "facts":
-        data = await _call(request, lambda: fact_listing(
+        data = await call_library(request, lambda: fact_listing(
             knowledge, q=q.get("q", ""), scope=q.get("scope") or None,
             sort=q.get("sort", "newest") if q.get("sort") in ("newest", "confidence")
             else "newest", superseded=bool(q.get("superseded"))))
         content = _facts_tab(_without(data, hidden), q, role)
     elif tab == "policies":
-        listing = await _call(request, lambda: knowledge.list_policies(role=role))
+        listing = await call_library(request, lambda: knowledge.list_policies(role=role))
         content = _policies_tab(listing.to_dict())
     else:
         content = _graph_tab()

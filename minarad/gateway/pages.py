@@ -28,7 +28,7 @@ NAV = (("/workspace", "Workspace"), ("/wiki", "Wiki"), ("/settings/memory", "Mem
        ("/status", "Status"))
 
 
-def _q(value: str) -> str:
+def quote_path(value: str) -> str:
     return urllib.parse.quote(value, safe="/")
 
 
@@ -79,7 +79,7 @@ def error_page(request: Request, err: MinaraError) -> HTMLResponse:
     return layout(request, "Error", body, status=err.http_status)
 
 
-async def _call(request: Request, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+async def call_library(request: Request, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return await request.app.state.library.call(fn, *args, **kwargs)
 
 
@@ -136,7 +136,7 @@ def _file_list(files: list[dict], current: str) -> str:
     items = []
     for f in files:
         here = ' aria-current="page"' if f["path"] == current else ""
-        items.append(f'<li><a href="/workspace?path={_q(f["path"])}"{here}>'
+        items.append(f'<li><a href="/workspace?path={quote_path(f["path"])}"{here}>'
                      f'{escape(f["path"])}</a> <span class="role">{escape(f["role"])}</span></li>')
     return (f'<nav class="files" aria-label="Workspace files"><h2>Files</h2>'
             f'<form action="/workspace" method="get" class="open">'
@@ -149,8 +149,8 @@ async def workspace(request: Request) -> Response:
     """GET /workspace?path=FILE: pick a file, edit it, save (409 opens the dialog)."""
     lib = request.app.state.library
     path = request.query_params.get("path") or "MEMORY.md"
-    files = await _call(request, lib.list_files)
-    doc = await _call(request, lib.read_or_new, path)
+    files = await call_library(request, lib.list_files)
+    doc = await call_library(request, lib.read_or_new, path)
     path = doc["path"]
     meta = (f'version {doc["version"]}' + (f' by {escape(doc["author"])} at '
                                            f'{escape(doc["time"])}' if doc["author"] else ""))
@@ -162,7 +162,7 @@ async def workspace(request: Request) -> Response:
 <section class="editor" aria-labelledby="file-title">
 <h1 id="file-title">{escape(path)}</h1>
 <p class="meta" id="file-meta">{meta if doc["exists"] else "new file: not saved yet"}
- · <a href="/history?path={_q(path)}">History</a></p>
+ · <a href="/history?path={quote_path(path)}">History</a></p>
 <form id="editor-form">
 <label for="editor">Text of {escape(path)}</label>
 <textarea id="editor" name="text" spellcheck="false" rows="18">{escape(doc["text"])}</textarea>
@@ -196,12 +196,13 @@ async def history(request: Request) -> Response:
     """GET /history?path=FILE: every version with who and when; show, diff, restore."""
     lib = request.app.state.library
     path = request.query_params.get("path") or "MEMORY.md"
-    entries = await _call(request, lambda: lib.app.memory_history(path))
+    entries = await call_library(request, lambda: lib.app.memory_history(path))
     rows = []
     for e in entries:
         actions = ("<em>deleted</em>" if e.deleted else
-                   f'<a href="/version?path={_q(e.path)}&amp;v={e.version}">Show</a> '
-                   f'<a href="/diff?path={_q(e.path)}&amp;from={e.version}">Diff to now</a> '
+                   f'<a href="/version?path={quote_path(e.path)}&amp;v={e.version}">Show</a> '
+                   f'<a href="/diff?path={quote_path(e.path)}&amp;from={e.version}">'
+                   f'Diff to now</a> '
                    f'<button type="button" class="restore secondary" data-version="{e.version}">'
                    f'Restore</button>')
         cells = (("Version", f"v{e.version}"), ("When", escape(e.time)),
@@ -212,7 +213,7 @@ async def history(request: Request) -> Response:
     shown = entries[0].path if entries else path
     heads = "".join(f"<th scope=col>{h}</th>" for h in
                     ("Version", "When", "Who", "Source", "Message", "Actions"))
-    body = (f'<h1>History of <a href="/workspace?path={_q(shown)}">{escape(shown)}</a></h1>'
+    body = (f'<h1>History of <a href="/workspace?path={quote_path(shown)}">{escape(shown)}</a></h1>'
             f'<div class="table"><table class="stack history"><caption>{len(entries)} '
             f'versions, newest first</caption><thead><tr>{heads}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>'
@@ -225,11 +226,12 @@ async def version(request: Request) -> Response:
     """GET /version?path=FILE&v=N: an old version, as text and rendered."""
     lib = request.app.state.library
     path, v = request.query_params.get("path") or "", request.query_params.get("v") or ""
-    doc = await _call(request, lib.read_file, path, v)
+    doc = await call_library(request, lib.read_file, path, v)
     body = (f'<h1>{escape(doc["path"])} at version {doc["version"]}</h1>'
             f'<p class="meta">by {escape(doc["author"])} at {escape(doc["time"])} · '
-            f'<a href="/history?path={_q(doc["path"])}">History</a> · '
-            f'<a href="/diff?path={_q(doc["path"])}&amp;from={doc["version"]}">Diff to now</a>'
+            f'<a href="/history?path={quote_path(doc["path"])}">History</a> · '
+            f'<a href="/diff?path={quote_path(doc["path"])}&amp;from={doc["version"]}">'
+            f'Diff to now</a>'
             f'</p><pre class="text">{escape(doc["text"])}</pre>'
             f'<h2>Rendered</h2><div class="markdown">{render_markdown(doc["text"])}</div>')
     return layout(request, f'{doc["path"]} v{doc["version"]}', body, active="/workspace")
@@ -250,9 +252,9 @@ async def diff(request: Request) -> Response:
     lib = request.app.state.library
     q = request.query_params
     path, old, new = q.get("path") or "", q.get("from") or "1", q.get("to") or None
-    text = await _call(request, lambda: lib.app.memory_diff(path, old, new))
+    text = await call_library(request, lambda: lib.app.memory_diff(path, old, new))
     body = (f'<h1>{escape(path)}: version {escape(old)} → {escape(new or "now")}</h1>'
-            f'<p><a href="/history?path={_q(path)}">History</a></p>'
+            f'<p><a href="/history?path={quote_path(path)}">History</a></p>'
             f'<pre class="diff">{_diff_html(text) or "no change"}</pre>')
     return layout(request, f"Diff of {path}", body, active="/workspace")
 
@@ -260,7 +262,7 @@ async def diff(request: Request) -> Response:
 # -- search and status ----------------------------------------------------------------------
 
 
-def _snippet_html(hit: dict) -> str:
+def snippet_html(hit: dict) -> str:
     text, out, at = hit["snippet"], [], 0
     for start, end in sorted(hit["highlights"]):
         out += [escape(text[at:start]), f"<mark>{escape(text[start:end])}</mark>"]
@@ -278,15 +280,15 @@ async def search(request: Request) -> Response:
 
     params = request.query_params
     q = params.get("q", "").strip()
-    opts = await _call(request, search_options, request.app.state.library.app, params)
+    opts = await call_library(request, search_options, request.app.state.library.app, params)
     results = ""
     if q:
-        found = await _call(request, request.app.state.library.search, q, scope=opts.scope,
+        found = await call_library(request, request.app.state.library.search, q, scope=opts.scope,
                             mode=opts.mode, kinds=[], path=None, channel=None, since=None,
                             limit=30, role=opts.role)
-        items = [f'<li><a href="/workspace?path={_q(h["path"])}">{escape(h["path"])}</a>'
+        items = [f'<li><a href="/workspace?path={quote_path(h["path"])}">{escape(h["path"])}</a>'
                  f' <span class="meta">{escape(h["heading"] or h["title"])} · lines '
-                 f'{h["line_start"]}-{h["line_end"]}</span><p>{_snippet_html(h)}</p></li>'
+                 f'{h["line_start"]}-{h["line_end"]}</span><p>{snippet_html(h)}</p></li>'
                  for h in found["results"]]
         count = f'{len(items)} result{"" if len(items) == 1 else "s"}'
         shown = (f'<p class="meta" id="search-used">{count}, {found["mode"]} '

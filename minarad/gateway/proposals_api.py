@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from minarad.gateway.api import _call, _lib, who
+from minarad.gateway.api import call_library, library_of, who
 from minarad.gateway.pages import layout
 from minarad.gateway.render import escape
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def _book(request: Request) -> Proposals:
-    return _lib(request).app.proposals
+    return library_of(request).app.proposals
 
 
 def _id(request: Request) -> str:
@@ -38,7 +38,7 @@ def _listing(book: Proposals) -> dict:
 async def list_proposals(request: Request) -> Response:
     """GET /v1/proposals: open proposals, oldest first, each with its diff."""
     book = _book(request)
-    return JSONResponse(await _call(request, lambda: _listing(book)))
+    return JSONResponse(await call_library(request, lambda: _listing(book)))
 
 
 async def show_proposal(request: Request) -> Response:
@@ -49,14 +49,14 @@ async def show_proposal(request: Request) -> Response:
         p = book.get(pid)
         return {**p.as_dict(), "diff": book.diff(p.id)}
 
-    return JSONResponse(await _call(request, show))
+    return JSONResponse(await call_library(request, show))
 
 
 async def accept_proposal(request: Request) -> Response:
     """POST /v1/proposals/{job}/{name}/accept: merge it as one commit; its branch goes."""
     book, pid = _book(request), _id(request)
     author, _source = who(request)
-    done = await _call(request, lambda: book.accept(pid, author=author))
+    done = await call_library(request, lambda: book.accept(pid, author=author))
     return JSONResponse(done.as_dict())
 
 
@@ -64,7 +64,7 @@ async def reject_proposal(request: Request) -> Response:
     """POST /v1/proposals/{job}/{name}/reject: delete its branch (kept in the reflog)."""
     book, pid = _book(request), _id(request)
     author, _source = who(request)
-    p = await _call(request, lambda: book.reject(pid, author=author))
+    p = await call_library(request, lambda: book.reject(pid, author=author))
     return JSONResponse({"rejected": p.as_dict()})
 
 
@@ -80,7 +80,7 @@ def _diff_html(diff: str) -> str:
 async def proposals_page(request: Request) -> Response:
     """GET /proposals: each open proposal with its diff, Accept and Reject."""
     book = _book(request)
-    data = await _call(request, lambda: _listing(book))
+    data = await call_library(request, lambda: _listing(book))
     items = "".join(
         f'<li class="record proposal" data-id="{escape(p["id"])}">'
         f'<strong>{escape(p["id"])}</strong> <span class="meta">{escape(p["author"])} · '

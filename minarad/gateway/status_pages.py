@@ -12,7 +12,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from minarad.gateway.pages import _call, layout
+from minarad.gateway.pages import call_library, layout
 from minarad.gateway.render import escape
 
 TYPE_CHECKING = False
@@ -193,8 +193,8 @@ def budgets_html(b: dict | None) -> str:
 async def status_page(request: Request) -> Response:
     """GET /status: daemon, index, search, MCP, sync, budgets, jobs; commits appear live."""
     lib = request.app.state.library
-    data = await _call(request, lib.status)
-    more = await _call(request, extras, lib.app)
+    data = await call_library(request, lib.status)
+    more = await call_library(request, extras, lib.app)
     body = (f'<h1>Status</h1><p>minara {escape(data["version"])} on '
             f'<code>{escape(data["workspace"])}</code>, HEAD '
             f'<code>{escape((data["head"] or "none yet")[:10])}</code></p>'

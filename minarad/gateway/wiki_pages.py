@@ -15,7 +15,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from minarad.errors import InvalidInput, MinaraError, NotFound
-from minarad.gateway.pages import _call, _q, _snippet_html, layout
+from minarad.gateway.pages import call_library, layout, quote_path, snippet_html
 from minarad.gateway.render import escape, render_markdown, workspace_link
 
 TYPE_CHECKING = False
@@ -31,7 +31,7 @@ def _tree_html(nodes: Sequence[TreeNode], current: str) -> str:
         label = escape(node.title or node.segment)
         if node.title is not None:
             here = ' aria-current="page"' if node.name == current else ""
-            head = f'<a href="/wiki?name={_q(node.name)}"{here}>{label}</a>'
+            head = f'<a href="/wiki?name={quote_path(node.name)}"{here}>{label}</a>'
         else:
             head = f'<span class="folder">{label}/</span>'
         children = _tree_html(node.children, current) if node.children else ""
@@ -71,18 +71,18 @@ async def wiki_page(request: Request) -> Response:
     wiki = request.app.state.library.app.wiki
     name = request.query_params.get("name", "")
     channel = request.query_params.get("channel") or None
-    nodes = await _call(request, lambda: wiki.tree(channel=channel))
+    nodes = await call_library(request, lambda: wiki.tree(channel=channel))
     if not name:
         body = (f'<div class="split">{_rail(nodes, "")}<section class="editor">'
                 f'<h1>Wiki</h1><p>Pick a page on the left, or make a new one.</p>'
                 f'</section></div>')
         return layout(request, "Wiki", body, active="/wiki")
     try:
-        page = await _call(request, lambda: wiki.get(name, channel=channel))
+        page = await call_library(request, lambda: wiki.get(name, channel=channel))
     except (NotFound, InvalidInput) as err:
         return _missing(request, nodes, name, err)
-    names = {p.name for p in await _call(request, lambda: wiki.list(channel=channel))}
-    backlinks = "".join(f'<li><a href="/wiki?name={_q(b.name)}">{escape(b.title)}</a>'
+    names = {p.name for p in await call_library(request, lambda: wiki.list(channel=channel))}
+    backlinks = "".join(f'<li><a href="/wiki?name={quote_path(b.name)}">{escape(b.title)}</a>'
                         f' <span class="meta">line {b.line}</span></li>'
                         for b in page.backlinks)
     menu = (f'<details class="menu"><summary aria-label="Page actions">…</summary>'
@@ -90,14 +90,14 @@ async def wiki_page(request: Request) -> Response:
             f'<button type="button" id="wiki-rename" class="secondary">Rename</button>'
             f'<button type="button" id="wiki-move" class="secondary">Move</button>'
             f'<button type="button" id="wiki-delete" class="secondary">Delete</button>'
-            f'<a href="/history?path={_q(page.file)}">History</a></div></details>')
+            f'<a href="/history?path={quote_path(page.file)}">History</a></div></details>')
     body = (f'<div class="split">{_rail(nodes, page.name)}<article class="editor">'
             f'<div class="title-row"><h1>{escape(page.title)}</h1>{menu}</div>'
             f'<p class="meta">{escape(page.name)}'
             f'{" (channel " + escape(page.channel) + ")" if page.channel else ""}'
             f' · version {page.version} by '
             f'{escape(page.author)} at {escape(page.time)} · '
-            f'<a href="/workspace?path={_q(page.file)}">Edit</a></p>'
+            f'<a href="/workspace?path={quote_path(page.file)}">Edit</a></p>'
             f'<div class="markdown" id="page-body">'
             f'{render_markdown(page.text, _resolver(names))}</div>'
             f'<section aria-labelledby="backlinks-title"><h2 id="backlinks-title">Linked from'
@@ -114,11 +114,11 @@ def _missing(request: Request, nodes: Sequence[TreeNode], name: str,
     if isinstance(err, InvalidInput) and not err.details.get("suggestion"):
         raise err
     fix = str(err.details.get("suggestion") if isinstance(err, InvalidInput) else name)
-    offer = (f'<p><a class="button" id="create-missing" href="/wiki/new?name={_q(fix)}">'
+    offer = (f'<p><a class="button" id="create-missing" href="/wiki/new?name={quote_path(fix)}">'
              f'Create {escape(fix)}</a></p>')
     if isinstance(err, InvalidInput):
         body = (f'<p class="error">{escape(err.message)}.</p><p>Open <a href="/wiki?name='
-                f'{_q(fix)}">{escape(fix)}</a> if it exists, or:</p>')
+                f'{quote_path(fix)}">{escape(fix)}</a> if it exists, or:</p>')
     else:
         detail = (err.message if err.details.get("deleted_in") else
                   "Nothing is written here yet; links to this page show as missing "
@@ -134,7 +134,7 @@ async def new_page(request: Request) -> Response:
     wiki = request.app.state.library.app.wiki
     name = request.query_params.get("name", "")
     title = request.query_params.get("title", "")
-    nodes = await _call(request, wiki.tree)
+    nodes = await call_library(request, wiki.tree)
     body = f"""<div class="split">{_rail(nodes, "")}<section class="editor">
 <h1>New page</h1>
 <form id="new-page">
@@ -158,11 +158,12 @@ async def wiki_search(request: Request) -> Response:
     """GET /wiki/search?q=: wiki pages with snippets."""
     wiki = request.app.state.library.app.wiki
     query = request.query_params.get("q", "").strip()
-    nodes = await _call(request, wiki.tree)
-    hits = await _call(request, lambda: wiki.search(query, limit=20)) if query else []
-    items = "".join(f'<li><a href="/wiki?name={_q(_page_name(h.path))}">{escape(h.title)}</a>'
+    nodes = await call_library(request, wiki.tree)
+    hits = await call_library(request, lambda: wiki.search(query, limit=20)) if query else []
+    items = "".join(f'<li><a href="/wiki?name={quote_path(_page_name(h.path))}">'
+                    f'{escape(h.title)}</a>'
                     f' <span class="meta">{escape(h.path)}</span>'
-                    f'<p>{_snippet_html(h.to_dict())}</p></li>' for h in hits)
+                    f'<p>{snippet_html(h.to_dict())}</p></li>' for h in hits)
     results = f'<ol class="results">{items}</ol>' if items else "<p>No results.</p>"
     body = (f'<div class="split">{_rail(nodes, "", query)}<section class="editor">'
             f'<h1>Wiki search: {escape(query)}</h1>{results}</section></div>')

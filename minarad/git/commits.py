@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, cast
 from minarad.git.trees import apply_changes
 
 if TYPE_CHECKING:
+    from minarad.git.types import Commit, ObjectStore
     from dulwich.objects import ObjectID
 
 
@@ -33,7 +34,7 @@ def author_name(ident: bytes) -> str:
     return ident.decode("utf-8", "replace").split(" <", 1)[0]
 
 
-def write_blob(object_store, data: bytes) -> bytes:
+def write_blob(object_store: ObjectStore, data: bytes) -> bytes:
     """Store ``data`` as a blob; return its id (hex bytes)."""
     from dulwich.objects import Blob
 
@@ -42,8 +43,9 @@ def write_blob(object_store, data: bytes) -> bytes:
     return blob.id
 
 
-def build_commit(object_store, parents: list[bytes], tree_changes: dict, *, author: bytes,
-                 message: str, when: int | None = None, timezone: int | None = None):
+def build_commit(object_store: ObjectStore, parents: list[bytes], tree_changes: dict, *,
+                 author: bytes, message: str, when: int | None = None,
+                 timezone: int | None = None) -> Commit:
     """Write the trees and the commit object for ``tree_changes`` on top of ``parents``.
 
     Args:

@@ -12,12 +12,18 @@ missing commit is a damaged repository (``repository_damaged``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Callable, Iterator
 
 from minarad.git.objects import missing_objects_are_damage
 
+if TYPE_CHECKING:
+    from minarad.git.types import Commit, Repo
 
-def parents(commit, shallow=frozenset()) -> list[bytes]:
+
+def parents(commit: Commit, shallow: frozenset[bytes] | set[bytes] = frozenset()
+            ) -> list[bytes]:
     """Return the parents of a commit as history sees them: none for a shallow clone's graft."""
     return [] if commit.id in shallow else list(commit.parents)
 
@@ -29,7 +35,7 @@ class HistoryWalk:
     met (hex ids) and ``truncated`` says whether ``limit`` ended it early.
     """
 
-    def __init__(self, repo, head: str, known: Callable[[str], bool], first_parent: bool,
+    def __init__(self, repo: Repo, head: str, known: Callable[[str], bool], first_parent: bool,
                  limit: int | None):
         self._repo, self._head, self._is_known = repo, head, known
         self._first_parent, self._limit = first_parent, limit
@@ -37,7 +43,7 @@ class HistoryWalk:
         self.known: set[str] = set()
         self.truncated = False
 
-    def parents(self, commit) -> list[bytes]:
+    def parents(self, commit: Commit) -> list[bytes]:
         """Return the parents of ``commit`` the walk follows (the first only, if so asked)."""
         found = parents(commit, self.shallow)
         return found[:1] if self._first_parent else found
@@ -89,7 +95,7 @@ class HistoryWalk:
         yield from newest
 
 
-def follow_history(repo, head: str, known: Callable[[str], bool] = lambda _sha: False, *,
+def follow_history(repo: Repo, head: str, known: Callable[[str], bool] = lambda _sha: False, *,
                    first_parent: bool = False, limit: int | None = None) -> HistoryWalk:
     """Walk back from ``head`` to the commits ``known`` recognises.
 

@@ -27,9 +27,14 @@ import bisect
 import hashlib
 import os
 import struct
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from minarad.errors import Busy
 from minarad.crashpoints import crash_point
+
+if TYPE_CHECKING:
+    from minarad.git.types import ObjectStore
 
 _HEADER = struct.Struct(">4sLL")
 _FIXED = struct.Struct(">10L20sH")
@@ -346,7 +351,8 @@ def _read_or_none(path: str) -> bytes | None:
         return None
 
 
-def update_index(index_path: str, changes: dict[bytes, bytes | None], full_rebuild,
+def update_index(index_path: str, changes: dict[bytes, bytes | None],
+                 full_rebuild: Callable[[dict[bytes, bytes | None]], bytes],
                  record_path: str | None = None) -> None:
     """Apply ``changes`` to the index at ``index_path``.
 
@@ -376,7 +382,7 @@ def update_index(index_path: str, changes: dict[bytes, bytes | None], full_rebui
             fh.write(new[-20:])
 
 
-def update_index_to_tree(index_path: str, object_store, tree_id: bytes,
+def update_index_to_tree(index_path: str, object_store: ObjectStore, tree_id: bytes,
                          changes: dict[bytes, tuple | None], *, record_path: str | None = None,
                          rebuild: bool = False) -> None:
     """Bring ``.git/index`` to a commit's tree, given the paths that commit changed.
@@ -400,7 +406,7 @@ def update_index_to_tree(index_path: str, object_store, tree_id: bytes,
     entries = {p: (None if v is None else stat_entry(p, v[0], v[1], v[2]))
                for p, v in changes.items()}
 
-    def full_rebuild(_changes):
+    def full_rebuild(_changes: dict[bytes, bytes | None]) -> bytes:
         from minarad.git.trees import iter_files
 
         whole = {p: stat_entry(p, sha.decode(), mode, None)

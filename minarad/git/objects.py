@@ -7,10 +7,16 @@ which says what is broken and how to repair it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
 import contextlib
 import re
 
 from minarad.errors import Busy, MinaraError
+
+if TYPE_CHECKING:
+    from minarad.git.types import ObjectStore, Repo
 
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}")
 
@@ -40,7 +46,7 @@ def known_error(exc: BaseException) -> MinaraError | None:
 
 
 @contextlib.contextmanager
-def missing_objects_are_damage():
+def missing_objects_are_damage() -> Iterator[None]:
     """Turn dulwich's ``KeyError`` for a missing git object into :func:`damaged`."""
     try:
         yield
@@ -51,7 +57,7 @@ def missing_objects_are_damage():
         raise damaged(object_id) from None
 
 
-def has_commit(repo, commit: str | None) -> bool:
+def has_commit(repo: Repo, commit: str | None) -> bool:
     """Return True when ``commit`` names a commit object in the repository."""
     if not commit:
         return False
@@ -61,7 +67,7 @@ def has_commit(repo, commit: str | None) -> bool:
         return False
 
 
-def read_blob(object_store, blob: str) -> bytes:
+def read_blob(object_store: ObjectStore, blob: str) -> bytes:
     """Return the bytes of the blob ``blob`` (hex id).
 
     Raises:
@@ -71,6 +77,6 @@ def read_blob(object_store, blob: str) -> bytes:
         return object_store[blob.encode()].as_raw_string()
 
 
-def commit_tree(repo, commit: str | None) -> bytes | None:
+def commit_tree(repo: Repo, commit: str | None) -> bytes | None:
     """Return the root tree id of ``commit`` (None for no commit)."""
     return repo[commit.encode()].tree if commit else None

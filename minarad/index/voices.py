@@ -63,11 +63,11 @@ class RecencyVoice:
     def rank(self, query: str, filters: SearchFilters, limit: int) -> list[RankedHit]:
         """The ``limit`` newest matches of ``query``; the score is the time."""
         return [RankedHit(hit, hit.score)
-                for hit in _matching_hits(self.engine, query, filters, limit, by_time=True)]
+                for hit in matching_hits(self.engine, query, filters, limit, by_time=True)]
 
 
-def _matching_hits(engine: LexicalEngine, query: str, filters: SearchFilters, limit: int,
-                   by_time: bool, strict: bool = False) -> list[Hit]:
+def matching_hits(engine: LexicalEngine, query: str, filters: SearchFilters, limit: int,
+                  by_time: bool, strict: bool = False) -> list[Hit]:
     """Hits of the engine's matches, with snippets marking the query's words."""
     clauses = parse_query(query or "")
     view = engine.reader_view()

@@ -14,8 +14,12 @@ so ``git remote -v`` shows them and ``git push`` could use them too.
 from __future__ import annotations
 
 import socket
+from typing import TYPE_CHECKING
 
 from minarad.sync.state import SyncState
+
+if TYPE_CHECKING:
+    from minarad.store.store import Store
 
 
 def machine_name(settings) -> str:
@@ -32,7 +36,7 @@ def credentials(settings):
     return Credentials(settings.sync_username or None, settings.sync_token)
 
 
-def sync_remote(store, settings, name: str, *, commit_edits: bool = True):
+def sync_remote(store: Store, settings, name: str, *, commit_edits: bool = True):
     """Sync with remote ``name`` and record the outcome for ``minara status``.
 
     Returns:
@@ -56,14 +60,14 @@ def sync_remote(store, settings, name: str, *, commit_edits: bool = True):
     return result
 
 
-def remote_names(store) -> list[str]:
+def remote_names(store: Store) -> list[str]:
     """Every remote configured in the workspace's repository."""
     from minarad.git.remotes import list_remotes
 
     return list(list_remotes(store.repo))
 
 
-def sync_all(store, settings, *, commit_edits: bool = True) -> list:
+def sync_all(store: Store, settings, *, commit_edits: bool = True) -> list:
     """Sync with every configured remote; return the results (errors recorded, not raised)."""
     from minarad.errors import MinaraError
 
@@ -76,7 +80,7 @@ def sync_all(store, settings, *, commit_edits: bool = True) -> list:
     return results
 
 
-def status(store) -> dict:
+def status(store: Store) -> dict:
     """Per remote: URL, ahead/behind (as of the last fetch), last sync, last error;
     and the conflict copies in HEAD that wait to be resolved."""
     from minarad.git import remotes
@@ -96,7 +100,7 @@ def status(store) -> dict:
     return {"remotes": out, "conflicts": conflict_copies(store)}
 
 
-def conflict_copies(store) -> list[str]:
+def conflict_copies(store: Store) -> list[str]:
     """The tracked ``name.conflict-<machine>.<ext>`` files (a merge kept both versions).
 
     Tracked as ``git status`` sees it: the paths of ``.git/index``, which
@@ -106,4 +110,4 @@ def conflict_copies(store) -> list[str]:
 
     if store.head() is None:
         return []
-    return sorted(path for path in store._tracked_files() if is_conflict_copy(path))
+    return sorted(path for path in store.tracked_files() if is_conflict_copy(path))
