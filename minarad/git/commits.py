@@ -12,6 +12,7 @@ import re
 import time
 from typing import TYPE_CHECKING, cast
 
+from minarad.git.objects import add_object
 from minarad.git.trees import apply_changes
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def write_blob(object_store: ObjectStore, data: bytes) -> bytes:
     from dulwich.objects import Blob
 
     blob = Blob.from_string(data)
-    object_store.add_object(blob)
+    add_object(object_store, blob)
     return blob.id
 
 
@@ -73,5 +74,5 @@ def build_commit(object_store: ObjectStore, parents: list[bytes], tree_changes: 
         time.localtime().tm_gmtoff if timezone is None else timezone)
     commit.encoding = b"UTF-8"
     commit.message = message.encode()
-    object_store.add_object(commit)
+    add_object(object_store, commit)
     return commit

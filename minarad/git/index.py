@@ -66,6 +66,23 @@ def check_intact(data: bytes) -> None:
         raise IndexDamaged("index checksum does not match its contents")
 
 
+def index_damage(index_path: str) -> str | None:
+    """Why the index at ``index_path`` cannot be read (empty, cut, bad checksum), or None.
+
+    A missing index is not damage: git and minara write one when needed.
+    """
+    data = _read_or_none(index_path)
+    if data is None:
+        return None
+    if not data:
+        return "it is empty (0 bytes)"
+    try:
+        check_intact(data)
+    except IndexDamaged as exc:
+        return str(exc)
+    return None
+
+
 def _header(data: bytes) -> tuple[int, int]:
     """``(version, count)`` of an intact index of version 2 or 3."""
     check_intact(data)

@@ -37,6 +37,66 @@ def damaged(object_id: str) -> Busy:
                 code="repository_damaged", object=object_id)
 
 
+def add_object(object_store, obj) -> None:
+    """Store ``obj`` (a dulwich object), also past a lock file a killed writer left.
+
+    dulwich writes a loose object through ``<id>.lock`` and refuses while one
+    exists; a process killed mid-write leaves it behind, and every later
+    write of that exact content (the retry of the interrupted write, first
+    of all) would fail for good. A loose object's bytes follow from its id,
+    so it is then written as git writes objects: a temporary file beside it
+    (``tmp_obj_*``), fsynced, renamed into place. ``minara doctor --fix``
+    removes the stale lock.
+    """
+    from dulwich.file import FileLocked
+
+    try:
+        object_store.add_object(obj)
+    except FileLocked:
+        _write_beside_lock(object_store, obj)
+
+
+def _write_beside_lock(object_store, obj) -> None:
+    import os
+    import tempfile
+
+    hexid = obj.id.decode("ascii")
+    folder = os.path.join(object_store.path, hexid[:2])
+    target = os.path.join(folder, hexid[2:])
+    if os.path.exists(target):
+        return
+    fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(obj.as_legacy_object())
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o444)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def stale_object_locks(objects_dir: str, older_than: float) -> list[str]:
+    """Lock files in the loose-object folders older than ``older_than`` seconds."""
+    import os
+    import time
+
+    now, found = time.time(), []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(objects_dir):
+            if len(entry.name) != 2 or not entry.is_dir(follow_symlinks=False):
+                continue
+            with contextlib.suppress(OSError):
+                for item in os.scandir(entry.path):
+                    if item.name.endswith(".lock") and \
+                            now - item.stat(follow_symlinks=False).st_mtime > older_than:
+                        found.append(item.path)
+    return sorted(found)
+
+
 def known_error(exc: BaseException) -> MinaraError | None:
     """The error a user should see for ``exc`` (a missing object is damage), or None for a bug."""
     if isinstance(exc, MinaraError):

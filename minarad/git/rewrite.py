@@ -17,6 +17,8 @@ import os
 import shutil
 import stat
 
+from minarad.git.objects import add_object
+
 if TYPE_CHECKING:
     from minarad.git.types import ObjectStore, Repo
 
@@ -64,7 +66,7 @@ def _rewrite_object(store: ObjectStore, sha: bytes, changes: dict, new_of: dict)
         tag = obj.copy()
         tag.object = (obj.object[0], new_target)
         tag.signature = None
-        store.add_object(tag)
+        add_object(store, tag)
         return tag.id
     if obj.type_name != b"commit":
         return sha
@@ -96,7 +98,7 @@ def _rewrite_commits(store: ObjectStore, tip: bytes, changes: dict, new_of: dict
             continue
         new = commit.copy()
         new.tree, new.parents, new.gpgsig = tree, parents, None
-        store.add_object(new)
+        add_object(store, new)
         new_of[sha] = new.id
 
 

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, cast
 
 from dulwich.objects import Tree
 
+from minarad.git.objects import add_object
+
 if TYPE_CHECKING:
     from minarad.git.types import ObjectStore
     from dulwich.objects import ObjectID
@@ -35,7 +37,7 @@ def apply_changes(object_store: ObjectStore, tree_id: bytes | None, changes: Cha
     new_id = _apply(object_store, tree_id, changes)
     if new_id is None:
         empty = Tree()
-        object_store.add_object(empty)
+        add_object(object_store, empty)
         return empty.id
     return new_id
 
@@ -76,7 +78,7 @@ def _apply(object_store: ObjectStore, tree_id: bytes | None, changes: Changes) -
     if not len(tree):
         return None
     if tree_id is None or tree.id != tree_id:
-        object_store.add_object(tree)
+        add_object(object_store, tree)
     return tree.id
 
 

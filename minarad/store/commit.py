@@ -291,6 +291,25 @@ def update_index(store: Store, index_changes: dict, tree_id: bytes, rebuild: boo
                          rebuild=rebuild)
 
 
+def repair_damaged_index(store: Store) -> str | None:
+    """Rewrite ``.git/index`` from HEAD when it cannot be read; return what was wrong.
+
+    A 0-byte or cut index (a disk that filled, a killed writer of another
+    tool) makes ``git status`` fail until it is rewritten. The files on disk
+    are untouched; git re-hashes them once (the rebuilt entries carry no
+    stat data). Returns None when the index was sound (or HEAD is unborn).
+    """
+    from minarad.git.index import index_damage
+
+    with store.lock():
+        damage = index_damage(str(store.git_dir / "index"))
+        head = store.head()
+        if damage is None or head is None:
+            return None
+        update_index(store, {}, store.repo[head.encode()].tree, rebuild=True)
+    return damage
+
+
 def recover_interrupted_commit(store: Store) -> None:
     """Clean up after a writer killed mid-commit (the caller holds the lock).
 
