@@ -12,14 +12,16 @@ missing commit is a damaged repository (``repository_damaged``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from collections.abc import Callable, Iterator
 
 from minarad.git.objects import missing_objects_are_damage
 
 if TYPE_CHECKING:
-    from minarad.git.types import Commit, Repo
+    from dulwich.objects import ObjectID
+
+    from minarad.git.types import Commit, ObjectStore, Repo
 
 
 def parents(commit: Commit, shallow: frozenset[bytes] | set[bytes] = frozenset()
@@ -116,3 +118,40 @@ def follow_history(repo: Repo, head: str, known: Callable[[str], bool] = lambda 
         Busy: a commit is missing (``repository_damaged``), while iterating.
     """
     return HistoryWalk(repo, head, known, first_parent, limit)
+
+
+def blobs_introduced(repo: Repo) -> Iterator[tuple[str, str, bytes]]:
+    """``(commit id, path, blob id)`` for each blob a commit brought in, children first.
+
+    Every commit reachable from a ref; a merge counts only what none of its
+    parents had. Paths that are not UTF-8 are shown with U+FFFD.
+    """
+    from dulwich.diff_tree import tree_changes
+    from dulwich.objects import Commit as CommitType
+    from dulwich.walk import ORDER_TOPO
+
+    store = repo.object_store
+    heads = {sha for sha in repo.get_refs().values()
+             if sha in store and isinstance(store[sha], CommitType)}
+    if not heads:
+        return
+    for entry in repo.get_walker(include=list(heads), order=ORDER_TOPO):
+        commit = entry.commit
+        parent_trees = [store[p].tree for p in commit.parents]
+        for change in tree_changes(store, parent_trees[0] if parent_trees else None,
+                                   commit.tree):
+            new = change.new
+            if new is None or new.sha is None or new.path is None:
+                continue
+            if any(_blob_at(store, tree, new.path) == new.sha for tree in parent_trees[1:]):
+                continue
+            yield commit.id.decode(), new.path.decode("utf-8", "replace"), new.sha
+
+
+def _blob_at(store: ObjectStore, tree_id: bytes, path: bytes) -> bytes | None:
+    from dulwich.object_store import tree_lookup_path
+
+    try:
+        return tree_lookup_path(store.__getitem__, cast("ObjectID", tree_id), path)[1]
+    except KeyError:
+        return None

@@ -8,7 +8,7 @@ which says what is broken and how to repair it.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import contextlib
 import re
@@ -37,7 +37,7 @@ def damaged(object_id: str) -> Busy:
                 code="repository_damaged", object=object_id)
 
 
-def add_object(object_store, obj) -> None:
+def add_object(object_store: ObjectStore, obj: Any) -> None:
     """Store ``obj`` (a dulwich object), also past a lock file a killed writer left.
 
     dulwich writes a loose object through ``<id>.lock`` and refuses while one
@@ -56,7 +56,7 @@ def add_object(object_store, obj) -> None:
         _write_beside_lock(object_store, obj)
 
 
-def _write_beside_lock(object_store, obj) -> None:
+def _write_beside_lock(object_store: ObjectStore, obj: Any) -> None:
     import os
     import tempfile
 

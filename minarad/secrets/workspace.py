@@ -6,11 +6,10 @@ one on disk at the workspace root, for files and history alike.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Iterator
+import contextlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
 from minarad.secrets.allowlist import Allowlist, load_allowlist
 from minarad.secrets.findings import Finding
@@ -20,8 +19,6 @@ from minarad.secrets.scan import scan_text
 MAX_BYTES = 10 * 1024 * 1024
 _SNIFF = 8000
 
-if TYPE_CHECKING:
-    from dulwich.objects import ObjectID
 
 
 @dataclass(frozen=True)
@@ -72,52 +69,22 @@ def scan_history(root: str | Path, *,
     path. A blob is scanned once however many commits hold it; a merge counts
     only what none of its parents had.
     """
-    from dulwich.repo import Repo
+    from minarad.git.history import blobs_introduced
+    from minarad.git.objects import read_blob
+    from minarad.git.repo import open_repo
 
     allow = load_allowlist(root) if allow is None else allow
-    cache: dict[ObjectID, list[Finding]] = {}
+    cache: dict[bytes, list[Finding]] = {}
     oldest: dict[tuple[str, str], PathFinding] = {}
-    with Repo(os.fspath(root)) as repo:
-        for commit, path, blob_id in _introduced(repo):
+    with contextlib.closing(open_repo(root)) as repo:
+        for commit, path, blob_id in blobs_introduced(repo):
             if blob_id not in cache:
-                data = repo.object_store[blob_id].as_raw_string()
+                data = read_blob(repo.object_store, blob_id.decode())
                 text = _text(data) if len(data) <= MAX_BYTES else None
                 cache[blob_id] = scan_text(text or "", path=path, allow=allow)
             for f in cache[blob_id]:
                 oldest[(path, f.fingerprint)] = PathFinding(path, commit, f)
     return sorted(oldest.values(), key=lambda p: (p.path, p.finding.start))
-
-
-def _introduced(repo) -> Iterator[tuple[str, str, ObjectID]]:
-    """(commit id, path, blob id) for each blob a commit brought in, children first."""
-    from dulwich.diff_tree import tree_changes
-    from dulwich.objects import Commit
-    from dulwich.walk import ORDER_TOPO
-
-    heads = {sha for sha in repo.get_refs().values()
-             if sha in repo.object_store and isinstance(repo.object_store[sha], Commit)}
-    if not heads:
-        return
-    for entry in repo.get_walker(include=list(heads), order=ORDER_TOPO):
-        commit = entry.commit
-        parents = [repo.object_store[p].tree for p in commit.parents]
-        for change in tree_changes(repo.object_store, parents[0] if parents else None,
-                                   commit.tree):
-            new = change.new
-            if new is None or new.sha is None or new.path is None:
-                continue
-            if any(_blob_at(repo, tree, new.path) == new.sha for tree in parents[1:]):
-                continue
-            yield commit.id.decode(), new.path.decode("utf-8", "replace"), new.sha
-
-
-def _blob_at(repo, tree_id: bytes, path: bytes) -> bytes | None:
-    from dulwich.object_store import tree_lookup_path
-
-    try:
-        return tree_lookup_path(repo.object_store.__getitem__, cast("ObjectID", tree_id), path)[1]
-    except KeyError:
-        return None
 
 
 def _text(data: bytes) -> str | None:
