@@ -7,12 +7,15 @@ workspace, then measures:
 - ``PUT`` of a small file with ``If-Match``, median of N (goal under 20 ms),
   beside ``Store.write`` called in-process at the same moment (the baseline:
   what the write path costs on this machine now, without HTTP);
+- PUT throughput with ``--put-clients`` (8) clients at once, each rewriting
+  its own file, beside a minimal Starlette app under uvicorn that writes a
+  temporary file, fsyncs and renames it (run in the same run);
 - 50 clients appending to one file for ``--seconds`` (default 20): every
   accepted append must be in the final text exactly once and in its own
   commit (0 errors, 0 lost), with the requests per second printed beside
   the rate of ``minara memory append`` run back to back for the same file.
 
-Run: python bench/http.py [--runs 200] [--clients 50] [--seconds 20]
+Run: python bench/http.py [--runs 200] [--clients 50] [--seconds 20] [--put-only]
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ sys.path[:] = [p for p in sys.path
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import shutil
-import signal
+import shutil  # noqa: E402
+import signal  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
@@ -136,6 +139,95 @@ def load(url: str, headers: dict, clients: int, seconds: float) -> dict:
     return {"accepted": accepted, "errors": errors, "elapsed": time.monotonic() - started}
 
 
+#: The baseline for PUT throughput: a minimal Starlette app that makes each write
+#: durable as simply as it can (temporary file, fsync, rename), no versioning.
+BASELINE_APP = """
+import os, tempfile
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+ROOT = os.environ["BASELINE_ROOT"]
+
+def write(rel, data):
+    path = os.path.join(ROOT, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path))
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+async def put(request):
+    body = await request.json()
+    await run_in_threadpool(write, request.path_params["path"], body["text"].encode())
+    return JSONResponse({"ok": True}, headers={"ETag": '"x"'})
+
+app = Starlette(routes=[Route("/v1/workspace/files/{path:path}", put, methods=["PUT"])])
+"""
+
+
+def start_baseline(tmp: str) -> tuple[subprocess.Popen, str]:
+    """The minimal Starlette app under uvicorn, on a free loopback port."""
+    import socket
+
+    folder = os.path.join(tmp, "baseline-app")
+    os.makedirs(folder)
+    with open(os.path.join(folder, "baseline_app.py"), "w") as fh:
+        fh.write(BASELINE_APP)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "BASELINE_ROOT": os.path.join(tmp, "baseline-files")}
+    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "baseline_app:app", "--port",
+                             str(port), "--log-level", "warning"], cwd=folder, env=env)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.put(f"{url}/v1/workspace/files/probe.md", json={"text": "x"})
+            return proc, url
+        except httpx.HTTPError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def put_rate(url: str, headers: dict, clients: int, seconds: float) -> dict:
+    """PUTs per second and p95 with ``clients`` at once, each rewriting a file of its own."""
+    times: list[float] = []
+    failures: list[str] = []
+    guard = threading.Lock()
+    stop = time.monotonic() + seconds
+
+    def client(i: int) -> None:
+        with httpx.Client(base_url=url, headers=headers, timeout=60) as c:
+            tag, k = None, 0
+            while time.monotonic() < stop:
+                k += 1
+                t = time.perf_counter()
+                r = c.put(f"/v1/workspace/files/bench/put-{i}.md", json={"text": f"{k}\n"},
+                          headers={"If-Match": tag} if tag else {})
+                with guard:
+                    if r.status_code == 200:
+                        times.append(time.perf_counter() - t)
+                        tag = r.headers.get("etag")
+                    else:
+                        failures.append(f"{r.status_code} {r.text[:200]}")
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    times.sort()
+    return {"rate": len(times) / (time.monotonic() - started), "failures": failures,
+            "p95_ms": times[int(0.95 * (len(times) - 1))] * 1000 if times else 0.0}
+
+
 def cli_rate(env: dict, seconds: float) -> float:
     minara = os.path.join(BIN, "minara")
     done, stop = 0, time.monotonic() + seconds
@@ -166,6 +258,10 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--seconds", type=float, default=20.0)
+    ap.add_argument("--put-clients", type=int, default=8)
+    ap.add_argument("--put-seconds", type=float, default=5.0)
+    ap.add_argument("--put-only", action="store_true",
+                    help="stop after the PUT throughput (skip the appenders)")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="minara-bench-http-")
     proc, env, url = start(tmp)
@@ -180,6 +276,22 @@ def main() -> None:
         print(f"  PUT file p50 {put_ms:6.2f} ms (goal < 20 ms); Store.write in-process p50 "
               f"{base_ms:.2f} ms: the HTTP layer adds {put_ms - base_ms:.2f} ms "
               f"(ratio {put_ms / base_ms:.2f}x)")
+        base_proc, base_url = start_baseline(tmp)
+        try:
+            theirs = put_rate(base_url, {}, args.put_clients, args.put_seconds)
+        finally:
+            base_proc.terminate()
+            base_proc.wait(timeout=30)
+        ours = put_rate(url, headers, args.put_clients, args.put_seconds)
+        print(f"  PUT at concurrency {args.put_clients}, {args.put_seconds:.0f} s each: minarad "
+              f"{ours['rate']:.0f} req/s (p95 {ours['p95_ms']:.0f} ms, "
+              f"{len(ours['failures'])} failed); minimal Starlette app, temp file + fsync + "
+              f"rename: {theirs['rate']:.0f} req/s (p95 {theirs['p95_ms']:.0f} ms); ratio "
+              f"{ours['rate'] / theirs['rate']:.2f}x (goal: at least 0.5x)")
+        for err in ours["failures"][:3]:
+            print(f"    failed: {err}")
+        if args.put_only:
+            return
         result = load(url, headers, args.clients, args.seconds)
         rate = len(result["accepted"]) / result["elapsed"]
         lost, extra_commits = check_load(os.path.join(tmp, "ws"), result["accepted"])

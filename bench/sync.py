@@ -129,6 +129,10 @@ def main() -> None:
     med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
     for name, secs in med.items():
         print(f"  {name:<40} {secs * 1000:8.0f} ms")
+    merging = med["minara: b fetches, merges, pushes"] / med["git: b pull --no-rebase && push"]
+    print(f"  the merging sync: minara / git pull --no-rebase && git push {merging:.2f}x "
+          f"(goal: at most 1.5x); pushing {med['minara: a pushes'] / med['git: a pushes']:.2f}x; "
+          f"fast-forward {med['minara: a fast-forwards'] / med['git: a pull (fast-forward)']:.2f}x")
     mine = sum(v for k, v in med.items() if k.startswith("minara:"))
     theirs = sum(v for k, v in med.items() if k.startswith("git:"))
     print(f"  all three steps: minara {mine:.2f} s, git CLI {theirs:.2f} s, "

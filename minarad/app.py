@@ -18,10 +18,26 @@ from minarad.config import Settings, load_settings
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the fast path
 if TYPE_CHECKING:
     import datetime as dt
+    from collections.abc import Sequence
+    from typing import Any
 
+    from minarad.artifacts import ArtifactStore
+    from minarad.budgets import BudgetReport, BudgetWatch
+    from minarad.context import Budgets, Context
+    from minarad.files import LocalFileStore
     from minarad.index import Index
+    from minarad.index.results import Hit
+    from minarad.jobs.runner import JobRun, JobStatus
     from minarad.knowledge import Knowledge
+    from minarad.learn.store import LearnStore
+    from minarad.proposals import Proposals
     from minarad.store import Store
+    from minarad.store.copies import PulledFile, PushedFile
+    from minarad.store.models import FileVersion, HistoryEntry, WriteResult
+    from minarad.turns.turn_end import TurnEnd, TurnEndResult
+    from minarad.verbs.memory import ConflictDetails, TextAt
+    from minarad.verbs.search import Scope, SearchResult
+    from minarad.verbs.status import WorkspaceStatus
     from minarad.wiki import Wiki
 
 
@@ -39,7 +55,7 @@ class Minara:
         self._knowledge: Knowledge | None = None  # -- knowledge --
 
     @classmethod
-    def open(cls, settings: Settings | None = None, **flags) -> Minara:
+    def open(cls, settings: Settings | None = None, **flags: Any) -> Minara:
         """Open the application for ``settings`` (loaded from ``flags`` when omitted).
 
         Nothing is created or read yet; see :meth:`set_up`, :attr:`store`.
@@ -49,7 +65,7 @@ class Minara:
     def __enter__(self) -> Minara:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -107,13 +123,14 @@ class Minara:
         return self._store.ensure()
 
     @property
-    def store(self):
+    def store(self) -> Store:
         """The workspace's :class:`minarad.store.Store`, set up on first use."""
         if self._store is None:
             self.set_up()
+        assert self._store is not None  # set_up made it
         return self._store
 
-    def existing_store(self):
+    def existing_store(self) -> Store | None:
         """The store if the workspace has a repository (nothing is seeded), else None."""
         if self._store is None and not self.has_repository():
             return None
@@ -140,10 +157,91 @@ class Minara:
 
         return read_workspace_text(self.root, path, max_bytes=self.settings.max_file_bytes)
 
+    # -- memory verbs (minarad.verbs.memory) ------------------------------------
+
+    def memory_get(self, path: str, version: str | None = None) -> tuple[str, FileVersion]:
+        """The text of ``path`` now (or at ``version``) and its version record."""
+        from minarad.verbs.memory import memory_get
+
+        return memory_get(self, path, version)
+
+    def memory_get_at(self, path: str, when: str) -> TextAt:
+        """``path`` as committed at ``when`` (ISO date or time, ``3 days ago``)."""
+        from minarad.verbs.memory import memory_get_at
+
+        return memory_get_at(self, path, when)
+
+    def memory_append(self, path: str, text: str, *, author: str, source: str,
+                      force: bool = False) -> WriteResult:
+        """Append ``text`` to ``path`` as new line(s): one commit, never a conflict."""
+        from minarad.verbs.memory import memory_append
+
+        return memory_append(self, path, text, author=author, source=source, force=force)
+
+    def memory_set(self, path: str, text: str, *, base: str | None, author: str, source: str,
+                   force: bool = False, newline: bool = True,
+                   message: str | None = None) -> WriteResult:
+        """Replace ``path`` if ``base`` is current (a newline ends the text unless not ``newline``).
+
+        Raises:
+            VersionConflict: ``base`` is stale (see :meth:`conflict_details`).
+        """
+        from minarad.verbs.memory import memory_set
+
+        return memory_set(self, path, text, base=base, author=author, source=source,
+                          force=force, newline=newline, message=message)
+
+    def memory_delete(self, path: str, *, base: str | None, author: str,
+                      source: str) -> WriteResult:
+        """Delete ``path`` in a commit if ``base`` is current (history is kept)."""
+        from minarad.verbs.memory import memory_delete
+
+        return memory_delete(self, path, base=base, author=author, source=source)
+
+    def memory_history(self, path: str, *, since: str | None = None, until: str | None = None,
+                       limit: int | None = None) -> list[HistoryEntry]:
+        """The versions of ``path``, newest first, made between ``since`` and ``until``."""
+        from minarad.verbs.memory import memory_history
+
+        return memory_history(self, path, since=since, until=until, limit=limit)
+
+    def memory_diff(self, path: str, old: str, new: str | None = None) -> str:
+        """A unified diff of ``path`` from version ``old`` to ``new`` (default: now)."""
+        from minarad.verbs.memory import memory_diff
+
+        return memory_diff(self, path, old, new)
+
+    def memory_restore(self, path: str, version: str, *, author: str,
+                       source: str) -> WriteResult:
+        """Bring back ``version`` of ``path`` as a new version (history is kept)."""
+        from minarad.verbs.memory import memory_restore
+
+        return memory_restore(self, path, version, author=author, source=source)
+
+    def memory_pull(self, directory: str, *, who: str, channel: str | None = None,
+                    reader: str | None = None, force: bool = False) -> list[PulledFile]:
+        """Copy SOUL.md, AGENTS.md and MEMORY.md into ``directory`` with a manifest."""
+        from minarad.verbs.memory import memory_pull
+
+        return memory_pull(self, directory, who=who, channel=channel, reader=reader,
+                           force=force)
+
+    def memory_push(self, directory: str, *, author: str, source: str) -> list[PushedFile]:
+        """Save the copies edited under ``directory`` (merged when stale)."""
+        from minarad.verbs.memory import memory_push
+
+        return memory_push(self, directory, author=author, source=source)
+
+    def conflict_details(self, path: str, *, with_text: bool = False) -> ConflictDetails:
+        """Where ``path`` stands after a stale write: version, ids, author (and text)."""
+        from minarad.verbs.memory import conflict_details
+
+        return conflict_details(self, path, with_text=with_text)
+
     # -- search ----------------------------------------------------------------
 
     @property
-    def index(self):
+    def index(self) -> Index:
         """The search :class:`minarad.index.Index` (tantivy loads here, on first use).
 
         A hit's version number comes from the store, opened only when a hit
@@ -159,12 +257,30 @@ class Minara:
     def _version_number(self, path: str) -> int:
         return self.store.version_number(path)
 
-    def search(self, query: str, *, role: str | None = None, **filters):
-        """Search the index as ``role`` may: every surface's search comes here.
+    def search(self, query: str, *, who: str | None, role: str | None = None,
+               scope: Scope = "all", mode: str | None = None, kinds: Sequence[str] = (),
+               path: str | None = None, channel: str | None = None, since: str | None = None,
+               until: str | None = None, limit: int = 10, per_page: int | None = None,
+               explain: bool = False, catch_up: bool = True,
+               keyword_without_model: bool = False) -> SearchResult:
+        """Search the workspace as every surface does: one sequence, typed results.
+
+        See :func:`minarad.verbs.search.search` for the steps and arguments.
+        """
+        from minarad.verbs.search import search
+
+        return search(self, query, who=who, role=role, scope=scope, mode=mode, kinds=kinds,
+                      path=path, channel=channel, since=since, until=until, limit=limit,
+                      per_page=per_page, explain=explain, catch_up=catch_up,
+                      keyword_without_model=keyword_without_model)
+
+    def search_index(self, query: str, *, role: str | None = None,
+                     **filters: Any) -> list[Hit]:
+        """Search the index as it is, as ``role`` may (the grant filter of every search).
 
         The knowledge domains whose grant for ``role`` (``general`` when
-        None) is ``none`` give no hits, in every mode. The index is searched
-        as it is: call ``self.index.catch_up`` first to be current.
+        None) is ``none`` give no hits, in every mode. :meth:`search` is the
+        whole sequence (catch-up, channel, mode); this is its last step.
 
         Args:
             query: the query text (see :meth:`minarad.index.Index.search`).
@@ -185,7 +301,7 @@ class Minara:
     # -- learn store, promotion, dreaming, scheduler --
 
     @property
-    def learn(self):
+    def learn(self) -> LearnStore:
         """The :class:`minarad.learn.LearnStore` (capture, use, list, show, promote)."""
         from minarad.learn.store import LearnStore
 
@@ -206,7 +322,7 @@ class Minara:
     # -- knowledge --
 
     @property
-    def knowledge(self):
+    def knowledge(self) -> Knowledge:
         """The :class:`minarad.knowledge.Knowledge` of this workspace (facts, policies,
         grants, channel members, hot notes, working memory, graph)."""
         if self._knowledge is None:
@@ -232,7 +348,7 @@ class Minara:
     # -- artifacts and files --
 
     @property
-    def artifacts(self):
+    def artifacts(self) -> ArtifactStore:
         """The :class:`minarad.artifacts.ArtifactStore` (``<data>/artifacts.sqlite3``).
 
         Opened on first use and kept (its SQLite connection closes with it).
@@ -251,7 +367,7 @@ class Minara:
         return self.data_dir / "artifacts"
 
     @property
-    def files(self):
+    def files(self) -> LocalFileStore:
         """The upload :class:`minarad.files.LocalFileStore` (``<data>/uploads``)."""
         from minarad.files import LocalFileStore
 
@@ -260,33 +376,50 @@ class Minara:
     # -- sync --
     # -- budgets and proposals --
 
-    def budget_report(self, *, channel: str | None = None):
+    def budget_report(self, *, channel: str | None = None) -> BudgetReport:
         """Each file the context carries against its budget (:mod:`minarad.budgets`)."""
-        from minarad.budgets import budget_report
+        return self.context_report(channel=channel)
 
-        s = self.settings
-        built = self.context(channel=channel)
-        return budget_report(built, s.context_max_file_chars, s.context_max_total_chars)
-
-    def budget_watch(self):
+    def budget_watch(self) -> BudgetWatch:
         """The :class:`minarad.budgets.BudgetWatch` of this workspace (in the state folder)."""
         from minarad.budgets import BudgetWatch, budget_state_file
 
         return BudgetWatch(budget_state_file(self.settings.state_dir, self.root))
 
     @property
-    def proposals(self):
+    def proposals(self) -> Proposals:
         """The workspace's :class:`minarad.proposals.Proposals` (job changes as branches)."""
         from minarad.proposals import Proposals
 
         return Proposals(self.store)
+
+    # -- status and jobs -------------------------------------------------------
+
+    def status(self) -> WorkspaceStatus:
+        """The daemon's report, HEAD's commit and the workspace's notes (``minara status``)."""
+        from minarad.verbs.status import status
+
+        return status(self)
+
+    def jobs(self) -> list[JobStatus]:
+        """Every background job's schedule, last run, result, error and next run."""
+        from minarad.jobs import jobs_status
+
+        return jobs_status(self)
+
+    def run_job(self, name: str, *, dry_run: bool = False, **options: Any) -> JobRun:
+        """Run job ``name`` now (the workspace set up first); see :func:`minarad.jobs.run_job`."""
+        from minarad.jobs import run_job
+
+        self.ensure_set_up()
+        return run_job(self, name, dry_run=dry_run, **options)
 
     # -- the two ends of an agent session -------------------------------------
 
     def context(self, *, now: dt.datetime | None = None, channel: str | None = None,
                 session: str | None = None, surface: str | None = None,
                 max_file_chars: int | None = None, max_total_chars: int | None = None,
-                agent: str | None = None, role: str | None = None):
+                agent: str | None = None, role: str | None = None) -> Context:
         """Build the memory blocks of a session's system prompt.
 
         Args:
@@ -303,15 +436,12 @@ class Minara:
         Returns:
             The :class:`minarad.context.Context`.
         """
-        from minarad.context import Budgets, build_context
+        from minarad.context import build_context
         from minarad.workspace.paths import channel_path
 
         if not self.has_repository():  # a brand-new workspace is created and seeded first
             self.set_up()
-        s = self.settings
-        budgets = Budgets(s.context_max_file_chars if max_file_chars is None else max_file_chars,
-                          s.context_max_total_chars if max_total_chars is None
-                          else max_total_chars)
+        budgets = self.context_budgets(max_file_chars, max_total_chars)
         import datetime
 
         from minarad.knowledge.notes import notes_path
@@ -321,10 +451,52 @@ class Minara:
         return build_context(self.root, now=now or datetime.datetime.now().astimezone(),
                              channel_memory=channel_path("MEMORY.md", channel), session=session,
                              surface=surface, channel=channel, budgets=budgets,
-                             max_file_bytes=s.max_file_bytes, policies=policies,
+                             max_file_bytes=self.settings.max_file_bytes, policies=policies,
                              notes_path=notes)
 
-    def turn_end(self, turn):
+    def context_budgets(self, max_file_chars: int | None = None,
+                        max_total_chars: int | None = None) -> Budgets:
+        """The context's budgets: those given, else the settings' (the one place they resolve)."""
+        from minarad.context import Budgets
+
+        s = self.settings
+        return Budgets(s.context_max_file_chars if max_file_chars is None else max_file_chars,
+                       s.context_max_total_chars if max_total_chars is None
+                       else max_total_chars)
+
+    def context_report(self, *, max_file_chars: int | None = None,
+                       max_total_chars: int | None = None,
+                       **options: Any) -> BudgetReport:
+        """Each file :meth:`context` carries (``options`` as there) against its budget."""
+        from minarad.budgets import budget_report
+
+        budgets = self.context_budgets(max_file_chars, max_total_chars)
+        built = self.context(max_file_chars=budgets.max_file_chars,
+                             max_total_chars=budgets.max_total_chars, **options)
+        return budget_report(built, budgets.max_file_chars, budgets.max_total_chars)
+
+    def context_at(self, when: str, *, channel: str | None = None, session: str | None = None,
+                   surface: str | None = None, max_file_chars: int | None = None,
+                   max_total_chars: int | None = None,
+                   agent: str | None = None) -> tuple[Context, str]:
+        """Time travel: the blocks :meth:`context` gave at ``when``, and that commit.
+
+        ``when`` is an ISO date or time, ``yesterday``, ``3 days ago``. The
+        files come from the last commit at or before it; policies (which
+        have no past) and the one-time SOUL.md notice are left out.
+        """
+        from minarad.knowledge.notes import notes_path
+        from minarad.store.timetravel import context_at, parse_when
+
+        past: Context
+        commit: str
+        past, commit = context_at(self, parse_when(when), channel=channel, session=session,
+                                  surface=surface, max_file_chars=max_file_chars,
+                                  max_total_chars=max_total_chars,
+                                  notes_path=notes_path(agent) if agent else None)
+        return past, commit
+
+    def turn_end(self, turn: TurnEnd) -> TurnEndResult:
         """Run the turn-end handlers for one finished :class:`minarad.turns.turn_end.TurnEnd`."""
         from minarad.turns.turn_end import run_turn_end
 

@@ -2,17 +2,33 @@
 
 This is the only module that reads ``os.environ``; everything else receives
 a :class:`Settings`. Each value remembers where it came from, so that
-``minara config`` can say so.
+``minara config`` can say so. While the daemon runs a command for a client
+of its socket, the environment read is the client's (:func:`use_environment`).
 """
 
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar
 from pathlib import Path
 
 from minarad.errors import InvalidInput
 
 APP = "minara"
+
+#: The environment of the command being run when it is not this process's own.
+_ENVIRONMENT: ContextVar = ContextVar("minara_environment", default=None)
+
+
+def use_environment(env) -> None:
+    """Read settings from ``env`` in this context (thread) from now on; None: ``os.environ``."""
+    _ENVIRONMENT.set(env)
+
+
+def environment():
+    """The environment settings are read from: the request's, else ``os.environ``."""
+    env = _ENVIRONMENT.get()
+    return os.environ if env is None else env
 
 #: name -> (environment variable, type, default). A default of ``None`` is
 #: computed by a ``_default_<name>`` resolver below. Each is a field (or, for
@@ -396,7 +412,7 @@ def load_settings(flags: dict | None = None, env=None) -> Settings:
     Returns:
         The effective settings with the origin of each value.
     """
-    env = os.environ if env is None else env
+    env = environment() if env is None else env
     flags = {k: v for k, v in (flags or {}).items() if v is not None}
     # an empty flag (-w "") is an error, not "the current folder"
     config_file = _default_config_file(env)
@@ -436,7 +452,7 @@ def debug_requested(args=(), env=None) -> bool:
         args: the command-line arguments (``--debug`` before a ``--``).
         env: the environment mapping (``os.environ`` when omitted).
     """
-    env = os.environ if env is None else env
+    env = environment() if env is None else env
     args = list(args)
     if "--debug" in (args[:args.index("--")] if "--" in args else args):
         return True

@@ -299,7 +299,7 @@ def render_context(context: Context) -> str:
     return f"{PREAMBLE}\n\n" + "\n".join(block.text for block in context.blocks)
 
 
-def _finish(block: Block, root: Path) -> Block:
+def finish_block(block: Block, root: Path) -> Block:
     block.text = render_block(block, root)
     block.cache_key = hashlib.sha256(block.text.encode("utf-8")).hexdigest()
     return block
@@ -412,4 +412,4 @@ def build_context(root: str | os.PathLike, *, now: dt.datetime, channel_memory: 
         if notice is not None:
             blocks.append(notice)
     apply_budgets(_priority(blocks), budgets)
-    return Context(root, [_finish(b, root) for b in blocks], session, surface, channel)
+    return Context(root, [finish_block(b, root) for b in blocks], session, surface, channel)

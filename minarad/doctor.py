@@ -9,14 +9,19 @@ workspace file or rewrites history.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shutil
 import subprocess
 import time
+from typing import TYPE_CHECKING
 
 from minarad.errors import MinaraError
 from minarad.store.models import Record
+
+if TYPE_CHECKING:
+    from minarad.store.store import Store
 
 #: Less free space than this on the workspace's file system fails the check.
 MIN_FREE_BYTES = 100 * 1024 * 1024
@@ -43,7 +48,7 @@ def _ok(check: str, detail: str) -> Finding:
     return Finding(check, "ok", detail)
 
 
-def check_repository(store, fix: bool) -> Finding:
+def check_repository(store: Store, fix: bool) -> Finding:
     """HEAD resolves and its commit, trees and blobs are all present."""
     from minarad.git.objects import commit_tree
     from minarad.git.trees import iter_files
@@ -64,10 +69,12 @@ def check_repository(store, fix: bool) -> Finding:
     return _ok("repository", f"HEAD {head[:10]}: commit, trees and blobs present")
 
 
-def _stale_locks(store) -> list[str]:
+def _stale_locks(store: Store) -> list[str]:
+    from minarad.git.objects import stale_object_locks
     from minarad.git.refs import lock_files
 
-    now, found = time.time(), []
+    now = time.time()
+    found = stale_object_locks(str(store.git_dir / "objects"), STALE_LOCK_SECONDS)
     for path in [*lock_files(str(store.git_dir)), str(store.state_dir / "commit-in-progress")]:
         try:
             if now - os.stat(path).st_mtime > STALE_LOCK_SECONDS:
@@ -77,7 +84,7 @@ def _stale_locks(store) -> list[str]:
     return found
 
 
-def check_locks(store, fix: bool) -> Finding:
+def check_locks(store: Store, fix: bool) -> Finding:
     """No git lock or commit marker left behind by a killed process."""
     from minarad.store.commit import recover_interrupted_commit
 
@@ -88,14 +95,31 @@ def check_locks(store, fix: bool) -> Finding:
         with store.lock():  # no minara writer runs while it is held
             for path in stale:
                 if path.endswith(".lock"):
-                    os.unlink(path)
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(path)
             recover_interrupted_commit(store)
         return Finding("locks", "ok", f"removed {len(stale)} stale lock(s)", fixed=True)
     return Finding("locks", "fail", "stale: " + ", ".join(stale),
                    "minara doctor --fix removes them (under the workspace lock)")
 
 
-def check_clean(store, fix: bool) -> Finding:
+def check_git_index(store: Store, fix: bool) -> Finding:
+    """``.git/index`` can be read (a 0-byte or cut one makes ``git status`` fail)."""
+    from minarad.git.index import index_damage
+    from minarad.store.commit import repair_damaged_index
+
+    damage = index_damage(str(store.git_dir / "index"))
+    if damage is None:
+        return _ok("git-index", ".git/index is sound")
+    if fix:
+        repaired = repair_damaged_index(store)
+        return Finding("git-index", "ok", f".git/index was damaged ({repaired or damage}); "
+                       f"rewrote it from HEAD", fixed=True)
+    return Finding("git-index", "fail", f".git/index cannot be read: {damage}",
+                   "minara doctor --fix rewrites it from HEAD (files on disk are untouched)")
+
+
+def check_clean(store: Store, fix: bool) -> Finding:
     """What is on disk is committed (``git status`` would be clean)."""
     from minarad.store.ignoreguard import untracked_explained
 
@@ -105,7 +129,10 @@ def check_clean(store, fix: bool) -> Finding:
         if info is not None:
             return Finding("git-status", "ok", f"committed {len(info.paths)} path(s) found "
                            f"on disk", fixed=True)
-    changed = _git_status(store)
+    changed, failure = _git_status(store)
+    if failure:
+        return Finding("git-status", "fail", f"git status fails: {failure}",
+                       "minara doctor --fix, or see git status")
     unversioned = [f"{n.path}: {n.reason}" for n in untracked_explained(store)
                    if not n.reason.startswith("not committed yet")]
     if changed:
@@ -117,15 +144,18 @@ def check_clean(store, fix: bool) -> Finding:
     return _ok("git-status", "the working tree matches HEAD")
 
 
-def _git_status(store) -> list[str]:
+def _git_status(store: Store) -> tuple[list[str], str]:
+    """``git status --porcelain`` lines, and git's complaint when it fails ('' when not)."""
     if shutil.which("git") is None:
-        return []
+        return [], ""
     proc = subprocess.run(["git", "-C", str(store.root), "status", "--porcelain"],
-                          capture_output=True, text=True, timeout=60)
-    return proc.stdout.splitlines()
+                          capture_output=True, text=True, errors="replace", timeout=60)
+    if proc.returncode != 0:
+        return [], (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[0]
+    return proc.stdout.splitlines(), ""
 
 
-def check_history(store, fix: bool) -> Finding:
+def check_history(store: Store, fix: bool) -> Finding:
     """The per-file history cache reflects HEAD."""
     import sqlite3
 
@@ -231,7 +261,7 @@ def check_inotify(root) -> Finding:
     return _ok("inotify", f"{folders} folders, max_user_watches {limit}")
 
 
-def check_conflicts(store) -> Finding:
+def check_conflicts(store: Store) -> Finding:
     """No conflict copies left by sync."""
     from minarad.sync import conflict_copies
 
@@ -242,7 +272,7 @@ def check_conflicts(store) -> Finding:
     return _ok("sync-conflicts", "none")
 
 
-def check_remotes(store, settings) -> list[Finding]:
+def check_remotes(store: Store, settings) -> list[Finding]:
     """Every remote answers."""
     from minarad.git import remotes
     from minarad.sync import credentials
@@ -271,7 +301,8 @@ def check_disk(root) -> Finding:
 def run_checks(app, daemon_status, *, fix: bool = False) -> list[Finding]:
     """Every check, in order (locks first: the repairs after them need the lock)."""
     store = app.store
-    findings = [check_locks(store, fix), check_repository(store, fix)]
+    findings = [check_locks(store, fix), check_repository(store, fix),
+                check_git_index(store, fix)]
     if findings[-1].status == "fail":
         return findings + [check_disk(app.root)]
     following = daemon_status is not None and bool(daemon_status.running)

@@ -120,3 +120,23 @@ def test_the_cli_and_the_daemon_open_the_workspace_only_through_the_app():
                  for n, line in enumerate(path.read_text().splitlines(), 1)
                  if pattern.search(line)]
     assert offenders == []
+
+
+def test_the_budgets_are_the_same_for_the_context_its_report_and_its_past(settings, ws):
+    small = settings.replace(context_max_file_chars=40)
+    with Minara.open(small) as app:
+        app.set_up()
+        assert (app.context_budgets().max_file_chars, app.context_budgets(500).max_file_chars,
+                app.context_budgets().max_total_chars) == (40, 500,
+                                                           settings.context_max_total_chars)
+        now = app.context(session="s1")
+        past, commit = app.context_at("now", session="s1")
+        assert commit == app.store.head()
+        by_name_only = {f.path for f in now.block("identity").files if not f.included}
+        assert "SOUL.md" in by_name_only
+        assert by_name_only == {f.path for f in past.block("identity").files if not f.included}
+        report = app.context_report(session="s1")
+        soul = next(line for line in report.files if line.path == "SOUL.md")
+        assert (soul.budget, soul.state) == (40, "over")
+        roomy, _ = app.context_at("now", max_file_chars=100_000)
+        assert all(f.included for f in roomy.block("identity").files)

@@ -1,7 +1,7 @@
 """One read path: every surface refuses what ``read_workspace_file`` refuses.
 
 The library function is tested directly; then each surface that reads
-workspace files (the click-free ``memory get``, the click ``memory get``,
+workspace files (the disk read of ``memory get``, the store read of ``--json`` get,
 ``minara context``, ``minara turn-end``) is run as a real process against a
 symlinked file and a symlinked folder, and must neither show nor change
 what lies outside the workspace.
@@ -24,12 +24,12 @@ from tests.conftest import assert_repo_sound, git
 SECRET = "SECRET-OUTSIDE-THE-WORKSPACE\n"
 LIMIT = 1000
 
-#: Runs ``minara`` in-process and reports whether click was loaded (the fast path was taken).
+#: Runs ``minara`` in-process and reports whether git was loaded (the disk read was taken).
 PROBE = """
 import sys
 from minarad.cli import main
 code = main(sys.argv[1:])
-print("click-loaded" if "click" in sys.modules else "click-free", file=sys.stderr)
+print("store" if "dulwich" in sys.modules else "disk", file=sys.stderr)
 sys.exit(code)
 """
 
@@ -122,13 +122,12 @@ def _probe(env, *args):
 @pytest.mark.parametrize("rel,link", [("USER.md", _link_file),
                                       ("memory/2026-11-30-s1.md", _link_folder)],
                          ids=["symlinked-file", "symlinked-folder"])
-def test_fast_and_click_get_refuse_alike(minara, env, ws, outside, rel, link):
+def test_disk_and_store_get_refuse_alike(minara, env, ws, outside, rel, link):
     minara("memory", "get", "MEMORY.md", check=0)  # first use seeds the workspace
     link(ws, outside)
     fast = _probe(env, "memory", "get", rel)
     click = _probe(env, "--json", "memory", "get", rel)
-    assert fast.stderr.splitlines()[-1] == "click-free"
-    assert click.stderr.splitlines()[-1] == "click-loaded"
+    assert fast.stderr.splitlines()[-1] == "disk"
     assert fast.returncode == click.returncode == 5
     assert SECRET.strip() not in fast.stdout + fast.stderr + click.stdout + click.stderr
     assert "symlink" in fast.stderr.splitlines()[0]

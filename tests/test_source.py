@@ -89,3 +89,59 @@ def test_every_type_ignore_says_why():
         if not after.startswith("#") and not before.startswith("#"):
             unexplained.append(where)
     assert not unexplained, f"say why the finding is wrong: {unexplained}"
+
+
+def _module_exists(dotted: str) -> bool:
+    """Whether ``dotted`` names a module or package of this project."""
+    path = ROOT.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _private_uses(path: Path) -> list[str]:
+    """``from x import _y`` and ``x._y`` (``x`` a module of the package) in one file."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    modules: dict[str, str] = {}  # local name -> module it is bound to
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    modules[alias.asname] = alias.name
+                else:
+                    modules[alias.name.split(".")[0]] = alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            for alias in node.names:
+                if _private(alias.name) and base.split(".")[0] == "minarad":
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: "
+                                 f"from {base} import {alias.name}")
+                elif _module_exists(f"{base}.{alias.name}"):
+                    modules[alias.asname or alias.name] = f"{base}.{alias.name}"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            chain, value = [], node.value
+            while isinstance(value, ast.Attribute):
+                chain.append(value.attr)
+                value = value.value
+            if isinstance(value, ast.Name) and value.id in modules:
+                dotted = ".".join([modules[value.id], *reversed(chain)])
+                if dotted.split(".")[0] == "minarad" and _module_exists(dotted):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {dotted}.{node.attr}")
+    return found
+
+
+def test_no_module_uses_another_modules_private_names():
+    """A name with a leading underscore is its module's own: used elsewhere, it is made
+    public (renamed) instead, so a reader can trust that ``_name`` has no outside callers."""
+    found = [use for path in sorted(PACKAGE.rglob("*.py")) for use in _private_uses(path)]
+    assert not found, "\n".join(found)

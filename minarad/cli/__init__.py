@@ -1,49 +1,39 @@
 """The ``minara`` command.
 
-This module stays free of click: ``minara memory get FILE`` (the read an
-agent makes on every turn) and ``minara memory append FILE TEXT`` (its
-most frequent write) are answered by :mod:`minarad.cli.fastpath` without
-loading the CLI framework, as are the plain ``memory search``, ``wiki get``
-and ``fact list`` (see :data:`FAST_PATHS`); everything else is handed to the click
-application in :mod:`minarad.cli.root`.
+This module stays free of click: when the daemon serves the workspace, the
+command is handed to it over its local socket (:mod:`minarad.cli.client`)
+and runs there, warm; otherwise the click application in
+:mod:`minarad.cli.root` runs here. Both give the same bytes and exit code.
 """
 
 from __future__ import annotations
 
 import sys
 
-
-#: Other commands answered without click when they can be (the first word
-#: among the first five arguments, then ``module:function(args) -> code | None``).
-FAST_PATHS = (
-    ("wiki", "minarad.cli.wikifast:try_fast_wiki_get"),
-    ("fact", "minarad.cli.fastfacts:try_fast_fact_list"),
-    ("search", "minarad.cli.searchfast:try_fast_memory_search"),
-)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing here
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
-def main(argv=None) -> int:
-    """Run the CLI and return its exit code."""
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI (in the daemon when it answers) and return its exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
-    from minarad.cli.fastpath import try_fast_path
+    if argv is None:
+        from minarad.cli.client import DIED_CODE, DaemonDied, died_line, run_via_daemon
 
-    code = try_fast_path(args)
-    if code is not None:
-        return code
-    for word, spec in FAST_PATHS:
-        if word in args[:5]:
-            import importlib
-
-            module, attr = spec.split(":")
-            code = getattr(importlib.import_module(module), attr)(args)
-            if code is not None:
-                return code
+        try:
+            code = run_via_daemon(args)
+        except DaemonDied:
+            sys.stderr.write(died_line(args))
+            return DIED_CODE
+        if code is not None:
+            return code
     from minarad.cli.root import main as click_main
 
     return click_main(args)
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> object:
     """``minarad.cli.cli`` is the click root group (loaded on first use)."""
     if name == "cli":
         from minarad.cli.root import cli

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from minarad.cli.knowledge import _line, _short, _text, role_option
+from minarad.cli.knowledge import knowledge_line, short_commit, text_option, role_option
 from minarad.cli.options import CliContext, TextCommand, emit, json_option, pass_ctx
 
 
@@ -22,14 +22,14 @@ from minarad.cli.options import CliContext, TextCommand, emit, json_option, pass
 @click.option("--session", required=True, metavar="ID", help="The session the note belongs to.")
 @json_option
 @pass_ctx
-def remember(ctx: CliContext, text, session):
+def remember(ctx: CliContext, text: str, session: str) -> None:
     """Keep a session-scoped note in the hot tier (knowledge/_hot/<session>.md).
 
     'minara consolidate' later turns notes into facts.
 
     Example: minara remember "the CI cache is flaky" --session s1 --as agent-a
     """
-    note = ctx.app.knowledge.remember(_text(ctx, text) or "", session=session,
+    note = ctx.app.knowledge.remember(text_option(ctx, text) or "", session=session,
                                       author=ctx.author)
     emit(ctx, {"path": note.path, "session": note.session, "text": note.text,
                "time": note.when}, f"remembered in {note.path}")
@@ -43,7 +43,8 @@ def remember(ctx: CliContext, text, session):
 @role_option
 @json_option
 @pass_ctx
-def consolidate(ctx: CliContext, session, domain, no_llm, role):
+def consolidate(ctx: CliContext, session: str | None, domain: str, no_llm: bool,
+                role: str | None) -> None:
     """Promote hot notes into facts, in one commit.
 
     With an LLM configured (MINARA_LLM_BASE_URL, MINARA_LLM_MODEL) it
@@ -55,14 +56,14 @@ def consolidate(ctx: CliContext, session, domain, no_llm, role):
     result = ctx.app.knowledge.consolidate(author=ctx.author, session=session, role=role,
                                            use_llm=False if no_llm else None, domain=domain)
     lines = [f"{result.mode}: {len(result.facts)} facts, {len(result.superseded)} superseded, "
-             f"{result.consumed} notes consumed (commit {_short(result.commit)})"]
-    lines += ["  " + _line(f) for f in result.facts]
+             f"{result.consumed} notes consumed (commit {short_commit(result.commit)})"]
+    lines += ["  " + knowledge_line(f) for f in result.facts]
     lines += [f"  skipped: {s}" for s in result.skipped]
     emit(ctx, result.to_dict(), "\n".join(lines))
 
 
 @click.group()
-def decisions():
+def decisions() -> None:
     """Meeting decisions, recorded as facts in the 'decisions' domain."""
 
 
@@ -71,7 +72,7 @@ def decisions():
 @click.option("--confidence", default="0.9", show_default=True, help="Of each decision.")
 @json_option
 @pass_ctx
-def decisions_ingest(ctx: CliContext, file, confidence):
+def decisions_ingest(ctx: CliContext, file: str, confidence: str) -> None:
     """Turn a meeting note's decisions into facts: the items of a '## Decisions'
     section and '- [decision] ...' lines. Already recorded ones are skipped.
 
@@ -79,17 +80,18 @@ def decisions_ingest(ctx: CliContext, file, confidence):
     """
     import os
 
-    text = _text(ctx, "@" + file) or ""
+    text = text_option(ctx, "@" + file) or ""
     name = os.path.splitext(os.path.basename(file))[0]
     result = ctx.app.knowledge.ingest_decisions(text, name=name, author=ctx.author,
                                                 confidence=confidence)
     lines = [f"{len(result.facts)} decisions recorded, {len(result.skipped)} already known "
-             f"(commit {_short(result.commit)})"] + ["  " + _line(f) for f in result.facts]
+             f"(commit {short_commit(result.commit)})"]
+    lines += ["  " + knowledge_line(f) for f in result.facts]
     emit(ctx, result.to_dict(), "\n".join(lines))
 
 
 @click.group()
-def notes():
+def notes() -> None:
     """An agent's working memory: agents/<id>/NOTES.md (## Notes, ## Observations).
 
     'minara context --agent ID' shows it to that agent.
@@ -105,12 +107,12 @@ agent_option = click.option("--agent", metavar="ID",
 @agent_option
 @json_option
 @pass_ctx
-def notes_observe(ctx: CliContext, text, agent):
+def notes_observe(ctx: CliContext, text: str, agent: str | None) -> None:
     """Add a timestamped line under ## Observations; one commit.
 
     Example: minara notes observe "deploys are slow on Mondays" --as agent-a
     """
-    result = ctx.app.knowledge.record_observation(agent or ctx.author, _text(ctx, text) or "",
+    result = ctx.app.knowledge.record_observation(agent or ctx.author, text_option(ctx, text) or "",
                                                   author=ctx.author)
     emit(ctx, result.to_dict(), f"{result.path}: version {result.version}")
 
@@ -122,12 +124,12 @@ def notes_observe(ctx: CliContext, text, agent):
 @agent_option
 @json_option
 @pass_ctx
-def notes_update(ctx: CliContext, text, base, agent):
+def notes_update(ctx: CliContext, text: str, base: str | None, agent: str | None) -> None:
     """Replace the ## Notes section (and nothing else) of the agent's NOTES.md.
 
     Example: minara notes update "Working on the release notes." --as agent-a --base 3
     """
-    result = ctx.app.knowledge.update_my_notes(agent or ctx.author, _text(ctx, text) or "",
+    result = ctx.app.knowledge.update_my_notes(agent or ctx.author, text_option(ctx, text) or "",
                                                base=base, author=ctx.author)
     emit(ctx, result.to_dict(), f"{result.path}: version {result.version}")
 
@@ -136,7 +138,7 @@ def notes_update(ctx: CliContext, text, base, agent):
 
 
 @click.group()
-def channel():
+def channel() -> None:
     """Channels: who may use a conversation's memory."""
 
 
@@ -147,7 +149,8 @@ def channel():
               help="Remove a member (repeatable).")
 @json_option
 @pass_ctx
-def channel_members(ctx: CliContext, channel_id, add, remove):
+def channel_members(ctx: CliContext, channel_id: str, add: tuple[str, ...],
+                    remove: tuple[str, ...]) -> None:
     """Show or change channels/ID/MEMBERS.md. A channel without it is open to anyone
     who names it; with it, only members may use --channel ID (else exit 5).
 

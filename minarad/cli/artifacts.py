@@ -12,15 +12,19 @@ import sys
 
 import click
 
-from minarad.cli.options import emit, json_option, pass_ctx
+from minarad.cli.options import CliContext, emit, json_option, pass_ctx
 from minarad.errors import InvalidInput
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 _TYPES = click.Choice(["chart", "spreadsheet", "report"])
 _STATES = click.Choice(["running", "completed", "error"])
 
 
 @click.group("artifact")
-def artifact():
+def artifact() -> None:
     """Charts, spreadsheets and reports with stable ids (x-..., r-...).
 
     An artifact is created running, then completed with its data or failed
@@ -35,7 +39,7 @@ def artifact():
 @click.option("--session", metavar="ID", help="The agent session it belongs to.")
 @json_option
 @pass_ctx
-def create(ctx, type_, title, session):
+def create(ctx: CliContext, type_: str, title: str, session: str | None) -> None:
     """Create an artifact of TYPE (chart, spreadsheet, report) in state running.
 
     Prints its id and URI.
@@ -51,7 +55,7 @@ def create(ctx, type_, title, session):
 @click.argument("data", default="-")
 @json_option
 @pass_ctx
-def complete(ctx, artifact_id, data):
+def complete(ctx: CliContext, artifact_id: str, data: str) -> None:
     """Complete a running artifact with DATA: JSON text, @FILE, or - for stdin (default).
 
     chart: {"charts": [ECharts options]}; spreadsheet: {"csvContent": "a,b\\n1,2"};
@@ -96,7 +100,7 @@ def _read_arg(value: str) -> str:
 @click.argument("message")
 @json_option
 @pass_ctx
-def fail(ctx, artifact_id, message):
+def fail(ctx: CliContext, artifact_id: str, message: str) -> None:
     """Mark a running artifact as failed (state error) with MESSAGE.
 
     Example: minara artifact fail x-01jd... "the query timed out"
@@ -110,7 +114,7 @@ def fail(ctx, artifact_id, message):
 @click.option("--session", metavar="ID", help="Hint ids of this session when ID is unknown.")
 @json_option
 @pass_ctx
-def get(ctx, artifact_id, session):
+def get(ctx: CliContext, artifact_id: str, session: str | None) -> None:
     """Show an artifact: state, data and every state transition.
 
     Example: minara artifact get x-01jd... --json
@@ -141,7 +145,8 @@ def _render(found: dict) -> str:
 @click.option("--limit", "-n", type=click.IntRange(1, 10_000), default=50, show_default=True)
 @json_option
 @pass_ctx
-def list_(ctx, session, type_, state, limit):
+def list_(ctx: CliContext, session: str | None, type_: str | None, state: str | None,
+          limit: int) -> None:
     """List artifacts, newest first.
 
     Example: minara artifact list --session s1 --state completed
@@ -158,7 +163,7 @@ def list_(ctx, session, type_, state, limit):
 @click.option("--session", metavar="ID", help="Hint ids of this session when the id is unknown.")
 @json_option
 @pass_ctx
-def resolve(ctx, uri, session):
+def resolve(ctx: CliContext, uri: str, session: str | None) -> None:
     """Resolve URI (chart://x-..., spreadsheet://x-..., report://r-...) to its data.
 
     An unknown id fails with artifact_not_found and the closest ids of the
@@ -179,7 +184,7 @@ def resolve(ctx, uri, session):
 @click.option("--session", metavar="ID", help="The message's session (for hints).")
 @json_option
 @pass_ctx
-def materialize(ctx, message, session):
+def materialize(ctx: CliContext, message: str, session: str | None) -> None:
     """Write viewers for every artifact URI in a message to <data>/artifacts/<id>/.
 
     Each gets index.html (self-contained), artifact.json, data.csv
@@ -221,7 +226,7 @@ def _render_outcomes(outcomes: list[dict]) -> str:
 
 
 @click.group("files")
-def files():
+def files() -> None:
     """Uploads kept in <data>/uploads/: stored, never executed, deleted only on request.
 
     Keys look like chat/files/<user>/<unix_ms>-<id>.<ext> and sort by time.
@@ -235,7 +240,7 @@ def files():
 @click.option("--name", "filename", metavar="NAME", help="Original file name (for stdin).")
 @json_option
 @pass_ctx
-def put(ctx, path, user_id, filename):
+def put(ctx: CliContext, path: str, user_id: str | None, filename: str | None) -> None:
     """Store the file PATH (- for stdin) as a new upload; prints its key.
 
     Example: minara files put report.xlsx --user u1
@@ -256,7 +261,7 @@ def put(ctx, path, user_id, filename):
 @click.option("--output", "-o", type=click.Path(dir_okay=False, allow_dash=True), default="-",
               help="Where to write it (default: stdout).")
 @pass_ctx
-def get_file(ctx, key, output):
+def get_file(ctx: CliContext, key: str, output: str) -> None:
     """Write upload KEY to stdout or --output FILE (bytes as stored).
 
     Example: minara files get chat/files/u1/1767225600000-abcdefghjkmn.xlsx -o copy.xlsx
@@ -278,7 +283,7 @@ def _read_local(path: str) -> bytes:
         return fh.read()
 
 
-def _download(ctx, key):
+def _download(ctx: CliContext, key: str) -> tuple[BinaryIO, dict]:
     from minarad.files.api import download
 
     return download(ctx.app, key)
@@ -288,7 +293,7 @@ def _download(ctx, key):
 @click.option("--user", "user_id", default=None, metavar="ID", help="Only this user's uploads.")
 @json_option
 @pass_ctx
-def ls(ctx, user_id):
+def ls(ctx: CliContext, user_id: str | None) -> None:
     """List uploads, oldest first: key, size.
 
     Example: minara files ls --user u1
@@ -303,7 +308,7 @@ def ls(ctx, user_id):
 @click.argument("key")
 @json_option
 @pass_ctx
-def rm(ctx, key):
+def rm(ctx: CliContext, key: str) -> None:
     """Delete upload KEY; the deletion is logged with who (--as) and when.
 
     Example: minara --as alice files rm chat/files/u1/1767225600000-abcdefghjkmn.xlsx
@@ -324,7 +329,8 @@ def rm(ctx, key):
               help="Columns per sheet [setting sheet_max_cols].")
 @json_option
 @pass_ctx
-def parse(ctx, key, local, max_rows, max_cols):
+def parse(ctx: CliContext, key: str | None, local: str | None, max_rows: int | None,
+          max_cols: int | None) -> None:
     """Print a CSV, TSV or XLSX upload as Markdown tables (one per sheet).
 
     Rows and columns past the caps are cut, with a note saying so.
@@ -337,8 +343,8 @@ def parse(ctx, key, local, max_rows, max_cols):
         raise click.UsageError("give an upload KEY or --file PATH (one of them)")
     settings = ctx.settings
     rows, cols = max_rows or settings.sheet_max_rows, max_cols or settings.sheet_max_cols
-    name = key or local
-    data = ctx.app.files.get(key) if key else _read_local(local)
+    name = key or local or ""
+    data = ctx.app.files.get(key) if key else _read_local(name)
     sheets = parse_sheets(data, kind_of(name), max_rows=rows, max_cols=cols,
                           name=name.rsplit("/", 1)[-1])
     text = sheets_to_markdown(sheets, max_rows=rows, max_cols=cols)

@@ -10,7 +10,7 @@ from minarad.cli.options import CliContext, emit, json_option, pass_ctx
 @click.command()
 @json_option
 @pass_ctx
-def config(ctx: CliContext):
+def config(ctx: CliContext) -> None:
     """Print the effective settings and where each one came from.
 
     Order of precedence: flag > environment > config file > default.
@@ -38,7 +38,7 @@ def config(ctx: CliContext):
               help="The name the remote gets (with --from).")
 @json_option
 @pass_ctx
-def init(ctx: CliContext, from_url, remote_name):
+def init(ctx: CliContext, from_url: str | None, remote_name: str) -> None:
     """Create (or adopt) the workspace, seed missing files and commit them.
 
     Safe to run again: nothing that exists is overwritten. Every other

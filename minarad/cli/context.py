@@ -6,12 +6,19 @@ import sys
 
 import click
 
-from minarad.cli.options import channel_option, emit, json_option, pass_ctx
+from minarad.cli.options import CliContext, channel_option, emit, json_option, pass_ctx
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import datetime as dt
+
+    from minarad.turns.harness import HookPayload
+    from minarad.turns.turn_end import TurnEndResult
 
 HOOKS = ("claude-code",)
 
 
-def _parse_time(value: str | None):
+def _parse_time(value: str | None) -> dt.datetime:
     """``--at``: an ISO 8601 time (naive means local), default now."""
     import datetime as dt
 
@@ -31,7 +38,7 @@ def _read_stdin() -> str:
     return sys.stdin.buffer.read().decode("utf-8", "replace")
 
 
-def _hook_payload(hook: str | None):
+def _hook_payload(hook: str | None) -> HookPayload | None:
     """Read and parse the harness's hook payload from stdin (``--hook``)."""
     if hook is None:
         return None
@@ -74,8 +81,9 @@ at_option = click.option(
 @hook_option
 @json_option
 @pass_ctx
-def context(ctx, session, surface, channel, max_file_chars, max_total_chars, report, at, hook,
-            agent, role, as_of):
+def context(ctx: CliContext, session: str | None, surface: str | None, channel: str | None,
+            max_file_chars: int | None, max_total_chars: int | None, report: bool, at: str | None,
+            hook: str | None, agent: str | None, role: str | None, as_of: str | None) -> None:
     """Print the memory blocks of a system prompt, in order.
 
     Blocks: identity (SOUL.md, AGENTS.md; cacheable), policies (the active
@@ -103,31 +111,28 @@ def context(ctx, session, surface, channel, max_file_chars, max_total_chars, rep
         session, surface = session or payload.session_id, surface or hook
     ctx.app.check_channel_access(channel, agent or ctx.author)
     if as_of is not None:
-        from minarad.knowledge.notes import notes_path
-        from minarad.store.timetravel import context_at, parse_when
-
-        past, commit = context_at(ctx.app, parse_when(as_of), channel=channel, session=session,
-                                  surface=surface, max_file_chars=max_file_chars,
-                                  max_total_chars=max_total_chars,
-                                  notes_path=notes_path(agent) if agent else None)
+        past, commit = ctx.app.context_at(as_of, channel=channel, session=session,
+                                          surface=surface, max_file_chars=max_file_chars,
+                                          max_total_chars=max_total_chars, agent=agent)
         emit(ctx, {**past.as_dict(), "commit": commit}, past.text())
         return
-    result = ctx.app.context(now=_parse_time(at), channel=channel, session=session,
-                             surface=surface, max_file_chars=max_file_chars,
-                             max_total_chars=max_total_chars, agent=agent, role=role)
+    now = _parse_time(at)
     if report:
-        from minarad.budgets import budget_report, render_report
+        from minarad.budgets import render_report
 
-        s = ctx.settings
-        measured = budget_report(
-            result, s.context_max_file_chars if max_file_chars is None else max_file_chars,
-            s.context_max_total_chars if max_total_chars is None else max_total_chars)
+        measured = ctx.app.context_report(
+            now=now, channel=channel, session=session, surface=surface,
+            max_file_chars=max_file_chars, max_total_chars=max_total_chars, agent=agent,
+            role=role)
         emit(ctx, measured.as_dict(), render_report(measured))
         return
+    result = ctx.app.context(now=now, channel=channel, session=session, surface=surface,
+                             max_file_chars=max_file_chars, max_total_chars=max_total_chars,
+                             agent=agent, role=role)
     emit(ctx, result.as_dict(), result.text())
 
 
-def _message(message_file: str | None, payload) -> str:
+def _message(message_file: str | None, payload: HookPayload | None) -> str:
     """The reply: the hook payload's, ``--message-file`` (``-`` = stdin), or stdin."""
     from minarad.turns.harness import reply_of
 
@@ -145,7 +150,7 @@ def _message(message_file: str | None, payload) -> str:
             from None
 
 
-def _turn_text(result) -> str:
+def _turn_text(result: TurnEndResult) -> str:
     parts = [f"turn {result.turn} of session {result.session}"]
     if result.bootstrap_archived:
         parts.append(f"BOOTSTRAP.md archived as {result.bootstrap_archived}")
@@ -167,7 +172,8 @@ def _turn_text(result) -> str:
 @hook_option
 @json_option
 @pass_ctx
-def turn_end(ctx, session, surface, message_file, open_loops, at, hook):
+def turn_end(ctx: CliContext, session: str | None, surface: str | None, message_file: str | None,
+             open_loops: tuple[str, ...], at: str | None, hook: str | None) -> None:
     """Write the agent's state back at the end of a turn.
 
     Archives BOOTSTRAP.md when the reply ends onboarding with BOOTSTRAP_DONE
@@ -180,7 +186,7 @@ def turn_end(ctx, session, surface, message_file, open_loops, at, hook):
     from minarad.turns.turn_end import TurnEnd
 
     payload = _hook_payload(hook)
-    session = session or (payload and payload.session_id)
+    session = session or (payload.session_id if payload is not None else None)
     surface = surface or hook
     if not session or not surface:
         raise click.UsageError("give --session and --surface (or --hook with its payload)")

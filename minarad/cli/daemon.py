@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
-from minarad.cli.options import emit, json_option, pass_ctx
+from minarad.cli.options import CliContext, emit, json_option, pass_ctx
 from minarad.errors import MinaraError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.daemon.service import ServiceReport
+    from minarad.daemon.state import DaemonStatus
 
 #: How many not-versioned files the text status names.
 SHOWN_SKIPPED = 10
@@ -18,7 +25,7 @@ def _render_head(head: dict | None) -> str:
             f"at {head['at']})")
 
 
-def _render_status(st) -> str:
+def _render_status(st: DaemonStatus) -> str:
     if not st.running:
         return f"minarad is not running on {st.workspace}"
     lines = [f"minarad is running on {st.workspace}",
@@ -43,30 +50,6 @@ def _render_status(st) -> str:
     return "\n".join(lines)
 
 
-def _workspace_notes(app) -> dict:
-    """Tracked files that are ignored, and git's ``??`` lines, each with its reason."""
-    from minarad.store.ignoreguard import tracked_but_ignored, untracked_explained
-
-    store = app.existing_store()
-    if store is None:
-        return {"tracked_ignored": [], "untracked": []}
-    try:
-        return {"tracked_ignored": [n.to_dict() for n in tracked_but_ignored(store)],
-                "untracked": [n.to_dict() for n in untracked_explained(store)],
-                "sync": _sync_notes(store)}
-    except (KeyError, OSError, MinaraError):
-        # A damaged repository (a missing tree): the daemon's own status
-        # line says what is wrong; the notes need an intact HEAD.
-        return {"tracked_ignored": [], "untracked": []}
-
-
-def _sync_notes(store) -> dict:
-    """Remotes (ahead/behind, last sync, last error) and conflict copies left by sync."""
-    from minarad.sync import status as sync_status
-
-    return sync_status(store)
-
-
 def _render_sync(notes: dict) -> list[str]:
     sync = notes.get("sync") or {}
     lines = []
@@ -83,35 +66,25 @@ def _render_sync(notes: dict) -> list[str]:
     return lines
 
 
-def _head_commit(app) -> dict | None:
-    """HEAD's commit (whoever made it): id, subject, author and time; None if there is none."""
-    from minarad.git.commits import author_name
-    from minarad.store.models import iso_time
+def _socket_report(ctx: CliContext) -> dict[str, object]:
+    """The workspace's socket and whether a daemon answers on it."""
+    from minarad.cli.client import ping
+    from minarad.cli.options import APP_PROVIDER
+    from minarad.config import environment
+    from minarad.daemon.socketpath import socket_path
 
-    store = app.existing_store()
-    if store is None:
-        return None
-    try:
-        head = store.head()
-        if head is None:
-            return None
-        commit = store.repo[head.encode()]
-        return {"commit": head, "subject": commit.message.decode("utf-8", "replace")
-                .split("\n", 1)[0], "author": author_name(commit.author),
-                "at": iso_time(commit.author_time, commit.author_timezone)}
-    except (KeyError, OSError, ValueError, MinaraError):
-        return None  # a damaged repository: the daemon's status line says what is wrong
+    path = socket_path(environment(), str(ctx.settings.workspace))
+    if APP_PROVIDER.get() is not None:  # this command runs in the daemon: it is served
+        return {"path": path, "served": True}
+    answer = None if path is None else ping(path)
+    real = os.path.realpath(os.path.expanduser(str(ctx.settings.workspace)))
+    return {"path": path, "served": bool(answer and answer.get("workspace") == real)}
 
 
-def _budget_notes(app) -> list[dict]:
-    """Context files near or over their budget (empty before the workspace is set up)."""
-    if not app.has_repository():
-        return []
-    try:
-        report = app.budget_report()
-    except (OSError, MinaraError):
-        return []
-    return [line.as_dict() for line in report.warnings()]
+def _render_socket(sock: dict[str, object]) -> str:
+    if sock["served"]:
+        return f"  socket:   {sock['path']} (minara commands run in the daemon)"
+    return "  socket:   not served (minara commands run in their own process)"
 
 
 def _render_notes(notes: dict) -> list[str]:
@@ -131,7 +104,7 @@ def _render_notes(notes: dict) -> list[str]:
 @click.command()
 @json_option
 @pass_ctx
-def status(ctx):
+def status(ctx: CliContext) -> None:
     """Tell whether minarad watches this workspace (exit 1 when it does not).
 
     Shows pid, start time, watcher kind, the daemon's own last commit,
@@ -144,31 +117,31 @@ def status(ctx):
 
     Example: minara status --json
     """
-    from minarad.daemon.state import read_status
-
-    st = read_status(ctx.settings.workspace)
-    notes = {**_workspace_notes(ctx.app), "budgets": _budget_notes(ctx.app)}
-    head = _head_commit(ctx.app)
+    found = ctx.app.status()
+    st, head, notes = found.daemon, found.head, found.notes
+    sock = _socket_report(ctx)
     if st.running or ctx.as_json:
         lines = _render_status(st).split("\n")
-        emit(ctx, {**st.as_dict(), "head_commit": head, **notes},
-             "\n".join([*lines[:1], _render_head(head), *lines[1:], *_render_notes(notes)]))
+        emit(ctx, {**found.to_dict(), "socket": sock},
+             "\n".join([*lines[:1], _render_head(head), _render_socket(sock), *lines[1:],
+                        *_render_notes(notes)]))
     else:
         click.echo(f"workspace {st.workspace}:\n"
-                   + "\n".join([_render_head(head), *_render_notes(notes)]))
+                   + "\n".join([_render_head(head), _render_socket(sock),
+                                *_render_notes(notes)]))
     if not st.running:
         raise MinaraError(_render_status(st), code="daemon_not_running")
 
 
 @click.group()
-def service():
+def service() -> None:
     """Run minarad as a systemd user service.
 
     Example: minara service install
     """
 
 
-def _render_service(report, verb: str) -> str:
+def _render_service(report: ServiceReport, verb: str) -> str:
     lines = [f"unit {report.unit}: {verb}"]
     if report.exec_start:
         lines.append(f"  ExecStart={report.exec_start}")
@@ -189,7 +162,7 @@ def _render_service(report, verb: str) -> str:
 @click.option("--no-start", is_flag=True, help="Write the unit but do not enable or start it.")
 @json_option
 @pass_ctx
-def install(ctx, no_start):
+def install(ctx: CliContext, no_start: bool) -> None:
     """Write ~/.config/systemd/user/minarad.service and start it.
 
     The unit runs this installation's minarad on the configured workspace
@@ -211,7 +184,7 @@ def install(ctx, no_start):
 @service.command()
 @json_option
 @pass_ctx
-def uninstall(ctx):
+def uninstall(ctx: CliContext) -> None:
     """Stop and disable the user service, then remove its unit file.
 
     A minarad that 'service install' started detached is stopped too.
@@ -227,7 +200,7 @@ def uninstall(ctx):
 @service.command(name="status")
 @json_option
 @pass_ctx
-def service_status_cmd(ctx):
+def service_status_cmd(ctx: CliContext) -> None:
     """Say whether the unit is installed, enabled and active ('unknown' where none can tell).
 
     Example: minara service status

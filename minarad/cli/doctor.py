@@ -16,7 +16,7 @@ _MARK = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
                    "catch up the history cache and the search index.")
 @json_option
 @pass_ctx
-def doctor(ctx: CliContext, fix):
+def doctor(ctx: CliContext, fix: bool) -> None:
     """Check the workspace's health; each problem comes with a fix hint.
 
     Checks: repository objects and refs, stale locks, uncommitted changes

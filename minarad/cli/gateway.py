@@ -16,7 +16,7 @@ from minarad.cli.options import CliContext, emit, json_option, pass_ctx
               help="Make a new token; the old one and every browser session stop working.")
 @json_option
 @pass_ctx
-def token(ctx: CliContext, rotate):
+def token(ctx: CliContext, rotate: bool) -> None:
     """Print the HTTP gateway's bearer token (made on first use), or rotate it.
 
     API clients send it as 'Authorization: Bearer TOKEN'. It is kept in
@@ -37,7 +37,7 @@ def token(ctx: CliContext, rotate):
 @click.option("--open", "open_browser", is_flag=True, help="Open the link in a browser too.")
 @json_option
 @pass_ctx
-def ui(ctx: CliContext, open_browser):
+def ui(ctx: CliContext, open_browser: bool) -> None:
     """Print the web UI's address with a login link that works once (for 10 minutes).
 
     The link gives the browser a session cookie; minarad must be running

@@ -8,7 +8,7 @@ from minarad.cli.options import CliContext, emit, json_option, pass_ctx
 
 
 @click.group("import")
-def import_():
+def import_() -> None:
     """Bring files from another agent-memory layout into the workspace."""
 
 
@@ -17,7 +17,7 @@ def import_():
 @click.option("--dry-run", is_flag=True, help="Say what would be copied; change nothing.")
 @json_option
 @pass_ctx
-def openclaw(ctx: CliContext, src, dry_run):
+def openclaw(ctx: CliContext, src: str | None, dry_run: bool) -> None:
     """Copy an OpenClaw workspace (default ~/.openclaw/workspace) into this one.
 
     Bytes are copied as they are, in one commit. BOOTSTRAP.md and
@@ -54,7 +54,7 @@ def openclaw(ctx: CliContext, src, dry_run):
 @click.option("--dry-run", is_flag=True, help="Say what would be added; change nothing.")
 @json_option
 @pass_ctx
-def openboa(ctx: CliContext, src, agent, dry_run):
+def openboa(ctx: CliContext, src: str, agent: str | None, dry_run: bool) -> None:
     """Copy an openboa agent's learn store (and MEMORY.md) into this workspace.
 
     DIR is an openboa company folder (with .openboa/agents/<id>/), its

@@ -6,9 +6,13 @@ import click
 
 from minarad.cli.options import CliContext, emit, json_option, pass_ctx
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.jobs.runner import JobRun, JobStatus
+
 
 @click.group("jobs")
-def jobs():
+def jobs() -> None:
     """The background jobs the daemon schedules: promote, dream, daily-log.
 
     Last runs, results and errors are kept in the state folder; a job never
@@ -18,11 +22,11 @@ def jobs():
     """
 
 
-def _schedule(s) -> str:
+def _schedule(s: JobStatus) -> str:
     return f"every {s.interval_hours:g} h" if s.enabled else "off"
 
 
-def _status_line(s) -> str:
+def _status_line(s: JobStatus) -> str:
     state = "running" if s.running else ("ok" if s.last_ok else
                                         "failed" if s.last_ok is False else "never run")
     lines = [f"{s.name}: {_schedule(s)}, {state}; "
@@ -39,14 +43,12 @@ def _status_line(s) -> str:
 @jobs.command("list")
 @json_option
 @pass_ctx
-def list_(ctx: CliContext):
+def list_(ctx: CliContext) -> None:
     """List the jobs with their schedule.
 
     Example: minara jobs list
     """
-    from minarad.jobs import jobs_status
-
-    statuses = jobs_status(ctx.app)
+    statuses = ctx.app.jobs()
     emit(ctx, {"jobs": [{"name": s.name, "description": s.description, "enabled": s.enabled,
                          "interval_hours": s.interval_hours} for s in statuses]},
          "\n".join(f"{s.name:8} {_schedule(s):14} {s.description}" for s in statuses))
@@ -55,19 +57,17 @@ def list_(ctx: CliContext):
 @jobs.command("status")
 @json_option
 @pass_ctx
-def status(ctx: CliContext):
+def status(ctx: CliContext) -> None:
     """Each job's schedule, last run, result, next run and last error.
 
     Example: minara jobs status --json
     """
-    from minarad.jobs import jobs_status
-
-    statuses = jobs_status(ctx.app)
+    statuses = ctx.app.jobs()
     emit(ctx, {"jobs": [s.to_dict() for s in statuses]},
          "\n".join(_status_line(s) for s in statuses))
 
 
-def _emit_run(ctx: CliContext, run) -> None:
+def _emit_run(ctx: CliContext, run: JobRun) -> None:
     text = run.summary + (f" (commit {run.commit[:12]})" if run.commit else "")
     section = run.details.get("section") if run.dry_run else None
     emit(ctx, run.to_dict(), f"{section.strip()}\n\n{text}" if section else text)
@@ -78,17 +78,14 @@ def _emit_run(ctx: CliContext, run) -> None:
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
 @json_option
 @pass_ctx
-def run(ctx: CliContext, name, dry_run):
+def run(ctx: CliContext, name: str, dry_run: bool) -> None:
     """Run one job now: promote, dream or daily-log.
 
     A job already running (in the daemon, say) is refused with job_running.
 
     Example: minara jobs run promote
     """
-    from minarad.jobs import run_job
-
-    ctx.app.ensure_set_up()
-    _emit_run(ctx, run_job(ctx.app, name, dry_run=dry_run))
+    _emit_run(ctx, ctx.app.run_job(name, dry_run=dry_run))
 
 
 @click.command("dream")
@@ -96,7 +93,7 @@ def run(ctx: CliContext, name, dry_run):
 @click.option("--since", metavar="DATE", help="Only journals dated on or after 2026-11-01.")
 @json_option
 @pass_ctx
-def dream(ctx: CliContext, dry_run, since):
+def dream(ctx: CliContext, dry_run: bool, since: str | None) -> None:
     """Distil new journal text into a "## Dreamed YYYY-MM-DD" section of MEMORY.md.
 
     Reads what the journals gained since .dreamed-state.json, asks the
@@ -109,12 +106,10 @@ def dream(ctx: CliContext, dry_run, since):
     import datetime as dt
 
     from minarad.errors import InvalidInput
-    from minarad.jobs import run_job
 
     try:
         day = dt.date.fromisoformat(since) if since else None
     except ValueError:
         raise InvalidInput(f"--since {since!r} is not a date like 2026-11-01",
                            code="invalid_date") from None
-    ctx.app.ensure_set_up()
-    _emit_run(ctx, run_job(ctx.app, "dream", dry_run=dry_run, since=day))
+    _emit_run(ctx, ctx.app.run_job("dream", dry_run=dry_run, since=day))

@@ -6,9 +6,18 @@ each resolves its options, calls one library verb and renders the result.
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from minarad.cli.options import CliContext, TextCommand, emit, json_option, pass_ctx
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from minarad.knowledge.records import KnowledgeRecord
+    from minarad.knowledge.service import Change
 
 role_option = click.option(
     "--role", metavar="ROLE",
@@ -17,37 +26,38 @@ confidence_option = click.option(
     "--confidence", metavar="C", help="0.00 to 1.00 in steps of 0.05 (0.8, 0.85, ...).")
 
 
-def _short(commit: str | None) -> str:
+def short_commit(commit: str | None) -> str:
     return commit[:10] if commit else "no change"
 
 
-def _warn_problems(problems) -> None:
+def _warn_problems(problems: Iterable[object]) -> None:
     for problem in problems:
         click.echo(f"minara: warning: {problem} (skipped)", err=True)
 
 
-def _line(record) -> str:
+def knowledge_line(record: KnowledgeRecord) -> str:
     from minarad.knowledge.fields import record_line
 
     return record_line(record.to_dict())
 
 
-def _show(record) -> str:
+def _show(record: KnowledgeRecord) -> str:
     fields = record.to_dict()
     content = fields.pop("content")
     return "\n".join(f"{k}: {v}" for k, v in fields.items() if v not in ("", None)) \
         + "\n\n" + content
 
 
-def _render_change(ctx: CliContext, change, verb: str) -> None:
+def _render_change(ctx: CliContext, change: Change, verb: str) -> None:
     record = change.record
-    text = f"{verb} {record.kind} {record.id} in {record.domain} (commit {_short(change.commit)})"
+    text = (f"{verb} {record.kind} {record.id} in {record.domain} "
+            f"(commit {short_commit(change.commit)})")
     if change.previous is not None and change.previous.id != record.id:
         text += f"; supersedes {change.previous.id}"
     emit(ctx, change.to_dict(), text)
 
 
-def _text(ctx: CliContext, value: str | None) -> str | None:
+def text_option(ctx: CliContext, value: str | None) -> str | None:
     from minarad.cli.options import read_text_arg
 
     return None if value is None else read_text_arg(value, ctx.settings.max_file_bytes)
@@ -57,7 +67,7 @@ def _text(ctx: CliContext, value: str | None) -> str | None:
 
 
 @click.group()
-def fact():
+def fact() -> None:
     """Facts the agent learned: propose, list, supersede, edit, delete, search.
 
     A fact is knowledge/<domain>/facts/<id>.md (front matter + content),
@@ -77,13 +87,14 @@ def fact():
 @click.option("--session", metavar="ID", help="The session it was learned in.")
 @json_option
 @pass_ctx
-def fact_propose(ctx: CliContext, domain, topic, content, confidence, scope, role, session):
+def fact_propose(ctx: CliContext, domain: str, topic: str, content: str, confidence: str | None,
+                 scope: str, role: str | None, session: str | None) -> None:
     """Record a new fact: one commit by the agent (--as).
 
     Example: minara fact propose --domain infra --topic deploys --content "Deploys happen on Tuesdays." --confidence 0.8 --as agent-a
     """  # noqa: E501
     change = ctx.app.knowledge.propose_fact(
-        domain=domain, topic=topic, content=_text(ctx, content),
+        domain=domain, topic=topic, content=text_option(ctx, content),
         confidence=0.8 if confidence is None else confidence, scope=scope, author=ctx.author,
         role=role, session=session)
     _render_change(ctx, change, "proposed")
@@ -100,29 +111,41 @@ def fact_propose(ctx: CliContext, domain, topic, content, confidence, scope, rol
 @role_option
 @json_option
 @pass_ctx
-def fact_list(ctx: CliContext, domain, scope, sort, superseded, limit, role):
+def fact_list(ctx: CliContext, domain: str | None, scope: str | None, sort: str, superseded: bool,
+              limit: int, role: str | None) -> None:
     """List facts (superseded ones hidden) and count the current ones.
 
     Example: minara fact list --domain infra --sort confidence
     """
+    from minarad.cli.factlist import listing as catalogue_listing
+    from minarad.cli.factlist import render
+
+    found = catalogue_listing(ctx.app, {"domain": domain, "scope": scope, "sort": sort,
+                                        "superseded": superseded, "role": role,
+                                        "limit": str(limit)})
+    if found is not None:  # the catalogue is at HEAD: one query, no dulwich
+        rows, count, problems = found
+        _warn_problems(f"{path}:{line}: {message}" for path, line, message in problems)
+        click.echo(render(rows, count, problems, ctx.as_json), nl=False)
+        return
     listing = ctx.app.knowledge.list_facts(domain=domain, scope=scope, sort=sort,
                                            superseded=superseded, role=role,
                                            limit=limit or None)
     _warn_problems(listing.problems)
     from minarad.knowledge.fields import count_line
 
-    lines = [_line(r) for r in listing.records]
+    lines = [knowledge_line(r) for r in listing.records]
     lines.append(count_line(listing.count, len(listing.records)))
     emit(ctx, listing.to_dict(), "\n".join(lines))
 
 
-def _show_command(group: click.Group, kind: str):
+def _show_command(group: click.Group, kind: str) -> click.Command:
     @group.command("show")
     @click.argument("record_id", metavar="ID")
     @role_option
     @json_option
     @pass_ctx
-    def show(ctx: CliContext, record_id, role):
+    def show(ctx: CliContext, record_id: str, role: str | None) -> None:
         record = ctx.app.knowledge.get(record_id, role=role)
         emit(ctx, record.to_dict(), _show(record))
 
@@ -134,7 +157,7 @@ def _show_command(group: click.Group, kind: str):
 _show_command(fact, "fact")
 
 
-def _supersede_command(group: click.Group, kind: str):
+def _supersede_command(group: click.Group, kind: str) -> click.Command:
     @group.command("supersede")
     @click.argument("record_id", metavar="ID")
     @click.option("--content", required=True, help="The new content ('-' reads stdin).")
@@ -142,8 +165,10 @@ def _supersede_command(group: click.Group, kind: str):
     @role_option
     @json_option
     @pass_ctx
-    def supersede(ctx: CliContext, record_id, content, topic, role, **extra):
-        change = ctx.app.knowledge.supersede(record_id, content=_text(ctx, content), topic=topic,
+    def supersede(ctx: CliContext, record_id: str, content: str, topic: str | None,
+                  role: str | None, **extra: Any) -> None:
+        change = ctx.app.knowledge.supersede(record_id, content=text_option(ctx, content),
+                                             topic=topic,
                                              author=ctx.author, role=role, **extra)
         _render_change(ctx, change, "superseded by")
 
@@ -161,7 +186,7 @@ def _supersede_command(group: click.Group, kind: str):
 _supersede_command(fact, "fact")
 
 
-def _edit_command(group: click.Group, kind: str):
+def _edit_command(group: click.Group, kind: str) -> click.Command:
     @group.command("edit")
     @click.argument("record_id", metavar="ID")
     @click.option("--domain", help="Move it to this domain (same commit).")
@@ -170,9 +195,10 @@ def _edit_command(group: click.Group, kind: str):
     @role_option
     @json_option
     @pass_ctx
-    def edit(ctx: CliContext, record_id, domain, topic, content, role, **extra):
+    def edit(ctx: CliContext, record_id: str, domain: str | None, topic: str | None,
+             content: str | None, role: str | None, **extra: Any) -> None:
         change = ctx.app.knowledge.edit(record_id, domain=domain, topic=topic,
-                                        content=_text(ctx, content), author=ctx.author,
+                                        content=text_option(ctx, content), author=ctx.author,
                                         role=role, **extra)
         _render_change(ctx, change, "edited")
 
@@ -189,7 +215,7 @@ def _edit_command(group: click.Group, kind: str):
 _edit_command(fact, "fact")
 
 
-def _delete_command(group: click.Group, kind: str):
+def _delete_command(group: click.Group, kind: str) -> click.Command:
     @group.command("delete")
     @click.argument("record_id", metavar="ID")
     @click.option("--yes", is_flag=True, help="Really delete it (required).")
@@ -199,7 +225,7 @@ def _delete_command(group: click.Group, kind: str):
                   help="With --purge: purge even though the workspace has a remote.")
     @json_option
     @pass_ctx
-    def delete(ctx: CliContext, record_id, yes, purge, force):
+    def delete(ctx: CliContext, record_id: str, yes: bool, purge: bool, force: bool) -> None:
         if not yes:
             raise click.UsageError(f"deleting a {kind} needs --yes (history keeps it; "
                                    f"superseding or deactivating is usually better)")
@@ -231,7 +257,8 @@ _delete_command(fact, "fact")
 @role_option
 @json_option
 @pass_ctx
-def fact_search(ctx: CliContext, query, limit, superseded, role):
+def fact_search(ctx: CliContext, query: str, limit: int, superseded: bool,
+                role: str | None) -> None:
     """Keyword search over facts (domain, topic, content), best first.
 
     Example: minara fact search "deploy day"
@@ -253,7 +280,7 @@ def fact_search(ctx: CliContext, query, limit, superseded, role):
 
 
 @click.group()
-def policy():
+def policy() -> None:
     """Policies: rules the agent follows once people keep them active.
 
     A policy is knowledge/<domain>/policies/<id>.md. Only active ones reach
@@ -269,13 +296,14 @@ def policy():
 @role_option
 @json_option
 @pass_ctx
-def policy_propose(ctx: CliContext, domain, topic, content, inactive, role):
+def policy_propose(ctx: CliContext, domain: str, topic: str, content: str, inactive: bool,
+                   role: str | None) -> None:
     """Record a new policy; the role needs a write grant on the domain (else exit 5).
 
     Example: minara policy propose --domain infra --topic freeze --content "No deploys on Fridays." --role ops --as agent-a
     """  # noqa: E501
     change = ctx.app.knowledge.propose_policy(domain=domain, topic=topic,
-                                              content=_text(ctx, content), author=ctx.author,
+                                              content=text_option(ctx, content), author=ctx.author,
                                               role=role, active=not inactive)
     _render_change(ctx, change, "proposed")
 
@@ -286,7 +314,7 @@ def policy_propose(ctx: CliContext, domain, topic, content, inactive, role):
 @role_option
 @json_option
 @pass_ctx
-def policy_list(ctx: CliContext, domain, superseded, role):
+def policy_list(ctx: CliContext, domain: str | None, superseded: bool, role: str | None) -> None:
     """List policies grouped by domain, inactive ones last; count the active ones.
 
     Example: minara policy list --domain infra
@@ -299,7 +327,7 @@ def policy_list(ctx: CliContext, domain, superseded, role):
         if record.domain != current:
             current = record.domain
             lines.append(f"{'' if not lines else chr(10)}{current}:")
-        lines.append("  " + _line(record))
+        lines.append("  " + knowledge_line(record))
     lines.append(f"{listing.count} active polic{'ies' if listing.count != 1 else 'y'}")
     emit(ctx, listing.to_dict("active"), "\n".join(lines))
 
@@ -307,12 +335,12 @@ def policy_list(ctx: CliContext, domain, superseded, role):
 _show_command(policy, "policy")
 
 
-def _activation(name: str, active: bool):
+def _activation(name: str, active: bool) -> click.Command:
     @policy.command(name)
     @click.argument("record_id", metavar="ID")
     @json_option
     @pass_ctx
-    def command(ctx: CliContext, record_id):
+    def command(ctx: CliContext, record_id: str) -> None:
         change = ctx.app.knowledge.set_active(record_id, active, author=ctx.author)
         _render_change(ctx, change, f"{name}d" if change.commit else f"already {name}d:")
 
@@ -332,7 +360,7 @@ _supersede_command(policy, "policy")
 
 
 @click.group()
-def grant():
+def grant() -> None:
     """Access grants: role x domain -> none, read or write (knowledge/grants.json).
 
     Reads fail open (no row means read); none hides a domain from a role;
@@ -346,20 +374,20 @@ def grant():
 @click.argument("level", type=click.Choice(["none", "read", "write"]))
 @json_option
 @pass_ctx
-def grant_set(ctx: CliContext, role, domain, level):
+def grant_set(ctx: CliContext, role: str, domain: str, level: str) -> None:
     """Set ROLE's access to DOMAIN; one commit.
 
     Example: minara grant set ops infra write
     """
     commit = ctx.app.knowledge.set_grant(role, domain, level, author=ctx.author)
     emit(ctx, {"role": role, "domain": domain, "level": level, "commit": commit},
-         f"{role} {level} on {domain} (commit {_short(commit)})")
+         f"{role} {level} on {domain} (commit {short_commit(commit)})")
 
 
 @grant.command("list")
 @json_option
 @pass_ctx
-def grant_list(ctx: CliContext):
+def grant_list(ctx: CliContext) -> None:
     """List every grant (rows not listed mean read).
 
     Example: minara grant list --json
@@ -374,7 +402,7 @@ def grant_list(ctx: CliContext):
 @click.argument("domain")
 @json_option
 @pass_ctx
-def grant_check(ctx: CliContext, role, domain):
+def grant_check(ctx: CliContext, role: str, domain: str) -> None:
     """Print ROLE's level in DOMAIN: none, read or write.
 
     Example: minara grant check ops infra
@@ -392,7 +420,7 @@ def grant_check(ctx: CliContext, role, domain):
               show_default=True)
 @role_option
 @pass_ctx
-def graph(ctx: CliContext, domain, fmt, role):
+def graph(ctx: CliContext, domain: str | None, fmt: str, role: str | None) -> None:
     """Print the knowledge graph: domains, topics, facts, policies, linked wiki pages.
 
     Edges: has_topic (domain -> topic), has (topic -> record), supersedes,

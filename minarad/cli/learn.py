@@ -6,11 +6,17 @@ import click
 
 from minarad.cli.options import CliContext, TextCommand, emit, json_option, pass_ctx
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from minarad.learn.store import LearnEntry
+
 KINDS = ("lesson", "correction", "error")
 
 
 @click.group("learn")
-def learn():
+def learn() -> None:
     """The learn store: lessons, corrections and errors (openboa's JSONL shape).
 
     Records live in learn/lessons.jsonl, learn/corrections.jsonl and
@@ -21,13 +27,13 @@ def learn():
     """
 
 
-def _warn_problems(ctx: CliContext, problems) -> None:
+def _warn_problems(ctx: CliContext, problems: Iterable[object]) -> None:
     if problems and not ctx.as_json:
         for problem in problems:
             click.echo(f"minara: warning: {problem}", err=True)
 
 
-def _line(entry) -> str:
+def _line(entry: LearnEntry) -> str:
     s = entry.stats
     mark = "*" if entry.promoted else ("+" if entry.graduates else " ")
     return (f"{mark} {entry.id}  [{entry.record.kind}] {entry.record.title or entry.record.detail}"
@@ -44,7 +50,8 @@ def _line(entry) -> str:
 @click.option("--session", default="", metavar="ID", help="The session it was learned in.")
 @json_option
 @pass_ctx
-def add(ctx: CliContext, kind, title, detail, tags, promote, dedupe_key, session):
+def add(ctx: CliContext, kind: str, title: str, detail: str, tags: tuple[str, ...], promote: bool,
+        dedupe_key: str | None, session: str) -> None:
     """Capture a lesson, correction or error; a duplicate is not added twice.
 
     A duplicate has the same --dedupe-key or, without one, the same kind,
@@ -69,7 +76,7 @@ def add(ctx: CliContext, kind, title, detail, tags, promote, dedupe_key, session
               help="Only entries that graduate but are not promoted yet.")
 @json_option
 @pass_ctx
-def list_(ctx: CliContext, kind, promoted, candidates):
+def list_(ctx: CliContext, kind: str | None, promoted: bool, candidates: bool) -> None:
     """List entries, oldest first, with successes/uses and the lower bound.
 
     A leading * marks an entry in MEMORY.md, + one that would be promoted.
@@ -88,7 +95,7 @@ def list_(ctx: CliContext, kind, promoted, candidates):
 @click.argument("id")
 @json_option
 @pass_ctx
-def show(ctx: CliContext, id):
+def show(ctx: CliContext, id: str) -> None:
     """Show one entry (an id or a unique start of one): record, evidence, promotion.
 
     Example: minara learn show 0192f0c1
@@ -115,7 +122,7 @@ def show(ctx: CliContext, id):
 @click.option("--note", default="", help="A short note kept with the use.")
 @json_option
 @pass_ctx
-def use(ctx: CliContext, id, outcome, session, note):
+def use(ctx: CliContext, id: str, outcome: str, session: str, note: str) -> None:
     """Record one use of an entry in learn/evidence.jsonl (one commit).
 
     Example: minara learn use 0192f0c1 --outcome success --session s-42
@@ -133,7 +140,7 @@ def use(ctx: CliContext, id, outcome, session, note):
               help="How many results.")
 @json_option
 @pass_ctx
-def search(ctx: CliContext, query, kind, limit):
+def search(ctx: CliContext, query: tuple[str, ...], kind: tuple[str, ...], limit: int) -> None:
     """Search lessons, corrections and errors (the search index's learn entries).
 
     Same query language as `minara search`; an entry's uses and lower
@@ -141,10 +148,10 @@ def search(ctx: CliContext, query, kind, limit):
 
     Example: minara learn search retrieval reread
     """
-    from minarad.cli.search import _run_search
+    from minarad.cli.search import run_search
 
-    _run_search(ctx, " ".join(query), memory_only=False, kind=kind or KINDS, path="learn",
-                channel=None, since=None, limit=limit, no_catch_up=False)
+    run_search(ctx, " ".join(query), memory_only=False, kind=kind or KINDS, path="learn",
+               channel=None, since=None, limit=limit, no_catch_up=False)
 
 
 @learn.command("promote")
@@ -153,7 +160,7 @@ def search(ctx: CliContext, query, kind, limit):
               help="Take over a block a person edited (its text stays in history).")
 @json_option
 @pass_ctx
-def promote(ctx: CliContext, dry_run, adopt):
+def promote(ctx: CliContext, dry_run: bool, adopt: bool) -> None:
     """Bring MEMORY.md's promoted-learnings block in line with the evidence.
 
     Candidates are listed with uses, successes and lower bound. Only the

@@ -17,7 +17,7 @@ from minarad.cli.options import CliContext, emit, json_option, pass_ctx
 @click.option("--session", metavar="ID",
               help="The session id of remembered notes [default: one per server run].")
 @click.pass_context
-def mcp(click_ctx, role, session):
+def mcp(click_ctx: click.Context, role: str | None, session: str | None) -> None:
     """Serve the agent's memory tools over MCP on stdin/stdout.
 
     A harness (Claude Code, Cursor, Claude Desktop, OpenClaw...) starts
@@ -36,6 +36,7 @@ def mcp(click_ctx, role, session):
     if click_ctx.invoked_subcommand is not None:
         return
     ctx = click_ctx.find_object(CliContext)
+    assert ctx is not None  # the root group made it
     from minarad.mcp.library import AgentTools
     from minarad.mcp.server import serve_stdio
 
@@ -47,7 +48,7 @@ def mcp(click_ctx, role, session):
 @click.option("--show-token", is_flag=True, help="Print the bearer token too.")
 @json_option
 @pass_ctx
-def endpoint(ctx: CliContext, show_token):
+def endpoint(ctx: CliContext, show_token: bool) -> None:
     """Where the daemon serves MCP over HTTP, and how to connect to it.
 
     The daemon serves it when mcp_http_enabled is set

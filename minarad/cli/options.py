@@ -5,12 +5,33 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 import click
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
     from minarad.app import Minara
+    from minarad.config import Settings
+    from minarad.store import Store
+
+    F = TypeVar("F", bound=Callable[..., Any])
+
+
+#: Set while the daemon runs a command for a client of its socket: called with
+#: the command's flags, it returns the daemon's warm app for them (or refuses:
+#: another workspace is run by the client itself).
+APP_PROVIDER: ContextVar = ContextVar("minara_app_provider", default=None)
+
+
+class RunHere(BaseException):
+    """Raised in the daemon: this command is for the client to run itself.
+
+    A BaseException, so that no error handler turns it into output.
+    """
 
 
 @dataclasses.dataclass
@@ -20,18 +41,23 @@ class CliContext:
     flags: dict
     as_json: bool = False
     _app: Minara | None = None
+    _borrowed: bool = False
 
     @property
-    def app(self):
+    def app(self) -> Minara:
         """The :class:`minarad.app.Minara` of this run (settings loaded once)."""
         if self._app is None:
-            from minarad.app import Minara
+            provider = APP_PROVIDER.get()
+            if provider is not None:
+                self._app, self._borrowed = provider(self.flags), True
+            else:
+                from minarad.app import Minara
 
-            self._app = Minara.open(**self.flags)
+                self._app = Minara.open(**self.flags)
         return self._app
 
     @property
-    def settings(self):
+    def settings(self) -> Settings:
         """The effective :class:`minarad.config.Settings`."""
         return self.app.settings
 
@@ -39,7 +65,7 @@ class CliContext:
     def author(self) -> str:
         return self.settings.author
 
-    def store(self):
+    def store(self) -> Store:
         """The workspace store, set up on first use (``ctx.app.store``)."""
         return self.app.store
 
@@ -56,15 +82,15 @@ class CliContext:
         return rel
 
     def close(self) -> None:
-        """Close the app if it was opened."""
-        if self._app is not None:
+        """Close the app if it was opened (the daemon's warm one stays open)."""
+        if self._app is not None and not self._borrowed:
             self._app.close()
 
 
 pass_ctx = click.make_pass_decorator(CliContext)
 
 
-def emit(ctx: CliContext, data, text: str | None = None) -> None:
+def emit(ctx: CliContext, data: object, text: str | None = None) -> None:
     """Print ``data`` as one JSON document with ``--json``, else ``text``."""
     if ctx.as_json:
         click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
@@ -72,9 +98,10 @@ def emit(ctx: CliContext, data, text: str | None = None) -> None:
         click.echo(text)
 
 
-def _set_json(ctx, _param, value):
-    if value:
-        ctx.find_object(CliContext).as_json = True
+def _set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    cli = ctx.find_object(CliContext)
+    if value and cli is not None:
+        cli.as_json = True
     return value
 
 
@@ -83,13 +110,13 @@ def _json_param() -> click.Option:
                         callback=_set_json, help="Print one JSON document.")
 
 
-def json_option(f):
+def json_option(f: F) -> F:
     """``--json`` on a subcommand, same as the global flag."""
     return click.option("--json", "as_json", is_flag=True, expose_value=False,
                         callback=_set_json, help="Print one JSON document.")(f)
 
 
-def channel_option(f):
+def channel_option(f: F) -> F:
     """``--channel ID``: MEMORY.md means that conversation's memory."""
     return click.option("--channel", metavar="ID",
                         help="Use channels/ID/MEMORY.md for MEMORY.md.")(f)
@@ -127,14 +154,16 @@ class TextCommand(click.Command):
     argument, ``- a bullet`` included, is positional.
     """
 
-    def parse_args(self, ctx, args):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         takes_value: set[str] = set()
         flags: set[str] = set()
         for param in self.get_params(ctx):
             if isinstance(param, click.Option):
                 names = set(param.opts) | set(param.secondary_opts)
                 (flags if param.is_flag else takes_value).update(names)
-        options, positional, it = [], [], iter(args)
+        options: list[str] = []
+        positional: list[str] = []
+        it = iter(args)
         for arg in it:
             if arg == "--":
                 positional.extend(it)
@@ -158,10 +187,11 @@ GLOBAL_OPTIONS = {
 }
 
 
-def _set_flag(name: str):
-    def callback(ctx, _param, value):
-        if value is not None:
-            ctx.find_object(CliContext).flags[name] = value
+def _set_flag(name: str) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
+    def callback(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+        cli = ctx.find_object(CliContext)
+        if value is not None and cli is not None:
+            cli.flags[name] = value
         return value
 
     return callback

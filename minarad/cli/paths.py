@@ -1,7 +1,7 @@
 """A FILE argument of the command line as the workspace path it names.
 
-Both the click-free ``memory get`` and the click commands convert their
-FILE arguments here, and only here: an absolute path inside the workspace
+Every command converts its FILE arguments here, and only here: an
+absolute path inside the workspace
 (``~/.minara/workspace/MEMORY.md``) names the workspace path below it
 (``MEMORY.md``); anything else is checked as a workspace path, so an
 absolute path outside the workspace is still refused.

@@ -6,14 +6,18 @@ import click
 
 from minarad.cli.options import CliContext, emit, json_option, pass_ctx
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.proposals import Proposal
 
-def _line(p) -> str:
+
+def _line(p: Proposal) -> str:
     first = p.message.splitlines()[0] if p.message else ""
     return f"{p.id}  {p.created[:16]}  {p.author}  {', '.join(p.paths)}  {first}"
 
 
 @click.group()
-def proposals():
+def proposals() -> None:
     """Changes a job prepared on a git branch, waiting for you to accept or reject them.
 
     A proposal is the branch proposals/<job>/<YYYY-MM-DD>-<n> with one
@@ -29,7 +33,7 @@ def proposals():
 @click.option("--job", metavar="NAME", help="Only this job's proposals (compact, dream...).")
 @json_option
 @pass_ctx
-def list_(ctx: CliContext, job):
+def list_(ctx: CliContext, job: str | None) -> None:
     """List open proposals, oldest first.
 
     Example: minara proposals list --job compact --json
@@ -43,7 +47,7 @@ def list_(ctx: CliContext, job):
 @click.argument("proposal_id", metavar="ID")
 @json_option
 @pass_ctx
-def show(ctx: CliContext, proposal_id):
+def show(ctx: CliContext, proposal_id: str) -> None:
     """Show a proposal: who, when, why, the files, and its diff.
 
     Example: minara proposals show compact/2026-11-30-1
@@ -60,7 +64,7 @@ def show(ctx: CliContext, proposal_id):
 @click.argument("proposal_id", metavar="ID")
 @json_option
 @pass_ctx
-def diff(ctx: CliContext, proposal_id):
+def diff(ctx: CliContext, proposal_id: str) -> None:
     """Print a proposal's unified diff against the commit it was made on.
 
     Example: minara proposals diff compact/2026-11-30-1
@@ -73,7 +77,7 @@ def diff(ctx: CliContext, proposal_id):
 @click.argument("proposal_id", metavar="ID")
 @json_option
 @pass_ctx
-def accept(ctx: CliContext, proposal_id):
+def accept(ctx: CliContext, proposal_id: str) -> None:
     """Apply a proposal as one merge commit and delete its branch.
 
     A file that changed since the proposal was made is merged three ways;
@@ -95,7 +99,7 @@ def accept(ctx: CliContext, proposal_id):
 @click.argument("proposal_id", metavar="ID")
 @json_option
 @pass_ctx
-def reject(ctx: CliContext, proposal_id):
+def reject(ctx: CliContext, proposal_id: str) -> None:
     """Delete a proposal's branch (its commit stays in the branch's reflog for 90 days).
 
     Example: minara proposals reject compact/2026-11-30-1
@@ -115,7 +119,8 @@ def reject(ctx: CliContext, proposal_id):
 @click.option("--dry-run", is_flag=True, help="Ask and check, but file nothing.")
 @json_option
 @pass_ctx
-def compact(ctx: CliContext, file, target, allow_unmatched, dry_run):
+def compact(ctx: CliContext, file: str, target: int | None, allow_unmatched: bool,
+            dry_run: bool) -> None:
     """Ask the LLM for a condensed FILE and file it as a proposal to review.
 
     The answer is refused when it is empty, not shorter, drops a heading,

@@ -12,8 +12,12 @@ import sys
 import click
 
 from minarad import __version__
-from minarad.cli.options import CliContext, accept_global_options
+from minarad.cli.options import APP_PROVIDER, CliContext, RunHere, accept_global_options
 from minarad.errors import MinaraError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 #: command name -> "module:attribute", loaded only when that command runs.
 GROUPS = {
@@ -60,16 +64,30 @@ GROUPS = {
     # -- budgets and proposals --
     "proposals": "minarad.cli.proposals:proposals",
     "compact": "minarad.cli.proposals:compact",
+    # -- secrets --
+    "secrets": "minarad.cli.secrets:secrets",
 }
+
+
+#: Commands the daemon never runs for a client of its socket (servers, and the
+#: daemon's own service): the client runs them itself.
+RUN_BY_CLIENT = frozenset({"service", "ui", "mcp"})
 
 
 class LazyGroup(click.Group):
     """A group whose subcommands are imported on first use."""
 
-    def list_commands(self, ctx):
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if name in RUN_BY_CLIENT and APP_PROVIDER.get() is not None:
+            raise RunHere(f"{name} runs in the client")
+        return name, command, rest
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(GROUPS)
 
-    def get_command(self, ctx, name):
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         spec = GROUPS.get(name)
         if spec is None:
             return None
@@ -89,7 +107,8 @@ class LazyGroup(click.Group):
               help="Print the traceback behind an error [env MINARA_DEBUG=1].")
 @click.version_option(__version__, prog_name="minara")
 @click.pass_context
-def cli(ctx, workspace, author, as_json, debug):
+def cli(ctx: click.Context, workspace: str | None, author: str | None, as_json: bool,
+        debug: bool) -> None:
     """minara: an agent's Markdown memory, versioned in git and searchable.
 
     Every write is a git commit in the workspace's own repository; a stale
@@ -116,11 +135,12 @@ def _report(err: MinaraError, as_json: bool, debug: bool = False) -> None:
         click.echo(f"minara: error: {err.message}", err=True)
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None, terminal_width: int | None = None) -> int:
     """Run the CLI; every error becomes one line (JSON with ``--json``) and its exit code.
 
     With ``--debug`` or ``MINARA_DEBUG=1`` the traceback behind the line is
-    printed first.
+    printed first. ``terminal_width`` is the client's, when the daemon runs
+    the command (help text wraps as it would in the client).
     """
     from minarad.config import debug_requested
 
@@ -128,7 +148,8 @@ def main(argv=None) -> int:
     as_json = "--json" in args
     debug = debug_requested(args)
     try:
-        cli.main(args=args, prog_name="minara", standalone_mode=False)
+        cli.main(args=args, prog_name="minara", standalone_mode=False,
+                 terminal_width=terminal_width)
     except MinaraError as err:
         _report(err, as_json, debug)
         return err.exit_code

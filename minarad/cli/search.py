@@ -7,21 +7,22 @@ module level, so that registering these commands costs nothing.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 if TYPE_CHECKING:
+    from minarad.cli.options import F
+    from minarad.index.results import CatchUpStats, IndexStatus
     from click._termui_impl import ProgressBar
 
-from minarad.cli.options import TextCommand, emit, json_option, pass_ctx
+from minarad.cli.options import CliContext, TextCommand, emit, json_option, pass_ctx
 from minarad.cli.searchtext import (HIGHLIGHT_OFF, HIGHLIGHT_ON, PLAIN_MARK,  # noqa: F401
                                     explain_text, lag_note, render_hit, render_hits,
                                     search_json)
 from minarad.cli.searchtext import lag_text as _lag_text
 
-#: How long a search waits for another process to finish updating the index.
-WRITER_WAIT_SECONDS = 2.5
+from minarad.verbs.search import WRITER_WAIT_SECONDS
 
 
 class SearchCommand(TextCommand):
@@ -31,7 +32,7 @@ class SearchCommand(TextCommand):
     closest option, never query text.
     """
 
-    def parse_args(self, ctx, args):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         names = sorted({name for param in self.get_params(ctx) if isinstance(param, click.Option)
                         for name in (*param.opts, *param.secondary_opts)
                         if name.startswith("--")})
@@ -50,7 +51,7 @@ def _closest(name: str, names: list[str]) -> list[str]:
     return difflib.get_close_matches(name, names, n=1, cutoff=0.5) or names[:0]
 
 
-def search_options(f):
+def search_options(f: F) -> F:
     """The filters shared by ``search`` and ``memory search``."""
     options = [
         click.option("--kind", "kind", multiple=True, metavar="KIND",
@@ -85,7 +86,7 @@ def search_options(f):
 @click.argument("query", nargs=-1, required=True)
 @search_options
 @pass_ctx
-def search(ctx, query, **filters):
+def search(ctx: CliContext, query: tuple[str, ...], **filters: Any) -> None:
     """Search the whole workspace: ranked sections with highlighted snippets.
 
     QUERY: words (pages with more of them rank higher), "a phrase",
@@ -103,53 +104,50 @@ def search(ctx, query, **filters):
 
     Example: minara search how do we roll back a migration --explain
     """
-    _run_search(ctx, " ".join(query), memory_only=False, **filters)
+    run_search(ctx, " ".join(query), memory_only=False, **filters)
 
 
 @click.command("search", cls=SearchCommand)
 @click.argument("query", nargs=-1, required=True)
 @search_options
 @pass_ctx
-def memory_search(ctx, query, **filters):
+def memory_search(ctx: CliContext, query: tuple[str, ...], **filters: Any) -> None:
     """Search memory files: MEMORY.md, journals, channel memory, learn store.
 
     Same query language as `minara search`.
 
     Example: minara memory search "short answers" --channel c1
     """
-    _run_search(ctx, " ".join(query), memory_only=True, **filters)
+    run_search(ctx, " ".join(query), memory_only=True, **filters)
 
 
-def _run_search(ctx, query: str, *, memory_only: bool, kind, path, channel, since, limit,
-                no_catch_up, until=None, mode=None, per_page=None, pages=False,
-                explain=False, role=None) -> None:
-    ctx.app.ensure_set_up()  # a new workspace is seeded first, as every command does
-    ctx.app.check_channel_access(channel, ctx.author)
-    index = ctx.app.index
-    stats = None if no_catch_up else index.catch_up(wait=WRITER_WAIT_SECONDS)
-    _check_kinds(index, kind)
-    hits = ctx.app.search(query, role=role, kind=list(kind) or None, path=path,
-                          channel=channel, since=since, until=until, limit=limit,
-                          memory_only=memory_only, mode=mode,
-                          per_page=1 if pages else per_page, explain=explain)
-    note = lag_note(stats)
-    if note and not ctx.as_json:
-        click.echo(note, err=True)
-    emit(ctx, search_json(query, hits, stats), render_hits(hits, sys.stdout.isatty()))
-
-
-def _check_kinds(index, kinds) -> None:
-    """An unknown ``--kind`` is a usage error (exit 2) that lists the valid kinds."""
+def run_search(ctx: CliContext, query: str, *, memory_only: bool, kind: tuple[str, ...],
+                path: str | None, channel: str | None, since: str | None, limit: int,
+                no_catch_up: bool, until: str | None = None, mode: str | None = None,
+                per_page: int | None = None, pages: bool = False, explain: bool = False,
+                role: str | None = None) -> None:
     from minarad.errors import InvalidInput
 
     try:
-        index.check_kinds(kinds)
+        found = ctx.app.search(query, who=ctx.author, role=role,
+                               scope="memory" if memory_only else "all", mode=mode, kinds=kind,
+                               path=path, channel=channel, since=since, until=until,
+                               limit=limit, per_page=1 if pages else per_page, explain=explain,
+                               catch_up=not no_catch_up)
     except InvalidInput as exc:
+        if exc.code != "unknown_kind":
+            raise
+        # an unknown --kind is a usage error (exit 2) that lists the valid kinds
         raise click.BadParameter(exc.message, param_hint="'--kind'") from None
+    note = lag_note(found.stats)
+    if note and not ctx.as_json:
+        click.echo(note, err=True)
+    emit(ctx, search_json(query, found.hits, found.stats),
+         render_hits(found.hits, sys.stdout.isatty()))
 
 
 @click.group("index")
-def index():
+def index() -> None:
     """The search index: derived from git, kept outside the workspace.
 
     Example: minara index status
@@ -159,7 +157,7 @@ def index():
 @index.command("rebuild")
 @json_option
 @pass_ctx
-def rebuild(ctx):
+def rebuild(ctx: CliContext) -> None:
     """Rebuild the index from the workspace's HEAD, from nothing (progress on a terminal).
 
     A damaged index is discarded; searches and the daemon also rebuild one
@@ -178,7 +176,7 @@ def rebuild(ctx):
     emit(ctx, stats.to_dict(), _stats_text(stats))
 
 
-def _stats_text(stats) -> str:
+def _stats_text(stats: CatchUpStats) -> str:
     lines = [f"indexed {stats.files_indexed} files, {stats.documents} documents "
              f"at {(stats.to_commit or '-')[:10]}"]
     lines += [f"  problem: {p}" for p in stats.problems]
@@ -194,7 +192,7 @@ class _progress:
         self.done = 0
         self.bar: ProgressBar[int] | None = None
 
-    def __enter__(self):
+    def __enter__(self) -> _progress | None:
         return self if self.enabled else None
 
     def __call__(self, done: int, total: int, path: str = "") -> None:
@@ -204,16 +202,15 @@ class _progress:
         self.bar.update(done - self.done)
         self.done = done
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         if self.bar is not None:
             self.bar.__exit__(*exc)
-        return False
 
 
 @index.command("status")
 @json_option
 @pass_ctx
-def status(ctx):
+def status(ctx: CliContext) -> None:
     """Documents, indexed commit, lag behind HEAD, size on disk, problems.
 
     Example: minara index status --json
@@ -239,7 +236,7 @@ def _embedding_text(e: dict) -> str:
 @click.option("--rebuild", is_flag=True, help="Embed every section again, from nothing.")
 @json_option
 @pass_ctx
-def embed(ctx, rebuild):
+def embed(ctx: CliContext, rebuild: bool) -> None:
     """Embed the sections that have no vector yet (the daemon does this after each commit).
 
     Catches the index up with HEAD first, then embeds only the sections
@@ -264,7 +261,7 @@ def embed(ctx, rebuild):
          f"{stats.total} vectors ({stats.model}) at {(stats.commit or '-')[:10]}")
 
 
-def _status_text(state) -> str:
+def _status_text(state: IndexStatus) -> str:
     lines = [f"index:     {state.path}",
              f"documents: {state.documents}",
              f"indexed:   {(state.indexed_commit or '-')[:10]}",

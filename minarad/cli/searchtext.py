@@ -1,9 +1,14 @@
 """How search results print: shared by ``minara search``, ``minara memory search``
-and the click-free ``memory search`` (:mod:`minarad.cli.searchfast`), so both
-paths print the same bytes. Free of click on purpose.
+and the other surfaces that show hits. Free of click on purpose.
 """
 
 from __future__ import annotations
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing here
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from minarad.index.results import CatchUpStats, Hit
 
 HIGHLIGHT_ON = "\x1b[1;33m"
 HIGHLIGHT_OFF = "\x1b[0m"
@@ -13,21 +18,21 @@ WHERE_ON = "\x1b[35m\x1b[1m"
 WHERE_OFF = "\x1b[0m"
 
 
-def search_json(query: str, hits, stats) -> dict:
+def search_json(query: str, hits: Sequence[Hit], stats: CatchUpStats | None) -> dict:
     """The ``--json`` document of a search: the query, its hits and the index's state."""
     index = None if stats is None else {"indexed_commit": stats.to_commit, "lag": stats.lag,
                                         "busy": stats.busy}
     return {"query": query, "results": [hit.to_dict() for hit in hits], "index": index}
 
 
-def lag_text(lag) -> str:
+def lag_text(lag: int | None) -> str:
     """``3 commits`` / ``1 commit`` / ``an unknown number of commits``."""
     if lag is None:
         return "an unknown number of commits"
     return f"{lag} commit{'s' if lag != 1 else ''}"
 
 
-def lag_note(stats) -> str | None:
+def lag_note(stats: CatchUpStats | None) -> str | None:
     """The note printed (to stderr) when another process keeps the index behind HEAD."""
     if stats is not None and stats.busy and stats.lag:
         return (f"minara: note: the index is {lag_text(stats.lag)} behind HEAD "
@@ -35,7 +40,7 @@ def lag_note(stats) -> str | None:
     return None
 
 
-def render_hit(hit, colour: bool) -> str:
+def render_hit(hit: Hit, colour: bool) -> str:
     """Two lines per hit: where it is, then the snippet with its hits marked."""
     where = f"{hit.path}:{hit.line_start}-{hit.line_end}"
     heading = f"  {hit.heading}" if hit.heading else f"  [{hit.kind}] {hit.title}".rstrip()
@@ -63,7 +68,7 @@ def explain_text(explain: dict) -> str:
     return "explain: " + " · ".join(parts)
 
 
-def render_hits(hits, colour: bool) -> str:
+def render_hits(hits: Sequence[Hit], colour: bool) -> str:
     """The hits as text, or ``no results``."""
     if not hits:
         return "no results"

@@ -6,9 +6,13 @@ import click
 
 from minarad.cli.options import CliContext, emit, json_option, pass_ctx
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.sync.engine import SyncResult
+
 
 @click.group()
-def remote():
+def remote() -> None:
     """Manage the git remotes this workspace syncs with.
 
     Remotes live in the workspace's .git/config, so 'git remote -v' shows
@@ -25,7 +29,7 @@ def remote():
 @click.argument("url")
 @json_option
 @pass_ctx
-def remote_add(ctx: CliContext, name, url):
+def remote_add(ctx: CliContext, name: str, url: str) -> None:
     """Add remote NAME at URL (then 'minara sync NAME').
 
     Example: minara remote add origin /mnt/usb/memory.git
@@ -39,7 +43,7 @@ def remote_add(ctx: CliContext, name, url):
 @remote.command("list")
 @json_option
 @pass_ctx
-def remote_list(ctx: CliContext):
+def remote_list(ctx: CliContext) -> None:
     """List the remotes with their URLs (passwords masked).
 
     Example: minara remote list --json
@@ -55,7 +59,7 @@ def remote_list(ctx: CliContext):
 @click.argument("name")
 @json_option
 @pass_ctx
-def remote_remove(ctx: CliContext, name):
+def remote_remove(ctx: CliContext, name: str) -> None:
     """Remove remote NAME (the remote repository itself is not touched).
 
     Example: minara remote remove origin
@@ -69,7 +73,7 @@ def remote_remove(ctx: CliContext, name):
     emit(ctx, {"removed": name}, f"remote {name} removed")
 
 
-def render_result(result) -> str:
+def render_result(result: SyncResult) -> str:
     text = {"up-to-date": "up to date", "pushed": "pushed our commits",
             "fast-forward": "fast-forwarded to the remote's commits",
             "merge": "merged the remote's commits"}.get(result.action, result.action)
@@ -86,7 +90,7 @@ def render_result(result) -> str:
 @click.argument("name", required=False)
 @json_option
 @pass_ctx
-def sync(ctx: CliContext, name):
+def sync(ctx: CliContext, name: str | None) -> None:
     """Fetch from remote NAME (default: every remote), merge, and push.
 
     Fast-forwards when it can, else makes one merge commit that keeps both

@@ -1,8 +1,9 @@
 """``minara wiki``: list, get, put, search, links, rename, move, delete, history, diff, restore.
 
 Each command resolves its options, calls one :class:`minarad.wiki.Wiki`
-method and renders the result. A plain ``wiki get PAGE`` is answered
-without click (:mod:`minarad.cli.wikifast`).
+method and renders the result. A current ``wiki get PAGE`` and a plain
+``wiki list`` are read from disk and the link table when it is at HEAD
+(:mod:`minarad.cli.wikitext`: no dulwich).
 """
 
 from __future__ import annotations
@@ -12,15 +13,21 @@ import click
 from minarad.cli.options import CliContext, TextCommand, emit, json_option, pass_ctx, \
     read_text_arg
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.cli.options import F
+    from minarad.wiki import Wiki
+    from minarad.wiki.models import PageWrite, TreeNode
 
-def page_channel_option(f):
+
+def page_channel_option(f: F) -> F:
     """``--channel ID``: the channel's pages (seen only by callers naming it)."""
     return click.option("--channel", metavar="ID",
                         help="A channel's pages: seen, and written, only with this option.")(f)
 
 
 @click.group()
-def wiki():
+def wiki() -> None:
     """Wiki pages at paths, with [[links]] and backlinks; every save is a commit.
 
     PAGE is a path of lowercase segments such as handbook/refunds (stored
@@ -33,7 +40,7 @@ def wiki():
     """
 
 
-def _wiki(ctx: CliContext):
+def _wiki(ctx: CliContext) -> Wiki:
     return ctx.app.wiki
 
 
@@ -47,7 +54,7 @@ def _short(commit: str | None) -> str:
 @page_channel_option
 @json_option
 @pass_ctx
-def list_(ctx: CliContext, prefix, tree, channel):
+def list_(ctx: CliContext, prefix: str, tree: bool, channel: str | None) -> None:
     """List pages (PREFIX: that page and the pages under it).
 
     Example: minara wiki list handbook --tree
@@ -59,12 +66,15 @@ def list_(ctx: CliContext, prefix, tree, channel):
     if ctx.as_json:
         emit(ctx, {"pages": [p.to_dict() for p in _wiki(ctx).list(prefix, channel=channel)]})
         return
-    from minarad.cli.wikifast import render_list
+    from minarad.cli.wikitext import list_pages_fast, render_list
 
-    click.echo(render_list(_wiki(ctx).page_rows(prefix, channel=channel), tree), nl=False)
+    text = list_pages_fast(ctx.app, prefix, tree, channel)
+    if text is None:
+        text = render_list(_wiki(ctx).page_rows(prefix, channel=channel), tree)
+    click.echo(text, nl=False)
 
 
-def _tree_dict(node) -> dict:
+def _tree_dict(node: TreeNode) -> dict:
     """A tree node as JSON (by hand: ``dataclasses.asdict`` is slow on 10,000 nodes)."""
     return {"segment": node.segment, "name": node.name, "title": node.title,
             "children": [_tree_dict(c) for c in node.children]}
@@ -77,14 +87,20 @@ def _tree_dict(node) -> dict:
 @page_channel_option
 @json_option
 @pass_ctx
-def get(ctx: CliContext, page, version, no_backlinks, channel):
+def get(ctx: CliContext, page: str, version: str | None, no_backlinks: bool,
+        channel: str | None) -> None:
     """Print PAGE, then the pages that link to it.
 
     Example: minara wiki get handbook/refunds --version 2
     """
     ctx.app.check_channel_access(channel, ctx.author)
-    from minarad.cli.wikifast import render_page
+    from minarad.cli.wikitext import read_page_fast, render_page
 
+    if version is None and not no_backlinks and not ctx.as_json:
+        text = read_page_fast(ctx.app, page, channel)
+        if text is not None:
+            click.echo(text, nl=False)
+            return
     found = _wiki(ctx).get(page, version=version, channel=channel,
                            backlinks=not no_backlinks)
     emit(ctx, {**found.to_dict(), "backlinks": [b.to_dict() for b in found.backlinks]}, None)
@@ -93,7 +109,7 @@ def get(ctx: CliContext, page, version, no_backlinks, channel):
         click.echo(render_page(found.text, rows), nl=False)
 
 
-def _render_write(ctx: CliContext, result, what: str = "saved") -> None:
+def _render_write(ctx: CliContext, result: PageWrite, what: str = "saved") -> None:
     where = f" [channel {result.channel}]" if result.channel else ""
     if result.changed:
         text = (f"{result.name}{where}: {what} as version {result.version} "
@@ -113,7 +129,8 @@ def _render_write(ctx: CliContext, result, what: str = "saved") -> None:
 @page_channel_option
 @json_option
 @pass_ctx
-def put(ctx: CliContext, page, text, title, base, channel):
+def put(ctx: CliContext, page: str, text: str, title: str | None, base: str | None,
+        channel: str | None) -> None:
     """Create PAGE or save a new version of it from TEXT ('-' stdin, '@file').
 
     A TEXT without front matter keeps the page's front matter; a newline
@@ -137,7 +154,7 @@ def put(ctx: CliContext, page, text, title, base, channel):
 @page_channel_option
 @json_option
 @pass_ctx
-def search(ctx: CliContext, query, limit, channel):
+def search(ctx: CliContext, query: str, limit: int, channel: str | None) -> None:
     """Find pages by words, best first, with a snippet of each.
 
     Example: minara wiki search "refund window"
@@ -165,7 +182,7 @@ def search(ctx: CliContext, query, limit, channel):
 @page_channel_option
 @json_option
 @pass_ctx
-def links(ctx: CliContext, page, missing, channel):
+def links(ctx: CliContext, page: str | None, missing: bool, channel: str | None) -> None:
     """List the links of PAGE (missing targets marked), or with --missing every broken link.
 
     Example: minara wiki links --missing
@@ -188,7 +205,7 @@ def links(ctx: CliContext, page, missing, channel):
 @page_channel_option
 @json_option
 @pass_ctx
-def rename(ctx: CliContext, page, title, base, channel):
+def rename(ctx: CliContext, page: str, title: str, base: str | None, channel: str | None) -> None:
     """Give PAGE a new title (its path stays; see 'move' for that).
 
     Example: minara wiki rename handbook/refunds --title "Refund rules"
@@ -207,7 +224,7 @@ def rename(ctx: CliContext, page, title, base, channel):
 @page_channel_option
 @json_option
 @pass_ctx
-def move(ctx: CliContext, old, new, fix_links, channel):
+def move(ctx: CliContext, old: str, new: str, fix_links: bool, channel: str | None) -> None:
     """Move page OLD and every page under it to NEW, in one commit.
 
     Links to the old paths are left as they are (they then name missing
@@ -236,7 +253,8 @@ def move(ctx: CliContext, old, new, fix_links, channel):
 @page_channel_option
 @json_option
 @pass_ctx
-def delete(ctx: CliContext, page, base, purge, yes, force, channel):
+def delete(ctx: CliContext, page: str, base: str | None, purge: bool, yes: bool, force: bool,
+           channel: str | None) -> None:
     """Delete PAGE in a commit (pages under it stay; 'restore' brings it back).
 
     With --purge --yes the page is erased from every commit instead: the
@@ -265,7 +283,7 @@ def delete(ctx: CliContext, page, base, purge, yes, force, channel):
 @page_channel_option
 @json_option
 @pass_ctx
-def history(ctx: CliContext, page, limit, channel):
+def history(ctx: CliContext, page: str, limit: int | None, channel: str | None) -> None:
     """List the versions of PAGE, newest first.
 
     Example: minara wiki history handbook/refunds --limit 5
@@ -284,7 +302,7 @@ def history(ctx: CliContext, page, limit, channel):
 @page_channel_option
 @json_option
 @pass_ctx
-def diff(ctx: CliContext, page, v1, v2, channel):
+def diff(ctx: CliContext, page: str, v1: str, v2: str | None, channel: str | None) -> None:
     """Show what changed in PAGE from version V1 to V2 (default: now).
 
     Example: minara wiki diff handbook/refunds 1 3
@@ -302,7 +320,7 @@ def diff(ctx: CliContext, page, v1, v2, channel):
 @page_channel_option
 @json_option
 @pass_ctx
-def restore(ctx: CliContext, page, version, channel):
+def restore(ctx: CliContext, page: str, version: str, channel: str | None) -> None:
     """Bring back version VERSION of PAGE as a new version (history is kept).
 
     Example: minara wiki restore handbook/refunds 2

@@ -271,6 +271,7 @@ class Daemon:
     # -- committing ------------------------------------------------------------
 
     def _startup_reconcile(self) -> None:
+        self._repair_index()
         self._lost_reason = "start"
         self.debouncer.touch(WHOLE_TREE, time.monotonic())
         self._commit(self.debouncer.take_all())
@@ -280,6 +281,18 @@ class Daemon:
         self._save_state(force=True)
         self.notifier.ready(status)
         logger.info("ready: {}", status)
+
+    def _repair_index(self) -> None:
+        """A damaged ``.git/index`` is rewritten from HEAD before anything else."""
+        from minarad.store.commit import repair_damaged_index
+
+        try:
+            damage = repair_damaged_index(self.store)
+        except MinaraError as exc:
+            logger.warning("could not check .git/index: {}", exc.message)
+            return
+        if damage:
+            logger.warning(".git/index could not be read ({}); rewrote it from HEAD", damage)
 
     def _commit(self, taken: dict) -> bool:
         with self.head.own_commit():

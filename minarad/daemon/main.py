@@ -28,13 +28,16 @@ def configure_logging(level: str, journal: bool) -> None:
     """Log through loguru to stderr; bare ``<prio>message`` lines under journald."""
     from loguru import logger
 
+    from minarad.daemon.streams import outside_requests
+
     logger.remove()
     if journal:
         def fmt(record):
             return f"<{SYSLOG_PRIORITY.get(record['level'].name, 6)}>{{message}}\n{{exception}}"
-        logger.add(sys.stderr, level=level, format=fmt, colorize=False, backtrace=False)
+        logger.add(sys.stderr, level=level, format=fmt, colorize=False, backtrace=False,
+                   filter=outside_requests)
     else:
-        logger.add(sys.stderr, level=level, backtrace=False,
+        logger.add(sys.stderr, level=level, backtrace=False, filter=outside_requests,
                    format="{time:YYYY-MM-DD HH:mm:ss.SSS} {level: <7} {message}")
 
 
@@ -142,6 +145,8 @@ SERVICES = [
     "minarad.mcp.http:start",
     # -- budgets and proposals --
     "minarad.daemon.budgets:start_budget_watch",
+    # -- local socket (minara commands run here, warm) --
+    "minarad.daemon.socketserver:start_socket",
 ]
 
 
@@ -165,7 +170,7 @@ def start_catalogue_follower(daemon, app):
     """The knowledge catalogue (records, graph edges) follows the repository.
 
     A thread of its own with its own store, so a first build never holds
-    up commits; ``minara fact list`` then stays click-free after hand edits.
+    up commits; ``minara fact list`` then reads it without git after hand edits.
     """
     from loguru import logger
 

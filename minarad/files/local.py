@@ -24,7 +24,7 @@ from typing import BinaryIO
 
 from minarad.errors import Forbidden, InvalidInput, NotFound
 from minarad.files.keys import PREFIX, check_key, check_user, key_time_ms, new_key
-from minarad.workspace.reader import _open_folder
+from minarad.workspace.reader import open_folder
 
 #: The file mode of every stored upload (no execute bits, whatever the umask).
 FILE_MODE = 0o644
@@ -78,7 +78,7 @@ class LocalFileStore:
         if create:
             self.root.mkdir(parents=True, exist_ok=True)
         try:
-            return _open_folder(os.fspath(self.root), key, create)
+            return open_folder(os.fspath(self.root), key, create)
         except (FileNotFoundError, NotADirectoryError):
             raise NotFound(f"no file {key}", code="file_not_found", key=key) from None
         except Forbidden as exc:

@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from minarad.errors import InvalidInput, MinaraError, VersionConflict
+
+if TYPE_CHECKING:
+    from minarad.gateway.library import Library
+
+T = TypeVar("T")
 
 #: Longest accepted ``X-Minara-Author``.
 MAX_AUTHOR = 100
@@ -31,12 +38,12 @@ class PreconditionRequired(MinaraError):
     http_status = 428
 
 
-def _lib(request: Request):
+def library_of(request: Request) -> Library:
     return request.app.state.library
 
 
-async def _call(request: Request, fn, *args, **kwargs):
-    return await _lib(request).call(fn, *args, **kwargs)
+async def call_library(request: Request, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    return await library_of(request).call(fn, *args, **kwargs)
 
 
 def _path(request: Request) -> str:
@@ -69,14 +76,14 @@ async def json_body(request: Request) -> dict:
     return data
 
 
-def _text_field(data: dict, name: str = "text") -> str:
+def text_field(data: dict, name: str = "text") -> str:
     value = data.get(name)
     if not isinstance(value, str):
         raise InvalidInput(f"field {name!r} must be a string", code="invalid_input")
     return value
 
 
-def _optional_str(data: dict, name: str) -> str | None:
+def optional_str(data: dict, name: str) -> str | None:
     value = data.get(name)
     if value is None:
         return None
@@ -93,7 +100,7 @@ def base_from(request: Request, data: dict | None = None) -> str | None:
         if value.startswith("W/"):
             value = value[2:]
         return value.strip('"') or None
-    return _optional_str(data or {}, "base")
+    return optional_str(data or {}, "base")
 
 
 def etag(sha256: str | None) -> dict:
@@ -106,14 +113,14 @@ def etag(sha256: str | None) -> dict:
 
 async def list_files(request: Request) -> Response:
     """GET /v1/workspace/files."""
-    files = await _call(request, _lib(request).list_files)
+    files = await call_library(request, library_of(request).list_files)
     return JSONResponse({"files": files})
 
 
 async def get_file(request: Request) -> Response:
     """GET /v1/workspace/files/{path} (``?version=V`` for an old version)."""
     version = request.query_params.get("version") or None
-    data = await _call(request, _lib(request).read_file, _path(request), version)
+    data = await call_library(request, library_of(request).read_file, _path(request), version)
     if version is None and request.headers.get("if-none-match", "").strip('"') == data["sha256"]:
         return Response(status_code=304, headers=etag(data["sha256"]))
     return JSONResponse(data, headers=etag(data["sha256"]))
@@ -122,15 +129,15 @@ async def get_file(request: Request) -> Response:
 async def put_file(request: Request) -> Response:
     """PUT /v1/workspace/files/{path}: ``{"text", "base"?}`` or ``If-Match``; 409 when stale."""
     data = await json_body(request)
-    text, base = _text_field(data), base_from(request, data)
+    text, base = text_field(data), base_from(request, data)
     author, source = who(request)
-    lib, path = _lib(request), _path(request)
+    lib, path = library_of(request), _path(request)
     try:
-        result = await _call(request, lambda: lib.store.write(
+        result = await call_library(request, lambda: lib.store.write(
             path, text, base=base, author=author, source=source,
-            message=_optional_str(data, "message")))
+            message=optional_str(data, "message")))
     except VersionConflict as exc:
-        details = await _call(request, lib.conflict_details, path)
+        details = await call_library(request, lib.conflict_details, path)
         return JSONResponse({**exc.to_dict(), **details}, status_code=409,
                             headers=etag(details["current_sha256"]))
     return JSONResponse(result.to_dict(), headers=etag(result.sha256))
@@ -139,11 +146,11 @@ async def put_file(request: Request) -> Response:
 async def append_file(request: Request) -> Response:
     """POST /v1/workspace/append/{path}: ``{"text"}`` as new line(s); never 409."""
     data = await json_body(request)
-    text = _text_field(data)
+    text = text_field(data)
     author, source = who(request)
-    lib, path = _lib(request), _path(request)
-    result = await _call(request, lambda: lib.store.append(path, text, author=author,
-                                                           source=source))
+    lib, path = library_of(request), _path(request)
+    result = await call_library(request, lambda: lib.app.memory_append(path, text, author=author,
+                                                                source=source))
     return JSONResponse(result.to_dict(), headers=etag(result.sha256))
 
 
@@ -154,20 +161,20 @@ async def delete_file(request: Request) -> Response:
         raise PreconditionRequired("a delete needs If-Match: the sha256 (or version) you "
                                    "read, so that a newer text is never deleted unseen")
     author, source = who(request)
-    lib, path = _lib(request), _path(request)
+    lib, path = library_of(request), _path(request)
     try:
-        result = await _call(request, lambda: lib.store.delete(path, base=base, author=author,
-                                                               source=source))
+        result = await call_library(request, lambda: lib.app.memory_delete(
+            path, base=base, author=author, source=source))
     except VersionConflict as exc:
-        details = await _call(request, lib.conflict_details, path)
+        details = await call_library(request, lib.conflict_details, path)
         return JSONResponse({**exc.to_dict(), **details}, status_code=409)
     return JSONResponse(result.to_dict())
 
 
 async def history(request: Request) -> Response:
     """GET /v1/workspace/history/{path}: versions, newest first."""
-    lib, path = _lib(request), _path(request)
-    entries = await _call(request, lambda: lib.store.history(path))
+    lib, path = library_of(request), _path(request)
+    entries = await call_library(request, lambda: lib.app.memory_history(path))
     return JSONResponse({"path": entries[0].path if entries else path,
                          "versions": [e.to_dict() for e in entries]})
 
@@ -179,21 +186,21 @@ async def diff(request: Request) -> Response:
     if not old:
         raise InvalidInput("give ?from=VERSION (and optionally &to=VERSION)",
                            code="invalid_input")
-    lib, path = _lib(request), _path(request)
-    text = await _call(request, lambda: lib.store.diff(path, old, new))
+    lib, path = library_of(request), _path(request)
+    text = await call_library(request, lambda: lib.app.memory_diff(path, old, new))
     return JSONResponse({"path": path, "from": old, "to": new, "diff": text})
 
 
 async def restore(request: Request) -> Response:
     """POST /v1/workspace/restore/{path}: ``{"version"}`` comes back as a new version."""
     data = await json_body(request)
-    version = _optional_str(data, "version")
+    version = optional_str(data, "version")
     if not version:
         raise InvalidInput("field 'version' is required", code="invalid_input")
     author, source = who(request)
-    lib, path = _lib(request), _path(request)
-    result = await _call(request, lambda: lib.store.restore(path, version, author=author,
-                                                            source=source))
+    lib, path = library_of(request), _path(request)
+    result = await call_library(request, lambda: lib.app.memory_restore(
+        path, version, author=author, source=source))
     return JSONResponse(result.to_dict(), headers=etag(result.sha256))
 
 
@@ -205,13 +212,13 @@ async def reset_heartbeat(request: Request) -> Response:
     data = await json_body(request)
     base = base_from(request, data)
     author, source = who(request)
-    lib = _lib(request)
+    lib = library_of(request)
     try:
-        result = await _call(request, lambda: lib.store.write(
+        result = await call_library(request, lambda: lib.app.memory_set(
             HEARTBEAT, new_heartbeat_text(), base=base, author=author, source=source,
-            message="reset HEARTBEAT.md from its template"))
+            newline=False, message="reset HEARTBEAT.md from its template"))
     except VersionConflict as exc:
-        details = await _call(request, lib.conflict_details, HEARTBEAT)
+        details = await call_library(request, lib.conflict_details, HEARTBEAT)
         return JSONResponse({**exc.to_dict(), **details}, status_code=409)
     return JSONResponse(result.to_dict(), headers=etag(result.sha256))
 
@@ -269,17 +276,18 @@ async def search(request: Request) -> Response:
         raise InvalidInput(f"mode must be one of {', '.join(MODES)}", code="unknown_mode")
     if scope not in SCOPES:
         raise InvalidInput("scope must be 'all' or 'memory'", code="invalid_input")
-    result = await _call(request, _lib(request).search, q.get("q", ""), scope=scope, mode=mode,
-                         kinds=q.getlist("kind"), path=q.get("path"), channel=q.get("channel"),
-                         since=q.get("since"), until=q.get("until"), limit=_limit(request),
-                         per_page=_per_page(request), explain=_flag(request, "explain"),
-                         role=search_role(request))
+    result = await call_library(request, library_of(request).search, q.get("q", ""),
+                                scope=scope, mode=mode, kinds=q.getlist("kind"),
+                                path=q.get("path"), channel=q.get("channel"),
+                                since=q.get("since"), until=q.get("until"),
+                                limit=_limit(request), per_page=_per_page(request),
+                                explain=_flag(request, "explain"), role=search_role(request))
     return JSONResponse(result)
 
 
 async def status(request: Request) -> Response:
     """GET /v1/status: daemon, index, repository and gateway."""
-    data = await _call(request, _lib(request).status)
+    data = await call_library(request, library_of(request).status)
     data["gateway"] = {"address": request.app.state.address,
                        "max_body_bytes": request.app.state.settings.http_max_body_bytes}
     return JSONResponse(data)
@@ -292,7 +300,7 @@ async def events(request: Request) -> Response:
     feed = request.app.state.feed
     queue = feed.subscribe()
 
-    async def stream():
+    async def stream() -> AsyncIterator[str]:
         try:
             yield "retry: 2000\n: minara commit events\n\n"
             while not feed.stopped:

@@ -16,7 +16,14 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from minarad.errors import InvalidInput
-from minarad.gateway.api import _lib, who
+from minarad.gateway.api import library_of, who
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from minarad.app import Minara
+    from minarad.config import Settings
 
 #: Where uploads are posted (the guard lets their bodies reach ``files_max_bytes``).
 UPLOAD_PATH = "/v1/files"
@@ -24,13 +31,13 @@ UPLOAD_PATH = "/v1/files"
 MULTIPART_OVERHEAD = 64 * 1024
 
 
-def upload_body_limit(settings) -> int:
+def upload_body_limit(settings: Settings) -> int:
     """The body an upload may have: the file limit (``files_max_bytes``) and its framing."""
     return settings.files_max_bytes + MULTIPART_OVERHEAD
 
 
-def _app(request: Request):
-    return _lib(request).app
+def _app(request: Request) -> Minara:
+    return library_of(request).app
 
 
 def _limit(request: Request) -> int:
@@ -126,7 +133,7 @@ async def download_file(request: Request) -> Response:
     stream, headers = await run_in_threadpool(api.download, _app(request),
                                               request.path_params["key"])
 
-    def chunks():
+    def chunks() -> Iterator[bytes]:
         with stream:
             while chunk := stream.read(1 << 20):
                 yield chunk

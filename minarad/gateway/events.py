@@ -15,13 +15,20 @@ import threading
 
 from minarad.git import refs
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from minarad.gateway.library import Library
+    from minarad.store.historydb import CommitRecord
+
 #: How often HEAD is looked at without being woken, in seconds (None: never).
 POLL_SECONDS: float | None = None
 #: Events a slow subscriber may fall behind by before it is told to reload.
 QUEUE_SIZE = 1000
 
 
-def commit_event(record, changes) -> dict:
+def commit_event(record: CommitRecord, changes: Iterable[tuple[str, int, bool]]) -> dict:
     """The JSON of one commit event."""
     from minarad.store.models import iso_time
 
@@ -38,7 +45,7 @@ class CommitFeed:
         interval: seconds between looks at HEAD when not woken (None: only when woken).
     """
 
-    def __init__(self, library, interval: float | None = POLL_SECONDS):
+    def __init__(self, library: Library, interval: float | None = POLL_SECONDS):
         self.library = library
         self.interval = interval
         self._wake = threading.Event()
@@ -71,7 +78,7 @@ class CommitFeed:
         """True once :meth:`stop` was called."""
         return self._stop.is_set()
 
-    def wake(self, _info=None) -> None:
+    def wake(self, _info: object = None) -> None:
         """Look at HEAD now (the daemon's ``after_commit`` callback)."""
         self._wake.set()
 

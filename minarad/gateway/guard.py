@@ -18,8 +18,13 @@ import json
 import urllib.parse
 
 from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from minarad.gateway import security
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.gateway.security import TokenSource
 
 SESSION_COOKIE = "minara_session"
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
@@ -73,7 +78,8 @@ class Guard:
             larger (a file upload up to ``files_max_bytes``).
     """
 
-    def __init__(self, app, *, tokens, hosts: frozenset[str], max_body: int,
+    def __init__(self, app: ASGIApp, *, tokens: TokenSource, hosts: frozenset[str],
+                 max_body: int,
                  larger_bodies: dict[tuple[str, str], int] | None = None):
         self.app = app
         self.tokens = tokens
@@ -81,12 +87,12 @@ class Guard:
         self.max_body = max_body
         self.larger_bodies = dict(larger_bodies or {})
 
-    def body_limit(self, scope) -> int:
+    def body_limit(self, scope: Scope) -> int:
         """The largest body this request may have."""
         return self.larger_bodies.get((scope.get("method", ""), scope.get("path", "")),
                                       self.max_body)
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         send = _with_security_headers(send)
@@ -100,7 +106,7 @@ class Guard:
             await _refuse(scope, send, 413, "request_too_large",
                           f"the request body is over {limit:,} bytes")
 
-    def _check(self, scope) -> tuple[int, str, str] | None:
+    def _check(self, scope: Scope) -> tuple[int, str, str] | None:
         headers = Headers(scope=scope)
         if host_name(headers.get("host")) not in self.hosts:
             return 403, "host_not_allowed", "this server does not answer to that Host name"
@@ -109,7 +115,7 @@ class Guard:
             return 413, "request_too_large", f"the request body is over {limit:,} bytes"
         return self._check_caller(scope, headers)
 
-    def _check_caller(self, scope, headers: Headers) -> tuple[int, str, str] | None:
+    def _check_caller(self, scope: Scope, headers: Headers) -> tuple[int, str, str] | None:
         token = self.tokens.current()
         state = scope.setdefault("state", {})
         state["identity"], state["csrf"] = None, ""
@@ -142,10 +148,10 @@ class Guard:
             return 403, "csrf_failed", "the request came from another origin"
         return None
 
-    def _limited(self, receive, limit: int):
+    def _limited(self, receive: Receive, limit: int) -> Receive:
         seen = 0
 
-        async def wrapped():
+        async def wrapped() -> Message:
             nonlocal seen
             message = await receive()
             if message["type"] == "http.request":
@@ -173,8 +179,8 @@ def _cookie(headers: Headers, name: str) -> str | None:
     return morsel.value if morsel else None
 
 
-def _with_security_headers(send):
-    async def wrapped(message):
+def _with_security_headers(send: Send) -> Send:
+    async def wrapped(message: Message) -> None:
         if message["type"] == "http.response.start":
             headers = list(message.get("headers", []))
             present = {k.lower() for k, _ in headers}
@@ -187,7 +193,7 @@ def _with_security_headers(send):
     return wrapped
 
 
-async def _refuse(scope, send, status: int, code: str, message: str) -> None:
+async def _refuse(scope: Scope, send: Send, status: int, code: str, message: str) -> None:
     """Answer with the error: JSON for the API, a short page for a browser."""
     path = scope.get("path", "")
     if path.startswith("/v1/") or status != 401:

@@ -12,20 +12,25 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from minarad.errors import InvalidInput
-from minarad.gateway.api import _call, _lib, json_body, who
+from minarad.gateway.api import call_library, library_of, json_body, who
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.knowledge import Knowledge
 
 EDITABLE = ("domain", "topic", "content", "confidence", "scope")
 
 
-def _knowledge(request: Request):
-    return _lib(request).app.knowledge
+def _knowledge(request: Request) -> Knowledge:
+    return library_of(request).app.knowledge
 
 
 def _flag(request: Request, name: str) -> bool:
     return request.query_params.get(name, "") in ("1", "true", "yes", "on")
 
 
-def fact_listing(knowledge, *, q: str = "", domain: str | None = None, scope: str | None = None,
+def fact_listing(knowledge: Knowledge, *, q: str = "", domain: str | None = None,
+                 scope: str | None = None,
                  sort: str = "newest", superseded: bool = False) -> dict:
     """Facts matching the filters; ``q`` is a substring of domain, topic or content.
 
@@ -46,7 +51,7 @@ async def list_facts(request: Request) -> Response:
     """GET /v1/knowledge/facts?q=&domain=&scope=&sort=newest|confidence&superseded=1."""
     q = request.query_params
     knowledge = _knowledge(request)
-    data = await _call(request, lambda: fact_listing(
+    data = await call_library(request, lambda: fact_listing(
         knowledge, q=q.get("q", ""), domain=q.get("domain"), scope=q.get("scope"),
         sort=q.get("sort", "newest"), superseded=_flag(request, "superseded")))
     return JSONResponse(data)
@@ -55,14 +60,14 @@ async def list_facts(request: Request) -> Response:
 async def list_policies(request: Request) -> Response:
     """GET /v1/knowledge/policies?domain=: grouped by domain, inactive last; count = active."""
     knowledge, domain = _knowledge(request), request.query_params.get("domain") or None
-    listing = await _call(request, lambda: knowledge.list_policies(domain=domain))
+    listing = await call_library(request, lambda: knowledge.list_policies(domain=domain))
     return JSONResponse(listing.to_dict())
 
 
 async def get_record(request: Request) -> Response:
     """GET /v1/knowledge/records/{id}: one fact or policy."""
     knowledge, record_id = _knowledge(request), request.path_params["id"]
-    record = await _call(request, lambda: knowledge.get(record_id))
+    record = await call_library(request, lambda: knowledge.get(record_id))
     return JSONResponse(record.to_dict())
 
 
@@ -82,7 +87,7 @@ async def edit_record(request: Request) -> Response:
         raise InvalidInput("field 'confidence' must be a number", code="invalid_input")
     author, source = who(request)
     knowledge, record_id = _knowledge(request), request.path_params["id"]
-    change = await _call(request, lambda: knowledge.edit(
+    change = await call_library(request, lambda: knowledge.edit(
         record_id, author=author, source=source, **{k: data.get(k) for k in EDITABLE}))
     return JSONResponse(change.to_dict())
 
@@ -91,8 +96,8 @@ async def delete_record(request: Request) -> Response:
     """DELETE /v1/knowledge/records/{id}: one commit (history keeps it)."""
     author, source = who(request)
     knowledge, record_id = _knowledge(request), request.path_params["id"]
-    change = await _call(request, lambda: knowledge.delete(record_id, author=author,
-                                                           source=source))
+    change = await call_library(request, lambda: knowledge.delete(record_id, author=author,
+                                                                  source=source))
     return JSONResponse(change.to_dict())
 
 
@@ -104,22 +109,22 @@ async def set_active(request: Request) -> Response:
         raise InvalidInput("field 'active' must be true or false", code="invalid_input")
     author, source = who(request)
     knowledge, record_id = _knowledge(request), request.path_params["id"]
-    change = await _call(request, lambda: knowledge.set_active(record_id, active,
-                                                               author=author, source=source))
+    change = await call_library(request, lambda: knowledge.set_active(record_id, active,
+                                                                      author=author, source=source))
     return JSONResponse(change.to_dict())
 
 
 async def grants(request: Request) -> Response:
     """GET /v1/knowledge/grants: role x domain -> none/read/write."""
     knowledge = _knowledge(request)
-    rows = await _call(request, lambda: knowledge.grants().rows())
+    rows = await call_library(request, lambda: knowledge.grants().rows())
     return JSONResponse({"grants": rows})
 
 
 async def graph(request: Request) -> Response:
     """GET /v1/knowledge/graph?domain=: nodes and edges."""
     knowledge, domain = _knowledge(request), request.query_params.get("domain") or None
-    found = await _call(request, lambda: knowledge.graph(domain=domain))
+    found = await call_library(request, lambda: knowledge.graph(domain=domain))
     return JSONResponse(found.to_dict())
 
 

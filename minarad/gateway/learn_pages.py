@@ -12,7 +12,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from minarad.gateway.learn_api import learn_listing
-from minarad.gateway.pages import _call, layout
+from minarad.gateway.pages import call_library, layout
 from minarad.gateway.render import escape
 
 VIEWS = (("all", "All"), ("candidates", "Candidates"), ("promoted", "Promoted"))
@@ -36,18 +36,21 @@ async def learn_page(request: Request) -> Response:
     learn = request.app.state.library.app.learn
     view = request.query_params.get("view", "all")
     view = view if view in dict(VIEWS) else "all"
-    data = await _call(request, lambda: learn_listing(
+    data = await call_library(request, lambda: learn_listing(
         learn, kind=None, promoted=True if view == "promoted" else None,
         candidates=view == "candidates"))
     tabs = "".join(f'<a class="button" href="/learn?view={key}"'
                    f'{" aria-current=page" if key == view else ""}>{label}</a>'
                    for key, label in VIEWS)
-    rows = "".join(_entry_row(e) for e in data["entries"]) or "<li>No entries.</li>"
+    rows = "".join(_entry_row(e) for e in data["entries"]) or (
+        "<li>No entries yet. Agents capture lessons with the MCP tool <code>learn_capture"
+        "</code> or <code>minara learn add lesson --title ... --detail ...</code>.</li>")
     problems = "".join(f"<li>{escape(p.get('path'))}:{escape(p.get('line'))}: "
                        f"{escape(p.get('message') or p.get('reason'))}</li>"
                        for p in data["problems"])
     body = (f'<h1>Learn store</h1><nav class="tabs" aria-label="Entries">{tabs}</nav>'
-            f'<p><strong id="learn-count">{len(data["entries"])}</strong> entries · '
+            f'<p><strong id="learn-count">{len(data["entries"])}</strong> '
+            f'{"entry" if len(data["entries"]) == 1 else "entries"} · '
             f'<button type="button" id="promote-preview" class="secondary">Preview promotion'
             f'</button></p><pre id="promotion" hidden></pre>'
             f'<ul class="records" id="learnings">{rows}</ul>'

@@ -12,15 +12,18 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from minarad.errors import NotFound
 from minarad.workspace.layout import BOOTSTRAP, HEARTBEAT, SEEDED_FILES, role_of
 
+if TYPE_CHECKING:
+    from minarad.app import Minara
+    from minarad.store import Store
+    from minarad.verbs.search import Scope
+
 T = TypeVar("T")
 
-#: How long a search waits for another process to finish updating the index.
-SEARCH_WAIT_SECONDS = 2.5
 #: Identity files first, in the order a new workspace shows them.
 FIRST = (*SEEDED_FILES, HEARTBEAT, BOOTSTRAP)
 
@@ -32,16 +35,16 @@ class Library:
         app: the application (its own store and index, not the daemon's).
     """
 
-    def __init__(self, app):
+    def __init__(self, app: Minara):
         self.app = app
         self._thread = concurrent.futures.ThreadPoolExecutor(1, "minara-library")
         self._blob_facts: dict[str, tuple[str, int]] = {}
 
-    def run(self, fn: Callable[..., T], *args, **kwargs) -> T:
+    def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Call ``fn`` on the library's thread and wait for it (never from that thread)."""
         return self._thread.submit(fn, *args, **kwargs).result()
 
-    async def call(self, fn: Callable[..., T], *args, **kwargs) -> T:
+    async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Await ``fn`` run on the library's thread (from a request handler)."""
         return await asyncio.wrap_future(self._thread.submit(fn, *args, **kwargs))
 
@@ -53,7 +56,7 @@ class Library:
             self._thread.shutdown(wait=True)
 
     @property
-    def store(self):
+    def store(self) -> Store:
         """The workspace store."""
         return self.app.store
 
@@ -97,9 +100,9 @@ class Library:
             self._blob_facts[blob] = (sha256_hex(data), len(data))
         return self._blob_facts[blob]
 
-    def read_file(self, path: str, version=None) -> dict:
+    def read_file(self, path: str, version: str | None = None) -> dict:
         """The text of ``path`` (now or at ``version``) with its version record."""
-        text, info = self.store.read(path, version)
+        text, info = self.app.memory_get(path, version)
         return {**info.to_dict(), "role": role_of(info.path), "text": text}
 
     def read_or_new(self, path: str) -> dict:
@@ -113,36 +116,26 @@ class Library:
             return {**info.to_dict(), "role": role_of(info.path), "text": "",
                     "missing": exc.message}
 
-    def conflict_details(self, path: str) -> dict:
-        """What a 409 adds to the store's error: the current sha256 and version."""
-        info = self.store.current(path)
-        return {"current_sha256": info.sha256, "current_version": info.version,
-                "current_author": info.author}
+    def conflict_details(self, path: str) -> dict[str, Any]:
+        """What a 409 adds to the store's error: where the file stands now."""
+        return self.app.conflict_details(path).to_dict()
 
     # -- search and status -------------------------------------------------------
 
-    def search(self, query: str, *, scope: str = "all", mode: str | None = None,
+    def search(self, query: str, *, scope: Scope = "all", mode: str | None = None,
                kinds: list[str], path: str | None, channel: str | None, since: str | None,
                limit: int, until: str | None = None, per_page: int | None = None,
-               explain: bool = False, role: str | None = None) -> dict:
+               explain: bool = False, role: str | None = None) -> dict[str, Any]:
         """Search the workspace (``scope`` ``all``) or its memory files (``memory``).
 
         ``mode`` is keyword, semantic or hybrid (None: hybrid when an
         embedding model is installed and has embedded, else keyword); the
-        knowledge domains ``role`` may not read give no hits.
+        knowledge domains ``role`` may not read give no hits. The token's
+        holder may search every channel.
         """
-        self.app.ensure_set_up()
-        index = self.app.index
-        stats = index.catch_up(wait=SEARCH_WAIT_SECONDS)
-        used = mode or index.default_mode()
-        hits = self.app.search(query, role=role, kind=kinds or None, path=path or None,
-                               channel=channel or None, since=since or None,
-                               until=until or None, limit=limit, memory_only=scope == "memory",
-                               mode=used, per_page=per_page, explain=explain)
-        return {"query": query, "scope": scope, "mode": used,
-                "results": [h.to_dict() for h in hits],
-                "index": {"indexed_commit": stats.to_commit, "lag": stats.lag,
-                          "busy": stats.busy}}
+        return self.app.search(query, who=None, role=role, scope=scope, mode=mode, kinds=kinds,
+                               path=path, channel=channel, since=since, until=until,
+                               limit=limit, per_page=per_page, explain=explain).to_dict()
 
     def status(self) -> dict:
         """The daemon's, the index's and the repository's state."""
@@ -161,6 +154,4 @@ class Library:
                 "jobs": self._jobs(), "semantic_search": semantic}
 
     def _jobs(self) -> list[dict]:
-        from minarad.jobs import jobs_status
-
-        return [s.to_dict() for s in jobs_status(self.app)]
+        return [s.to_dict() for s in self.app.jobs()]

@@ -18,12 +18,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from uvicorn.protocols.http.h11_impl import H11Protocol
 
 #: Least time between two log records of one kind.
 LOG_EVERY_S = 60.0
 
 
-def guarded_protocol(max_connections: int, header_timeout: float):
+def guarded_protocol(max_connections: int, header_timeout: float) -> type[H11Protocol]:
     """uvicorn's HTTP/1.1 protocol with a connection cap and a header time-out."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -31,7 +36,8 @@ def guarded_protocol(max_connections: int, header_timeout: float):
         _header_timer: asyncio.TimerHandle | None = None
         _refused = False
 
-        def connection_made(self, transport) -> None:
+        def connection_made(  # type: ignore[override]  # as uvicorn declares it
+                self, transport: asyncio.Transport) -> None:
             if len(self.connections) >= max_connections:
                 self._refused = True
                 self.transport = transport
@@ -71,7 +77,8 @@ class OncePerKind(logging.Filter):
     A record held back is counted; the next one let through says how many.
     """
 
-    def __init__(self, every_s: float = LOG_EVERY_S, clock=time.monotonic):
+    def __init__(self, every_s: float = LOG_EVERY_S,
+                 clock: Callable[[], float] = time.monotonic):
         super().__init__()
         self.every_s = every_s
         self.clock = clock

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from minarad import __version__
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
-def _s(kind, **extra) -> dict:
+
+def _s(kind: str, **extra: Any) -> dict:
     return {"type": kind, **extra}
 
 
-def _nullable(kind) -> dict:
+def _nullable(kind: str) -> dict:
     return {"type": [kind, "null"]}
 
 
@@ -92,7 +96,7 @@ IF_MATCH = {"name": "If-Match", "in": "header", "required": False,
 COMMON = (400, 401, 403, 404, 413, 503)
 
 
-def _text_body(required: list[str], **props) -> dict:
+def _text_body(required: list[str], **props: Any) -> dict:
     return {"required": True, "content": {"application/json": {"schema": {
         "type": "object", "required": required, "properties": props}}}}
 

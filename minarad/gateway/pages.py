@@ -9,6 +9,8 @@ after :func:`~minarad.gateway.render.render_markdown` sanitised it.
 from __future__ import annotations
 
 import urllib.parse
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -18,12 +20,15 @@ from starlette.routing import Route
 from minarad.errors import MinaraError
 from minarad.gateway.render import escape, render_markdown
 
+T = TypeVar("T")
+
 NAV = (("/workspace", "Workspace"), ("/wiki", "Wiki"), ("/settings/memory", "Memory"),
        ("/agents", "Agents"), ("/learn", "Learn"), ("/proposals", "Proposals"),
-       ("/search", "Search"), ("/status", "Status"))
+       ("/artifacts", "Artifacts"), ("/uploads", "Uploads"), ("/search", "Search"),
+       ("/status", "Status"))
 
 
-def _q(value: str) -> str:
+def quote_path(value: str) -> str:
     return urllib.parse.quote(value, safe="/")
 
 
@@ -47,7 +52,9 @@ def layout(request: Request, title: str, body: str, *, active: str = "",
 </head><body{attrs}>
 <a class="skip" href="#main">Skip to content</a>
 <header><strong class="brand">minara</strong><nav aria-label="Main">{links}</nav>
-<span id="live" class="live" role="status" aria-live="polite"></span></header>
+<span id="live" class="live" role="status" aria-live="polite"></span>
+{'<button type="button" id="sign-out" class="secondary">Sign out</button>' if csrf else ""}
+</header>
 <main id="main" tabindex="-1">{body}</main>
 </body></html>"""
     return HTMLResponse(page, status_code=status)
@@ -57,7 +64,8 @@ def login_needed_html() -> str:
     """The page a browser without a session gets (401)."""
     return ("<!doctype html><html lang=en><head><meta charset=utf-8>"
             "<meta name=viewport content='width=device-width, initial-scale=1'>"
-            "<title>Sign in · minara</title><link rel=stylesheet href=/static/app.css></head>"
+            "<title>Sign in · minara</title><link rel=icon href='data:,'>"
+            "<link rel=stylesheet href=/static/app.css></head>"
             "<body><main id=main><h1>Sign in</h1><p>Run <code>minara ui</code> on the machine "
             "that runs minarad and open the login link it prints (it works once).</p>"
             "</main></body></html>")
@@ -71,7 +79,7 @@ def error_page(request: Request, err: MinaraError) -> HTMLResponse:
     return layout(request, "Error", body, status=err.http_status)
 
 
-async def _call(request: Request, fn, *args, **kwargs):
+async def call_library(request: Request, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return await request.app.state.library.call(fn, *args, **kwargs)
 
 
@@ -85,6 +93,10 @@ async def login(request: Request) -> Response:
 
     state_dir = request.app.state.settings.state_dir
     code = request.query_params.get("code", "")
+    if not code and request.query_params.get("signed_out"):
+        return HTMLResponse(login_needed_html().replace(
+            "<h1>Sign in</h1>", "<h1>Signed out</h1><p id=signed-out>This browser's "
+            "session has ended. To sign in again:</p>"))
     ok = await run_in_threadpool(security.redeem_login_code, state_dir, code)
     if not ok:
         return HTMLResponse(login_needed_html().replace(
@@ -95,6 +107,20 @@ async def login(request: Request) -> Response:
     response.set_cookie(SESSION_COOKIE, security.new_session(token),
                         max_age=security.SESSION_SECONDS, httponly=True, samesite="strict",
                         secure=request.url.scheme == "https", path="/")
+    return response
+
+
+async def logout(request: Request) -> Response:
+    """POST /logout (with the session's CSRF token): this browser's session cookie is removed.
+
+    Sessions are signed, not stored: a copy of the cookie taken before stays
+    valid until it expires; ``minara token --rotate`` ends every session.
+    """
+    from minarad.gateway.guard import SESSION_COOKIE
+
+    response = Response(status_code=204)
+    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict",
+                           secure=request.url.scheme == "https")
     return response
 
 
@@ -110,7 +136,7 @@ def _file_list(files: list[dict], current: str) -> str:
     items = []
     for f in files:
         here = ' aria-current="page"' if f["path"] == current else ""
-        items.append(f'<li><a href="/workspace?path={_q(f["path"])}"{here}>'
+        items.append(f'<li><a href="/workspace?path={quote_path(f["path"])}"{here}>'
                      f'{escape(f["path"])}</a> <span class="role">{escape(f["role"])}</span></li>')
     return (f'<nav class="files" aria-label="Workspace files"><h2>Files</h2>'
             f'<form action="/workspace" method="get" class="open">'
@@ -123,8 +149,8 @@ async def workspace(request: Request) -> Response:
     """GET /workspace?path=FILE: pick a file, edit it, save (409 opens the dialog)."""
     lib = request.app.state.library
     path = request.query_params.get("path") or "MEMORY.md"
-    files = await _call(request, lib.list_files)
-    doc = await _call(request, lib.read_or_new, path)
+    files = await call_library(request, lib.list_files)
+    doc = await call_library(request, lib.read_or_new, path)
     path = doc["path"]
     meta = (f'version {doc["version"]}' + (f' by {escape(doc["author"])} at '
                                            f'{escape(doc["time"])}' if doc["author"] else ""))
@@ -136,7 +162,7 @@ async def workspace(request: Request) -> Response:
 <section class="editor" aria-labelledby="file-title">
 <h1 id="file-title">{escape(path)}</h1>
 <p class="meta" id="file-meta">{meta if doc["exists"] else "new file: not saved yet"}
- · <a href="/history?path={_q(path)}">History</a></p>
+ · <a href="/history?path={quote_path(path)}">History</a></p>
 <form id="editor-form">
 <label for="editor">Text of {escape(path)}</label>
 <textarea id="editor" name="text" spellcheck="false" rows="18">{escape(doc["text"])}</textarea>
@@ -170,23 +196,27 @@ async def history(request: Request) -> Response:
     """GET /history?path=FILE: every version with who and when; show, diff, restore."""
     lib = request.app.state.library
     path = request.query_params.get("path") or "MEMORY.md"
-    entries = await _call(request, lambda: lib.store.history(path))
+    entries = await call_library(request, lambda: lib.app.memory_history(path))
     rows = []
     for e in entries:
         actions = ("<em>deleted</em>" if e.deleted else
-                   f'<a href="/version?path={_q(e.path)}&amp;v={e.version}">Show</a> '
-                   f'<a href="/diff?path={_q(e.path)}&amp;from={e.version}">Diff to now</a> '
+                   f'<a href="/version?path={quote_path(e.path)}&amp;v={e.version}">Show</a> '
+                   f'<a href="/diff?path={quote_path(e.path)}&amp;from={e.version}">'
+                   f'Diff to now</a> '
                    f'<button type="button" class="restore secondary" data-version="{e.version}">'
                    f'Restore</button>')
-        rows.append(f"<tr><td>v{e.version}</td><td>{escape(e.time)}</td>"
-                    f"<td>{escape(e.author)}</td><td>{escape(e.source)}</td>"
-                    f"<td>{escape(e.message)}</td><td>{actions}</td></tr>")
+        cells = (("Version", f"v{e.version}"), ("When", escape(e.time)),
+                 ("Who", escape(e.author)), ("Source", escape(e.source)),
+                 ("Message", escape(e.message)), ("Actions", actions))
+        rows.append("<tr>" + "".join(f'<td data-label="{label}">{value}</td>'
+                                     for label, value in cells) + "</tr>")
     shown = entries[0].path if entries else path
-    body = (f'<h1>History of <a href="/workspace?path={_q(shown)}">{escape(shown)}</a></h1>'
-            f'<div class="table"><table><caption>{len(entries)} versions, newest first'
-            f'</caption><thead><tr><th scope=col>Version</th><th scope=col>When</th>'
-            f'<th scope=col>Who</th><th scope=col>Source</th><th scope=col>Message</th>'
-            f'<th scope=col>Actions</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    heads = "".join(f"<th scope=col>{h}</th>" for h in
+                    ("Version", "When", "Who", "Source", "Message", "Actions"))
+    body = (f'<h1>History of <a href="/workspace?path={quote_path(shown)}">{escape(shown)}</a></h1>'
+            f'<div class="table"><table class="stack history"><caption>{len(entries)} '
+            f'versions, newest first</caption><thead><tr>{heads}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>'
             f'</div><p id="restore-status" role="status" aria-live="polite"></p>')
     return layout(request, f"History of {shown}", body, active="/workspace",
                   data={"page": "history", "path": shown})
@@ -196,11 +226,12 @@ async def version(request: Request) -> Response:
     """GET /version?path=FILE&v=N: an old version, as text and rendered."""
     lib = request.app.state.library
     path, v = request.query_params.get("path") or "", request.query_params.get("v") or ""
-    doc = await _call(request, lib.read_file, path, v)
+    doc = await call_library(request, lib.read_file, path, v)
     body = (f'<h1>{escape(doc["path"])} at version {doc["version"]}</h1>'
             f'<p class="meta">by {escape(doc["author"])} at {escape(doc["time"])} · '
-            f'<a href="/history?path={_q(doc["path"])}">History</a> · '
-            f'<a href="/diff?path={_q(doc["path"])}&amp;from={doc["version"]}">Diff to now</a>'
+            f'<a href="/history?path={quote_path(doc["path"])}">History</a> · '
+            f'<a href="/diff?path={quote_path(doc["path"])}&amp;from={doc["version"]}">'
+            f'Diff to now</a>'
             f'</p><pre class="text">{escape(doc["text"])}</pre>'
             f'<h2>Rendered</h2><div class="markdown">{render_markdown(doc["text"])}</div>')
     return layout(request, f'{doc["path"]} v{doc["version"]}', body, active="/workspace")
@@ -221,9 +252,9 @@ async def diff(request: Request) -> Response:
     lib = request.app.state.library
     q = request.query_params
     path, old, new = q.get("path") or "", q.get("from") or "1", q.get("to") or None
-    text = await _call(request, lambda: lib.store.diff(path, old, new))
+    text = await call_library(request, lambda: lib.app.memory_diff(path, old, new))
     body = (f'<h1>{escape(path)}: version {escape(old)} → {escape(new or "now")}</h1>'
-            f'<p><a href="/history?path={_q(path)}">History</a></p>'
+            f'<p><a href="/history?path={quote_path(path)}">History</a></p>'
             f'<pre class="diff">{_diff_html(text) or "no change"}</pre>')
     return layout(request, f"Diff of {path}", body, active="/workspace")
 
@@ -231,7 +262,7 @@ async def diff(request: Request) -> Response:
 # -- search and status ----------------------------------------------------------------------
 
 
-def _snippet_html(hit: dict) -> str:
+def snippet_html(hit: dict) -> str:
     text, out, at = hit["snippet"], [], 0
     for start, end in sorted(hit["highlights"]):
         out += [escape(text[at:start]), f"<mark>{escape(text[start:end])}</mark>"]
@@ -241,80 +272,44 @@ def _snippet_html(hit: dict) -> str:
 
 
 async def search(request: Request) -> Response:
-    """GET /search?q=...&mode=all|memory: results with snippets."""
-    q = request.query_params.get("q", "").strip()
-    mode = request.query_params.get("mode", "all")
-    mode = mode if mode in ("all", "memory") else "all"
+    """GET /search?q=&scope=all|memory&mode=keyword|semantic|hybrid&role=: results, snippets.
+
+    ``mode=all|memory`` (the scope, as before there were modes) still works.
+    """
+    from minarad.gateway.search_form import search_form, search_options
+
+    params = request.query_params
+    q = params.get("q", "").strip()
+    opts = await call_library(request, search_options, request.app.state.library.app, params)
     results = ""
     if q:
-        found = await _call(request, request.app.state.library.search, q, scope=mode, kinds=[],
-                            path=None, channel=None, since=None, limit=30)
-        items = [f'<li><a href="/workspace?path={_q(h["path"])}">{escape(h["path"])}</a>'
+        found = await call_library(request, request.app.state.library.search, q, scope=opts.scope,
+                            mode=opts.mode, kinds=[], path=None, channel=None, since=None,
+                            limit=30, role=opts.role)
+        items = [f'<li><a href="/workspace?path={quote_path(h["path"])}">{escape(h["path"])}</a>'
                  f' <span class="meta">{escape(h["heading"] or h["title"])} · lines '
-                 f'{h["line_start"]}-{h["line_end"]}</span><p>{_snippet_html(h)}</p></li>'
+                 f'{h["line_start"]}-{h["line_end"]}</span><p>{snippet_html(h)}</p></li>'
                  for h in found["results"]]
-        results = (f'<ol class="results">{"".join(items)}</ol>' if items
-                   else '<p id="no-results">No results.</p>')
-    checked = {m: " checked" if m == mode else "" for m in ("all", "memory")}
-    body = (f'<h1>Search</h1><form action="/search" method="get" class="search" role="search">'
-            f'<label for="q">Words, "a phrase", +required, -excluded</label>'
-            f'<input id="q" name="q" value="{escape(q)}" type="search" required>'
-            f'<fieldset><legend>Look in</legend>'
-            f'<label><input type="radio" name="mode" value="all"{checked["all"]}> everything'
-            f'</label><label><input type="radio" name="mode" value="memory"'
-            f'{checked["memory"]}> memory files</label></fieldset>'
-            f'<button type="submit">Search</button></form>{results}')
+        count = f'{len(items)} result{"" if len(items) == 1 else "s"}'
+        shown = (f'<p class="meta" id="search-used">{count}, {found["mode"]} '
+                 f'search as role {escape(opts.role or "general")}</p>')
+        results = shown + (f'<ol class="results">{"".join(items)}</ol>' if items
+                           else '<p id="no-results">No results.</p>')
+    body = f'<h1>Search</h1>{search_form(q, opts)}{results}'
     return layout(request, "Search", body, active="/search")
 
 
-def _rows(data: dict) -> str:
-    return "".join(f"<tr><th scope=row>{escape(k.replace('_', ' '))}</th><td>{escape(v)}</td></tr>"
-                   for k, v in data.items() if not isinstance(v, (dict, list)))
-
-
-def _jobs_table(jobs: list[dict]) -> str:
-    rows = "".join(f"<tr><th scope=row>{escape(j['name'])}</th>"
-                   f"<td>{'on' if j['enabled'] else 'off'}</td>"
-                   f"<td>{escape(j['last_run'] or 'never')}</td>"
-                   f"<td>{escape(j['last_result'] or '')}</td>"
-                   f"<td>{escape(j['next_run'] or '-')}</td>"
-                   f"<td class=error>{escape(j['last_error'] or '')}</td></tr>" for j in jobs)
-    return ('<div class="table"><table id="jobs"><thead><tr><th scope=col>Job</th>'
-            '<th scope=col>Enabled</th><th scope=col>Last run</th><th scope=col>Result</th>'
-            f'<th scope=col>Next</th><th scope=col>Error</th></tr></thead><tbody>{rows}'
-            '</tbody></table></div>')
-
-
-def semantic_text(e: dict) -> str:
-    """One line on the embedding model: which, how much is embedded, the default mode."""
-    if e.get("model") is None:
-        return f"not available, keyword search ({e.get('notice') or 'no embedding model'})"
-    coverage = "-" if e.get("coverage") is None else f"{e['coverage'] * 100:.0f}%"
-    return (f"model {e['model']}, {e.get('vectors', 0)} vectors ({coverage} of sections); "
-            f"default mode {e.get('default_mode')}")
-
-
 async def status(request: Request) -> Response:
-    """GET /status: daemon, index, search, gateway; commits appear live."""
-    data = await _call(request, request.app.state.library.status)
-    daemon, index = data["daemon"], data["index"]
-    body = (f'<h1>Status</h1><p>minara {escape(data["version"])} on '
-            f'<code>{escape(data["workspace"])}</code>, HEAD '
-            f'<code>{escape((data["head"] or "-")[:10])}</code></p>'
-            f'<div class="cards"><section><h2>Daemon</h2><table>{_rows(daemon)}</table>'
-            f'</section><section><h2>Search index</h2><table>{_rows(index)}</table>'
-            f'<p id="semantic">Semantic search: {escape(semantic_text(data["semantic_search"]))}'
-            f'</p></section>'
-            f'<section><h2>Gateway</h2><table>'
-            f'{_rows({"address": request.app.state.address})}</table></section></div>'
-            f'<h2>Jobs</h2>{_jobs_table(data["jobs"])}'
-            f'<h2>Commits since this page opened</h2><ol id="commits" class="commits"></ol>')
-    return layout(request, "Status", body, active="/status", data={"page": "status"})
+    """GET /status: see :mod:`minarad.gateway.status_pages`."""
+    from minarad.gateway.status_pages import status_page
+
+    return await status_page(request)
 
 
 PAGE_ROUTES = [
     Route("/", home, methods=["GET"]),
     Route("/login", login, methods=["GET"]),
+    Route("/logout", logout, methods=["POST"]),
     Route("/workspace", workspace, methods=["GET"]),
     Route("/history", history, methods=["GET"]),
     Route("/version", version, methods=["GET"]),

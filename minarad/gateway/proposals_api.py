@@ -12,20 +12,24 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from minarad.gateway.api import _call, _lib, who
+from minarad.gateway.api import call_library, library_of, who
 from minarad.gateway.pages import layout
 from minarad.gateway.render import escape
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.proposals import Proposals
 
-def _book(request: Request):
-    return _lib(request).app.proposals
+
+def _book(request: Request) -> Proposals:
+    return library_of(request).app.proposals
 
 
 def _id(request: Request) -> str:
     return f"{request.path_params['job']}/{request.path_params['name']}"
 
 
-def _listing(book) -> dict:
+def _listing(book: Proposals) -> dict:
     found = book.list_open()
     return {"proposals": [{**p.as_dict(), "diff": book.diff(p.id)} for p in found],
             "count": len(found)}
@@ -34,7 +38,7 @@ def _listing(book) -> dict:
 async def list_proposals(request: Request) -> Response:
     """GET /v1/proposals: open proposals, oldest first, each with its diff."""
     book = _book(request)
-    return JSONResponse(await _call(request, lambda: _listing(book)))
+    return JSONResponse(await call_library(request, lambda: _listing(book)))
 
 
 async def show_proposal(request: Request) -> Response:
@@ -45,14 +49,14 @@ async def show_proposal(request: Request) -> Response:
         p = book.get(pid)
         return {**p.as_dict(), "diff": book.diff(p.id)}
 
-    return JSONResponse(await _call(request, show))
+    return JSONResponse(await call_library(request, show))
 
 
 async def accept_proposal(request: Request) -> Response:
     """POST /v1/proposals/{job}/{name}/accept: merge it as one commit; its branch goes."""
     book, pid = _book(request), _id(request)
     author, _source = who(request)
-    done = await _call(request, lambda: book.accept(pid, author=author))
+    done = await call_library(request, lambda: book.accept(pid, author=author))
     return JSONResponse(done.as_dict())
 
 
@@ -60,7 +64,7 @@ async def reject_proposal(request: Request) -> Response:
     """POST /v1/proposals/{job}/{name}/reject: delete its branch (kept in the reflog)."""
     book, pid = _book(request), _id(request)
     author, _source = who(request)
-    p = await _call(request, lambda: book.reject(pid, author=author))
+    p = await call_library(request, lambda: book.reject(pid, author=author))
     return JSONResponse({"rejected": p.as_dict()})
 
 
@@ -76,7 +80,7 @@ def _diff_html(diff: str) -> str:
 async def proposals_page(request: Request) -> Response:
     """GET /proposals: each open proposal with its diff, Accept and Reject."""
     book = _book(request)
-    data = await _call(request, lambda: _listing(book))
+    data = await call_library(request, lambda: _listing(book))
     items = "".join(
         f'<li class="record proposal" data-id="{escape(p["id"])}">'
         f'<strong>{escape(p["id"])}</strong> <span class="meta">{escape(p["author"])} · '

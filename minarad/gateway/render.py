@@ -1,7 +1,9 @@
 """Workspace text to safe HTML: Markdown rendered, then sanitised.
 
-Workspace text is untrusted (agents write it). markdown-it-py renders it
-with raw HTML off, ``[[links]]`` become links to the page they name, and
+Workspace text is untrusted (agents write it). A leading front matter
+block is metadata, never shown as text. markdown-it-py renders the rest
+with raw HTML off, ``[[links]]`` (outside code, found by the same parser
+the link table uses) become links to the page they name, and
 nh3 (the ammonia sanitiser) keeps only harmless tags and attributes and
 only http(s), mailto and relative links, so no script, style, event
 handler or ``javascript:`` URL survives.
@@ -10,14 +12,18 @@ handler or ``javascript:`` URL survives.
 from __future__ import annotations
 
 import html
-import re
 import urllib.parse
 
-_WIKILINK = re.compile(r"\[\[([^\[\]\n|]+)(?:\|([^\[\]\n]+))?\]\]")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from markdown_it import MarkdownIt
+
 _md = None
 
 
-def _markdown():
+def _markdown() -> MarkdownIt:
     global _md
     if _md is None:
         from markdown_it import MarkdownIt
@@ -37,18 +43,31 @@ def workspace_link(target: str) -> str | None:
     return "/workspace?path=" + urllib.parse.quote(path)
 
 
-def _wikilinks(text: str, resolve) -> str:
-    def link(m: re.Match) -> str:
-        target, label = m.group(1).strip(), (m.group(2) or m.group(1)).strip()
-        href = resolve(target)
+def _wikilinks(text: str, resolve: Callable[[str], str | None]) -> str:
+    from minarad.workspace.links import parse_links
+
+    out, at = [], 0
+    for link in parse_links(text):
+        href = resolve(link.target)
         if href is None:
-            return m.group(0)
-        return f"[{label.replace(']', '').replace('[', '')}](<{href}>)"
+            continue
+        label = (link.label or link.target).replace("]", "").replace("[", "")
+        out += [text[at:link.start], f"[{label}](<{href}>)"]
+        at = link.end
+    out.append(text[at:])
+    return "".join(out)
 
-    return _WIKILINK.sub(link, text)
+
+def strip_front_matter(text: str) -> str:
+    """``text`` without its leading ``---`` front matter block (metadata, not content)."""
+    from minarad.workspace.markdown import parse_front_matter
+
+    front, body = parse_front_matter(text)
+    return body if front.raw else text
 
 
-def render_markdown(text: str, resolve=workspace_link) -> str:
+def render_markdown(text: str,
+                    resolve: Callable[[str], str | None] = workspace_link) -> str:
     """Render untrusted Markdown to sanitised HTML.
 
     Args:
@@ -57,11 +76,11 @@ def render_markdown(text: str, resolve=workspace_link) -> str:
     """
     import nh3
 
-    raw = _markdown().render(_wikilinks(text, resolve))
+    raw = _markdown().render(_wikilinks(strip_front_matter(text), resolve))
     return nh3.clean(raw, url_schemes={"http", "https", "mailto"},
                      link_rel="noopener noreferrer nofollow")
 
 
-def escape(value) -> str:
+def escape(value: object) -> str:
     """HTML-escape any value (None as empty)."""
     return html.escape("" if value is None else str(value), quote=True)

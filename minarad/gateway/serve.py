@@ -15,6 +15,18 @@ import threading
 
 from minarad.errors import InvalidInput
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import uvicorn
+
+    from minarad.app import Minara
+    from minarad.config import Settings
+    from minarad.daemon.core import Daemon
+    from minarad.gateway.events import CommitFeed
+    from minarad.gateway.library import Library
+
 OFF = ("off", "no", "false", "0", "none", "disabled")
 
 
@@ -59,14 +71,15 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def address_file(state_dir) -> str:
+def address_file(state_dir: str | os.PathLike[str]) -> str:
     """Where the running gateway records its address."""
     from minarad.gateway.security import gateway_dir
 
     return str(gateway_dir(state_dir) / "address.json")
 
 
-def record_address(state_dir, workspace, url: str) -> None:
+def record_address(state_dir: str | os.PathLike[str], workspace: str | os.PathLike[str],
+                   url: str) -> None:
     """Write ``{"url", "workspace", "pid"}`` for ``minara ui``."""
     from minarad.workspace.files import atomic_write
 
@@ -74,7 +87,7 @@ def record_address(state_dir, workspace, url: str) -> None:
     atomic_write(address_file(state_dir), json.dumps(data).encode())
 
 
-def running_address(settings) -> str | None:
+def running_address(settings: Settings) -> str | None:
     """The URL a running gateway recorded for this workspace, if any."""
     try:
         with open(address_file(settings.state_dir)) as fh:
@@ -85,7 +98,7 @@ def running_address(settings) -> str | None:
     return data.get("url") if same and isinstance(data.get("url"), str) else None
 
 
-def start_gateway(daemon, app):
+def start_gateway(daemon: Daemon, app: Minara) -> Callable[[], None] | None:
     """Serve the HTTP gateway beside the commit loop (``MINARA_HTTP``; ``off`` disables it).
 
     Returns:
@@ -121,7 +134,8 @@ def start_gateway(daemon, app):
     return stop
 
 
-def _serve(settings, sock, url: str, bind_host: str):
+def _serve(settings: Settings, sock: socket.socket, url: str,
+           bind_host: str) -> tuple[uvicorn.Server, CommitFeed, Library]:
     import uvicorn
 
     from minarad.app import Minara

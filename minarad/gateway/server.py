@@ -24,6 +24,7 @@ from minarad.gateway.events import CommitFeed
 from minarad.gateway.guard import BodyTooLarge, Guard, allowed_hosts
 from minarad.gateway.knowledge_api import KNOWLEDGE_ROUTES
 from minarad.gateway.learn_api import LEARN_ROUTES
+from minarad.gateway.files_pages import FILES_PAGE_ROUTES
 from minarad.gateway.learn_pages import LEARN_PAGE_ROUTES
 from minarad.gateway.library import Library
 from minarad.gateway.memory_pages import MEMORY_PAGE_ROUTES
@@ -32,6 +33,10 @@ from minarad.gateway.proposals_api import PROPOSAL_ROUTES
 from minarad.gateway.security import TokenSource
 from minarad.gateway.wiki_api import WIKI_ROUTES
 from minarad.gateway.wiki_pages import WIKI_PAGE_ROUTES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minarad.app import Minara
 
 STATIC = Path(__file__).parent / "static"
 
@@ -74,7 +79,8 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
                         status_code=500)
 
 
-def build_gateway(app, *, address: str, bind_host: str = "127.0.0.1"):
+def build_gateway(app: Minara, *, address: str,
+                  bind_host: str = "127.0.0.1") -> tuple[Guard, CommitFeed]:
     """The gateway for ``app``.
 
     Args:
@@ -93,6 +99,7 @@ def build_gateway(app, *, address: str, bind_host: str = "127.0.0.1"):
     starlette = Starlette(
         routes=[*ROUTES, *WIKI_ROUTES, *KNOWLEDGE_ROUTES, *LEARN_ROUTES, *PAGE_ROUTES,
                 *WIKI_PAGE_ROUTES, *MEMORY_PAGE_ROUTES, *LEARN_PAGE_ROUTES, *AGENT_PAGE_ROUTES,
+                *FILES_PAGE_ROUTES,
                 *PROPOSAL_ROUTES, *ARTIFACT_ROUTES,
                 Mount("/static", StaticFiles(directory=STATIC))],
         exception_handlers={MinaraError: _minara_error, HTTPException: _http_error,

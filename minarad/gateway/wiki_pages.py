@@ -14,17 +14,24 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from minarad.gateway.pages import _call, _q, _snippet_html, layout
-from minarad.gateway.render import escape, render_markdown
+from minarad.errors import InvalidInput, MinaraError, NotFound
+from minarad.gateway.pages import call_library, layout, quote_path, snippet_html
+from minarad.gateway.render import escape, render_markdown, workspace_link
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from minarad.wiki.models import TreeNode
 
 
-def _tree_html(nodes, current: str) -> str:
+def _tree_html(nodes: Sequence[TreeNode], current: str) -> str:
     items = []
     for node in nodes:
         label = escape(node.title or node.segment)
         if node.title is not None:
             here = ' aria-current="page"' if node.name == current else ""
-            head = f'<a href="/wiki?name={_q(node.name)}"{here}>{label}</a>'
+            head = f'<a href="/wiki?name={quote_path(node.name)}"{here}>{label}</a>'
         else:
             head = f'<span class="folder">{label}/</span>'
         children = _tree_html(node.children, current) if node.children else ""
@@ -32,7 +39,7 @@ def _tree_html(nodes, current: str) -> str:
     return f"<ul>{''.join(items)}</ul>" if items else ""
 
 
-def _rail(nodes, current: str, query: str = "") -> str:
+def _rail(nodes: Sequence[TreeNode], current: str, query: str = "") -> str:
     return (f'<nav class="files" aria-label="Wiki pages"><h2>Wiki</h2>'
             f'<p><a href="/wiki/new" class="button">New page</a></p>'
             f'<form action="/wiki/search" method="get" role="search" class="open">'
@@ -42,12 +49,19 @@ def _rail(nodes, current: str, query: str = "") -> str:
             f'{_tree_html(nodes, current) or "<p>No pages yet.</p>"}</nav>')
 
 
-def _resolver(names: set[str]):
-    def resolve(target: str) -> str:
-        name = target.strip().strip("/")
+def _resolver(names: set[str]) -> Callable[[str], str | None]:
+    """``[[target]]`` -> href, resolved as the link table resolves it (one function)."""
+    from minarad.wiki.names import link_target_name
+
+    def resolve(target: str) -> str | None:
+        name = link_target_name(target)
+        if name is None:  # names a file, not a page: open it in the editor
+            return workspace_link(target)
         if name in names:
             return "/wiki?name=" + urllib.parse.quote(name)
-        return "/wiki/new?name=" + urllib.parse.quote(name)
+        title = target.split("#", 1)[0].strip()
+        href = "/wiki/new?name=" + urllib.parse.quote(name)
+        return href + ("&title=" + urllib.parse.quote(title, safe="") if title != name else "")
 
     return resolve
 
@@ -57,15 +71,18 @@ async def wiki_page(request: Request) -> Response:
     wiki = request.app.state.library.app.wiki
     name = request.query_params.get("name", "")
     channel = request.query_params.get("channel") or None
-    nodes = await _call(request, lambda: wiki.tree(channel=channel))
+    nodes = await call_library(request, lambda: wiki.tree(channel=channel))
     if not name:
         body = (f'<div class="split">{_rail(nodes, "")}<section class="editor">'
                 f'<h1>Wiki</h1><p>Pick a page on the left, or make a new one.</p>'
                 f'</section></div>')
         return layout(request, "Wiki", body, active="/wiki")
-    page = await _call(request, lambda: wiki.get(name, channel=channel))
-    names = {p.name for p in await _call(request, lambda: wiki.list(channel=channel))}
-    backlinks = "".join(f'<li><a href="/wiki?name={_q(b.name)}">{escape(b.title)}</a>'
+    try:
+        page = await call_library(request, lambda: wiki.get(name, channel=channel))
+    except (NotFound, InvalidInput) as err:
+        return _missing(request, nodes, name, err)
+    names = {p.name for p in await call_library(request, lambda: wiki.list(channel=channel))}
+    backlinks = "".join(f'<li><a href="/wiki?name={quote_path(b.name)}">{escape(b.title)}</a>'
                         f' <span class="meta">line {b.line}</span></li>'
                         for b in page.backlinks)
     menu = (f'<details class="menu"><summary aria-label="Page actions">…</summary>'
@@ -73,14 +90,14 @@ async def wiki_page(request: Request) -> Response:
             f'<button type="button" id="wiki-rename" class="secondary">Rename</button>'
             f'<button type="button" id="wiki-move" class="secondary">Move</button>'
             f'<button type="button" id="wiki-delete" class="secondary">Delete</button>'
-            f'<a href="/history?path={_q(page.file)}">History</a></div></details>')
+            f'<a href="/history?path={quote_path(page.file)}">History</a></div></details>')
     body = (f'<div class="split">{_rail(nodes, page.name)}<article class="editor">'
             f'<div class="title-row"><h1>{escape(page.title)}</h1>{menu}</div>'
             f'<p class="meta">{escape(page.name)}'
             f'{" (channel " + escape(page.channel) + ")" if page.channel else ""}'
             f' · version {page.version} by '
             f'{escape(page.author)} at {escape(page.time)} · '
-            f'<a href="/workspace?path={_q(page.file)}">Edit</a></p>'
+            f'<a href="/workspace?path={quote_path(page.file)}">Edit</a></p>'
             f'<div class="markdown" id="page-body">'
             f'{render_markdown(page.text, _resolver(names))}</div>'
             f'<section aria-labelledby="backlinks-title"><h2 id="backlinks-title">Linked from'
@@ -91,17 +108,39 @@ async def wiki_page(request: Request) -> Response:
                         "path": page.file})
 
 
+def _missing(request: Request, nodes: Sequence[TreeNode], name: str,
+             err: MinaraError) -> Response:
+    """A page that does not exist (or a name no page can have): say so, offer to create it."""
+    if isinstance(err, InvalidInput) and not err.details.get("suggestion"):
+        raise err
+    fix = str(err.details.get("suggestion") if isinstance(err, InvalidInput) else name)
+    offer = (f'<p><a class="button" id="create-missing" href="/wiki/new?name={quote_path(fix)}">'
+             f'Create {escape(fix)}</a></p>')
+    if isinstance(err, InvalidInput):
+        body = (f'<p class="error">{escape(err.message)}.</p><p>Open <a href="/wiki?name='
+                f'{quote_path(fix)}">{escape(fix)}</a> if it exists, or:</p>')
+    else:
+        detail = (err.message if err.details.get("deleted_in") else
+                  "Nothing is written here yet; links to this page show as missing "
+                  "until someone creates it")
+        body = f'<p id="missing-detail">{escape(detail)}.</p>'
+    html = (f'<div class="split">{_rail(nodes, "")}<section class="editor">'
+            f'<h1>No page {escape(name)} yet</h1>{body}{offer}</section></div>')
+    return layout(request, f"No page {name}", html, active="/wiki")
+
+
 async def new_page(request: Request) -> Response:
     """GET /wiki/new?name=: path, title, body and visibility; saved through the API."""
     wiki = request.app.state.library.app.wiki
     name = request.query_params.get("name", "")
-    nodes = await _call(request, wiki.tree)
+    title = request.query_params.get("title", "")
+    nodes = await call_library(request, wiki.tree)
     body = f"""<div class="split">{_rail(nodes, "")}<section class="editor">
 <h1>New page</h1>
 <form id="new-page">
 <label for="new-name">Path (lowercase segments, e.g. handbook/refunds)</label>
 <input id="new-name" name="name" value="{escape(name)}" required>
-<label for="new-title">Title</label><input id="new-title" name="title">
+<label for="new-title">Title</label><input id="new-title" name="title" value="{escape(title)}">
 <label for="new-text">Text (Markdown; [[other/page]] links)</label>
 <textarea id="new-text" name="text" rows="12"></textarea>
 <fieldset><legend>Visible to</legend>
@@ -119,11 +158,12 @@ async def wiki_search(request: Request) -> Response:
     """GET /wiki/search?q=: wiki pages with snippets."""
     wiki = request.app.state.library.app.wiki
     query = request.query_params.get("q", "").strip()
-    nodes = await _call(request, wiki.tree)
-    hits = await _call(request, lambda: wiki.search(query, limit=20)) if query else []
-    items = "".join(f'<li><a href="/wiki?name={_q(_page_name(h.path))}">{escape(h.title)}</a>'
+    nodes = await call_library(request, wiki.tree)
+    hits = await call_library(request, lambda: wiki.search(query, limit=20)) if query else []
+    items = "".join(f'<li><a href="/wiki?name={quote_path(_page_name(h.path))}">'
+                    f'{escape(h.title)}</a>'
                     f' <span class="meta">{escape(h.path)}</span>'
-                    f'<p>{_snippet_html(h.to_dict())}</p></li>' for h in hits)
+                    f'<p>{snippet_html(h.to_dict())}</p></li>' for h in hits)
     results = f'<ol class="results">{items}</ol>' if items else "<p>No results.</p>"
     body = (f'<div class="split">{_rail(nodes, "", query)}<section class="editor">'
             f'<h1>Wiki search: {escape(query)}</h1>{results}</section></div>')

@@ -9,12 +9,15 @@ from its reflog until git's usual expiry.
 
 from __future__ import annotations
 
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from minarad.errors import MinaraError
 
+if TYPE_CHECKING:
+    from minarad.git.types import Repo
 
-def list_branches(repo, prefix: str) -> dict[str, str]:
+
+def list_branches(repo: Repo, prefix: str) -> dict[str, str]:
     """``{branch name: commit hex}`` for every branch under ``refs/heads/<prefix>``."""
     base = b"refs/heads/"
     wanted = base + prefix.encode()
@@ -22,7 +25,7 @@ def list_branches(repo, prefix: str) -> dict[str, str]:
             for name, sha in repo.refs.as_dict().items() if name.startswith(wanted)}
 
 
-def branch_commit(repo, name: str) -> str | None:
+def branch_commit(repo: Repo, name: str) -> str | None:
     """The commit ``refs/heads/<name>`` points at, or None."""
     try:
         return repo.refs[b"refs/heads/" + name.encode()].decode()
@@ -30,14 +33,14 @@ def branch_commit(repo, name: str) -> str | None:
         return None
 
 
-def create_branch(repo, name: str, commit: str, *, who: bytes, message: str) -> None:
+def create_branch(repo: Repo, name: str, commit: str, *, who: bytes, message: str) -> None:
     """Create ``refs/heads/<name>`` at ``commit``; refuse when it exists already."""
     ref = b"refs/heads/" + name.encode()
     if not repo.refs.add_if_new(ref, commit.encode(), committer=who, message=message.encode()):
         raise MinaraError(f"branch {name} exists already", code="branch_exists")
 
 
-def delete_branch(repo, name: str, expected: str, *, who: bytes, message: str) -> None:
+def delete_branch(repo: Repo, name: str, expected: str, *, who: bytes, message: str) -> None:
     """Delete ``refs/heads/<name>`` if it still points at ``expected`` (its reflog stays)."""
     from dulwich.objects import ObjectID
 
@@ -48,7 +51,7 @@ def delete_branch(repo, name: str, expected: str, *, who: bytes, message: str) -
                           code="branch_moved")
 
 
-def reflog_commits(repo, name: str) -> list[str]:
+def reflog_commits(repo: Repo, name: str) -> list[str]:
     """Every commit the reflog of ``refs/heads/<name>`` ever recorded (oldest first)."""
     import os
 

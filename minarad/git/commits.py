@@ -12,9 +12,11 @@ import re
 import time
 from typing import TYPE_CHECKING, cast
 
+from minarad.git.objects import add_object
 from minarad.git.trees import apply_changes
 
 if TYPE_CHECKING:
+    from minarad.git.types import Commit, ObjectStore
     from dulwich.objects import ObjectID
 
 
@@ -33,17 +35,18 @@ def author_name(ident: bytes) -> str:
     return ident.decode("utf-8", "replace").split(" <", 1)[0]
 
 
-def write_blob(object_store, data: bytes) -> bytes:
+def write_blob(object_store: ObjectStore, data: bytes) -> bytes:
     """Store ``data`` as a blob; return its id (hex bytes)."""
     from dulwich.objects import Blob
 
     blob = Blob.from_string(data)
-    object_store.add_object(blob)
+    add_object(object_store, blob)
     return blob.id
 
 
-def build_commit(object_store, parents: list[bytes], tree_changes: dict, *, author: bytes,
-                 message: str, when: int | None = None, timezone: int | None = None):
+def build_commit(object_store: ObjectStore, parents: list[bytes], tree_changes: dict, *,
+                 author: bytes, message: str, when: int | None = None,
+                 timezone: int | None = None) -> Commit:
     """Write the trees and the commit object for ``tree_changes`` on top of ``parents``.
 
     Args:
@@ -71,5 +74,5 @@ def build_commit(object_store, parents: list[bytes], tree_changes: dict, *, auth
         time.localtime().tm_gmtoff if timezone is None else timezone)
     commit.encoding = b"UTF-8"
     commit.message = message.encode()
-    object_store.add_object(commit)
+    add_object(object_store, commit)
     return commit

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple, cast
 
 if TYPE_CHECKING:
+    from minarad.git.types import Commit, ObjectStore
     from dulwich.objects import ObjectID
 
 
@@ -22,8 +23,8 @@ class FileChange(NamedTuple):
     mode: int | None
 
 
-def diff_trees(object_store, old_tree: bytes | None, new_tree: bytes | None, *,
-               names: str = "replace") -> list[FileChange]:
+def diff_trees(object_store: ObjectStore, old_tree: bytes | None, new_tree: bytes | None,
+               *, names: str = "replace") -> list[FileChange]:
     """Return the files added, modified or deleted from ``old_tree`` to ``new_tree``.
 
     Args:
@@ -51,7 +52,8 @@ def diff_trees(object_store, old_tree: bytes | None, new_tree: bytes | None, *,
     return [FileChange(path, *found[path]) for path in sorted(found)]
 
 
-def diff_commit(object_store, commit, parents: list[bytes]) -> list[FileChange]:
+def diff_commit(object_store: ObjectStore, commit: Commit,
+                parents: list[bytes]) -> list[FileChange]:
     """Return the files ``commit`` changed against each of ``parents``.
 
     A root commit (no parents, or a shallow clone's graft) adds every file

@@ -12,12 +12,20 @@ missing commit is a damaged repository (``repository_damaged``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from collections.abc import Callable, Iterator
 
 from minarad.git.objects import missing_objects_are_damage
 
+if TYPE_CHECKING:
+    from dulwich.objects import ObjectID
 
-def parents(commit, shallow=frozenset()) -> list[bytes]:
+    from minarad.git.types import Commit, ObjectStore, Repo
+
+
+def parents(commit: Commit, shallow: frozenset[bytes] | set[bytes] = frozenset()
+            ) -> list[bytes]:
     """Return the parents of a commit as history sees them: none for a shallow clone's graft."""
     return [] if commit.id in shallow else list(commit.parents)
 
@@ -29,7 +37,7 @@ class HistoryWalk:
     met (hex ids) and ``truncated`` says whether ``limit`` ended it early.
     """
 
-    def __init__(self, repo, head: str, known: Callable[[str], bool], first_parent: bool,
+    def __init__(self, repo: Repo, head: str, known: Callable[[str], bool], first_parent: bool,
                  limit: int | None):
         self._repo, self._head, self._is_known = repo, head, known
         self._first_parent, self._limit = first_parent, limit
@@ -37,7 +45,7 @@ class HistoryWalk:
         self.known: set[str] = set()
         self.truncated = False
 
-    def parents(self, commit) -> list[bytes]:
+    def parents(self, commit: Commit) -> list[bytes]:
         """Return the parents of ``commit`` the walk follows (the first only, if so asked)."""
         found = parents(commit, self.shallow)
         return found[:1] if self._first_parent else found
@@ -89,7 +97,7 @@ class HistoryWalk:
         yield from newest
 
 
-def follow_history(repo, head: str, known: Callable[[str], bool] = lambda _sha: False, *,
+def follow_history(repo: Repo, head: str, known: Callable[[str], bool] = lambda _sha: False, *,
                    first_parent: bool = False, limit: int | None = None) -> HistoryWalk:
     """Walk back from ``head`` to the commits ``known`` recognises.
 
@@ -110,3 +118,40 @@ def follow_history(repo, head: str, known: Callable[[str], bool] = lambda _sha: 
         Busy: a commit is missing (``repository_damaged``), while iterating.
     """
     return HistoryWalk(repo, head, known, first_parent, limit)
+
+
+def blobs_introduced(repo: Repo) -> Iterator[tuple[str, str, bytes]]:
+    """``(commit id, path, blob id)`` for each blob a commit brought in, children first.
+
+    Every commit reachable from a ref; a merge counts only what none of its
+    parents had. Paths that are not UTF-8 are shown with U+FFFD.
+    """
+    from dulwich.diff_tree import tree_changes
+    from dulwich.objects import Commit as CommitType
+    from dulwich.walk import ORDER_TOPO
+
+    store = repo.object_store
+    heads = {sha for sha in repo.get_refs().values()
+             if sha in store and isinstance(store[sha], CommitType)}
+    if not heads:
+        return
+    for entry in repo.get_walker(include=list(heads), order=ORDER_TOPO):
+        commit = entry.commit
+        parent_trees = [store[p].tree for p in commit.parents]
+        for change in tree_changes(store, parent_trees[0] if parent_trees else None,
+                                   commit.tree):
+            new = change.new
+            if new is None or new.sha is None or new.path is None:
+                continue
+            if any(_blob_at(store, tree, new.path) == new.sha for tree in parent_trees[1:]):
+                continue
+            yield commit.id.decode(), new.path.decode("utf-8", "replace"), new.sha
+
+
+def _blob_at(store: ObjectStore, tree_id: bytes, path: bytes) -> bytes | None:
+    from dulwich.object_store import tree_lookup_path
+
+    try:
+        return tree_lookup_path(store.__getitem__, cast("ObjectID", tree_id), path)[1]
+    except KeyError:
+        return None

@@ -27,9 +27,14 @@ import bisect
 import hashlib
 import os
 import struct
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from minarad.errors import Busy
 from minarad.crashpoints import crash_point
+
+if TYPE_CHECKING:
+    from minarad.git.types import ObjectStore
 
 _HEADER = struct.Struct(">4sLL")
 _FIXED = struct.Struct(">10L20sH")
@@ -59,6 +64,23 @@ def check_intact(data: bytes) -> None:
     trailer = data[-20:]
     if trailer != bytes(20) and hashlib.sha1(memoryview(data)[:-20]).digest() != trailer:
         raise IndexDamaged("index checksum does not match its contents")
+
+
+def index_damage(index_path: str) -> str | None:
+    """Why the index at ``index_path`` cannot be read (empty, cut, bad checksum), or None.
+
+    A missing index is not damage: git and minara write one when needed.
+    """
+    data = _read_or_none(index_path)
+    if data is None:
+        return None
+    if not data:
+        return "it is empty (0 bytes)"
+    try:
+        check_intact(data)
+    except IndexDamaged as exc:
+        return str(exc)
+    return None
 
 
 def _header(data: bytes) -> tuple[int, int]:
@@ -140,6 +162,18 @@ def read_stat_entries(data: bytes) -> dict[str, tuple[str, int, int, int, int]]:
         out[path.decode("utf-8", "surrogateescape")] = (fields[10].hex(), mtime_ns,
                                                         fields[9], fields[5], fields[6])
     return out
+
+
+def index_paths(data: bytes) -> list[str]:
+    """The paths an index holds (what ``git status`` and ``git ls-files`` call tracked).
+
+    Raises:
+        IndexFormatUnsupported: the index is not version 2 or 3.
+        IndexDamaged: the index is cut short or damaged.
+        Busy: it holds unmerged entries (a merge is in progress).
+    """
+    _version, count = _header(data)
+    return [p.decode("utf-8", "surrogateescape") for p in _walk_entries(data, count)[0]]
 
 
 def _optional_extensions_end(data: bytes, pos: int) -> None:
@@ -334,7 +368,8 @@ def _read_or_none(path: str) -> bytes | None:
         return None
 
 
-def update_index(index_path: str, changes: dict[bytes, bytes | None], full_rebuild,
+def update_index(index_path: str, changes: dict[bytes, bytes | None],
+                 full_rebuild: Callable[[dict[bytes, bytes | None]], bytes],
                  record_path: str | None = None) -> None:
     """Apply ``changes`` to the index at ``index_path``.
 
@@ -364,7 +399,7 @@ def update_index(index_path: str, changes: dict[bytes, bytes | None], full_rebui
             fh.write(new[-20:])
 
 
-def update_index_to_tree(index_path: str, object_store, tree_id: bytes,
+def update_index_to_tree(index_path: str, object_store: ObjectStore, tree_id: bytes,
                          changes: dict[bytes, tuple | None], *, record_path: str | None = None,
                          rebuild: bool = False) -> None:
     """Bring ``.git/index`` to a commit's tree, given the paths that commit changed.
@@ -388,7 +423,7 @@ def update_index_to_tree(index_path: str, object_store, tree_id: bytes,
     entries = {p: (None if v is None else stat_entry(p, v[0], v[1], v[2]))
                for p, v in changes.items()}
 
-    def full_rebuild(_changes):
+    def full_rebuild(_changes: dict[bytes, bytes | None]) -> bytes:
         from minarad.git.trees import iter_files
 
         whole = {p: stat_entry(p, sha.decode(), mode, None)

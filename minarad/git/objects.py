@@ -7,10 +7,16 @@ which says what is broken and how to repair it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
 import contextlib
 import re
 
 from minarad.errors import Busy, MinaraError
+
+if TYPE_CHECKING:
+    from minarad.git.types import ObjectStore, Repo
 
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}")
 
@@ -31,6 +37,66 @@ def damaged(object_id: str) -> Busy:
                 code="repository_damaged", object=object_id)
 
 
+def add_object(object_store: ObjectStore, obj: Any) -> None:
+    """Store ``obj`` (a dulwich object), also past a lock file a killed writer left.
+
+    dulwich writes a loose object through ``<id>.lock`` and refuses while one
+    exists; a process killed mid-write leaves it behind, and every later
+    write of that exact content (the retry of the interrupted write, first
+    of all) would fail for good. A loose object's bytes follow from its id,
+    so it is then written as git writes objects: a temporary file beside it
+    (``tmp_obj_*``), fsynced, renamed into place. ``minara doctor --fix``
+    removes the stale lock.
+    """
+    from dulwich.file import FileLocked
+
+    try:
+        object_store.add_object(obj)
+    except FileLocked:
+        _write_beside_lock(object_store, obj)
+
+
+def _write_beside_lock(object_store: ObjectStore, obj: Any) -> None:
+    import os
+    import tempfile
+
+    hexid = obj.id.decode("ascii")
+    folder = os.path.join(object_store.path, hexid[:2])
+    target = os.path.join(folder, hexid[2:])
+    if os.path.exists(target):
+        return
+    fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(obj.as_legacy_object())
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o444)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def stale_object_locks(objects_dir: str, older_than: float) -> list[str]:
+    """Lock files in the loose-object folders older than ``older_than`` seconds."""
+    import os
+    import time
+
+    now, found = time.time(), []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(objects_dir):
+            if len(entry.name) != 2 or not entry.is_dir(follow_symlinks=False):
+                continue
+            with contextlib.suppress(OSError):
+                for item in os.scandir(entry.path):
+                    if item.name.endswith(".lock") and \
+                            now - item.stat(follow_symlinks=False).st_mtime > older_than:
+                        found.append(item.path)
+    return sorted(found)
+
+
 def known_error(exc: BaseException) -> MinaraError | None:
     """The error a user should see for ``exc`` (a missing object is damage), or None for a bug."""
     if isinstance(exc, MinaraError):
@@ -40,7 +106,7 @@ def known_error(exc: BaseException) -> MinaraError | None:
 
 
 @contextlib.contextmanager
-def missing_objects_are_damage():
+def missing_objects_are_damage() -> Iterator[None]:
     """Turn dulwich's ``KeyError`` for a missing git object into :func:`damaged`."""
     try:
         yield
@@ -51,7 +117,7 @@ def missing_objects_are_damage():
         raise damaged(object_id) from None
 
 
-def has_commit(repo, commit: str | None) -> bool:
+def has_commit(repo: Repo, commit: str | None) -> bool:
     """Return True when ``commit`` names a commit object in the repository."""
     if not commit:
         return False
@@ -61,7 +127,7 @@ def has_commit(repo, commit: str | None) -> bool:
         return False
 
 
-def read_blob(object_store, blob: str) -> bytes:
+def read_blob(object_store: ObjectStore, blob: str) -> bytes:
     """Return the bytes of the blob ``blob`` (hex id).
 
     Raises:
@@ -71,6 +137,6 @@ def read_blob(object_store, blob: str) -> bytes:
         return object_store[blob.encode()].as_raw_string()
 
 
-def commit_tree(repo, commit: str | None) -> bytes | None:
+def commit_tree(repo: Repo, commit: str | None) -> bytes | None:
     """Return the root tree id of ``commit`` (None for no commit)."""
     return repo[commit.encode()].tree if commit else None

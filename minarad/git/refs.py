@@ -11,9 +11,14 @@ and objects with the main repository (its ``commondir``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import os
 
 from minarad.errors import Busy, InvalidInput
+
+if TYPE_CHECKING:
+    from minarad.git.types import Repo
 
 _HEX40 = frozenset("0123456789abcdef")
 #: Refs a linked worktree keeps for itself (besides HEAD); all others are shared.
@@ -102,7 +107,7 @@ def read_workspace_head(root: str | os.PathLike) -> str | None:
     return head if head and len(head) == 40 and set(head) <= _HEX40 else None
 
 
-def head_commit(repo) -> str | None:
+def head_commit(repo: Repo) -> str | None:
     """Return the commit id HEAD of an open dulwich repository points to, or None if unborn."""
     return read_head(os.fsdecode(repo.controldir()))
 
@@ -119,7 +124,7 @@ def lock_files(git_dir: str) -> list[str]:
     return locks
 
 
-def lock_head_branch(repo, expected: str | None, new: bytes):
+def lock_head_branch(repo: Repo, expected: str | None, new: bytes) -> Any:
     """Lock the branch HEAD points to, check it is at ``expected`` and stage ``new`` in the lock.
 
     Git's own protocol: ``<ref>.lock`` is created exclusively; closing the

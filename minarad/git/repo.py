@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from minarad.errors import NotFound
 
+if TYPE_CHECKING:
+    from minarad.git.types import Repo as RepoType
 
-def open_repo(root: str | os.PathLike):
+
+def open_repo(root: str | os.PathLike[str]) -> RepoType:
     """Open the repository of the workspace ``root`` (its ``.git`` folder or file).
 
     Raises:

@@ -10,10 +10,17 @@ paths, and their ancestors, keep their ids.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import binascii
 import os
 import shutil
 import stat
+
+from minarad.git.objects import add_object
+
+if TYPE_CHECKING:
+    from minarad.git.types import ObjectStore, Repo
 
 #: Files git keeps beside the objects that may name removed commits (caches).
 _OBJECT_CACHES = ("info/commit-graph", "info/commit-graphs", "pack/multi-pack-index",
@@ -22,7 +29,7 @@ _OBJECT_CACHES = ("info/commit-graph", "info/commit-graphs", "pack/multi-pack-in
 _TRANSIENT_REFS = ("ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD")
 
 
-def rewrite_without_paths(repo, paths: list[str]) -> dict[bytes, tuple[bytes, bytes]]:
+def rewrite_without_paths(repo: Repo, paths: list[str]) -> dict[bytes, tuple[bytes, bytes]]:
     """Write every commit that held ``paths`` again without them and move the refs.
 
     Args:
@@ -46,7 +53,7 @@ def rewrite_without_paths(repo, paths: list[str]) -> dict[bytes, tuple[bytes, by
     return moved
 
 
-def _rewrite_object(store, sha: bytes, changes: dict, new_of: dict) -> bytes:
+def _rewrite_object(store: ObjectStore, sha: bytes, changes: dict, new_of: dict) -> bytes:
     """The id ``sha`` (a commit, or a tag of one) has once rewritten."""
     if sha not in store:
         return sha
@@ -59,7 +66,7 @@ def _rewrite_object(store, sha: bytes, changes: dict, new_of: dict) -> bytes:
         tag = obj.copy()
         tag.object = (obj.object[0], new_target)
         tag.signature = None
-        store.add_object(tag)
+        add_object(store, tag)
         return tag.id
     if obj.type_name != b"commit":
         return sha
@@ -67,7 +74,7 @@ def _rewrite_object(store, sha: bytes, changes: dict, new_of: dict) -> bytes:
     return new_of[sha]
 
 
-def _rewrite_commits(store, tip: bytes, changes: dict, new_of: dict) -> None:
+def _rewrite_commits(store: ObjectStore, tip: bytes, changes: dict, new_of: dict) -> None:
     """Rewrite ``tip`` and its ancestors, parents first (no recursion: histories are long)."""
     from minarad.git.trees import apply_changes
 
@@ -91,7 +98,7 @@ def _rewrite_commits(store, tip: bytes, changes: dict, new_of: dict) -> None:
             continue
         new = commit.copy()
         new.tree, new.parents, new.gpgsig = tree, parents, None
-        store.add_object(new)
+        add_object(store, new)
         new_of[sha] = new.id
 
 
@@ -109,7 +116,7 @@ def expire_reflogs(git_dir: str) -> None:
             pass
 
 
-def prune_unreachable(repo, keep: frozenset[bytes] | set[bytes] = frozenset()) -> int:
+def prune_unreachable(repo: Repo, keep: frozenset[bytes] | set[bytes] = frozenset()) -> int:
     """Remove every object no ref reaches (nor ``keep`` names); return how many.
 
     Loose objects are deleted and packs are rewritten without them (dulwich's
@@ -135,7 +142,8 @@ def prune_unreachable(repo, keep: frozenset[bytes] | set[bytes] = frozenset()) -
     return len(gone)
 
 
-def _reachable(store, tips: list[bytes], keep) -> set[bytes]:
+def _reachable(store: ObjectStore, tips: list[bytes],
+               keep: frozenset[bytes] | set[bytes]) -> set[bytes]:
     """Every object reachable from ``tips`` and ``keep`` (commits, trees, blobs, tags)."""
     seen: set[bytes] = set()
     stack = [t for t in (*tips, *keep) if t in store]
@@ -162,7 +170,7 @@ def _reachable(store, tips: list[bytes], keep) -> set[bytes]:
     return seen
 
 
-def remote_names(repo) -> list[str]:
+def remote_names(repo: Repo) -> list[str]:
     """The remotes configured in the repository (``[remote "origin"]``)."""
     config = repo.get_config()
     return [section[1].decode("utf-8", "replace") for section in config.sections()

@@ -8,11 +8,15 @@ size of the workspace.
 from __future__ import annotations
 
 import stat
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, cast
 
 from dulwich.objects import Tree
 
+from minarad.git.objects import add_object
+
 if TYPE_CHECKING:
+    from minarad.git.types import ObjectStore
     from dulwich.objects import ObjectID
 
 _GITLINK = 0o160000
@@ -21,7 +25,7 @@ _GITLINK = 0o160000
 Changes = dict
 
 
-def apply_changes(object_store, tree_id: bytes | None, changes: Changes) -> bytes:
+def apply_changes(object_store: ObjectStore, tree_id: bytes | None, changes: Changes) -> bytes:
     """Return the id of ``tree_id`` with ``changes`` applied (root never vanishes).
 
     Args:
@@ -33,7 +37,7 @@ def apply_changes(object_store, tree_id: bytes | None, changes: Changes) -> byte
     new_id = _apply(object_store, tree_id, changes)
     if new_id is None:
         empty = Tree()
-        object_store.add_object(empty)
+        add_object(object_store, empty)
         return empty.id
     return new_id
 
@@ -50,7 +54,7 @@ def _split(changes: Changes) -> tuple[dict, dict]:
     return direct, nested
 
 
-def _apply(object_store, tree_id: bytes | None, changes: Changes) -> ObjectID | None:
+def _apply(object_store: ObjectStore, tree_id: bytes | None, changes: Changes) -> ObjectID | None:
     tree = Tree()
     if tree_id is not None:
         for entry in object_store[tree_id].items():
@@ -74,11 +78,12 @@ def _apply(object_store, tree_id: bytes | None, changes: Changes) -> ObjectID | 
     if not len(tree):
         return None
     if tree_id is None or tree.id != tree_id:
-        object_store.add_object(tree)
+        add_object(object_store, tree)
     return tree.id
 
 
-def lookup_blob(object_store, tree_id: bytes | None, path: bytes) -> tuple[int, bytes] | None:
+def lookup_blob(object_store: ObjectStore, tree_id: bytes | None,
+                path: bytes) -> tuple[int, bytes] | None:
     """Return ``(mode, blob id)`` of ``path`` in the tree, or None."""
     if tree_id is None:
         return None
@@ -91,7 +96,8 @@ def lookup_blob(object_store, tree_id: bytes | None, path: bytes) -> tuple[int, 
     return None if stat.S_ISDIR(mode) else (mode, sha)
 
 
-def iter_files(object_store, tree_id: bytes | None, prefix: bytes = b""):
+def iter_files(object_store: ObjectStore, tree_id: bytes | None, prefix: bytes = b""
+               ) -> Iterator[tuple[bytes, int, bytes]]:
     """Yield ``(path, mode, blob id)`` for every file below a tree (submodules skipped)."""
     if tree_id is None:
         return

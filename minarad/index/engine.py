@@ -225,6 +225,19 @@ class LexicalEngine:
         return self.builder.build(clauses, self._filters(filters), hidden, strict=strict,
                                   common=common)
 
+    def query_pair(self, view: ReaderView, clauses,
+                   filters: SearchFilters) -> tuple[object, object | None]:
+        """``(strict, loose)`` queries as :meth:`query` makes them, analysed once.
+
+        ``loose`` is None when it is the strict query itself (too few
+        meaningful words for strictness to ask more).
+        """
+        hidden = self._hidden_channels(view, clauses, filters.channel)
+        if filters.hidden_paths:
+            hidden.append(self.builder.filter_query("path", list(filters.hidden_paths)))
+        return self.builder.build_pair(clauses, self._filters(filters), hidden,
+                                       common=self._common_words(view, clauses))
+
     def _common_words(self, view: ReaderView, clauses) -> frozenset[str]:
         """The query's single words that most documents hold."""
         total = view.searcher.num_docs

@@ -43,9 +43,9 @@ class EvidenceVoice:
     def rank(self, query: str, filters: SearchFilters, limit: int) -> list[RankedHit]:
         """The ``limit`` best-proven entries among those matching ``query``."""
         from minarad.index.documents import LEARN_ENTRY_FILES
-        from minarad.index.voices import _matching_hits
+        from minarad.index.voices import matching_hits
 
-        hits = [h for h in _matching_hits(self.engine, query, filters, limit, by_time=False)
+        hits = [h for h in matching_hits(self.engine, query, filters, limit, by_time=False)
                 if h.path in LEARN_ENTRY_FILES]
         if not hits:
             return []

@@ -155,15 +155,36 @@ class QueryBuilder:
             InvalidInput: no clause holds a word or a field to search for
                 (``*``, ``((``, ``AND``, an empty query).
         """
-        tv = self.tv
+        filters, words, parts = self._analysed(clauses, filters)
+        if strict:
+            parts = self._require_enough(words, parts, common)
+        return self._combined(parts, filters, exclusions)
+
+    def build_pair(self, clauses: list[Clause], filters: list, exclusions: Sequence = (),
+                   common: frozenset[str] = frozenset()) -> tuple[object, object | None]:
+        """``(strict, loose)``: :meth:`build` with and without ``strict``, analysed once.
+
+        ``loose`` is None when it would be the same query (fewer than three
+        meaningful words count, so the strict query asks for no more).
+        """
+        filters, words, parts = self._analysed(clauses, filters)
+        grouped = self._require_enough(words, parts, common)
+        strict = self._combined(grouped, filters, exclusions)
+        return strict, None if grouped is parts else self._combined(parts, filters, exclusions)
+
+    def _analysed(self, clauses: list[Clause], filters: list) -> tuple[list, list, list]:
+        """``(filters, meaningful clauses, their parts)``; InvalidInput when nothing to search."""
         typed = [c for c in clauses if c.field in FILTER_FIELDS and c.occur == MUST]
         filters = [*filters, *(self.clause_query(c) for c in typed)]
         words = meaningful_clauses([c for c in clauses if c not in typed])
         parts = [part for part in map(self._part, words) if part is not None]
         if not parts and not typed:
             raise InvalidInput("the query has no words to search for", code="empty_query")
-        if strict:
-            parts = self._require_enough(words, parts, common)
+        return filters, words, parts
+
+    def _combined(self, parts: list, filters: list, exclusions: Sequence) -> object:
+        tv = self.tv
+        parts = list(parts)
         if not any(occur != tv.Occur.MustNot for occur, _ in parts):
             parts.append((tv.Occur.Must, tv.Query.all_query()))
         main = tv.Query.boolean_query(parts)

@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 
 from minarad.index.fusion import RankedHit, SearchFilters
-from minarad.index.results import Hit, with_changes
+from minarad.index.results import Hit
 
 MODES = ("keyword", "semantic", "hybrid")
 #: How much the other found sections of a page add to a section's score.
@@ -132,6 +132,8 @@ def fuse_explained(lists: Sequence[tuple[str, Sequence[RankedHit], float]]) -> l
         All hits, best first, ``score`` the fused score and ``explain``
         ``{voice: {"rank": r, "score": s}}`` (the voice's own rank and score)
         for the voices that gave it. Ties keep the order the voices gave.
+        The hits are the voices' own, made for this search: they are
+        rescored in place (a voice's scores are its :class:`RankedHit`'s).
     """
     scores: dict[tuple[str, int], float] = {}
     first: dict[tuple[str, int], Hit] = {}
@@ -143,9 +145,12 @@ def fuse_explained(lists: Sequence[tuple[str, Sequence[RankedHit], float]]) -> l
             first.setdefault(key, item.hit)
             scores[key] = scores.get(key, 0.0) + weight * norm
             explain.setdefault(key, {})[name] = {"rank": rank, "score": round(item.score, 4)}
-    order = sorted(first, key=lambda key: -scores[key])
-    return [with_changes(first[key], score=scores[key], explain=explain[key])
-            for key in order]
+    out = []
+    for key in sorted(first, key=lambda key: -scores[key]):
+        hit = first[key]
+        hit.score, hit.explain = scores[key], explain[key]
+        out.append(hit)
+    return out
 
 
 def apply_recency(hits: list[Hit], weight: float, half_life_days: float,

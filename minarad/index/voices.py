@@ -34,10 +34,16 @@ class LexicalVoice:
         First the hits holding enough of the meaningful words; when they
         are fewer than ``limit``, hits holding fewer follow (below them).
         """
-        hits = _matching_hits(self.engine, query, filters, limit, by_time=False, strict=True)
-        if len(hits) < limit:
+        clauses = parse_query(query or "")
+        view = self.engine.reader_view()
+        if view is None:
+            self.engine.check_query(clauses)
+            return []
+        strict, loose = self.engine.query_pair(view, clauses, filters)
+        hits = _hits(self.engine, view, strict, clauses, limit, by_time=False)
+        if len(hits) < limit and loose is not None:  # None: the same query, the same hits
             seen = {h.key for h in hits}
-            more = _matching_hits(self.engine, query, filters, limit, by_time=False)
+            more = _hits(self.engine, view, loose, clauses, limit, by_time=False)
             hits += [h for h in more if h.key not in seen][:limit - len(hits)]
         return [RankedHit(hit, hit.score) for hit in bodiless_after_body_matches(hits)]
 
@@ -57,18 +63,23 @@ class RecencyVoice:
     def rank(self, query: str, filters: SearchFilters, limit: int) -> list[RankedHit]:
         """The ``limit`` newest matches of ``query``; the score is the time."""
         return [RankedHit(hit, hit.score)
-                for hit in _matching_hits(self.engine, query, filters, limit, by_time=True)]
+                for hit in matching_hits(self.engine, query, filters, limit, by_time=True)]
 
 
-def _matching_hits(engine: LexicalEngine, query: str, filters: SearchFilters, limit: int,
-                   by_time: bool, strict: bool = False) -> list[Hit]:
+def matching_hits(engine: LexicalEngine, query: str, filters: SearchFilters, limit: int,
+                  by_time: bool, strict: bool = False) -> list[Hit]:
     """Hits of the engine's matches, with snippets marking the query's words."""
     clauses = parse_query(query or "")
     view = engine.reader_view()
     if view is None:
         engine.check_query(clauses)
         return []
-    built = engine.query(view, clauses, filters, strict=strict)
+    return _hits(engine, view, engine.query(view, clauses, filters, strict=strict), clauses,
+                 limit, by_time)
+
+
+def _hits(engine: LexicalEngine, view, built, clauses, limit: int, by_time: bool) -> list[Hit]:
+    """The best ``limit`` matches of the built query, their snippets cut when read."""
     if limit <= 0:
         return []
     pattern = term_pattern(positive_terms(clauses))

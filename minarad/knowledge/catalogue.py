@@ -29,6 +29,7 @@ from minarad.workspace.headtable import FollowsHead
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the fast list
 if TYPE_CHECKING:
     from minarad.knowledge.records import KnowledgeRecord, RecordProblem
+    from minarad.store.store import Store
 
 SCHEMA_VERSION = "1"
 _PREFIX = "knowledge/"
@@ -159,7 +160,7 @@ class Catalogue(FollowsHead):
 
     # -- following git (commit, is_current and close: FollowsHead) -----------------------------
 
-    def catch_up(self, store) -> int:
+    def catch_up(self, store: Store) -> int:
         """Bring the catalogue to HEAD; return how many record files were re-read.
 
         A tree diff from the recorded commit to HEAD when that commit is
@@ -172,7 +173,7 @@ class Catalogue(FollowsHead):
             self._remove()
             return self._catch_up(store)
 
-    def _catch_up(self, store) -> int:
+    def _catch_up(self, store: Store) -> int:
         from minarad.git.objects import commit_tree
 
         head = store.head()
@@ -198,7 +199,8 @@ class Catalogue(FollowsHead):
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (head,))
             return count
 
-    def follow_commit(self, store, commit: str, changes: list[tuple[str, str | None]]) -> int:
+    def follow_commit(self, store: Store, commit: str,
+                      changes: list[tuple[str, str | None]]) -> int:
         """Apply a commit whose changed files are known (``(path, blob or None)``).
 
         A writer that just committed knows what it changed, so when the

@@ -221,7 +221,7 @@ def _commit(knowledge, mode, files, facts, superseded, consumed, skipped, author
             source) -> Consolidation:
     """One transaction: new facts, superseded ones marked, consumed notes taken out."""
     from minarad.knowledge.records import render_record, update_record_text
-    from minarad.knowledge.service import _blob_of, utc_now
+    from minarad.knowledge.service import blob_of, utc_now
 
     if not facts and not consumed:
         return Consolidation(mode, [], [], 0, skipped, None)
@@ -236,14 +236,14 @@ def _commit(knowledge, mode, files, facts, superseded, consumed, skipped, author
         for old, text, new_id in superseded:
             tx.write(old.path, update_record_text(text, {"superseded_by": new_id,
                                                          "updated": utc_now()}),
-                     base=_blob_of(text))
+                     base=blob_of(text))
         for path, lines in by_file.items():
             text = files[path][0]
             rest = _without(text, lines)
             if rest is None:
-                tx.delete(path, base=_blob_of(text))
+                tx.delete(path, base=blob_of(text))
             else:
-                tx.write(path, rest, base=_blob_of(text))
+                tx.write(path, rest, base=blob_of(text))
     knowledge.follow(tx)
     return Consolidation(mode, facts, [old.id for old, _t, _n in superseded], len(consumed),
                          skipped, tx.result.commit if tx.result else None)

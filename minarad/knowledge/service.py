@@ -158,7 +158,7 @@ class Knowledge:
         text = self._read(GRANTS_PATH)
         grants = (Grants() if text is None else parse_grants(text)).set(
             role, check_domain(domain), check_level(level))
-        base = None if text is None else _blob_of(text)
+        base = None if text is None else blob_of(text)
         with self._transaction(author, source, f"grant {role} {level} on {domain}") as tx:
             tx.write(GRANTS_PATH, render_grants(grants), base=base)
         self.follow(tx)
@@ -272,8 +272,8 @@ class Knowledge:
 
         self.app.index.catch_up(wait=2.5)
         catalogue, out, seen = self.catalogue, [], set()
-        for hit in self.app.search(query, role=role, path="knowledge", mode="keyword",
-                                   limit=max(50, limit * 5)):
+        for hit in self.app.search_index(query, role=role, path="knowledge", mode="keyword",
+                                         limit=max(50, limit * 5)):
             place = parse_record_path(hit.path)
             if place is None or place[0] != "fact" or hit.path in seen:
                 continue
@@ -377,7 +377,7 @@ class Knowledge:
                                                f"{new.topic}") as tx:
             tx.write(old.path, update_record_text(text, {"superseded_by": new.id,
                                                          "updated": now}),
-                     base=_blob_of(text))
+                     base=blob_of(text))
             tx.create(new.path, render_record(new))
         return self._done(new, tx, old)
 
@@ -410,7 +410,7 @@ class Knowledge:
         with self._transaction(author, source, f"edit {old.kind} {old.id}"
                                + (f" (move {old.domain} -> {new_domain})"
                                   if new.domain != old.domain else "")) as tx:
-            tx.write(old.path, new_text, base=_blob_of(text))
+            tx.write(old.path, new_text, base=blob_of(text))
             if new.path != old.path:
                 tx.rename(old.path, new.path)
         return self._done(new, tx, old)
@@ -428,7 +428,7 @@ class Knowledge:
         with self._transaction(author, source, f"{'activate' if active else 'deactivate'} "
                                                f"policy {old.id}") as tx:
             tx.write(old.path, update_record_text(text, {"active": active, "updated": now}),
-                     base=_blob_of(text))
+                     base=blob_of(text))
         return self._done(old.replace(active=active, updated=now), tx, old)
 
     def delete(self, record_id: str, *, author: str, role: str | None = None,
@@ -446,13 +446,13 @@ class Knowledge:
                 revived = prior
         with self._transaction(author, source, f"delete {old.kind} {old.id}: "
                                                f"{old.topic}") as tx:
-            tx.delete(old.path, base=_blob_of(text))
+            tx.delete(old.path, base=blob_of(text))
             if revived is not None:
                 prior_text = self._read(revived.path)
                 if prior_text is not None:
                     tx.write(revived.path, update_record_text(
                         prior_text, {"superseded_by": "", "updated": utc_now()}),
-                        base=_blob_of(prior_text))
+                        base=blob_of(prior_text))
         return self._done(old, tx, old)
 
     def purge(self, record_id: str, *, author: str, force: bool = False,
@@ -535,7 +535,7 @@ class Knowledge:
         new_text = render_members(channel, members, text)
         if new_text != text:
             with self._transaction(author, source, f"members of channel {channel}") as tx:
-                tx.write(path, new_text, base=None if text is None else _blob_of(text))
+                tx.write(path, new_text, base=None if text is None else blob_of(text))
             self.follow(tx)
         return members
 
@@ -593,7 +593,7 @@ class Knowledge:
         return policies_text(policies, role, max_chars, problems)
 
 
-def _blob_of(text: str) -> str:
+def blob_of(text: str) -> str:
     from minarad.workspace.content import git_blob_id
 
     return git_blob_id(text.encode("utf-8"))

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from typing import TYPE_CHECKING
 
 from minarad.errors import InvalidInput, NotFound
 from minarad.learn.records import KIND_FILES, LineProblem, parse_lines
 from minarad.learn.store import LearnStore
+
+if TYPE_CHECKING:
+    from minarad.store.store import Store
 
 MEMORY = "MEMORY.md"
 
@@ -78,7 +82,7 @@ def _read_source(folder: str, rel: str, limit: int) -> bytes | None:
     return data
 
 
-def import_openboa(store, src: str, *, agent: str | None = None, author: str,
+def import_openboa(store: Store, src: str, *, agent: str | None = None, author: str,
                    dry_run: bool = False) -> OpenboaImport:
     """Append the agent's records we lack, and copy MEMORY.md if ours is the template.
 
@@ -135,9 +139,9 @@ def _new_lines(folder: str, rel: str, limit: int, ids: set, keys: set,
     return out
 
 
-def _memory_to_copy(store, folder: str) -> bytes | None:
-    from minarad.workspace.openclaw import _is_untouched_template
+def _memory_to_copy(store: Store, folder: str) -> bytes | None:
+    from minarad.workspace.openclaw import is_untouched_template
 
-    if not _is_untouched_template(str(store.root), MEMORY):
+    if not is_untouched_template(str(store.root), MEMORY):
         return None
     return _read_source(os.path.join(folder, "workspace"), MEMORY, store.max_file_bytes)

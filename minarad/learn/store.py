@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+from typing import TYPE_CHECKING
 
 from minarad.errors import InvalidInput, NotFound
 from minarad.learn import evidence as ev
 from minarad.learn import promotion as pm
 from minarad.learn.records import (KIND_FILES, KINDS, LearnRecord, LineProblem, iso_now,
                                    parse_lines, render_record, signature, uuid7)
+
+if TYPE_CHECKING:
+    from minarad.store.store import Store
 
 MEMORY = "MEMORY.md"
 PROMOTE_AUTHOR = "job:promote"
@@ -122,7 +126,7 @@ class LearnStore:
         rule: the promotion rule.
     """
 
-    def __init__(self, store, *, author: str = "agent",
+    def __init__(self, store: Store, *, author: str = "agent",
                  rule: pm.PromotionRule | None = None):
         self.store = store
         self.author = author

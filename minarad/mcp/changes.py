@@ -20,6 +20,10 @@ from typing import Any
 
 import anyio
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from mcp.server.session import ServerSession
+
 URI_PREFIX = "minara://workspace/"
 
 
@@ -48,17 +52,17 @@ class ChangeFeed:
         self.poll_s = poll_s
         self._known: dict | None = None
         self._head_seen: str | None = None
-        self._sessions: dict[str, set] = {}
+        self._sessions: dict[str, set[ServerSession]] = {}
         self._wake: anyio.Event | None = None
         self._loop: Any = None
 
     # -- earlier protocols: resources/subscribe ------------------------------------
 
-    def subscribe(self, uri: str, session) -> None:
+    def subscribe(self, uri: str, session: ServerSession) -> None:
         """Remember that ``session`` wants ``notifications/resources/updated`` for ``uri``."""
         self._sessions.setdefault(uri, set()).add(session)
 
-    def unsubscribe(self, uri: str, session) -> None:
+    def unsubscribe(self, uri: str, session: ServerSession) -> None:
         """Forget a ``resources/subscribe``."""
         self._sessions.get(uri, set()).discard(session)
 
@@ -78,7 +82,7 @@ class ChangeFeed:
             self._wake = anyio.Event()  # before looking: a wake during the look is kept
             await self.check()
 
-    def wake(self, _commit=None) -> None:
+    def wake(self, _commit: object = None) -> None:
         """Look at HEAD now (thread-safe; the daemon's ``after_commit`` hook calls this)."""
         wake, loop = self._wake, self._loop
         if wake is None or loop is None or loop.is_closed():

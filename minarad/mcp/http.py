@@ -25,11 +25,19 @@ from pathlib import Path
 
 from minarad.errors import InvalidInput
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+    from minarad.app import Minara
+    from minarad.config import Settings
+    from minarad.daemon.core import Daemon
+
 ENDPOINT_FILE = "mcp-http.json"
 PATH = "/mcp"
 
 
-def token_source(settings) -> Callable[[], str]:
+def token_source(settings: Settings) -> Callable[[], str]:
     """What gives the token a request must carry: the ``mcp_token`` setting, else the
     gateway's token file, re-read when it changes (``minara token --rotate``)."""
     if settings.mcp_token:
@@ -53,11 +61,11 @@ class BearerGate:
         token: returns the token a request must carry (asked at each request).
     """
 
-    def __init__(self, app, token: Callable[[], str]):
+    def __init__(self, app: ASGIApp, token: Callable[[], str]):
         self.app = app
         self.token = token
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self._allowed(scope):
             body = json.dumps({"error": "unauthorized", "message": "missing or wrong bearer "
                                "token (see: minara token)"}).encode()
@@ -68,7 +76,7 @@ class BearerGate:
             return
         await self.app(scope, receive, send)
 
-    def _allowed(self, scope) -> bool:
+    def _allowed(self, scope: Scope) -> bool:
         for name, value in scope.get("headers", ()):
             if name == b"authorization":
                 scheme, _, given = value.decode("latin-1").partition(" ")
@@ -121,7 +129,7 @@ def read_endpoint(git_state_dir: Path) -> dict | None:
 class HttpEndpoint:
     """uvicorn serving the MCP app in a thread; :meth:`stop` ends it."""
 
-    def __init__(self, asgi, sock: socket.socket, record: Path):
+    def __init__(self, asgi: ASGIApp, sock: socket.socket, record: Path):
         import uvicorn
 
         from minarad.daemon.quietserver import QuietServer
@@ -147,14 +155,14 @@ class HttpEndpoint:
         with_missing_ok(self.record.unlink)
 
 
-def with_missing_ok(call) -> None:
+def with_missing_ok(call: Callable[[], object]) -> None:
     try:
         call()
     except FileNotFoundError:
         pass
 
 
-def start(daemon, app):
+def start(daemon: Daemon, app: Minara) -> Callable[[], None] | None:
     """Daemon service: serve MCP over streamable HTTP when ``mcp_http_enabled``.
 
     Returns:

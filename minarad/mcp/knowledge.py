@@ -91,10 +91,10 @@ def update_my_notes(tools: AgentTools, text: str, base: str | None = None) -> di
             result = tools.app.knowledge.update_my_notes(tools.agent, text, base=base,
                                                          author=tools.agent, source=SOURCE)
         except VersionConflict as err:
-            current, info = tools.app.store.read(f"agents/{tools.agent}/NOTES.md")
-            return {"conflict": True, "error": err.code, "message": err.message,
-                    "your_base": str(base), "current_version": info.version,
-                    "current_text": current,
+            path = f"agents/{tools.agent}/NOTES.md"
+            current = tools.app.conflict_details(path, with_text=True)
+            return {"conflict": True, "error": err.code, "message": err.message, "path": path,
+                    "your_base": str(base), **current.to_dict(),
                     "hint": "merge and call update_my_notes again with base=current_version"}
     return {"conflict": False, **result.to_dict()}
 

@@ -31,8 +31,6 @@ T = TypeVar("T")
 SOURCE = "mcp"
 #: The files offered as MCP resources: the identity files and MEMORY.md.
 RESOURCE_FILES = ("SOUL.md", "AGENTS.md", "IDENTITY.md", "USER.md", "TOOLS.md", "MEMORY.md")
-#: How long a search waits for another process to finish updating the index.
-WRITER_WAIT_SECONDS = 2.5
 SEARCH_MODES = ("keyword", "hybrid", "semantic")
 
 
@@ -97,14 +95,14 @@ class AgentTools:
                    channel: str | None = None) -> dict:
         """The text of ``file`` now (or at ``version``) with its version record."""
         with self.lock:
-            text, info = self.app.store.read(self.path(file, channel), version or None)
+            text, info = self.app.memory_get(self.path(file, channel), version or None)
         return {**info.to_dict(), "text": text}
 
     def memory_append(self, file: str, text: str, channel: str | None = None) -> dict:
         """Append ``text`` as new line(s) to ``file``; one commit, never a conflict."""
         with self.lock:
-            result = self.app.store.append(self.path(file, channel), text, author=self.agent,
-                                           source=SOURCE)
+            result = self.app.memory_append(self.path(file, channel), text, author=self.agent,
+                                            source=SOURCE)
         return result.to_dict()
 
     def memory_set(self, file: str, text: str, base: str,
@@ -115,24 +113,18 @@ class AgentTools:
         carries the current version and text, so the agent can merge and retry.
         """
         rel = self.path(file, channel)
-        if text and not text.endswith("\n"):
-            text += "\r\n" if "\r\n" in text else "\n"  # as an editor saves, as the CLI does
         with self.lock:
             try:
-                result = self.app.store.write(rel, text, base=base, author=self.agent,
-                                              source=SOURCE)
+                result = self.app.memory_set(rel, text, base=base, author=self.agent,
+                                             source=SOURCE)
             except VersionConflict as err:
                 return self._conflict(rel, base, err)
         return {"conflict": False, **result.to_dict()}
 
-    def _conflict(self, rel: str, base: str, err: VersionConflict) -> dict:
-        current_text, info = self.app.store.read(rel) if err.details.get("current_blob_id") \
-            else ("", self.app.store.current(rel))
+    def _conflict(self, rel: str, base: str, err: VersionConflict) -> dict[str, Any]:
+        current = self.app.conflict_details(rel, with_text=True)
         return {"conflict": True, "error": err.code, "message": err.message, "path": rel,
-                "your_base": str(base), "current_version": info.version,
-                "current_blob_id": info.blob_id, "current_sha256": info.sha256,
-                "current_author": info.author, "current_time": info.time,
-                "current_text": current_text,
+                "your_base": str(base), **current.to_dict(),
                 "hint": "merge your change into current_text and call memory_set again "
                         "with base=current_version"}
 
@@ -140,7 +132,7 @@ class AgentTools:
         """The versions of ``file``, newest first (at most ``limit``)."""
         rel = self.path(file, channel)
         with self.lock:
-            entries = self.app.store.history(rel)
+            entries = self.app.memory_history(rel)
         return {"path": rel, "versions": [e.to_dict() for e in entries[:max(1, limit)]],
                 "total": len(entries)}
 
@@ -167,35 +159,25 @@ class AgentTools:
         return self._search(query, memory_only=False, kind=kind, path=None, channel=channel,
                             since=since, limit=limit, mode=mode)
 
-    def _search(self, query: str, *, memory_only: bool, kind, path, channel, since,
-                limit: int, mode: str | None) -> dict:
+    def _search(self, query: str, *, memory_only: bool, kind: list[str] | None,
+                path: str | None, channel: str | None, since: str | None, limit: int,
+                mode: str | None) -> dict[str, Any]:
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is empty; give words to search for", code="empty_query")
         mode = mode or None
         if mode is not None and mode not in SEARCH_MODES:
             raise InvalidInput(f"mode {mode!r}: use one of {', '.join(SEARCH_MODES)}",
                                code="invalid_mode")
-        self.check_channel(channel)
-        notice = None
         with self.lock:
-            self.app.ensure_set_up()
-            index = self.app.index
-            stats = index.catch_up(wait=WRITER_WAIT_SECONDS)
-            if mode == "semantic" and index.model.path is None:
-                raise InvalidInput(f"semantic search needs an embedding model: "
-                                   f"{index.model.reason}; or use mode keyword",
-                                   code="no_embedding_model")
-            if mode == "hybrid" and index.model.path is None:
-                mode, notice = "keyword", f"keyword search: {index.model.reason}"
-            used = mode or index.default_mode()
-            hits = self.app.search(query, role=self.role, kind=list(kind or ()) or None,
-                                   path=path or None, channel=channel or None,
-                                   since=since or None, limit=max(1, min(limit, 100)),
-                                   memory_only=memory_only, mode=used)
-        result = {"query": query, "mode": used, "results": [h.to_dict() for h in hits],
-                  "index_lag": stats.lag if stats.busy else 0}
-        if notice:
-            result["notice"] = notice
+            found = self.app.search(query, who=self.agent, role=self.role,
+                                    scope="memory" if memory_only else "all", mode=mode,
+                                    kinds=kind or (), path=path, channel=channel, since=since,
+                                    limit=max(1, min(limit, 100)), keyword_without_model=True)
+        result: dict[str, Any] = {"query": query, "mode": found.mode,
+                                  "results": [h.to_dict() for h in found.hits],
+                                  "index_lag": found.lag}
+        if found.notice:
+            result["notice"] = found.notice
         return result
 
     # -- context and resources ---------------------------------------------------------
@@ -213,7 +195,7 @@ class AgentTools:
             self.app.ensure_set_up()
             return self.app.read_text(path)
 
-    def committed_blobs(self, paths=RESOURCE_FILES) -> dict[str, str | None]:
+    def committed_blobs(self, paths: tuple[str, ...] = RESOURCE_FILES) -> dict[str, str | None]:
         """``{path: blob id at HEAD}`` (None when absent) of ``paths``."""
         with self.lock:
             store = self.app.existing_store()

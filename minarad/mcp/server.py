@@ -15,8 +15,8 @@ streamable HTTP endpoint (:mod:`minarad.mcp.http`).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Annotated, Any, cast
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -150,13 +150,16 @@ def add_prompt(server: MCPServer, tools: AgentTools) -> None:
 
 def add_subscriptions(server: MCPServer, feed: ChangeFeed) -> None:
     """``resources/subscribe`` and ``unsubscribe`` for clients of earlier protocols."""
+    from mcp.server.context import ServerRequestContext
     from mcp.types import EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
 
-    async def subscribe(ctx, params: SubscribeRequestParams) -> EmptyResult:
+    async def subscribe(ctx: ServerRequestContext[Any, Any],
+                        params: SubscribeRequestParams) -> EmptyResult:
         feed.subscribe(str(params.uri), ctx.session)
         return EmptyResult()
 
-    async def unsubscribe(ctx, params: UnsubscribeRequestParams) -> EmptyResult:
+    async def unsubscribe(ctx: ServerRequestContext[Any, Any],
+                          params: UnsubscribeRequestParams) -> EmptyResult:
         feed.unsubscribe(str(params.uri), ctx.session)
         return EmptyResult()
 
@@ -206,7 +209,7 @@ def build_server(tools: AgentTools, *, poll_s: float | None = 0.5
                       publish, poll_s)
 
     @contextlib.asynccontextmanager
-    async def lifespan(_server):
+    async def lifespan(_server: MCPServer) -> AsyncIterator[dict[str, Any]]:
         async with anyio.create_task_group() as group:
             group.start_soon(feed.run)
             try:
@@ -240,6 +243,8 @@ async def _serve_stdio(server: MCPServer) -> None:
 
     low = server._lowlevel_server  # noqa: SLF001 - what MCPServer.run_stdio_async runs
     with claimed_stdio() as pipes:
-        transport = stdio_server() if pipes is None else stdio_server(*pipes)
+        # the pipes stand in for anyio's AsyncFile: the SDK only iterates, writes, flushes
+        transport = stdio_server() if pipes is None else stdio_server(
+            cast(Any, pipes[0]), cast(Any, pipes[1]))
         async with transport as (read, write):
             await low.run(read, write, low.create_initialization_options())

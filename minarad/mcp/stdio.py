@@ -20,6 +20,7 @@ import json
 import os
 import stat
 import sys
+from collections.abc import Iterator
 
 #: The longest line (one JSON-RPC message) read from stdin.
 MAX_LINE = 64 * 1024 * 1024
@@ -115,7 +116,7 @@ def refuse_line(line: bytes) -> dict | None:
     return None
 
 
-def _holds_lone_surrogate(value) -> bool:
+def _holds_lone_surrogate(value: object) -> bool:
     try:
         json.dumps(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
@@ -123,7 +124,7 @@ def _holds_lone_surrogate(value) -> bool:
     return False
 
 
-def _error(request_id, code: int, message: str) -> dict:
+def _error(request_id: object, code: int, message: str) -> dict:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
@@ -153,7 +154,7 @@ def _streamable(fd: int) -> bool:
 
 
 @contextlib.contextmanager
-def claimed_stdio():
+def claimed_stdio() -> Iterator[tuple[PipeLines, PipeWriter] | None]:
     """Move the protocol's descriptors aside; yield ``(stdin, stdout)`` or None.
 
     While inside, fd 0 reads the null device and fd 1 writes to stderr; both

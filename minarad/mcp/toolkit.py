@@ -9,7 +9,7 @@ is the error's JSON (``{"error": code, "message": ...}``).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
@@ -61,7 +61,7 @@ def agent_of(tools: AgentTools, ctx: Context | None) -> AgentTools:
     return tools.for_agent(name, role) if name or role else tools
 
 
-def _headers(ctx: Context):
+def _headers(ctx: Context) -> Mapping[str, str] | None:
     try:
         return ctx.headers
     except (ValueError, AttributeError):  # no request (called outside one)

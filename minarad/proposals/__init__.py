@@ -24,8 +24,12 @@ import dataclasses
 import datetime as dt
 import difflib
 import re
+from typing import TYPE_CHECKING
 
 from minarad.errors import InvalidInput, MinaraError, NotFound
+
+if TYPE_CHECKING:
+    from minarad.store.store import Store
 
 PREFIX = "proposals/"
 
@@ -94,7 +98,7 @@ class Proposals:
         store: the workspace's :class:`minarad.store.Store`.
     """
 
-    def __init__(self, store):
+    def __init__(self, store: Store):
         self.store = store
 
     # -- reading -----------------------------------------------------------------
@@ -153,8 +157,6 @@ class Proposals:
         Raises:
             InvalidInput: no change, a bad job name, or a path the store refuses.
         """
-        from minarad.git.branches import create_branch
-        from minarad.git.commits import build_commit, identity, write_blob
         from minarad.workspace.content import encode_text
 
         if not _JOB_RE.fullmatch(job):
@@ -163,36 +165,34 @@ class Proposals:
         if not message.strip():
             raise InvalidInput("a proposal needs a message saying why", code="empty_message")
         store = self.store
-        repo = store.repo
-        head = store.head()
-        tree_changes: dict = {}
-        for path, text in changes.items():
-            rel = store.check_writable_path(path)
-            if text is None:
-                if self._text_at(head, rel) is None:
-                    raise InvalidInput(f"{rel} does not exist; nothing to delete",
-                                       code="file_not_found")
-                tree_changes[rel.encode()] = None
-                continue
-            data = encode_text(text, store.max_file_bytes, rel)
-            tree_changes[rel.encode()] = (0o100644, write_blob(repo.object_store, data))
-        if not tree_changes:
-            raise InvalidInput("a proposal needs at least one change", code="empty_proposal")
         who = author or f"job:{job}"
         now = when or dt.datetime.now().astimezone()
-        commit = build_commit(repo.object_store, [head.encode()] if head else [], tree_changes,
-                              author=identity(who), message=message.rstrip("\n") + "\n",
-                              when=int(now.timestamp()))
-        for _ in range(100):
-            pid = f"{job}/{now.date().isoformat()}-{self._next_number(job, now.date())}"
-            try:
-                create_branch(repo, PREFIX + pid, commit.id.decode(), who=identity(who),
-                              message=f"proposal: {message.splitlines()[0][:72]}")
-            except MinaraError as exc:
-                if exc.code == "branch_exists":
+        with store.lock():  # HEAD stays where the paths are checked until the branch exists
+            head = store.head()
+            blobs: dict[str, bytes | None] = {}
+            for path, text in changes.items():
+                rel = store.check_writable_path(path)
+                if text is None:
+                    if self._text_at(head, rel) is None:
+                        raise InvalidInput(f"{rel} does not exist; nothing to delete",
+                                           code="file_not_found")
+                    blobs[rel] = None
                     continue
-                raise
-            return self.get(pid)
+                blobs[rel] = encode_text(text, store.max_file_bytes, rel)
+            if not blobs:
+                raise InvalidInput("a proposal needs at least one change", code="empty_proposal")
+            commit = store.commit_beside(blobs, author=who, message=message.rstrip("\n") + "\n",
+                                         when=int(now.timestamp()))
+            for _ in range(100):
+                pid = f"{job}/{now.date().isoformat()}-{self._next_number(job, now.date())}"
+                try:
+                    store.create_branch(PREFIX + pid, commit, who=who,
+                                        message=f"proposal: {message.splitlines()[0][:72]}")
+                except MinaraError as exc:
+                    if exc.code == "branch_exists":
+                        continue
+                    raise
+                return self.get(pid)
         raise MinaraError("could not name the proposal", code="proposal_name")
 
     def accept(self, proposal_id: str, *, author: str) -> Accepted:
@@ -230,7 +230,7 @@ class Proposals:
                     tx.delete(path)
                 else:
                     tx.write(path, result)
-        commit = tx.result.commit if paths else None
+        commit = tx.result.commit if paths and tx.result else None
         self._delete(proposal, author, "accepted")
         return Accepted(proposal, commit, tuple(paths), tuple(merged), clashes)
 
@@ -251,11 +251,8 @@ class Proposals:
     # -- helpers -----------------------------------------------------------------
 
     def _delete(self, proposal: Proposal, author: str, verb: str) -> None:
-        from minarad.git.branches import delete_branch
-        from minarad.git.commits import identity
-
-        delete_branch(self.store.repo, proposal.branch, proposal.commit, who=identity(author),
-                      message=f"proposal {verb} by {author}")
+        self.store.delete_branch(proposal.branch, proposal.commit, who=author,
+                                 message=f"proposal {verb} by {author}")
 
     def _next_number(self, job: str, day: dt.date) -> int:
         import os

@@ -7,6 +7,12 @@ and splices ``.git/index``), :mod:`historydb` (per-path versions without
 walking history) and :mod:`merge` (three-way merges for pushed copies).
 """
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # for the checker; at run time the names are imported on first use
+    from minarad.store.models import CommitInfo, FileVersion, HistoryEntry, WriteResult
+    from minarad.store.store import Store, join_appended, parse_base
+
 __all__ = ["CommitInfo", "FileVersion", "HistoryEntry", "Store", "WriteResult",
            "join_appended", "parse_base"]
 
@@ -15,7 +21,7 @@ _EXPORTS = {"CommitInfo": "models", "FileVersion": "models", "HistoryEntry": "mo
             "parse_base": "store"}
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     """Import exports on first use: ``minarad.store.models`` alone stays light."""
     if name not in _EXPORTS:
         raise AttributeError(name)

@@ -26,6 +26,7 @@ import re
 import sqlite3
 import time
 from pathlib import Path
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from minarad.crashpoints import crash_point
@@ -45,7 +46,7 @@ _COMMIT_MARKER = "commit-in-progress"
 _STALE_LOCK_SECONDS = 2.0
 
 
-def commit_changes(store, changes: dict, stats: dict, *, author: str, source: str,
+def commit_changes(store: Store, changes: dict, stats: dict, *, author: str, source: str,
                    message: str | None = None, verb: str | None = None) -> CommitInfo:
     """Commit ``changes`` (path -> bytes, None = deleted) on top of HEAD.
 
@@ -81,9 +82,9 @@ class PreparedCommit:
     reused: bool = False
 
 
-def prepare_commit(store, changes: dict, *, author: str, source: str,
+def prepare_commit(store: Store, changes: dict, *, author: str, source: str,
                    message: str | None = None, verb: str | None = None,
-                   modes: dict | None = None, parents=(),
+                   modes: dict | None = None, parents: Iterable[str] = (),
                    reuse: str | None = None) -> PreparedCommit:
     """Write a commit's objects and lock its branch, without moving HEAD.
 
@@ -206,7 +207,7 @@ def _log_move(prepared: PreparedCommit) -> None:
                           f"{kind} ({prepared.source}): {subject}")
 
 
-def _update_index_or_defer(store, index_changes: dict, tree_id: bytes) -> bool:
+def _update_index_or_defer(store: Store, index_changes: dict, tree_id: bytes) -> bool:
     """Update ``.git/index``, else rebuild it; False when both fail (left to the next writer)."""
     try:
         update_index(store, index_changes, tree_id)
@@ -220,7 +221,7 @@ def _update_index_or_defer(store, index_changes: dict, tree_id: bytes) -> bool:
         return False
 
 
-def _stage(store, changes: dict, modes: dict):
+def _stage(store: Store, changes: dict, modes: dict) -> tuple[dict, dict, list]:
     """Write the blobs; return tree changes, index changes and history rows."""
     from minarad.git.commits import write_blob
 
@@ -241,7 +242,9 @@ def _stage(store, changes: dict, modes: dict):
     return tree_changes, index_changes, recorded
 
 
-def _build_commit(store, head, changes, modes, author, source, message, verb, parents=()):
+def _build_commit(store: Store, head: str | None, changes: dict, modes: dict, author: str,
+                  source: str, message: str | None, verb: str | None,
+                  parents: Iterable[str] = ()) -> tuple[Any, dict, list]:
     """Write the blobs, trees and commit object for ``changes`` on top of ``head``."""
     from minarad.git.commits import build_commit, identity
 
@@ -254,7 +257,8 @@ def _build_commit(store, head, changes, modes, author, source, message, verb, pa
     return commit, index_changes, recorded
 
 
-def _reuse_commit(store, head, changes, modes, reuse: str):
+def _reuse_commit(store: Store, head: str | None, changes: dict, modes: dict,
+                  reuse: str) -> tuple[Any, dict, list]:
     """Stage ``changes`` and check that ``reuse`` holds HEAD's tree with them (a fast-forward)."""
     from minarad.git.trees import apply_changes
 
@@ -269,7 +273,7 @@ def _reuse_commit(store, head, changes, modes, reuse: str):
     return commit, index_changes, recorded
 
 
-def file_mode(store, rel: str) -> int:
+def file_mode(store: Store, rel: str) -> int:
     """The git mode for the file ``rel`` on disk (executable or not)."""
     try:
         executable = os.lstat(os.path.join(store.root, *rel.split("/"))).st_mode & 0o111
@@ -278,7 +282,7 @@ def file_mode(store, rel: str) -> int:
     return 0o100755 if executable else 0o100644
 
 
-def update_index(store, index_changes: dict, tree_id: bytes, rebuild: bool = False) -> None:
+def update_index(store: Store, index_changes: dict, tree_id: bytes, rebuild: bool = False) -> None:
     """Splice ``index_changes`` (path -> (blob, mode, stat) or None) into ``.git/index``."""
     from minarad.git.index import update_index_to_tree
 
@@ -287,7 +291,26 @@ def update_index(store, index_changes: dict, tree_id: bytes, rebuild: bool = Fal
                          rebuild=rebuild)
 
 
-def recover_interrupted_commit(store) -> None:
+def repair_damaged_index(store: Store) -> str | None:
+    """Rewrite ``.git/index`` from HEAD when it cannot be read; return what was wrong.
+
+    A 0-byte or cut index (a disk that filled, a killed writer of another
+    tool) makes ``git status`` fail until it is rewritten. The files on disk
+    are untouched; git re-hashes them once (the rebuilt entries carry no
+    stat data). Returns None when the index was sound (or HEAD is unborn).
+    """
+    from minarad.git.index import index_damage
+
+    with store.lock():
+        damage = index_damage(str(store.git_dir / "index"))
+        head = store.head()
+        if damage is None or head is None:
+            return None
+        update_index(store, {}, store.repo[head.encode()].tree, rebuild=True)
+    return damage
+
+
+def recover_interrupted_commit(store: Store) -> None:
     """Clean up after a writer killed mid-commit (the caller holds the lock).
 
     Finding the marker under the lock means its writer died. Git lock files

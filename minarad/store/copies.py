@@ -20,6 +20,8 @@ import dataclasses
 import json
 import os
 import re
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from minarad.errors import Forbidden, InvalidInput, MinaraError, NotFound
 from minarad.workspace.files import DiskChanged, atomic_write
@@ -28,6 +30,9 @@ from minarad.store.merge import merge_texts
 from minarad.store.models import FileVersion, Record
 from minarad.workspace.reader import read_regular_stat_under
 from minarad.workspace.paths import channel_path, normalize_path
+
+if TYPE_CHECKING:
+    from minarad.store.store import Store
 
 MANIFEST = ".minara-pull.json"
 PULLED_FILES = ("SOUL.md", "AGENTS.md", "MEMORY.md")
@@ -59,8 +64,8 @@ class PushedFile(Record):
     conflicts: int = 0
 
 
-def pull(store, dest: str, *, channel: str | None = None, reader: str | None = None,
-         names=PULLED_FILES, force: bool = False) -> list[PulledFile]:
+def pull(store: Store, dest: str, *, channel: str | None = None, reader: str | None = None,
+         names: Iterable[str] = PULLED_FILES, force: bool = False) -> list[PulledFile]:
     """Write ``names`` (MEMORY.md of ``channel`` if given) under ``dest``.
 
     ``changed`` on each result says whether the file differs from what this
@@ -96,7 +101,7 @@ def pull(store, dest: str, *, channel: str | None = None, reader: str | None = N
     return pulled
 
 
-def _latest(store, rel: str) -> tuple[bytes, FileVersion]:
+def _latest(store: Store, rel: str) -> tuple[bytes, FileVersion]:
     try:
         text, info = store.read(rel)
     except NotFound:
@@ -130,13 +135,13 @@ def _check_overwritable(dest: str, previous: dict, new: dict, force: bool) -> di
     return expect
 
 
-def _unpushed_edits(dest: str, names) -> InvalidInput:
+def _unpushed_edits(dest: str, names: Iterable[str]) -> InvalidInput:
     return InvalidInput(f"{dest}: {', '.join(sorted(names))} edited since the last pull; run "
                         f"'minara memory push --dir {dest}' first, or pull with --force to "
                         f"discard the edits", code="unpushed_edits", files=sorted(names))
 
 
-def _write_copy(dest: str, name: str, data: bytes, expect) -> None:
+def _write_copy(dest: str, name: str, data: bytes, expect: object) -> None:
     try:
         atomic_write(os.path.join(dest, name), data, expect=expect)
     except DiskChanged:
@@ -165,11 +170,11 @@ def _read_in_folder(dest: str, name: str) -> tuple[bytes, tuple] | None:
     return data, (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-def _reader_file(store, reader: str) -> str:
+def _reader_file(store: Store, reader: str) -> str:
     return os.path.join(store.state_dir, "readers", _READER_RE.sub("_", reader) + ".json")
 
 
-def _check_outside_workspace(store, dest: str) -> None:
+def _check_outside_workspace(store: Store, dest: str) -> None:
     """Refuse a pull folder inside the workspace: its copies would be versioned
     as workspace files (or land in ``.git/``)."""
     real = os.path.realpath(dest)
@@ -178,7 +183,7 @@ def _check_outside_workspace(store, dest: str) -> None:
                         f"pull into a folder outside it", code="pull_dir_in_workspace")
 
 
-def _load_reader(store, reader: str | None) -> dict:
+def _load_reader(store: Store, reader: str | None) -> dict:
     """What ``reader`` pulled last time; a missing or damaged record is empty
     (it only decides which files are reported as changed)."""
     if not reader:
@@ -194,7 +199,7 @@ def _load_reader(store, reader: str | None) -> dict:
             if isinstance(k, str) and isinstance(v, str | None)}
 
 
-def _save_reader(store, reader: str | None, seen: dict) -> None:
+def _save_reader(store: Store, reader: str | None, seen: dict) -> None:
     if reader:
         merged = {**_load_reader(store, reader), **seen}
         atomic_write(_reader_file(store, reader), json.dumps(merged).encode())
@@ -256,7 +261,7 @@ def _check_copy_name(name: str, where: str) -> None:
         raise _bad_manifest(where, f"{name!r} is not the name of a copy in the folder")
 
 
-def _check_entry_shape(name: str, entry, where: str) -> None:
+def _check_entry_shape(name: str, entry: object, where: str) -> None:
     ok = (isinstance(entry, dict) and isinstance(entry.get("path"), str)
           and type(entry.get("version")) is int and entry["version"] >= 0
           and (entry.get("blob_id") is None
@@ -266,8 +271,8 @@ def _check_entry_shape(name: str, entry, where: str) -> None:
                                    f"number from 0) and a blob id")
 
 
-def push(store, dest: str, *, author: str, source: str = "cli",
-         check_channel=None) -> list[PushedFile]:
+def push(store: Store, dest: str, *, author: str, source: str = "cli",
+         check_channel: Callable[[str | None], object] | None = None) -> list[PushedFile]:
     """Save every copy under ``dest`` that was edited since it was pulled.
 
     Everything is checked before anything is saved: the folder must have
@@ -299,14 +304,14 @@ def push(store, dest: str, *, author: str, source: str = "cli",
     return results
 
 
-def _check_same_workspace(store, dest: str, manifest: dict) -> None:
+def _check_same_workspace(store: Store, dest: str, manifest: dict) -> None:
     if os.path.realpath(manifest["workspace"]) != str(store.root):
         raise InvalidInput(f"{dest} was pulled from {manifest['workspace']!r}, not from "
                            f"{store.root}; push it there or pull again here",
                            code="other_workspace")
 
 
-def _pulled_path(store, manifest: dict, name: str, entry: dict, where: str) -> str:
+def _pulled_path(store: Store, manifest: dict, name: str, entry: dict, where: str) -> str:
     """The workspace path of copy ``name``: checked, and the one a pull maps it to."""
     rel = store.check_writable_path(entry["path"])
     if rel != channel_path(name, manifest.get("channel")):
@@ -314,13 +319,13 @@ def _pulled_path(store, manifest: dict, name: str, entry: dict, where: str) -> s
     return rel
 
 
-def _check_pulled_base(store, name: str, rel: str, base: int) -> None:
+def _check_pulled_base(store: Store, name: str, rel: str, base: int) -> None:
     if base > store.version_number(rel):
         raise InvalidInput(f"{name}: pulled as version {base} of {rel}, which never existed "
                            f"here; pull again", code="unknown_base_version")
 
 
-def _read_copy(dest: str, name: str, store) -> tuple[str, tuple]:
+def _read_copy(dest: str, name: str, store: Store) -> tuple[str, tuple]:
     path = os.path.join(dest, name)
     found = _read_in_folder(dest, name)
     if found is None:
@@ -328,7 +333,9 @@ def _read_copy(dest: str, name: str, store) -> tuple[str, tuple]:
     return decode_text(found[0], store.max_file_bytes, path), found[1]
 
 
-def _push_one(store, dest, name, rel, entry, copy, *, author, source):
+def _push_one(store: Store, dest: str, name: str, rel: str, entry: dict,
+              copy: tuple[str, tuple], *, author: str, source: str
+              ) -> tuple[PushedFile, str | None]:
     """Push one copy; returns its result and the text the copy now holds (None: as before)."""
     mine, base = copy[0], entry["version"]
     if git_blob_id(mine.encode()) == entry.get("blob_id") or (not mine and base == 0):
@@ -339,7 +346,9 @@ def _push_one(store, dest, name, rel, entry, copy, *, author, source):
     return _merge_one(store, dest, name, rel, base, copy, author=author, source=source)
 
 
-def _merge_one(store, dest, name, rel, base, copy, *, author, source):
+def _merge_one(store: Store, dest: str, name: str, rel: str, base: int,
+               copy: tuple[str, tuple], *, author: str, source: str
+               ) -> tuple[PushedFile, str | None]:
     try:
         base_text = store.read(rel, base)[0] if base else ""
     except NotFound:  # the pulled version was a deletion

@@ -6,6 +6,8 @@ A whole-tree scan trusts the stat data in ``.git/index`` (see
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from minarad.errors import Forbidden
@@ -13,104 +15,133 @@ from minarad.store.models import CommitInfo
 from minarad.workspace.paths import check_no_symlink
 
 if TYPE_CHECKING:
-    from typing import Any
+    from minarad.store.reconcile import DiskChanges
+    from minarad.store.store import Store
 
 
-class DiskCommits:
-    """Committing what is on disk: one path, some, or the whole tree (mixed into Store)."""
+def commit_disk(store: Store, paths: Iterable[str] | None = None, *,
+                author: str | None = None, source: str = "editor",
+                message: str | None = None, skipped: list[str] | None = None
+                ) -> CommitInfo | None:
+    """Commit what is on disk for ``paths`` (None: the whole tree) in one commit.
 
-    if TYPE_CHECKING:  # a mixin of Store: the rest of Store's attributes, for the checker
-        def __getattr__(self, name: str) -> Any: ...
+    A path missing on disk is a deletion. With ``paths=None`` the tree is
+    scanned, and deletions are committed only if the scan had no errors.
+    Files that cannot be versioned (over the size limit, unreadable) are
+    left out and named in the returned ``skipped``, and appended to the
+    ``skipped`` list when one is given (also when nothing is committed).
 
-    # -- committing what is on disk ----------------------------------------------
+    Returns:
+        The commit, or None when disk already equals HEAD.
+    """
+    from minarad.store.reconcile import DiskChanges
 
-    def commit_disk(self, paths=None, *, author: str | None = None,
-                    source: str = "editor",
-                    message: str | None = None, skipped: list | None = None
-                    ) -> CommitInfo | None:
-        """Commit what is on disk for ``paths`` (None: the whole tree) in one commit.
+    with store.lock():
+        store.check_writable()
+        store.catch_up()
+        found = DiskChanges()
+        if paths is None:
+            _scan_whole_tree(store, found)
+        else:
+            _scan_paths(store, paths, found)
+        if skipped is not None:
+            skipped.extend(found.skipped)
+        if not found.changes:
+            return None
+        info = store.commit_changes(found.changes, found.stats,
+                                    author=author or store.operator, source=source,
+                                    message=message, verb=_disk_verb(store, found.changes))
+        return CommitInfo(info.commit, info.paths, info.source, info.author,
+                          tuple(found.skipped))
 
-        A path missing on disk is a deletion. With ``paths=None`` the tree is
-        scanned, and deletions are committed only if the scan had no errors.
-        Files that cannot be versioned (over the size limit, unreadable) are
-        left out and named in the returned ``skipped``, and appended to the
-        ``skipped`` list when one is given (also when nothing is committed).
 
-        Returns:
-            The commit, or None when disk already equals HEAD.
-        """
-        from minarad.store.reconcile import DiskChanges
+def _disk_verb(store: Store, changes: dict[str, bytes | None]) -> str | None:
+    """``add`` when every changed path is new, else None (derived from the changes)."""
+    def is_new(rel: str) -> bool:
+        latest = store.history_db.latest(rel)
+        return latest is None or latest.blob is None
 
-        with self.lock():
-            self._check_writable()
-            self.catch_up()
-            found = DiskChanges()
-            if paths is None:
-                self._scan_whole_tree(found)
-            else:
-                self._scan_paths(paths, found)
-            if skipped is not None:
-                skipped.extend(found.skipped)
-            if not found.changes:
-                return None
-            info = self._commit(found.changes, found.stats, author=author or self.operator,
-                                source=source, message=message,
-                                verb=self._disk_verb(found.changes))
-            return CommitInfo(info.commit, info.paths, info.source, info.author,
-                              tuple(found.skipped))
+    return "add" if all(d is not None and is_new(r) for r, d in changes.items()) else None
 
-    def _disk_verb(self, changes: dict) -> str | None:
-        """``add`` when every changed path is new, else None (derived from the changes)."""
-        def is_new(rel):
-            latest = self.history_db.latest(rel)
-            return latest is None or latest.blob is None
 
-        return "add" if all(d is not None and is_new(r) for r, d in changes.items()) else None
+def _scan_paths(store: Store, paths: Iterable[str], found: DiskChanges) -> None:
+    from minarad.store import reconcile
 
-    def _scan_paths(self, paths, found) -> None:
-        from minarad.store import reconcile
+    ignore = store.ignore_filter()
+    for rel in sorted({reconcile.normalized_or_as_given(p) for p in paths}):
+        if not ignore(rel):
+            latest = store.history_db.latest(rel)
+            reconcile.collect(store, rel, latest.blob if latest else None, True, found,
+                              latest.mode if latest else None)
 
-        ignore = self.ignore_filter()
-        for rel in sorted({reconcile.normalized_or_as_given(p) for p in paths}):
-            if not ignore(rel):
-                latest = self.history_db.latest(rel)
-                reconcile.collect(self, rel, latest.blob if latest else None, True, found,
-                                  latest.mode if latest else None)
 
-    def _scan_whole_tree(self, found) -> None:
-        from minarad.store import reconcile
-        from minarad.workspace.ignore import scan_tree
+def _scan_whole_tree(store: Store, found: DiskChanges) -> None:
+    from minarad.store import reconcile
+    from minarad.workspace.ignore import scan_tree
 
-        links: list[str] = []
-        on_disk, errors = scan_tree(self.root, self.ignore_filter(), links)
-        found.skipped += [self._symlink_reason(rel) for rel in sorted(links)]
-        entries = self._committed_entries()
-        committed = {rel: blob for rel, (blob, _mode) in entries.items()}
-        clean = reconcile.unchanged_by_stat(str(self.git_dir / "index"), on_disk, committed)
-        for rel in sorted((set(on_disk) | set(committed)) - clean):
-            blob, mode = entries.get(rel, (None, None))
-            reconcile.collect(self, rel, blob, not errors, found, mode)
+    links: list[str] = []
+    on_disk, errors = scan_tree(store.root, store.ignore_filter(), links)
+    found.skipped += [_symlink_reason(store, rel) for rel in sorted(links)]
+    entries = committed_entries(store)
+    committed = {rel: blob for rel, (blob, _mode) in entries.items()}
+    clean = reconcile.unchanged_by_stat(str(store.git_dir / "index"), on_disk, committed)
+    for rel in sorted((set(on_disk) | set(committed)) - clean):
+        blob, mode = entries.get(rel, (None, None))
+        reconcile.collect(store, rel, blob, not errors, found, mode)
 
-    def _symlink_reason(self, rel: str) -> str:
-        try:
-            check_no_symlink(str(self.root), rel)
-        except Forbidden as exc:
-            return exc.message
-        return f"{rel}: a symlink; minara does not follow links"
 
-    def _committed_files(self) -> dict[str, str]:
-        return {rel: blob for rel, (blob, _mode) in self._committed_entries().items()}
+def _symlink_reason(store: Store, rel: str) -> str:
+    try:
+        check_no_symlink(str(store.root), rel)
+    except Forbidden as exc:
+        return exc.message
+    return f"{rel}: a symlink; minara does not follow links"
 
-    def _committed_entries(self) -> dict[str, tuple[str, int]]:
-        """HEAD's files: ``path -> (blob hex, mode)``."""
-        from minarad.git.objects import commit_tree
-        from minarad.git.trees import iter_files
 
-        head = self.head()
-        if head is None:
-            return {}
-        tree = commit_tree(self.repo, head)
-        return {p.decode("utf-8", "surrogateescape"): (sha.decode(), mode)
-                for p, mode, sha in iter_files(self.repo.object_store, tree)}
+def tracked_files(store: Store) -> set[str]:
+    """What git tracks: the paths of ``.git/index`` (HEAD's files when it cannot be read).
+
+    Cheaper than reading HEAD's trees, and what ``git status`` compares with;
+    read once per version of the file (shared: do not change the set).
+    """
+    from minarad.errors import MinaraError
+    from minarad.git.index import IndexFormatUnsupported, index_paths
+
+    path = str(store.git_dir / "index")
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            key = (st.st_ino, st.st_mtime_ns, st.st_size)  # git replaces it whole
+            memo = _TRACKED.get(path)
+            if memo is not None and memo[0] == key:
+                return memo[1]
+            paths = set(index_paths(fh.read()))
+    except (OSError, IndexFormatUnsupported, MinaraError):
+        return set(committed_entries(store))
+    _TRACKED[path] = (key, paths)
+    return paths
+
+
+def committed_entries(store: Store) -> dict[str, tuple[str, int]]:
+    """HEAD's files: ``path -> (blob hex, mode)`` (shared: do not change it)."""
+    from minarad.git.objects import commit_tree
+    from minarad.git.trees import iter_files
+
+    head = store.head()
+    if head is None:
+        return {}
+    memo = _ENTRIES.get(str(store.git_dir))
+    if memo is not None and memo[0] == head:
+        return memo[1]  # a commit's tree never changes: read it once
+    tree = commit_tree(store.repo, head)
+    entries = {p.decode("utf-8", "surrogateescape"): (sha.decode(), mode)
+               for p, mode, sha in iter_files(store.repo.object_store, tree)}
+    _ENTRIES[str(store.git_dir)] = (head, entries)
+    return entries
+
+
+#: Per repository: the index's identity and its paths; HEAD and its files.
+_TRACKED: dict[str, tuple[tuple[int, int, int], set[str]]] = {}
+_ENTRIES: dict[str, tuple[str, dict[str, tuple[str, int]]]] = {}
 
 

@@ -13,9 +13,14 @@ file they hold. A commit or tree missing otherwise is a damaged repository
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from minarad.git.commits import author_name
 from minarad.store.historydb import CommitRecord, HistoryDB
+
+if TYPE_CHECKING:
+    from minarad.git.types import Commit, Repo
 
 
 def parse_source(message: str) -> str:
@@ -24,7 +29,7 @@ def parse_source(message: str) -> str:
     return match.group(1) if match else "git"
 
 
-def catch_up(db: HistoryDB, head: str | None, repo_factory) -> None:
+def catch_up(db: HistoryDB, head: str | None, repo_factory: Callable[[], Repo]) -> None:
     """Record the commits reachable from ``head`` that ``db`` lacks.
 
     Args:
@@ -54,7 +59,7 @@ def catch_up(db: HistoryDB, head: str | None, repo_factory) -> None:
             repo.object_store, c, walk.parents(c))]) for c in new], head)
 
 
-def commit_record(commit) -> CommitRecord:
+def commit_record(commit: Commit) -> CommitRecord:
     """The cache's record of a dulwich commit."""
     message = commit.message.decode("utf-8", "replace")
     return CommitRecord(commit.id.decode(), author_name(commit.author), commit.author_time,

@@ -17,6 +17,7 @@ rebuilt from scratch. Deleting the file is always safe.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 import dataclasses
 import sqlite3
 
@@ -78,7 +79,7 @@ class HistoryDB:
             self._conn = self._connect_read_only(path)
 
     @staticmethod
-    def _connect_for_writing(path: str):
+    def _connect_for_writing(path: str) -> sqlite3.Connection:
         conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
         try:
             conn.execute("PRAGMA journal_mode=WAL")
@@ -90,7 +91,7 @@ class HistoryDB:
         return conn
 
     @staticmethod
-    def _connect_read_only(path: str):
+    def _connect_read_only(path: str) -> sqlite3.Connection:
         """A read-only workspace: read the cache as it is (writes will fail clearly)."""
         from urllib.parse import quote
 
@@ -138,11 +139,13 @@ class HistoryDB:
             out.append((CommitRecord(*fields), [(p, n, bool(d)) for p, d, n in changes]))
         return out
 
-    def record(self, commit: CommitRecord, changes, tip: str | None = None) -> None:
+    def record(self, commit: CommitRecord, changes: Iterable[tuple[str, str | None, int | None]],
+               tip: str | None = None) -> None:
         """Record a commit and its changed paths (``[(path, blob|None, mode)]``)."""
         self.record_many([(commit, changes)], tip or commit.sha)
 
-    def record_many(self, items, tip: str) -> None:
+    def record_many(self, items: Iterable[tuple[CommitRecord, Iterable[tuple]]],
+                    tip: str) -> None:
         """Record several commits, oldest first, in one transaction."""
         cur = self._conn.cursor()
         cur.execute("BEGIN IMMEDIATE")

@@ -14,9 +14,15 @@ from __future__ import annotations
 import dataclasses
 import os
 import stat
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from minarad.errors import InvalidInput
 from minarad.workspace.paths import UNREADABLE_NAME, is_utf8_name, shown_path
+
+if TYPE_CHECKING:
+    from minarad.workspace.ignore import IgnoreFilter
+    from minarad.store.store import Store
 
 #: How many hidden paths a refusal names in its message (all are in ``hidden``).
 _SHOWN = 5
@@ -43,7 +49,7 @@ def is_gitignore(rel: str) -> bool:
     return rel == ".gitignore" or rel.endswith("/.gitignore")
 
 
-def check_gitignore_change(store, rel: str, data: bytes, *, force: bool = False) -> None:
+def check_gitignore_change(store: Store, rel: str, data: bytes, *, force: bool = False) -> None:
     """Refuse new ``.gitignore`` text that would un-version tracked files.
 
     Args:
@@ -68,22 +74,22 @@ def check_gitignore_change(store, rel: str, data: bytes, *, force: bool = False)
             code="gitignore_hides_tracked_files", path=rel, hidden=hidden)
 
 
-def hidden_by(store, rel: str, data: bytes) -> list[str]:
+def hidden_by(store: Store, rel: str, data: bytes) -> list[str]:
     """Tracked files that ``data`` as the text of ``rel`` would newly ignore."""
     from minarad.workspace.ignore import IgnoreFilter
 
     before = IgnoreFilter(store.root)  # fresh: the store's copy may predate a nested .gitignore
     after = before.with_gitignore(rel, data)
-    return [p for p in sorted(store._committed_files()) if after(p) and not before(p)]
+    return [p for p in sorted(store.committed_files()) if after(p) and not before(p)]
 
 
-def tracked_but_ignored(store) -> list[PathNote]:
-    """Files the repository tracks that ``.gitignore`` (or minara's own rules) ignore."""
+def tracked_but_ignored(store: Store) -> list[PathNote]:
+    """Files git tracks (``.git/index``) that ``.gitignore`` (or minara's own rules) ignore."""
     from minarad.workspace.ignore import is_protected
 
     ignore = store.ignore_filter()
     notes = []
-    for rel in sorted(store._committed_files()):
+    for rel in sorted(store.tracked_files()):
         if is_protected(rel) and ignore.git_ignores(rel):
             notes.append(PathNote(rel, "matched by .gitignore, still versioned: minara "
                                        "needs this file", True))
@@ -94,16 +100,20 @@ def tracked_but_ignored(store) -> list[PathNote]:
     return notes
 
 
-def untracked_explained(store) -> list[PathNote]:
+def untracked_explained(store: Store) -> list[PathNote]:
     """Each file ``git status`` shows as ``??``, with why minara has not committed it."""
     ignore = store.ignore_filter()
-    committed = store._committed_files()
     return [PathNote(shown_path(rel), _why_untracked(store, rel, entry))
-            for rel, entry in _walk(store.root, ignore) if rel not in committed]
+            for rel, entry in _walk(store.root, ignore, store.tracked_files())]
 
 
-def _walk(root, ignore):
-    """Yield ``(rel, DirEntry)`` for every file or link git does not ignore."""
+def _walk(root: str | os.PathLike[str], ignore: IgnoreFilter, tracked: set[str]
+          ) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """Yield ``(rel, DirEntry)`` for every untracked file or link git does not ignore.
+
+    Tracked files are passed over without asking the ignore rules (git
+    shows them whatever the rules say), and ignored folders are not entered.
+    """
     stack = [""]
     while stack:
         rel_dir = stack.pop()
@@ -113,8 +123,10 @@ def _walk(root, ignore):
             continue
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if entry.name == ".git":
+                continue
             is_dir = entry.is_dir(follow_symlinks=False)
-            if entry.name == ".git" or ignore.git_ignores(rel, is_dir=is_dir):
+            if (not is_dir and rel in tracked) or ignore.git_ignores(rel, is_dir=is_dir):
                 continue
             if is_dir:
                 stack.append(rel)
@@ -122,7 +134,7 @@ def _walk(root, ignore):
                 yield rel, entry
 
 
-def _why_untracked(store, rel: str, entry) -> str:
+def _why_untracked(store: Store, rel: str, entry: os.DirEntry[str]) -> str:
     from minarad.workspace.ignore import editor_pattern
 
     if not is_utf8_name(rel):

@@ -7,9 +7,14 @@ transaction.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from minarad.workspace.openclaw import ImportPlan, read_planned
 
-def import_planned(store, plan: ImportPlan, *, author: str) -> str | None:
+if TYPE_CHECKING:
+    from minarad.store.store import Store
+
+def import_planned(store: Store, plan: ImportPlan, *, author: str) -> str | None:
     """Copy what ``plan`` copies and remove what it removes, in one transaction.
 
     All or nothing: a path the workspace refuses, a file changed meanwhile
@@ -32,4 +37,4 @@ def import_planned(store, plan: ImportPlan, *, author: str) -> str | None:
             tx.write(rel, data)
         for rel in plan.removed:
             tx.delete(rel)
-    return tx.result.commit
+    return tx.result.commit if tx.result else None

@@ -21,6 +21,7 @@ import errno
 import fcntl
 import os
 import threading
+from collections.abc import Iterator
 
 _BUSY = (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)
 
@@ -88,7 +89,7 @@ class FileLock:
         self.acquire()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
 
@@ -142,7 +143,7 @@ class WorkspaceLock:
         self._file = FileLock(self.path)
 
     @contextlib.contextmanager
-    def hold(self):
+    def hold(self) -> Iterator[WorkspaceLock]:
         """Hold the lock for the duration of the ``with`` block."""
         with self._thread_lock:
             if self._depth == 0:

@@ -14,9 +14,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from typing import TYPE_CHECKING
 
 from minarad.errors import Forbidden, InvalidInput
 from minarad.store.models import Record
+
+if TYPE_CHECKING:
+    from minarad.store.store import Store
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,7 +33,7 @@ class PurgeResult(Record):
     head: str | None
 
 
-def purge_paths(store, paths: list[str], *, force: bool = False) -> PurgeResult:
+def purge_paths(store: Store, paths: list[str], *, force: bool = False) -> PurgeResult:
     """Erase ``paths`` from every commit, reflog and object of the repository.
 
     The files are removed from disk and from ``.git/index``; the history
@@ -52,7 +56,7 @@ def purge_paths(store, paths: list[str], *, force: bool = False) -> PurgeResult:
     if not rels:
         raise InvalidInput("nothing to purge: give at least one path", code="invalid_input")
     with store.lock():
-        store._check_writable()
+        store.check_writable()
         refuse_with_remote(store, force)
         store.catch_up()
         _remove_from_disk(store, rels)
@@ -68,7 +72,7 @@ def purge_paths(store, paths: list[str], *, force: bool = False) -> PurgeResult:
                        removed, head)
 
 
-def refuse_with_remote(store, force: bool = False) -> None:
+def refuse_with_remote(store: Store, force: bool = False) -> None:
     """Refuse a purge of a workspace that has a remote, unless ``force``.
 
     Callers that change anything before purging ask this first, so a
@@ -88,18 +92,18 @@ def refuse_with_remote(store, force: bool = False) -> None:
                         code="purge_with_remote", remotes=remotes)
 
 
-def _remove_from_disk(store, rels: list[str]) -> None:
+def _remove_from_disk(store: Store, rels: list[str]) -> None:
     """Commit any editor change first (so nothing else is lost), then unlink the files."""
     from minarad.workspace.files import remove_file_at
 
     for rel in rels:
-        store._absorb(rel)
+        store.absorb(rel)
         data, _ = store.read_disk(rel)
         if data is not None:
             remove_file_at(store.root, rel)
 
 
-def _index_to_head(store, rels: list[str], head: str | None) -> None:
+def _index_to_head(store: Store, rels: list[str], head: str | None) -> None:
     """Take the purged paths out of ``.git/index`` (the rest already matches HEAD)."""
     from minarad.store.commit import update_index
 
@@ -109,7 +113,7 @@ def _index_to_head(store, rels: list[str], head: str | None) -> None:
     update_index(store, {rel.encode("utf-8"): None for rel in rels}, tree)
 
 
-def _index_blobs(store) -> set[bytes]:
+def _index_blobs(store: Store) -> set[bytes]:
     """The blobs ``.git/index`` names (kept even if no commit reaches them)."""
     from minarad.git.index import IndexFormatUnsupported, read_stat_entries
 
@@ -121,7 +125,7 @@ def _index_blobs(store) -> set[bytes]:
     return {value[0].encode() for value in entries.values()}
 
 
-def _remove_rejected(store, rels: list[str]) -> None:
+def _remove_rejected(store: Store, rels: list[str]) -> None:
     folder = store.state_dir / "rejected"
     if not folder.is_dir():
         return

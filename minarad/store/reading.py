@@ -16,9 +16,10 @@ from minarad.store.historydb import PathVersion
 from minarad.store.models import FileVersion, HistoryEntry, iso_time
 
 if TYPE_CHECKING:
-    from typing import Any
+    from minarad.store.store import Store
 
-def parse_base(base) -> tuple[str, Any]:
+
+def parse_base(base: object) -> tuple[str, Any]:
     """Classify a base version: ``("version", int)``, ``("blob", hex)`` or ``("sha256", hex)``.
 
     Raises:
@@ -39,175 +40,178 @@ def parse_base(base) -> tuple[str, Any]:
                        code="invalid_version")
 
 
-class ReadVerbs:
-    """Reading, history, old versions and diffs (mixed into :class:`Store`)."""
+def catch_up_for_reading(store: Store) -> None:
+    """Make sure the cache is at HEAD; take the lock only if it is not.
 
-    if TYPE_CHECKING:  # a mixin of Store: the rest of Store's attributes, for the checker
-        def __getattr__(self, name: str) -> Any: ...
+    Readers of an up-to-date cache need no lock, so history, old
+    versions and diffs work on a read-only workspace too.
+    """
+    if store.history_db.tip() != store.head():
+        with store.lock():
+            store.catch_up()
 
-    # -- the history cache -----------------------------------------------------
 
-    def catch_up_for_reading(self) -> None:
-        """Make sure the cache is at HEAD; take the lock only if it is not.
+def catch_up(store: Store) -> None:
+    """Bring the history cache up to HEAD (walks only commits it lacks)."""
+    from minarad.store.history import catch_up
 
-        Readers of an up-to-date cache need no lock, so history, old
-        versions and diffs work on a read-only workspace too.
-        """
-        if self.history_db.tip() != self.head():
-            with self.lock():
-                self.catch_up()
+    catch_up(store.history_db, store.head(), lambda: store.repo)
 
-    def catch_up(self) -> None:
-        """Bring the history cache up to HEAD (walks only commits it lacks)."""
-        from minarad.store.history import catch_up
-
-        catch_up(self.history_db, self.head(), lambda: self.repo)
-
-    # -- reading -----------------------------------------------------------------
-
-    def _version_of(self, rel: str, data: bytes | None) -> FileVersion:
-        latest = self.history_db.latest(rel)
-        if latest is None:
-            return FileVersion(rel, 0, exists=data is not None,
-                               blob_id=git_blob_id(data) if data is not None else None,
-                               sha256=sha256_hex(data) if data is not None else None)
-        c = latest.commit
-        return FileVersion(rel, latest.version, exists=data is not None,
+def version_of(store: Store, rel: str, data: bytes | None) -> FileVersion:
+    latest = store.history_db.latest(rel)
+    if latest is None:
+        return FileVersion(rel, 0, exists=data is not None,
                            blob_id=git_blob_id(data) if data is not None else None,
-                           sha256=sha256_hex(data) if data is not None else None,
-                           commit=c.sha, author=c.author, time=iso_time(c.time, c.tz),
-                           source=c.source)
+                           sha256=sha256_hex(data) if data is not None else None)
+    c = latest.commit
+    return FileVersion(rel, latest.version, exists=data is not None,
+                       blob_id=git_blob_id(data) if data is not None else None,
+                       sha256=sha256_hex(data) if data is not None else None,
+                       commit=c.sha, author=c.author, time=iso_time(c.time, c.tz),
+                       source=c.source)
 
-    def current(self, path: str) -> FileVersion:
-        """Where ``path`` stands now (committing an uncommitted editor change first)."""
-        rel = self.check_path(path)
-        fast = self._current_without_lock(rel)
-        if fast is not None:
-            return fast[1]
-        with self.lock():
-            return self._absorb(rel)[1]
 
-    def _current_without_lock(self, rel: str):
-        """Answer from the cache when it is at HEAD and disk matches it."""
-        if self._history is None and not (self.state_dir / "history.sqlite3").exists():
-            return None
-        if self.history_db.tip() != self.head():
-            return None
-        data, _ = self.read_disk(rel)
-        latest = self.history_db.latest(rel)
-        committed = latest.blob if latest else None
-        if (git_blob_id(data) if data is not None else None) != committed:
-            return None
-        return data, self._version_of(rel, data)
+def current(store: Store, path: str) -> FileVersion:
+    """Where ``path`` stands now (committing an uncommitted editor change first)."""
+    rel = store.check_path(path)
+    fast = _current_without_lock(store, rel)
+    if fast is not None:
+        return fast[1]
+    with store.lock():
+        return store.absorb(rel)[1]
 
-    def version_number(self, path: str) -> int:
-        """The version number of ``path`` as committed (cheap: one indexed count)."""
-        self.catch_up_for_reading()
-        return self.history_db.count(path)
 
-    def read(self, path: str, version: int | str | None = None) -> tuple[str, FileVersion]:
-        """Return the text of ``path`` (now, or at ``version``) and its version.
+def _current_without_lock(store: Store, rel: str) -> tuple[bytes | None, FileVersion] | None:
+    """Answer from the cache when it is at HEAD and disk matches it."""
+    if not store.has_history_cache():
+        return None
+    if store.history_db.tip() != store.head():
+        return None
+    data, _ = store.read_disk(rel)
+    latest = store.history_db.latest(rel)
+    committed = latest.blob if latest else None
+    if (git_blob_id(data) if data is not None else None) != committed:
+        return None
+    return data, store.version_of(rel, data)
 
-        Raises:
-            NotFound: the file does not exist (at that version).
-        """
-        rel = self.check_path(path)
-        if version is not None:
-            return self._read_version(rel, version)
-        fast = self._current_without_lock(rel)
-        if fast is None:
-            with self.lock():
-                fast = self._absorb(rel)
-        data, info = fast
-        if data is None:
-            raise self._missing(rel, info.version)
-        return decode_text(data, max(self.max_file_bytes, len(data)), rel), info
 
-    def _missing(self, rel: str, version: int) -> NotFound:
-        """The error for a file not on disk: never there, or deleted (and how to restore it)."""
-        versions = self.history_db.versions(rel) if version else []
-        kept = [v for v in versions if v.blob is not None]
-        if not versions or versions[-1].blob is not None or not kept:
-            return NotFound(f"{rel} does not exist in the workspace", code="file_not_found",
-                            path=rel, version=version)
-        gone, last = versions[-1], kept[-1]
-        return NotFound(f"{rel} was deleted in version {gone.version} (by {gone.commit.author}"
-                        f" at {iso_time(gone.commit.time, gone.commit.tz)}); bring it back "
-                        f"with: minara memory restore {rel} {last.version}",
-                        code="file_not_found", path=rel, version=version,
-                        deleted_in=gone.version, restore_version=last.version)
+def version_number(store: Store, path: str) -> int:
+    """The version number of ``path`` as committed (cheap: one indexed count)."""
+    store.catch_up_for_reading()
+    return store.history_db.count(path)
 
-    def _resolve_version(self, rel: str, version) -> PathVersion:
-        self.catch_up_for_reading()
-        kind, value = parse_base(version)
-        versions = self.history_db.versions(rel)
-        for v in versions:
-            if kind == "version" and v.version == value:
-                return v
-            if kind == "blob" and v.blob and v.blob.startswith(value):
-                return v
-            if kind == "sha256" and v.blob and sha256_hex(self._blob(v.blob)) == value:
-                return v
-        raise NotFound(f"{rel} has no version {version} (it has {len(versions)})",
-                       code="version_not_found", path=rel, versions=len(versions))
 
-    def _blob(self, blob_hex: str) -> bytes:
-        from minarad.git.objects import read_blob
+def read(store: Store, path: str, version: int | str | None = None) -> tuple[str, FileVersion]:
+    """Return the text of ``path`` (now, or at ``version``) and its version.
 
-        return read_blob(self.repo.object_store, blob_hex)
+    Raises:
+        NotFound: the file does not exist (at that version).
+    """
+    rel = store.check_path(path)
+    if version is not None:
+        return store.read_version(rel, version)
+    fast = _current_without_lock(store, rel)
+    if fast is None:
+        with store.lock():
+            fast = store.absorb(rel)
+    data, info = fast
+    if data is None:
+        raise _missing(store, rel, info.version)
+    return decode_text(data, max(store.max_file_bytes, len(data)), rel), info
 
-    def _read_version(self, rel: str, version) -> tuple[str, FileVersion]:
-        v = self._resolve_version(rel, version)
-        if v.blob is None:
-            raise NotFound(f"{rel} was deleted in version {v.version}; version "
-                           f"{v.version - 1} holds its last text (minara memory get {rel} "
-                           f"--version {v.version - 1})", code="version_deleted",
-                           path=rel, version=v.version)
-        data = self._blob(v.blob)
-        info = FileVersion(rel, v.version, True, v.blob, sha256_hex(data), v.commit.sha,
-                           v.commit.author, iso_time(v.commit.time, v.commit.tz), v.commit.source)
-        return data.decode("utf-8", "replace"), info
 
-    def history(self, path: str) -> list[HistoryEntry]:
-        """Every version of ``path``, newest first (none for a file not yet committed).
+def _missing(store: Store, rel: str, version: int) -> NotFound:
+    """The error for a file not on disk: never there, or deleted (and how to restore it)."""
+    versions = store.history_db.versions(rel) if version else []
+    kept = [v for v in versions if v.blob is not None]
+    if not versions or versions[-1].blob is not None or not kept:
+        return NotFound(f"{rel} does not exist in the workspace", code="file_not_found",
+                        path=rel, version=version)
+    gone, last = versions[-1], kept[-1]
+    return NotFound(f"{rel} was deleted in version {gone.version} (by {gone.commit.author}"
+                    f" at {iso_time(gone.commit.time, gone.commit.tz)}); bring it back "
+                    f"with: minara memory restore {rel} {last.version}",
+                    code="file_not_found", path=rel, version=version,
+                    deleted_in=gone.version, restore_version=last.version)
 
-        Raises:
-            NotFound: ``path`` never existed (``file_not_found``).
-        """
-        rel = self.check_path(path)
-        self.catch_up_for_reading()
-        versions = self.history_db.versions(rel)
-        if not versions and not self._exists(rel):
-            raise NotFound(f"{rel} has no history: it never existed in the workspace",
-                           code="file_not_found", path=rel)
-        entries = [HistoryEntry(rel, v.version, v.commit.sha, v.commit.author,
-                                iso_time(v.commit.time, v.commit.tz), v.commit.source,
-                                v.commit.subject, v.blob, v.blob is None)
-                   for v in versions]
-        return entries[::-1]
 
-    def diff(self, path: str, old, new=None) -> str:
-        """A unified diff of ``path`` from version ``old`` to ``new`` (default: now)."""
-        import difflib
+def resolve_version(store: Store, rel: str, version: object) -> PathVersion:
+    store.catch_up_for_reading()
+    kind, value = parse_base(version)
+    versions = store.history_db.versions(rel)
+    for v in versions:
+        if kind == "version" and v.version == value:
+            return v
+        if kind == "blob" and v.blob and v.blob.startswith(value):
+            return v
+        if kind == "sha256" and v.blob and sha256_hex(store.blob(v.blob)) == value:
+            return v
+    raise NotFound(f"{rel} has no version {version} (it has {len(versions)})",
+                   code="version_not_found", path=rel, versions=len(versions))
 
-        rel = self.check_path(path)
-        old_text, old_label = self._text_for_diff(rel, old)
-        if new is None:
-            data, info = self.read(rel) if self._exists(rel) else ("", self.current(rel))
-            new_text, new_label = data, f"{rel}@{info.version} (current)"
-        else:
-            new_text, new_label = self._text_for_diff(rel, new)
-        lines = difflib.unified_diff(old_text.splitlines(keepends=True),
-                                     new_text.splitlines(keepends=True), old_label, new_label)
-        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                       for line in lines)
 
-    def _exists(self, rel: str) -> bool:
-        return os.path.isfile(self._disk_path(rel))
+def blob(store: Store, blob_hex: str) -> bytes:
+    from minarad.git.objects import read_blob
 
-    def _text_for_diff(self, rel: str, version) -> tuple[str, str]:
-        v = self._resolve_version(rel, version)
-        if v.blob is None:
-            return "", f"{rel}@{v.version} (deleted)"
-        return self._blob(v.blob).decode("utf-8", "replace"), f"{rel}@{v.version}"
+    return read_blob(store.repo.object_store, blob_hex)
+
+
+def read_version(store: Store, rel: str, version: object) -> tuple[str, FileVersion]:
+    v = store.resolve_version(rel, version)
+    if v.blob is None:
+        raise NotFound(f"{rel} was deleted in version {v.version}; version "
+                       f"{v.version - 1} holds its last text (minara memory get {rel} "
+                       f"--version {v.version - 1})", code="version_deleted",
+                       path=rel, version=v.version)
+    data = store.blob(v.blob)
+    info = FileVersion(rel, v.version, True, v.blob, sha256_hex(data), v.commit.sha,
+                       v.commit.author, iso_time(v.commit.time, v.commit.tz), v.commit.source)
+    return data.decode("utf-8", "replace"), info
+
+
+def history(store: Store, path: str) -> list[HistoryEntry]:
+    """Every version of ``path``, newest first (none for a file not yet committed).
+
+    Raises:
+        NotFound: ``path`` never existed (``file_not_found``).
+    """
+    rel = store.check_path(path)
+    store.catch_up_for_reading()
+    versions = store.history_db.versions(rel)
+    if not versions and not _exists(store, rel):
+        raise NotFound(f"{rel} has no history: it never existed in the workspace",
+                       code="file_not_found", path=rel)
+    entries = [HistoryEntry(rel, v.version, v.commit.sha, v.commit.author,
+                            iso_time(v.commit.time, v.commit.tz), v.commit.source,
+                            v.commit.subject, v.blob, v.blob is None)
+               for v in versions]
+    return entries[::-1]
+
+
+def diff(store: Store, path: str, old: object, new: object = None) -> str:
+    """A unified diff of ``path`` from version ``old`` to ``new`` (default: now)."""
+    import difflib
+
+    rel = store.check_path(path)
+    old_text, old_label = _text_for_diff(store, rel, old)
+    if new is None:
+        data, info = store.read(rel) if _exists(store, rel) else ("", store.current(rel))
+        new_text, new_label = data, f"{rel}@{info.version} (current)"
+    else:
+        new_text, new_label = _text_for_diff(store, rel, new)
+    lines = difflib.unified_diff(old_text.splitlines(keepends=True),
+                                 new_text.splitlines(keepends=True), old_label, new_label)
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                   for line in lines)
+
+
+def _exists(store: Store, rel: str) -> bool:
+    return os.path.isfile(store.disk_path(rel))
+
+
+def _text_for_diff(store: Store, rel: str, version: object) -> tuple[str, str]:
+    v = store.resolve_version(rel, version)
+    if v.blob is None:
+        return "", f"{rel}@{v.version} (deleted)"
+    return store.blob(v.blob).decode("utf-8", "replace"), f"{rel}@{v.version}"
 

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from typing import TYPE_CHECKING
 
 from minarad.errors import Forbidden, InvalidInput
 from minarad.git import index as gitindex
 from minarad.workspace.content import git_blob_id
 from minarad.workspace.paths import UNREADABLE_NAME, is_utf8_name, normalize_path, shown_path
+
+if TYPE_CHECKING:
+    from minarad.store.store import Store
 
 
 @dataclasses.dataclass
@@ -48,7 +52,7 @@ def unchanged_by_stat(index_path: str, on_disk: dict, committed: dict) -> set[st
     return clean
 
 
-def normalized_or_as_given(path) -> str:
+def normalized_or_as_given(path: object) -> str:
     """``path`` in canonical form, or as given when the path rules refuse it.
 
     A refused name then reaches :func:`collect`, which lists it as skipped
@@ -60,7 +64,7 @@ def normalized_or_as_given(path) -> str:
         return str(path)
 
 
-def _refused_name_gone(store, rel: str, committed: str | None, may_delete: bool) -> bool:
+def _refused_name_gone(store: Store, rel: str, committed: str | None, may_delete: bool) -> bool:
     """True when a committed file whose name is refused no longer exists on disk."""
     if committed is None or not may_delete or os.path.lexists(os.path.join(store.root, rel)):
         return False
@@ -76,7 +80,7 @@ def git_file_mode(st_mode: int) -> int:
     return 0o100755 if st_mode & 0o100 else 0o100644
 
 
-def collect(store, rel: str, committed: str | None, may_delete: bool, out: DiskChanges,
+def collect(store: Store, rel: str, committed: str | None, may_delete: bool, out: DiskChanges,
             committed_mode: int | None = None) -> None:
     """Compare one path on disk with its committed blob (and mode, when known); record a
     difference in ``out``. A change of the executable bit alone is a change too."""

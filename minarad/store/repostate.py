@@ -14,10 +14,15 @@ from __future__ import annotations
 import os
 import shlex
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from minarad.errors import Busy
 from minarad.git import refs
 from minarad.git.objects import missing_objects_are_damage
+
+if TYPE_CHECKING:
+    from minarad.git.types import Repo
 
 #: Files git leaves while an operation waits for the user to finish or abort it.
 OPERATION_MARKERS = ("MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD",
@@ -26,7 +31,7 @@ OPERATION_MARKERS = ("MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_
 STALE_LOCK_SECONDS = 5.0
 
 
-def check_writable(git_dir: str, repo_factory) -> None:
+def check_writable(git_dir: str, repo_factory: Callable[[], Repo]) -> None:
     """Raise :class:`Busy` when minara must not commit to the repository now.
 
     Args:
@@ -83,7 +88,7 @@ def check_on_branch(git_dir: str) -> None:
                f"where you are)", code="head_detached", head=head)
 
 
-def check_head_objects(git_dir: str, repo_factory) -> None:
+def check_head_objects(git_dir: str, repo_factory: Callable[[], Repo]) -> None:
     """Refuse when HEAD's commit or its root tree is missing from the object store."""
     head = refs.read_head(git_dir)
     if head is None:

@@ -8,11 +8,15 @@ transaction, like every other write.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from minarad.workspace.seed import create_exclusive, missing_seed_files, template_for
 
+if TYPE_CHECKING:
+    from minarad.store.store import Store
 
-def seed_workspace(store, *, source: str = "seed", message: str | None = None,
+
+def seed_workspace(store: Store, *, source: str = "seed", message: str | None = None,
                    adopt: bool = False) -> list[str]:
     """Create every missing seeded file in one commit; return the names created.
 
@@ -49,7 +53,8 @@ def seed_workspace(store, *, source: str = "seed", message: str | None = None,
             or create_exclusive(os.path.join(root, n), template_for(n))]
 
 
-def _seed_and_adopt(store, names: list[str], *, source: str, message: str | None) -> list[str]:
+def _seed_and_adopt(store: Store, names: list[str], *, source: str,
+                    message: str | None) -> list[str]:
     """A workspace's first commit: the seeds and every file already there, in one commit.
 
     The seeds are created on disk first (never over a file), then the whole

@@ -1,39 +1,49 @@
 """The one write path: every change to a workspace goes through :class:`Store`.
 
-Each verb takes the workspace lock, brings the history cache up to HEAD,
+Each write takes the workspace lock, brings the history cache up to HEAD,
 commits any uncommitted editor change to the path first (so nothing on
 disk is ever overwritten unrecorded), checks the writer's base, writes the
 commit's objects and locks the branch, then changes the file atomically
 and moves HEAD; if HEAD cannot move, the file is put back. A write that
-fails therefore changes nothing, and a retry writes once.
+fails therefore changes nothing, and a retry writes once. One engine does
+it, :class:`minarad.store.transaction.Transaction`: the single-path verbs
+are one-change transactions. The git writes beside the workspace's branch
+(a job's proposal branches) go through the store too, under its lock.
+
+:class:`Store` is one class; its longer verbs live in :mod:`.reading`,
+:mod:`.writing` and :mod:`.diskscan` as functions of the store.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from minarad.errors import Forbidden, InvalidInput
 from minarad.git import refs
-from minarad.workspace.files import (read_file_at)
-from minarad.store.historydb import HistoryDB
+from minarad.store import branches, diskscan, reading, writing
+from minarad.store.historydb import HistoryDB, PathVersion
 from minarad.store.lock import WorkspaceLock
+from minarad.store.models import CommitInfo, FileVersion, HistoryEntry, WriteResult
+from minarad.store.reading import parse_base  # noqa: F401 (re-exported)
+from minarad.store.transaction import join_appended  # noqa: F401 (re-exported)
+from minarad.workspace.files import read_file_at
 from minarad.workspace.paths import check_can_create, check_no_symlink, normalize_path
 
 if TYPE_CHECKING:
+    from minarad.config import Settings
+    from minarad.store.diskchange import Mark
+    from minarad.store.transaction import Transaction
     from minarad.workspace.ignore import IgnoreFilter
-
-from minarad.store.diskscan import DiskCommits
-from minarad.store.reading import ReadVerbs, parse_base  # noqa: F401 (re-exported)
-from minarad.store.writing import WriteVerbs, join_appended  # noqa: F401 (re-exported)
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 
 
 
-class Store(ReadVerbs, WriteVerbs, DiskCommits):
+class Store:
     """A workspace directory and its git repository.
 
     Args:
@@ -42,7 +52,7 @@ class Store(ReadVerbs, WriteVerbs, DiskCommits):
         max_file_bytes: the largest text file accepted.
     """
 
-    def __init__(self, root: str | os.PathLike, *, operator: str = "operator",
+    def __init__(self, root: str | os.PathLike[str], *, operator: str = "operator",
                  max_file_bytes: int = DEFAULT_MAX_BYTES):
         self.root = Path(os.path.realpath(os.path.expanduser(os.fspath(root))))
         self.git_dir = Path(refs.find_git_dir(self.root))  # a worktree's .git file is followed
@@ -50,14 +60,13 @@ class Store(ReadVerbs, WriteVerbs, DiskCommits):
         self.operator = operator
         self.max_file_bytes = max_file_bytes
         self._lock = WorkspaceLock(self.state_dir / "lock")
-        self._repo = None
+        self._repo: Any = None  # a dulwich Repo (only minarad.git imports dulwich)
         self._history: HistoryDB | None = None
-        self._ignore: tuple[tuple[int, ...], IgnoreFilter] | None = None
 
     # -- opening -------------------------------------------------------------
 
     @classmethod
-    def open(cls, settings) -> Store:
+    def open(cls, settings: Settings) -> Store:
         """Open the configured workspace, creating, adopting and seeding it as needed."""
         store = cls(settings.workspace, operator=settings.operator,
                     max_file_bytes=settings.max_file_bytes)
@@ -94,7 +103,7 @@ class Store(ReadVerbs, WriteVerbs, DiskCommits):
         self.state_dir.mkdir(exist_ok=True)
 
     @property
-    def repo(self):
+    def repo(self) -> Any:
         """The dulwich repository (opened on first use)."""
         if self._repo is None:
             from minarad.git.repo import open_repo
@@ -104,6 +113,7 @@ class Store(ReadVerbs, WriteVerbs, DiskCommits):
 
     @property
     def history_db(self) -> HistoryDB:
+        """The history cache (opened, and created, on first use)."""
         if self._history is None:
             self.state_dir.mkdir(parents=True, exist_ok=True)
             self._history = HistoryDB(str(self.state_dir / "history.sqlite3"))
@@ -119,7 +129,7 @@ class Store(ReadVerbs, WriteVerbs, DiskCommits):
             self._history = None
 
     @contextlib.contextmanager
-    def lock(self):
+    def lock(self) -> Iterator[None]:
         """The workspace's inter-process lock (re-entrant), as a context manager.
 
         A git object found missing while it is held is reported as a damaged
@@ -156,17 +166,23 @@ class Store(ReadVerbs, WriteVerbs, DiskCommits):
                             path=rel)
         return rel
 
-    def ignore_filter(self):
-        """The workspace's :class:`IgnoreFilter`, re-read when ``.gitignore`` changes."""
+    def ignore_filter(self) -> IgnoreFilter:
+        """The workspace's :class:`IgnoreFilter`, as the ignore files say now.
+
+        Cheap: each ignore file's rules are compiled once per text
+        (:mod:`minarad.git.ignorerules`), so a changed ``.gitignore``,
+        at any depth, takes effect at once.
+        """
         from minarad.workspace.ignore import IgnoreFilter
 
-        stamp = tuple(os.stat(p).st_mtime_ns if os.path.exists(p) else 0
-                      for p in (self.root / ".gitignore", self.git_dir / "info" / "exclude"))
-        if self._ignore is None or self._ignore[0] != stamp:
-            self._ignore = (stamp, IgnoreFilter(self.root))
-        return self._ignore[1]
+        return IgnoreFilter(self.root)
 
-    def _disk_path(self, rel: str) -> str:
+    def has_history_cache(self) -> bool:
+        """Whether the history cache is open or exists on disk (a reader may use it)."""
+        return self._history is not None or (self.state_dir / "history.sqlite3").exists()
+
+    def disk_path(self, rel: str) -> str:
+        """The absolute path of workspace file ``rel``."""
         return os.path.join(self.root, *rel.split("/"))
 
     def read_disk(self, rel: str) -> tuple[bytes | None, os.stat_result | None]:
@@ -177,3 +193,192 @@ class Store(ReadVerbs, WriteVerbs, DiskCommits):
         followed, not even a folder swapped for one meanwhile (Forbidden).
         """
         return read_file_at(self.root, rel)
+
+    # -- reading (:mod:`minarad.store.reading`) -------------------------------------
+
+    def catch_up_for_reading(self) -> None:
+        """Make sure the history cache is at HEAD; take the lock only if it is not."""
+        reading.catch_up_for_reading(self)
+
+    def catch_up(self) -> None:
+        """Bring the history cache up to HEAD (walks only commits it lacks)."""
+        reading.catch_up(self)
+
+    def version_of(self, rel: str, data: bytes | None) -> FileVersion:
+        """The :class:`FileVersion` of ``rel`` holding ``data`` (None: no file), per the cache."""
+        return reading.version_of(self, rel, data)
+
+    def current(self, path: str) -> FileVersion:
+        """Where ``path`` stands now (committing an uncommitted editor change first)."""
+        return reading.current(self, path)
+
+    def version_number(self, path: str) -> int:
+        """The version number of ``path`` as committed (cheap: one indexed count)."""
+        return reading.version_number(self, path)
+
+    def read(self, path: str, version: int | str | None = None) -> tuple[str, FileVersion]:
+        """The text of ``path`` (now, or at ``version``) and its version.
+
+        Raises:
+            NotFound: the file does not exist (at that version).
+        """
+        return reading.read(self, path, version)
+
+    def resolve_version(self, rel: str, version: object) -> PathVersion:
+        """The cache's record of version ``version`` (number, blob id or sha256) of ``rel``."""
+        return reading.resolve_version(self, rel, version)
+
+    def blob(self, blob_hex: str) -> bytes:
+        """The bytes of git blob ``blob_hex``."""
+        return reading.blob(self, blob_hex)
+
+    def read_version(self, rel: str, version: object) -> tuple[str, FileVersion]:
+        """The text of ``rel`` at ``version`` and that version."""
+        return reading.read_version(self, rel, version)
+
+    def history(self, path: str) -> list[HistoryEntry]:
+        """Every version of ``path``, newest first (see :func:`reading.history`)."""
+        return reading.history(self, path)
+
+    def diff(self, path: str, old: object, new: object = None) -> str:
+        """A unified diff of ``path`` from version ``old`` to ``new`` (default: now)."""
+        return reading.diff(self, path, old, new)
+
+    # -- writing (:mod:`minarad.store.writing`, one engine: :mod:`.transaction`) --------
+
+    def check_writable(self) -> None:
+        """Refuse (:class:`Busy`) a repository minara must not commit to now."""
+        writing.check_writable(self)
+
+    def absorb(self, rel: str) -> tuple[bytes | None, FileVersion]:
+        """Commit an uncommitted disk change of ``rel``; return (bytes, FileVersion)."""
+        return writing.absorb(self, rel)
+
+    def absorb_with_mark(self, rel: str) -> tuple[bytes | None, FileVersion, Mark | None]:
+        """As :meth:`absorb` plus the fingerprint as read, the repository checked already."""
+        return writing.absorb_with_mark(self, rel)
+
+    def read_with_mark(self, rel: str) -> tuple[bytes | None, FileVersion, Mark | None]:
+        """As :meth:`absorb_with_mark`, without committing a disk change."""
+        return writing.read_with_mark(self, rel)
+
+    def over_limit(self, data: bytes | None) -> bool:
+        """Whether ``data`` is too large to version."""
+        return data is not None and len(data) > self.max_file_bytes
+
+    def refuse_unversioned(self, rel: str, data: bytes | None) -> None:
+        """Refuse to write over a file too large to version (it would be lost)."""
+        writing.refuse_unversioned(self, rel, data)
+
+    def check_base(self, rel: str, current: FileVersion, base: object,
+                   rejected: str | None) -> None:
+        """Refuse (:class:`VersionConflict`) unless ``base`` is the current version."""
+        writing.check_base(self, rel, current, base, rejected)
+
+    def write(self, path: str, text: str, *, base: object = None, author: str,
+              source: str = "cli", message: str | None = None,
+              force: bool = False) -> WriteResult:
+        """Replace the text of ``path``; one commit (see :func:`writing.write`)."""
+        return writing.write(self, path, text, base=base, author=author, source=source,
+                             message=message, force=force)
+
+    def append(self, path: str, text: str, *, author: str, source: str = "cli",
+               message: str | None = None, force: bool = False) -> WriteResult:
+        """Append ``text`` as new line(s) at the end of ``path``, in place; never conflicts."""
+        return writing.append(self, path, text, author=author, source=source,
+                              message=message, force=force)
+
+    def delete(self, path: str, *, base: object = None, author: str, source: str = "cli",
+               message: str | None = None) -> WriteResult:
+        """Delete ``path`` in a commit; its history stays."""
+        return writing.delete(self, path, base=base, author=author, source=source,
+                              message=message)
+
+    def rename(self, old: str, new: str, *, author: str, source: str = "cli",
+               message: str | None = None) -> CommitInfo:
+        """Move ``old`` to ``new`` in one commit (git sees a rename)."""
+        return writing.rename(self, old, new, author=author, source=source, message=message)
+
+    def restore(self, path: str, version: object, *, author: str,
+                source: str = "cli") -> WriteResult:
+        """Bring version ``version`` of ``path`` back as a new version."""
+        return writing.restore(self, path, version, author=author, source=source)
+
+    @contextlib.contextmanager
+    def transaction(self, *, author: str, source: str = "cli", message: str | None = None,
+                    parents: Iterable[str] = (), force: bool = False,
+                    fast_forward: str | None = None,
+                    expect_head: str | None = None) -> Iterator[Transaction]:
+        """Collect changes to any number of paths and commit them as ONE commit.
+
+        ``with store.transaction(author="agent") as tx:`` then ``tx.write``,
+        ``tx.create``, ``tx.append``, ``tx.delete``, ``tx.rename`` or
+        ``tx.adopt``; when the block ends without an exception, all of them
+        are made, or none is (see :mod:`minarad.store.transaction`), and
+        ``tx.result`` holds the commit and each path's version. An exception
+        in the block discards them all.
+
+        Args:
+            author: who is writing.
+            source: ``cli``, ``api``, ``import``, ``job:<name>`` ...
+            message: an optional line for the commit body.
+            parents: extra parent commits (hex) after HEAD: a merge commit.
+            force: write a ``.gitignore`` even if it hides tracked files.
+            fast_forward: a descendant of HEAD whose files the changes make:
+                HEAD moves to it instead of to a new commit (remote sync).
+            expect_head: refuse (``head_moved``) unless HEAD is still this commit
+                once editor changes to the paths are committed.
+        """
+        from minarad.store.transaction import Transaction
+
+        tx = Transaction(self, author=author, source=source, message=message,
+                         parents=parents, force=force, fast_forward=fast_forward,
+                         expect_head=expect_head)
+        yield tx
+        tx.commit()
+
+    def commit_changes(self, changes: dict[str, bytes | None],
+                       stats: dict[str, os.stat_result | None], *, author: str, source: str,
+                       message: str | None = None, verb: str | None = None) -> CommitInfo:
+        """Commit ``changes`` already on disk (the caller holds the lock, has checked)."""
+        from minarad.store.commit import commit_changes
+
+        return commit_changes(self, changes, stats, author=author, source=source,
+                              message=message, verb=verb)
+
+    # -- committing what is on disk (:mod:`minarad.store.diskscan`) --------------------
+
+    def commit_disk(self, paths: Iterable[str] | None = None, *, author: str | None = None,
+                    source: str = "editor", message: str | None = None,
+                    skipped: list[str] | None = None) -> CommitInfo | None:
+        """Commit what is on disk for ``paths`` (None: the whole tree) in one commit."""
+        return diskscan.commit_disk(self, paths, author=author, source=source,
+                                    message=message, skipped=skipped)
+
+    def committed_files(self) -> dict[str, str]:
+        """HEAD's files: ``path -> blob hex``."""
+        return {rel: blob for rel, (blob, _mode) in self.committed_entries().items()}
+
+
+    def tracked_files(self) -> set[str]:
+        """What git tracks: the paths of ``.git/index`` (see :func:`diskscan.tracked_files`)."""
+        return diskscan.tracked_files(self)
+
+    def committed_entries(self) -> dict[str, tuple[str, int]]:
+        """HEAD's files: ``path -> (blob hex, mode)``."""
+        return diskscan.committed_entries(self)
+
+    # -- beside the workspace's branch (:mod:`minarad.store.branches`) -----------------
+
+    def commit_beside(self, changes: dict[str, bytes | None], *, author: str, message: str,
+                      when: int | None = None) -> str:
+        """Write a commit of ``changes`` on top of HEAD, moving no branch; return its id."""
+        return branches.commit_beside(self, changes, author=author, message=message, when=when)
+
+    def create_branch(self, name: str, commit: str, *, who: str, message: str) -> None:
+        """Create branch ``name`` at ``commit`` (``branch_exists`` if it is there)."""
+        branches.create_branch(self, name, commit, who=who, message=message)
+
+    def delete_branch(self, name: str, expected: str, *, who: str, message: str) -> None:
+        """Delete branch ``name`` if it still points at ``expected`` (its reflog stays)."""
+        branches.delete_branch(self, name, expected, who=who, message=message)

@@ -15,8 +15,14 @@ import os
 import re
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from minarad.errors import InvalidInput, NotFound
+
+if TYPE_CHECKING:
+    from minarad.app import Minara
+    from minarad.context import Context
+    from minarad.store.store import Store
 
 _AGO_RE = re.compile(r"^(\d+)\s*(second|minute|hour|day|week)s?\s+ago$")
 _UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400}
@@ -48,7 +54,7 @@ def parse_when(text: str, now: dt.datetime | None = None) -> dt.datetime:
                            f"'3 days ago')", code="invalid_time") from None
 
 
-def commit_at(store, when: dt.datetime) -> str | None:
+def commit_at(store: Store, when: dt.datetime) -> str | None:
     """The commit this workspace held at ``when``.
 
     Where the branch's reflog reaches back that far, the commit it pointed
@@ -79,11 +85,11 @@ def commit_at(store, when: dt.datetime) -> str | None:
     return _walk_from(store, start, moment)
 
 
-def _exists(store, commit: str) -> bool:
+def _exists(store: Store, commit: str) -> bool:
     return commit.encode() in store.repo.object_store
 
 
-def _walk_from(store, start: str, moment: float) -> str | None:
+def _walk_from(store: Store, start: str, moment: float) -> str | None:
     from minarad.git.history import follow_history
 
     for commit in follow_history(store.repo, start, first_parent=True):
@@ -92,7 +98,7 @@ def _walk_from(store, start: str, moment: float) -> str | None:
     return None
 
 
-def _require_commit(store, when: dt.datetime) -> str:
+def _require_commit(store: Store, when: dt.datetime) -> str:
     commit = commit_at(store, when)
     if commit is None:
         raise NotFound(f"nothing was committed at or before {when.isoformat(timespec='seconds')}",
@@ -100,7 +106,7 @@ def _require_commit(store, when: dt.datetime) -> str:
     return commit
 
 
-def read_at(store, path: str, when: dt.datetime) -> tuple[bytes, str]:
+def read_at(store: Store, path: str, when: dt.datetime) -> tuple[bytes, str]:
     """``(bytes, commit)`` of ``path`` as committed at ``when``.
 
     Raises:
@@ -123,7 +129,7 @@ def _context_paths(path: str) -> bool:
     return "/" not in path or path.startswith(("memory/", "channels/", "agents/"))
 
 
-def checkout_for_reading(store, commit: str, folder: str | os.PathLike) -> None:
+def checkout_for_reading(store: Store, commit: str, folder: str | os.PathLike) -> None:
     """Write the files ``minara context`` reads, as of ``commit``, into ``folder``."""
     from minarad.git.objects import commit_tree
     from minarad.git.trees import iter_files
@@ -138,7 +144,7 @@ def checkout_for_reading(store, commit: str, folder: str | os.PathLike) -> None:
         target.write_bytes(repo.object_store[blob].as_raw_string())
 
 
-def context_at(app, when: dt.datetime, **options):
+def context_at(app: Minara, when: dt.datetime, **options: Any) -> tuple[Context, str]:
     """The memory blocks ``minara context`` gave at ``when`` (from the commit then).
 
     ``options`` are :func:`minarad.context.build_context`'s (``channel``,
@@ -150,16 +156,14 @@ def context_at(app, when: dt.datetime, **options):
     Returns:
         ``(Context, commit)``; file paths in it are workspace paths.
     """
-    from minarad.context import Budgets, _finish, build_context
+    from minarad.context import build_context, finish_block
     from minarad.workspace.paths import channel_path
 
     store = app.store
     commit = _require_commit(store, when)
     s = app.settings
-    max_file = options.pop("max_file_chars", None)
-    max_total = options.pop("max_total_chars", None)
-    budgets = Budgets(s.context_max_file_chars if max_file is None else max_file,
-                      s.context_max_total_chars if max_total is None else max_total)
+    budgets = app.context_budgets(options.pop("max_file_chars", None),
+                                  options.pop("max_total_chars", None))
     channel = options.get("channel")
     with tempfile.TemporaryDirectory(prefix="minara-at-") as folder:
         checkout_for_reading(store, commit, folder)
@@ -168,7 +172,7 @@ def context_at(app, when: dt.datetime, **options):
                                 budgets=budgets, max_file_bytes=s.max_file_bytes,
                                 disclose_soul=False, **options)
         for block in context.blocks:
-            _finish(block, app.root)
+            finish_block(block, app.root)
         context.root = app.root
     return context, commit
 

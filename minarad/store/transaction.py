@@ -1,17 +1,19 @@
-"""Several changes to a workspace in one commit, all or nothing.
+"""The one write engine: changes to a workspace in one commit, all or nothing.
 
+Every write goes through :class:`Transaction`: ``Store.write``, ``append``,
+``delete``, ``rename`` and ``restore`` are one-change transactions, and
 ``with store.transaction(author=..., source=...) as tx:`` collects writes,
 appends, deletes and renames over any number of paths, each write or
-delete with its own optional base. When the block ends without an
-exception, :meth:`Transaction.commit` runs them as the single-path verbs
-run one: under the workspace lock it commits any uncommitted editor
-change of each path first, checks every base, path, size and
-``.gitignore`` rule and computes every new text; only then does it write
-the commit's objects and lock the branch, change the files one by one
-(each replacement checked against the file as read; a path that is only
-appended to gets its bytes in place, as ``Store.append`` does) and move
-HEAD. If any check fails, nothing is written; if a file or the commit
-fails, every file already changed is put back. An editor saving a file meanwhile puts
+delete with its own optional base. :meth:`Transaction.commit` runs them
+under the workspace lock: it commits any uncommitted editor change of each
+path first, checks every base, path, size and ``.gitignore`` rule and
+computes every new text; only then does it write the commit's objects and
+lock the branch, change the files one by one (each replacement checked
+against the file as read; a path that is only appended to gets its bytes
+in place, ``O_APPEND``, so a shell appending meanwhile can never overwrite
+them, nor they its) and move HEAD. If any check fails, nothing is written;
+if a file or the commit fails, every file already changed is put back
+(:mod:`minarad.store.diskchange`). An editor saving a file meanwhile puts
 everything back too, and the transaction runs again on the saved text.
 
 An exception inside the block discards every collected change. Extra
@@ -26,17 +28,23 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import stat
 import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from minarad.errors import Busy, InvalidInput, MinaraError, NotFound
-from minarad.workspace.files import (DiskChanged, DiskReplaced, append_file_at, cut_back_at,
-                                  remove_file_at, stat_at, write_file_at)
+from minarad.errors import Busy, InvalidInput, NotFound
+from minarad.store.diskchange import (Mark, PathState, Undo, change_disk, failures_named,
+                                      mark_of, move_files, plain_moves, undo_all)
+from minarad.store.models import CommitInfo, Record, WriteResult
 from minarad.workspace.content import decode_text, encode_text, git_blob_id, sha256_hex
-from minarad.store.models import FileVersion, Record, WriteResult
+from minarad.workspace.files import DiskChanged, DiskReplaced, cut_back_at
 
-#: How many times a transaction re-reads files an editor keeps saving.
-_DISK_RETRIES = 20
+if TYPE_CHECKING:
+    from minarad.store.store import Store
+
+#: How many times a write re-reads files an editor keeps saving before giving up.
+DISK_RETRIES = 20
+
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,8 +52,8 @@ class TransactionResult(Record):
     """What a transaction did: its commit (None when nothing changed) and each path."""
 
     commit: str | None
-    files: tuple
-    parents: tuple = ()
+    files: tuple[WriteResult, ...]
+    parents: tuple[str, ...] = ()
 
     def file(self, path: str) -> WriteResult:
         """The :class:`WriteResult` of ``path`` (as normalised by the store)."""
@@ -53,21 +61,6 @@ class TransactionResult(Record):
             if result.path == path:
                 return result
         raise KeyError(path)
-
-
-@dataclasses.dataclass
-class _PathState:
-    """One path while a transaction is planned: as on disk, and as it will be."""
-
-    rel: str
-    before: bytes | None
-    current: FileVersion
-    mark: tuple | None
-    after: bytes | None
-    mode: int | None = None
-    adopted: bool = False
-    in_place: bool = False
-    moved_from: str | None = None
 
 
 class Transaction:
@@ -79,25 +72,30 @@ class Transaction:
 
     Attributes:
         result: the :class:`TransactionResult`, set once the block has ended.
+        info: the commit made (None when nothing changed), once committed.
     """
 
-    def __init__(self, store, *, author: str, source: str, message: str | None = None,
-                 parents=(), force: bool = False, fast_forward: str | None = None,
-                 expect_head: str | None = None):
+    def __init__(self, store: Store, *, author: str, source: str, message: str | None = None,
+                 parents: Iterable[str] = (), force: bool = False,
+                 fast_forward: str | None = None, expect_head: str | None = None,
+                 verb: str | None = None):
         self.store = store
         self.fast_forward, self.expect_head = fast_forward, expect_head
         self.author, self.source, self.message = author, source, message
         self.parents = tuple(parents)
         self.force = force
+        self.verb = verb
         self.result: TransactionResult | None = None
+        self.info: CommitInfo | None = None
         self._ops: list[tuple] = []
-        self._carried: dict[str, tuple] = {}
+        self._carried: dict[str, tuple[Mark, int]] = {}
         self._in_place_suffix: dict[str, bytes] = {}
         self._in_place_before: dict[str, bytes] = {}
 
     # -- collecting ----------------------------------------------------------------
 
-    def write(self, path: str, content: str | bytes, *, base=None) -> None:
+    def write(self, path: str, content: str | bytes, *, base: object = None,
+              keep_rejected: bool = False) -> None:
         """Replace (or create) ``path``.
 
         Args:
@@ -105,9 +103,12 @@ class Transaction:
             content: text (UTF-8, no NUL), or bytes taken as they are (as a
                 copy of a file is); either within the size limit.
             base: the version the writer last read; None writes unconditionally.
+            keep_rejected: on a version conflict, keep the text in
+                ``.git/minara/rejected/`` and name the file in the error.
         """
         rel = self.store.check_writable_path(path)
-        self._ops.append(("write", rel, self._encode(rel, content), base))
+        rejected = content if keep_rejected and isinstance(content, str) else None
+        self._ops.append(("write", rel, self._encode(rel, content), base, rejected))
 
     def create(self, path: str, content: str | bytes) -> None:
         """Create ``path``; the transaction fails (``file_exists``) if it exists then."""
@@ -123,7 +124,7 @@ class Transaction:
                                code="empty_append", path=rel)
         self._ops.append(("append", rel, text))
 
-    def delete(self, path: str, *, base=None) -> None:
+    def delete(self, path: str, *, base: object = None) -> None:
         """Delete ``path``; its history stays."""
         self._ops.append(("delete", self.store.check_path(path), base))
 
@@ -159,8 +160,11 @@ class Transaction:
 
     # -- committing ------------------------------------------------------------------
 
-    def commit(self) -> TransactionResult:
+    def commit(self, *, just_collected: bool = False) -> TransactionResult:
         """Make every collected change in one commit, all or nothing (under the lock).
+
+        ``just_collected``: the changes were collected a moment ago (a one-change
+        verb), so the first run does not check their paths a second time.
 
         Raises:
             VersionConflict: a base is not its file's current version.
@@ -169,42 +173,51 @@ class Transaction:
             Busy: the repository is busy, or a file keeps changing on disk.
             MinaraError: a file or the commit could not be written; nothing changed.
         """
-        from minarad.store.undo import _failures_named
-
-        store = self.store
+        store, paths = self.store, self.paths()
         try:
-            with store.lock(), _failures_named(_shown(self.paths())):
+            with store.lock(), failures_named(_shown(paths)):
                 self._check_parents()
-                for attempt in range(_DISK_RETRIES):
+                for attempt in range(DISK_RETRIES):
                     try:
-                        self.result = self._commit_once()
+                        self.result = self._commit_once(recheck=bool(attempt) or not just_collected)
                         return self.result
                     except DiskReplaced as exc:
                         self._settle_replaced(exc.args[0])
                     except DiskChanged:
                         pass
                     time.sleep(0.005 * attempt)
-            raise Busy(f"{_shown(self.paths())} keep changing on disk; try again in a moment",
-                       code="file_busy", paths=self.paths())
+            if len(paths) == 1:
+                raise Busy(f"{paths[0]} keeps changing on disk; try again in a moment",
+                           code="file_busy", path=paths[0])
+            raise Busy(f"{_shown(paths)} keep changing on disk; try again in a moment",
+                       code="file_busy", paths=paths)
         except BaseException:
             self._cut_back_carried()
             raise
 
     def _settle_replaced(self, rel: str) -> None:
-        """After an in-place append to ``rel`` met a replaced file: keep the bytes if the
-        replacing program took them, so that the next run commits, not repeats, them.
+        """After an in-place append to ``rel`` met a replaced file (``sed -i``): keep the
+        bytes if the replacing program took them, so that the next run commits, not
+        repeats, them.
 
         The program may have read the file before the appended bytes reached it
         (they are gone with the old file: the next run appends again) or after
-        (its file holds them: the next run commits that file as it is).
+        (its file holds them: the other program's change is committed first, as
+        an editor edit, and the next run commits the file as it is). If the
+        transaction fails, the appended bytes are cut from the file again.
         """
-        suffix = self._in_place_suffix.get(rel, b"")
-        now, st = self.store.read_disk(rel)
-        if not suffix or now is None or st is None or not now.endswith(suffix) \
-                or now.count(suffix) <= self._in_place_before[rel].count(suffix):
+        store = self.store
+        suffix, before = self._in_place_suffix.get(rel, b""), self._in_place_before.get(rel)
+        now, st = store.read_disk(rel)
+        if not suffix or before is None or now is None or st is None \
+                or not now.endswith(suffix) or now.count(suffix) <= before.count(suffix):
             return
+        edited = now[:-len(suffix)]
         self._ops = [op for op in self._ops if op[1] != rel] + [("adopt", rel)]
-        self._carried[rel] = ((st.st_mtime_ns, len(now) - len(suffix), st.st_ino), len(suffix))
+        self._carried[rel] = ((st.st_mtime_ns, len(edited), st.st_ino), len(suffix))
+        if edited != before and not store.over_limit(now):
+            store.commit_changes({rel: edited}, {}, author=store.operator, source="editor",
+                                 verb="edit")
 
     def _cut_back_carried(self) -> None:
         """A failed transaction takes its appended bytes back out of replaced files."""
@@ -228,40 +241,42 @@ class Transaction:
                 raise InvalidInput(f"parent {parent!r} is not a commit in this repository",
                                    code="unknown_commit", parent=str(parent))
 
-    def _commit_once(self) -> TransactionResult:
+    def _commit_once(self, recheck: bool = True) -> TransactionResult:
         """Plan, then change the files and commit; DiskChanged means: run again."""
-        states = self._plan()
+        states = self._plan(recheck)
         if self.expect_head is not None and self.store.head() != self.expect_head:
             raise Busy("HEAD moved while the change was prepared (an edit was committed "
                        "meanwhile); try again", code="head_moved")
         changed = [s for s in states.values() if s.after != s.before]
         if not changed and not self.parents and not self.fast_forward:
             return TransactionResult(None, _results(states, None), ())
-        info = self._commit_with_disk_changes(changed)
-        return TransactionResult(info.commit, _results(states, info.commit), self.parents)
+        self.info = self._commit_with_disk_changes(changed)
+        return TransactionResult(self.info.commit, _results(states, self.info.commit),
+                                 self.parents)
 
-    def _plan(self) -> dict[str, _PathState]:
+    def _plan(self, recheck: bool = True) -> dict[str, PathState]:
         """Absorb each path's editor change, then apply the changes to copies in memory.
 
         Raises:
             DiskChanged: a file changed while it was read (run again).
         """
         from minarad.store.ignoreguard import check_gitignore_change
-        from minarad.store.writing import _UNSTABLE
 
         store, states = self.store, {}
-        adopted = self._check_paths_again()
-        store._check_writable()
+        adopted = self._check_paths_again(recheck)
+        store.check_writable()
         store.catch_up()
+        targets = self._rename_targets()
         for rel in self.paths():
             if rel in adopted:
                 states[rel] = self._read_adopted(rel)
                 continue
-            data, current, mark = store._absorb_with_fingerprint(rel, checked=True)
-            if mark is _UNSTABLE:
-                raise DiskChanged(rel)
-            store._refuse_unversioned(rel, data)
-            states[rel] = _PathState(rel, data, current, mark, data)
+            if rel in targets:
+                data, current, mark = store.read_with_mark(rel)
+            else:
+                data, current, mark = store.absorb_with_mark(rel)
+            store.refuse_unversioned(rel, data)
+            states[rel] = PathState(rel, data, current, mark, data)
         for op in self._ops:
             getattr(self, f"_plan_{op[0]}")(states, *op[1:])
         self._mark_in_place(states)
@@ -270,10 +285,8 @@ class Transaction:
                 check_gitignore_change(store, s.rel, s.after, force=self.force)
         return states
 
-    def _mark_in_place(self, states: dict) -> None:
-        """Paths only appended to are appended in place (``O_APPEND``), as
-        :meth:`minarad.store.Store.append` does: a shell appending meanwhile
-        can never overwrite the bytes, nor they its."""
+    def _mark_in_place(self, states: dict[str, PathState]) -> None:
+        """Paths only appended to are appended in place (``O_APPEND``)."""
         other = {p for op in self._ops if op[0] != "append" for p in _op_paths(op)}
         self._in_place_suffix, self._in_place_before = {}, {}
         for s in states.values():
@@ -283,10 +296,10 @@ class Transaction:
                 self._in_place_suffix[s.rel] = s.after[len(s.before):]
                 self._in_place_before[s.rel] = s.before
 
-    def _check_paths_again(self) -> set[str]:
+    def _check_paths_again(self, recheck: bool = True) -> set[str]:
         """The path rules once more (the disk may have changed since the paths were
         given); return the adopted paths."""
-        for op in self._ops:
+        for op in self._ops if recheck else ():
             written = op[2] if op[0] == "rename" else op[1]
             if op[0] != "delete":
                 self.store.check_writable_path(written)
@@ -300,61 +313,67 @@ class Transaction:
                                code="adopted_and_changed", path=rel)
         return adopted
 
-    def _read_adopted(self, rel: str) -> _PathState:
+    def _rename_targets(self) -> set[str]:
+        """The paths that are only the new name of a rename: read, not absorbed (an
+        uncommitted deletion there is part of the rename; a file there refuses it)."""
+        targets = {op[2] for op in self._ops if op[0] == "rename"}
+        return targets - {p for op in self._ops for p in _op_paths(op)[:1]}
+
+    def _read_adopted(self, rel: str) -> PathState:
         """``rel`` as committed (``before``) and as on disk (``after``)."""
-        from minarad.store.undo import _mark_of
-
-        store = self.store
+        store, settled = self.store, rel in self._carried
         data, st = store.read_disk(rel)
-        if data is not None and st is None:
+        if data is not None and st is None and not settled:
             raise DiskChanged(rel)
-        store._refuse_unversioned(rel, data)
+        store.refuse_unversioned(rel, data)
         latest = store.history_db.latest(rel)
-        before = store._blob(latest.blob) if latest and latest.blob else None
-        return _PathState(rel, before, store._version_of(rel, before),
-                          _mark_of(st) if st is not None else None, data, adopted=True)
+        before = store.blob(latest.blob) if latest and latest.blob else None
+        return PathState(rel, before, store.version_of(rel, before),
+                         mark_of(st) if st is not None else None, data, adopted=True,
+                         settled=settled)
 
-    def _plan_adopt(self, states, rel) -> None:
+    def _plan_adopt(self, states: dict[str, PathState], rel: str) -> None:
         """Nothing to compute: the file as read is what is committed."""
 
-    def _plan_write(self, states, rel, data, base) -> None:
+    def _plan_write(self, states: dict[str, PathState], rel: str, data: bytes, base: object,
+                    rejected: str | None) -> None:
         if base is not None:
-            self.store._check_base(rel, states[rel].current, base, None)
+            self.store.check_base(rel, states[rel].current, base, rejected)
         states[rel].after = data
 
-    def _plan_create(self, states, rel, data) -> None:
+    def _plan_create(self, states: dict[str, PathState], rel: str, data: bytes) -> None:
         if states[rel].after is not None:
             raise InvalidInput(f"{rel} exists already", code="file_exists", path=rel)
         states[rel].after = data
 
-    def _plan_append(self, states, rel, text) -> None:
-        from minarad.store.writing import join_appended
-
+    def _plan_append(self, states: dict[str, PathState], rel: str, text: str) -> None:
         old = states[rel].after or b""
         limit = self.store.max_file_bytes
         joined = join_appended(decode_text(old, max(limit, len(old)), rel), text)
         states[rel].after = encode_text(joined, limit, rel)
 
-    def _plan_delete(self, states, rel, base) -> None:
+    def _plan_delete(self, states: dict[str, PathState], rel: str, base: object) -> None:
         if states[rel].after is None:
             raise NotFound(f"{rel} does not exist", code="file_not_found", path=rel)
         if base is not None:
-            self.store._check_base(rel, states[rel].current, base, None)
+            self.store.check_base(rel, states[rel].current, base, None)
         states[rel].after = None
 
-    def _plan_rename(self, states, src, dst) -> None:
+    def _plan_rename(self, states: dict[str, PathState], src: str, dst: str) -> None:
         from minarad.store.commit import file_mode
 
         old, new = states[src], states[dst]
         if old.after is None:
             raise NotFound(f"{src} does not exist", code="file_not_found", path=src)
-        if new.after is not None or os.path.isdir(self.store._disk_path(dst)):
+        if new.after is not None or os.path.isdir(self.store.disk_path(dst)):
             raise InvalidInput(f"{dst} exists already", code="file_exists", path=dst)
         new.after, new.mode = old.after, old.mode or file_mode(self.store, src)
         new.moved_from = src
         old.after = None
 
-    def _verb(self, changed: list[_PathState]) -> str | None:
+    def _verb(self, changed: list[PathState]) -> str | None:
+        if self.verb:
+            return self.verb
         kinds = {op[0] for op in self._ops}
         if self.parents:
             return "merge"
@@ -365,82 +384,53 @@ class Transaction:
         # renames alone: the commit names them (``rename a -> b``, ``move a/ -> b/``)
         return None if kinds == {"rename"} else "edit"
 
-    def _commit_with_disk_changes(self, changed: list[_PathState]):
+    def _commit_with_disk_changes(self, changed: list[PathState]) -> CommitInfo:
         """Prepare the commit, change the files one by one, move HEAD; undo all on failure."""
         from minarad.store.commit import abort_commit, finish_commit, prepare_commit
         from minarad.workspace.files import sync_folders
 
+        root = self.store.root
         modes = {s.rel: s.mode for s in changed if s.mode is not None}
         prepared = prepare_commit(self.store, {s.rel: s.after for s in changed},
                                   author=self.author, source=self.source, message=self.message,
                                   verb=self._verb(changed), modes=modes, parents=self.parents,
                                   reuse=self.fast_forward)
-        undos: list = []
-        stats: dict = {}
-        moves = _plain_moves(changed)
+        undos: list[tuple[str, Undo]] = []
+        stats: dict[str, os.stat_result] = {}
+        moves = plain_moves(changed)
         try:
-            _move_files(self.store.root, moves, undos, stats)
+            move_files(root, moves, undos, stats)
             done = {p for move in moves for p in move[:2]}
             for s in sorted(changed, key=lambda s: (s.after is not None, s.rel)):
                 if s.rel in done:
                     continue
-                st, undo = _change_disk(self.store.root, s)
+                st, undo = change_disk(root, s)
                 undos.append((s.rel, undo))
                 if st is not None:
                     stats[s.rel] = st
-            sync_folders(self.store.root, [s.rel for s in changed])  # once per folder
+            sync_folders(root, [s.rel for s in changed])  # once per folder
         except BaseException as exc:
             abort_commit(prepared)
-            _undo_all(undos, exc)
+            undo_all(undos, exc)
             raise
         try:
             return finish_commit(prepared, stats)
         except BaseException as exc:
-            _undo_all(undos, exc)
+            undo_all(undos, exc)
             raise
 
 
-def _plain_moves(changed: list[_PathState]) -> list[tuple[str, str, tuple]]:
-    """``(src, dst, src's mark)`` of the renames whose file moves as it is (no other change to it):
-    those are renamed on disk, not written again, and their folders synced once."""
-    by_rel = {s.rel: s for s in changed}
-    moves = []
-    for s in changed:
-        src = by_rel.get(s.moved_from) if s.moved_from else None
-        if src is not None and src.after is None and src.before is not None \
-                and src.mark is not None and s.before is None and s.after == src.before \
-                and not (s.adopted or src.adopted or s.in_place):
-            moves.append((src.rel, s.rel, src.mark))
-    return sorted(moves)
+def join_appended(old: str, text: str) -> str:
+    """``old`` with ``text`` added as whole line(s) at the end, in ``old``'s line endings."""
+    eol = "\r\n" if "\r\n" in old else "\n"
+    if eol == "\r\n":
+        text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+    if old and not old.endswith("\n"):
+        old += eol
+    return old + (text if text.endswith("\n") else text + eol)
 
 
-def _move_files(root, moves: list[tuple[str, str, tuple]], undos: list, stats: dict) -> None:
-    """Rename each file of ``moves`` (as read); the caller fsyncs the folders once.
-
-    Raises:
-        DiskChanged: a file is no longer as it was read.
-    """
-    from minarad.workspace.files import rename_file_at
-
-    if not moves:
-        return
-    for src, dst, mark in moves:
-        made = _missing_folders(root, dst)
-        try:
-            st = rename_file_at(root, src, dst, expect=mark, sync=False)
-        except BaseException:
-            _remove_folders(made)
-            raise
-
-        def undo(src=src, dst=dst, made=made, st=st):
-            rename_file_at(root, dst, src, expect=(st.st_mtime_ns, st.st_size, st.st_ino))
-            _remove_folders(made)
-
-        undos.append((dst, undo))
-        stats[dst] = st
-
-
-def _op_paths(op: tuple) -> tuple:
+def _op_paths(op: tuple) -> tuple[str, ...]:
     return (op[1], op[2]) if op[0] == "rename" else (op[1],)
 
 
@@ -448,7 +438,7 @@ def _shown(paths: list[str]) -> str:
     return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
 
 
-def _results(states: dict, commit: str | None) -> tuple:
+def _results(states: dict[str, PathState], commit: str | None) -> tuple[WriteResult, ...]:
     out = []
     for s in states.values():
         changed = s.after != s.before and commit is not None
@@ -459,97 +449,3 @@ def _results(states: dict, commit: str | None) -> tuple:
                                sha256_hex(data) if data is not None else None,
                                commit if changed else s.current.commit, s.current.version))
     return tuple(out)
-
-
-def _change_disk(root, s: _PathState):
-    """Make one planned change on disk; return ``(stat or None, undo)``.
-
-    Raises:
-        DiskChanged: the file is no longer as it was read.
-    """
-    from minarad.store.undo import _mark_of, _put_back
-
-    if s.in_place:
-        return _append_in_place(root, s)
-    if s.adopted:
-        st = stat_at(root, s.rel)
-        if (_mark_of(st) if st is not None else None) != s.mark:
-            raise DiskChanged(s.rel)
-        return st, lambda: None
-    if s.after is None:
-        before, old = stat_at(root, s.rel), s.before
-        if before is None or old is None:  # gone, or absent when read: not as it was read
-            raise DiskChanged(s.rel)
-        mode = stat.S_IMODE(before.st_mode)
-        remove_file_at(root, s.rel, expect=s.mark, sync=False)
-        return None, lambda: write_file_at(root, s.rel, old, mode=mode, expect=None)
-    made = _missing_folders(root, s.rel)
-    try:
-        st = write_file_at(root, s.rel, s.after, mode=_permissions(s.mode), expect=s.mark,
-                           sync_folder=False)
-    except BaseException:
-        _remove_folders(made)
-        raise
-
-    def undo():
-        _put_back(root, s.rel, s.before, _mark_of(st))
-        _remove_folders(made)
-
-    return st, undo
-
-
-def _append_in_place(root, s: _PathState):
-    """Append the planned bytes to the file as read; cut them back on failure or undo.
-
-    Raises:
-        DiskReplaced: the file was replaced while being appended to.
-    """
-    mark, before, after = s.mark, s.before, s.after
-    # _mark_in_place picks only files read (a mark) that the appends lengthen
-    assert mark is not None and before is not None and after is not None
-    added = len(after) - len(before)
-    try:
-        st = append_file_at(root, s.rel, after[len(before):], expect=mark)
-    except OSError:  # a full disk may take part of the bytes
-        cut_back_at(root, s.rel, mark, added)
-        raise
-    return st, lambda: cut_back_at(root, s.rel, mark, added)
-
-
-def _permissions(git_mode: int | None) -> int | None:
-    """The file permissions for a new file of git mode ``git_mode`` (None: the default)."""
-    if git_mode is None:
-        return None
-    return 0o755 if git_mode & 0o111 else 0o644
-
-
-def _missing_folders(root, rel: str) -> list[str]:
-    """The folders of ``rel`` that do not exist yet, outermost first."""
-    missing, folder = [], os.path.dirname(os.path.join(root, *rel.split("/")))
-    while os.path.normpath(folder) != os.path.normpath(root) and not os.path.lexists(folder):
-        missing.append(folder)
-        folder = os.path.dirname(folder)
-    return missing[::-1]
-
-
-def _remove_folders(folders: list[str]) -> None:
-    """Remove the folders a change created, innermost first, if they are empty."""
-    for folder in reversed(folders):
-        try:
-            os.rmdir(folder)
-        except OSError:
-            return
-
-
-def _undo_all(undos: list, failure: BaseException) -> None:
-    """Put back every changed file, newest first; name the ones that could not be."""
-    stuck = []
-    for rel, undo in reversed(undos):
-        try:
-            undo()
-        except (OSError, DiskChanged, MinaraError):
-            stuck.append(rel)
-    if stuck:
-        raise MinaraError(f"{', '.join(stuck)}: the transaction failed ({failure}) and "
-                          f"these files could not be put back; they hold the new text, not "
-                          f"yet committed", code="write_not_undone", paths=stuck) from failure

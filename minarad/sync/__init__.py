@@ -14,8 +14,12 @@ so ``git remote -v`` shows them and ``git push`` could use them too.
 from __future__ import annotations
 
 import socket
+from typing import TYPE_CHECKING
 
 from minarad.sync.state import SyncState
+
+if TYPE_CHECKING:
+    from minarad.store.store import Store
 
 
 def machine_name(settings) -> str:
@@ -32,7 +36,7 @@ def credentials(settings):
     return Credentials(settings.sync_username or None, settings.sync_token)
 
 
-def sync_remote(store, settings, name: str, *, commit_edits: bool = True):
+def sync_remote(store: Store, settings, name: str, *, commit_edits: bool = True):
     """Sync with remote ``name`` and record the outcome for ``minara status``.
 
     Returns:
@@ -56,14 +60,14 @@ def sync_remote(store, settings, name: str, *, commit_edits: bool = True):
     return result
 
 
-def remote_names(store) -> list[str]:
+def remote_names(store: Store) -> list[str]:
     """Every remote configured in the workspace's repository."""
     from minarad.git.remotes import list_remotes
 
     return list(list_remotes(store.repo))
 
 
-def sync_all(store, settings, *, commit_edits: bool = True) -> list:
+def sync_all(store: Store, settings, *, commit_edits: bool = True) -> list:
     """Sync with every configured remote; return the results (errors recorded, not raised)."""
     from minarad.errors import MinaraError
 
@@ -76,7 +80,7 @@ def sync_all(store, settings, *, commit_edits: bool = True) -> list:
     return results
 
 
-def status(store) -> dict:
+def status(store: Store) -> dict:
     """Per remote: URL, ahead/behind (as of the last fetch), last sync, last error;
     and the conflict copies in HEAD that wait to be resolved."""
     from minarad.git import remotes
@@ -96,18 +100,14 @@ def status(store) -> dict:
     return {"remotes": out, "conflicts": conflict_copies(store)}
 
 
-def conflict_copies(store) -> list[str]:
-    """The ``name.conflict-<machine>.<ext>`` files in HEAD (a merge kept both versions)."""
-    from minarad.git.objects import commit_tree
-    from minarad.git.trees import iter_files
+def conflict_copies(store: Store) -> list[str]:
+    """The tracked ``name.conflict-<machine>.<ext>`` files (a merge kept both versions).
+
+    Tracked as ``git status`` sees it: the paths of ``.git/index``, which
+    every minara commit updates (cheaper to read than HEAD's trees).
+    """
     from minarad.sync.rules import is_conflict_copy
 
-    head = store.head()
-    if head is None:
+    if store.head() is None:
         return []
-    found = []
-    for entry in iter_files(store.repo.object_store, commit_tree(store.repo, head)):
-        path = entry[0].decode("utf-8", "replace") if isinstance(entry[0], bytes) else entry[0]
-        if is_conflict_copy(path):
-            found.append(path)
-    return found
+    return sorted(path for path in store.tracked_files() if is_conflict_copy(path))

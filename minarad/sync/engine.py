@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from typing import TYPE_CHECKING, cast
 
 from minarad.crashpoints import crash_point
 from minarad.errors import Busy, InvalidInput
 from minarad.store.models import Record
 from minarad.sync.rules import CLASHED, FileMerge, merge_file
+
+if TYPE_CHECKING:
+    from minarad.git.diff import FileChange
+    from minarad.git.types import Repo
+    from minarad.store.store import Store
 
 #: How many times a push that lost a race fetches and merges again.
 PUSH_RETRIES = 4
@@ -41,7 +47,7 @@ class SyncResult(Record):
     clashed: tuple = ()
 
 
-def current_branch(store) -> str:
+def current_branch(store: Store) -> str:
     """The branch HEAD names (``main``).
 
     Raises:
@@ -55,7 +61,7 @@ def current_branch(store) -> str:
     return ref[len("refs/heads/"):]
 
 
-def sync(store, name: str, *, machine: str, author: str = "minara-sync", creds=None,
+def sync(store: Store, name: str, *, machine: str, author: str = "minara-sync", creds=None,
          retries: int = PUSH_RETRIES, commit_edits: bool = True) -> SyncResult:
     """Sync the workspace with remote ``name``: fetch, integrate, push.
 
@@ -78,7 +84,7 @@ def sync(store, name: str, *, machine: str, author: str = "minara-sync", creds=N
         return _sync_locked(store, name, url, branch, machine, author, creds, retries)
 
 
-def sync_lock(store):
+def sync_lock(store: Store):
     """The lock one sync holds on a workspace (``.git/minara/sync.lock``).
 
     The daemon's sync and a ``minara sync`` beside it take turns: two fetches
@@ -91,7 +97,7 @@ def sync_lock(store):
     return FileLock(store.state_dir / "sync.lock")
 
 
-def _sync_locked(store, name, url, branch, machine, author, creds, retries) -> SyncResult:
+def _sync_locked(store: Store, name, url, branch, machine, author, creds, retries) -> SyncResult:
     from minarad.git import remotes
 
     for attempt in range(retries + 1):
@@ -116,7 +122,7 @@ def _sync_locked(store, name, url, branch, machine, author, creds, retries) -> S
                code="sync_race", remote=name)
 
 
-def integrate(store, name: str, theirs: str | None, *, machine: str, author: str
+def integrate(store: Store, name: str, theirs: str | None, *, machine: str, author: str
               ) -> tuple[str, tuple, tuple, tuple]:
     """Bring ``theirs`` into HEAD; return ``(action, merged paths, conflict copies, paths
     whose lines clashed)``."""
@@ -130,7 +136,7 @@ def integrate(store, name: str, theirs: str | None, *, machine: str, author: str
     raise Busy("edits kept arriving while merging; try again", code="head_moved")
 
 
-def _integrate_once(store, name, theirs, machine, author):
+def _integrate_once(store: Store, name, theirs, machine, author):
     from minarad.git import remotes
 
     repo, head = store.repo, store.head()
@@ -144,6 +150,8 @@ def _integrate_once(store, name, theirs, machine, author):
         except InvalidInput as exc:  # file modes differ: a merge commit says the same
             if exc.code != "fast_forward_mismatch":
                 raise
+    # head is None only before the first commit, whose sync fast-forwards (or fails above)
+    head = cast(str, head)
     plans = plan_merge(store, remotes.merge_base(repo, head, theirs), head, theirs, machine)
     _apply(store, name, plans, author, head, parents=(theirs,))
     conflicts = tuple(p for plan in plans.values() if plan.how == "conflict copy"
@@ -167,7 +175,8 @@ def _blob_at(repo, tree, path: str) -> bytes | None:
     return read_blob(repo.object_store, found[1].decode()) if found else None
 
 
-def _remote_changes(repo, old_tree, new_tree) -> list:
+def _remote_changes(repo: Repo, old_tree: bytes | None, new_tree: bytes | None
+                    ) -> list[FileChange]:
     """The files that differ between two trees, names kept byte for byte.
 
     A name that is not UTF-8 is refused with the reason: minara never
@@ -188,7 +197,7 @@ def _remote_changes(repo, old_tree, new_tree) -> list:
     return changes
 
 
-def plan_fast_forward(store, head: str | None, theirs: str) -> dict[str, FileMerge]:
+def plan_fast_forward(store: Store, head: str | None, theirs: str) -> dict[str, FileMerge]:
     """Every file that differs from HEAD to ``theirs``, as ``theirs`` has it."""
     from minarad.git.diff import is_regular
     from minarad.git.objects import read_blob
@@ -202,7 +211,7 @@ def plan_fast_forward(store, head: str | None, theirs: str) -> dict[str, FileMer
     return plans
 
 
-def plan_merge(store, base: str | None, head: str, theirs: str,
+def plan_merge(store: Store, base: str | None, head: str, theirs: str,
                machine: str) -> dict[str, FileMerge]:
     """Merge every file ``theirs`` changed since ``base`` into HEAD's (see :mod:`rules`)."""
     from minarad.git.diff import is_regular
@@ -262,7 +271,7 @@ def _free_conflict_names(repo, our_tree, plan: FileMerge, plans: dict) -> FileMe
     return FileMerge(writes, plan.how)
 
 
-def _apply(store, name: str, plans: dict, author: str, head, *, fast_forward=None,
+def _apply(store: Store, name: str, plans: dict, author: str, head, *, fast_forward=None,
            parents=()) -> None:
     lines = [f"{path}: {plan.how}" for path, plan in sorted(plans.items())
              if plan.writes and plan.how != "theirs"]

@@ -14,6 +14,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from minarad.store.store import Store
 
 
 def backoff_delay(failures: int, interval: float) -> float:
@@ -33,7 +37,7 @@ class SyncService:
     fast-forward) asks for nothing: there is nothing new to push.
     """
 
-    def __init__(self, store, settings, *, on_synced: Callable[[], None] | None = None):
+    def __init__(self, store: Store, settings, *, on_synced: Callable[[], None] | None = None):
         self.store, self.settings, self.on_synced = store, settings, on_synced
         self.interval = settings.sync_interval_s
         self.debounce = settings.sync_debounce_s

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from minarad.store.store import Store
 
 BOOTSTRAP = "BOOTSTRAP.md"
 DONE_TOKEN = "BOOTSTRAP_DONE"
@@ -50,7 +54,7 @@ def archive_name(when: dt.datetime) -> str:
     return f"{BOOTSTRAP}.done.{stamp}"
 
 
-def finish_bootstrap(store, message: str, when: dt.datetime, *, author: str,
+def finish_bootstrap(store: Store, message: str, when: dt.datetime, *, author: str,
                      source: str) -> str | None:
     """Archive BOOTSTRAP.md when the reply carries the done token.
 

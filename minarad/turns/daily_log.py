@@ -10,8 +10,12 @@ differs for different ids (``s-3``, ``s-3-<hash>`` for ``s 3``, ``세션``).
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
 from minarad.turns.sessions import session_slug
+
+if TYPE_CHECKING:
+    from minarad.store.store import Store
 
 EXCERPT_CHARS = 280
 
@@ -61,7 +65,7 @@ def turn_record(turn: int, when: dt.datetime, surface: str, message: str) -> dic
             "text": excerpt(message)}
 
 
-def append_entry(store, session: str, turns: list[dict], when: dt.datetime,
+def append_entry(store: Store, session: str, turns: list[dict], when: dt.datetime,
                  open_loops: list[str], *, author: str, source: str) -> str:
     """Append one entry to today's journal file of ``session`` (one commit).
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from typing import TYPE_CHECKING
 
 from minarad.workspace.heartbeat import (
     field_values,
@@ -18,6 +19,9 @@ from minarad.workspace.heartbeat import (
     render_heartbeat,
     set_fields,
 )
+
+if TYPE_CHECKING:
+    from minarad.store.store import Store
 
 HEARTBEAT = "HEARTBEAT.md"
 MAX_OPEN_LOOPS = 10
@@ -74,7 +78,7 @@ def current_open_loops(text: str | None) -> list[str]:
     return [] if text is None else field_values(parse_heartbeat(text)).get("open_loops", [])
 
 
-def write_heartbeat(store, status: Status, *, author: str, source: str):
+def write_heartbeat(store: Store, status: Status, *, author: str, source: str):
     """Rewrite HEARTBEAT.md's status through the store.
 
     The write carries the version it read as its base; if someone saved the

@@ -11,9 +11,13 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import unicodedata
+from typing import TYPE_CHECKING
 
 from minarad.errors import InvalidInput
 from minarad.turns import bootstrap, daily_log, heartbeat, sessions
+
+if TYPE_CHECKING:
+    from minarad.store.store import Store
 
 SOURCE = "job:turn-end"
 
@@ -76,7 +80,7 @@ class TurnEndResult:
         return dataclasses.asdict(self)
 
 
-def run_turn_end(store, settings, turn: TurnEnd) -> TurnEndResult:
+def run_turn_end(store: Store, settings, turn: TurnEnd) -> TurnEndResult:
     """Run the turn-end handlers for one turn.
 
     Args:
@@ -96,7 +100,7 @@ def run_turn_end(store, settings, turn: TurnEnd) -> TurnEndResult:
     return result
 
 
-def _run_handlers(store, settings, turn: TurnEnd, state) -> TurnEndResult:
+def _run_handlers(store: Store, settings, turn: TurnEnd, state) -> TurnEndResult:
     result = TurnEndResult(session=turn.session, turn=state.turns)
     when = turn.when.astimezone()
     result.bootstrap_archived = bootstrap.finish_bootstrap(
@@ -109,7 +113,7 @@ def _run_handlers(store, settings, turn: TurnEnd, state) -> TurnEndResult:
     return result
 
 
-def _heartbeat(store, turn: TurnEnd, when: dt.datetime, count: int):
+def _heartbeat(store: Store, turn: TurnEnd, when: dt.datetime, count: int):
     status = heartbeat.Status(last_seen=when, session_id=turn.session, surface=turn.surface,
                               turn_count=count, open_loops=turn.open_loops)
     written, text = heartbeat.write_heartbeat(store, status, author=turn.session, source=SOURCE)
@@ -121,7 +125,7 @@ def _write_summary(written) -> dict:
             "commit": written.commit}
 
 
-def _journal(store, settings, turn: TurnEnd, when, state, loops) -> str | None:
+def _journal(store: Store, settings, turn: TurnEnd, when, state, loops) -> str | None:
     state.pending.append(daily_log.turn_record(state.turns, when, turn.surface, turn.message))
     if not daily_log.is_due(state.turns, settings.daily_log_interval):
         return None

@@ -29,7 +29,7 @@ import stat
 
 from minarad.errors import InvalidInput
 from minarad.workspace.reader import (  # noqa: F401 (read_file_at re-exported)
-    _FILE_FLAGS, _ROOT_FLAGS, _open_folder, read_file_at)
+    FILE_FLAGS, ROOT_FLAGS, open_folder, read_file_at)
 
 
 #: ``expect`` value meaning "whatever is there".
@@ -82,7 +82,7 @@ def atomic_write(path: str | os.PathLike, data: bytes, mode: int | None = None,
     folder, name = os.path.split(path)
     folder = folder or "."
     os.makedirs(folder, exist_ok=True)
-    dir_fd = os.open(folder, _ROOT_FLAGS)
+    dir_fd = os.open(folder, ROOT_FLAGS)
     try:
         try:
             mode = stat.S_IMODE(os.stat(name, dir_fd=dir_fd).st_mode)
@@ -101,10 +101,10 @@ def atomic_write(path: str | os.PathLike, data: bytes, mode: int | None = None,
 
 
 def _folder_for_writing(root: str, rel: str, create: bool = True) -> int:
-    """As :func:`_open_folder`, with a vanished folder as :class:`DiskChanged` (so the
+    """As :func:`open_folder`, with a vanished folder as :class:`DiskChanged` (so the
     caller re-reads) and a file in the way as :class:`InvalidInput`."""
     try:
-        return _open_folder(root, rel, create)
+        return open_folder(root, rel, create)
     except FileNotFoundError:
         raise DiskChanged(rel) from None
     except NotADirectoryError:
@@ -144,7 +144,7 @@ def _replace_at(dir_fd: int, name: str, data: bytes, mode: int, expect, rel: str
     tmp = f".{os.urandom(8).hex()}.minara-tmp"
     replaced = False
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FILE_FLAGS, 0o600,
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | FILE_FLAGS, 0o600,
                      dir_fd=dir_fd)
         try:
             _write_all(fd, data)
@@ -219,7 +219,7 @@ def append_file_at(root: str | os.PathLike, rel: str, suffix: bytes, expect
     try:
         name = _name(rel)
         try:
-            fd = os.open(name, os.O_WRONLY | os.O_APPEND | _FILE_FLAGS, dir_fd=dir_fd)
+            fd = os.open(name, os.O_WRONLY | os.O_APPEND | FILE_FLAGS, dir_fd=dir_fd)
         except OSError as exc:
             if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENXIO, errno.ENOTDIR):
                 raise DiskChanged(rel) from None
@@ -252,11 +252,11 @@ def cut_back_at(root: str | os.PathLike, rel: str, mark: tuple, added: int) -> N
     """Undo an in-place append of ``added`` bytes to ``rel`` (whole or partial), unless
     the file was replaced or something was appended after it; follows no symlink."""
     try:
-        dir_fd = _open_folder(os.fspath(root), rel)
+        dir_fd = open_folder(os.fspath(root), rel)
     except (FileNotFoundError, NotADirectoryError):
         return
     try:
-        fd = os.open(_name(rel), os.O_WRONLY | _FILE_FLAGS, dir_fd=dir_fd)
+        fd = os.open(_name(rel), os.O_WRONLY | FILE_FLAGS, dir_fd=dir_fd)
     except FileNotFoundError:
         return
     finally:
@@ -274,7 +274,7 @@ def stat_at(root: str | os.PathLike, rel: str) -> os.stat_result | None:
     """``lstat`` of workspace path ``rel`` reached without following a symlinked folder;
     None when it does not exist."""
     try:
-        dir_fd = _open_folder(os.fspath(root), rel)
+        dir_fd = open_folder(os.fspath(root), rel)
     except (FileNotFoundError, NotADirectoryError):
         return None
     try:
@@ -380,7 +380,7 @@ def sync_folders(root: str | os.PathLike, rels) -> None:
     a folder gone meanwhile is skipped."""
     for folder in sorted({rel.rsplit("/", 1)[0] if "/" in rel else "" for rel in rels}):
         try:
-            fd = _open_folder(os.fspath(root), f"{folder}/x" if folder else "x")
+            fd = open_folder(os.fspath(root), f"{folder}/x" if folder else "x")
         except (FileNotFoundError, NotADirectoryError):
             continue
         try:

@@ -12,6 +12,10 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from minarad.git.ignorerules import RuleFile
 
 #: Editor and OS leftovers that are never content (the seeded ``.gitignore``
 #: lists each of them, so that ``git status`` agrees).
@@ -20,8 +24,10 @@ EDITOR_PATTERNS = (
     "*.minara-tmp", ".~lock.*#", "~$*", "*.kate-swp", "*___jb_tmp___", "*___jb_old___",
     "*.vsctmp", "*.crswap", ".goutputstream-*",
 )
-_EDITOR_RES = [re.compile(fnmatch.translate(p)) for p in EDITOR_PATTERNS]
-_EDITOR_RE = re.compile("|".join(fnmatch.translate(p) for p in EDITOR_PATTERNS))
+#: The same patterns as ignore rules: most names are turned away by string
+#: operations, without compiling a regular expression (``#`` escaped: not a comment).
+_EDITOR_RULES = "\n".join("\\" + p if p.startswith("#") else p for p in EDITOR_PATTERNS)
+_editor_rules: RuleFile | None = None
 
 #: Files minara needs under version control, whatever ``.gitignore`` says.
 _PROTECTED_RE = re.compile(
@@ -35,15 +41,21 @@ _PROTECTED_DIR_RE = re.compile(r"memory|wiki(/.+)?|learn(/.+)?|knowledge(/.+)?"
 
 def is_editor_temporary(name: str) -> bool:
     """True when a file name looks like an editor's temporary or swap file."""
-    return bool(_EDITOR_RE.match(name))
+    global _editor_rules
+    if _editor_rules is None:
+        from minarad.git.ignorerules import compiled
+
+        _editor_rules = compiled(_EDITOR_RULES.encode())
+    return _editor_rules.last_match(name, False) is not None
 
 
 def editor_pattern(rel: str) -> str | None:
     """The :data:`EDITOR_PATTERNS` entry a path (or one of its folders) matches, if any."""
     for part in rel.split("/"):
-        for pattern, regex in zip(EDITOR_PATTERNS, _EDITOR_RES, strict=True):
-            if regex.match(part):
-                return pattern
+        if is_editor_temporary(part):
+            found = next((p for p in EDITOR_PATTERNS if fnmatch.fnmatchcase(part, p)), None)
+            if found is not None:
+                return found
     return None
 
 
@@ -71,19 +83,19 @@ class IgnoreFilter:
     def __init__(self, root: str | os.PathLike):
         self.root = os.fspath(root)
         self._gitignore = self._load()
+        self._junk_folders: dict[str, bool] = {}
 
-    def _load(self):
-        from dulwich.ignore import IgnoreFilterManager
-        from dulwich.repo import Repo
+    def _load(self, overrides: dict[str, bytes] | None = None):
+        from minarad.git.refs import find_git_dir
+        from minarad.git.ignorerules import IgnoreRules
 
         try:
-            repo = Repo(self.root)
+            git_dir = find_git_dir(self.root)
         except Exception:
             return None
-        try:
-            return IgnoreFilterManager.from_repo(repo)
-        finally:
-            repo.close()
+        if not os.path.isdir(git_dir):
+            return None  # not a repository: git ignores nothing here
+        return IgnoreRules(self.root, git_dir, overrides)
 
     def reload(self) -> None:
         """Re-read ``.gitignore`` files (after one of them changed)."""
@@ -91,34 +103,34 @@ class IgnoreFilter:
 
     def with_gitignore(self, rel: str, data: bytes) -> IgnoreFilter:
         """A filter that reads the ``.gitignore`` at ``rel`` as ``data`` (a proposed text)."""
-        from io import BytesIO
-
-        from dulwich.ignore import IgnoreFilter as Patterns, read_ignore_patterns
-
         other = IgnoreFilter.__new__(IgnoreFilter)
-        other.root, other._gitignore = self.root, self._load()
-        if other._gitignore is not None:  # dulwich caches one filter per folder by name
-            folder = rel.rpartition("/")[0]
-            other._gitignore._path_filters[folder] = Patterns(
-                read_ignore_patterns(BytesIO(data)), other._gitignore._ignorecase,
-                path=os.path.join(self.root, rel))
+        other.root, other._junk_folders = self.root, {}
+        other._gitignore = self._load({rel.rpartition("/")[0]: data})
         return other
 
     def __call__(self, rel: str, is_dir: bool = False) -> bool:
         """Return True when ``rel`` (relative, POSIX) is ignored."""
-        parts = rel.split("/")
-        if ".git" in parts or any(is_editor_temporary(p) for p in parts):
+        folder, _, name = rel.rpartition("/")
+        if name == ".git" or is_editor_temporary(name) or (folder and self._junk(folder)):
             return True  # a nested repository's .git/ is never content either
         if _may_hold_protected(rel) if is_dir else is_protected(rel):
             return False
         return self.git_ignores(rel, is_dir)
+
+    def _junk(self, folder: str) -> bool:
+        """Whether a part of ``folder`` is ``.git`` or an editor temporary (remembered)."""
+        found = self._junk_folders.get(folder)
+        if found is None:
+            found = any(p == ".git" or is_editor_temporary(p) for p in folder.split("/"))
+            self._junk_folders[folder] = found
+        return found
 
     def git_ignores(self, rel: str, is_dir: bool = False) -> bool:
         """What git alone says: True when ``.gitignore`` (or ``info/exclude``) ignores ``rel``."""
         if self._gitignore is None:
             return False
         try:
-            return bool(self._gitignore.is_ignored(rel + ("/" if is_dir else "")))
+            return self._gitignore.is_ignored(rel, is_dir)
         except (ValueError, OSError):
             return False
 

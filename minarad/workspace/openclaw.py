@@ -73,7 +73,7 @@ def _skipped_folder(full: str, name: str) -> str | None:
     return None
 
 
-def _is_untouched_template(dest: str, rel: str) -> bool:
+def is_untouched_template(dest: str, rel: str) -> bool:
     """A seeded file still byte-identical to its template holds no user data."""
     if rel not in (*SEEDED_FILES, "BOOTSTRAP.md"):
         return False
@@ -146,12 +146,12 @@ def plan_import(src: str, dest: str, max_file_bytes: int | None = None,
             plan.skipped[rel] = "ignored by the workspace's .gitignore"
         elif why := _unversionable(full, rel, src, max_file_bytes):
             plan.skipped[rel] = why
-        elif os.path.lexists(os.path.join(dest, rel)) and not _is_untouched_template(dest, rel):
+        elif os.path.lexists(os.path.join(dest, rel)) and not is_untouched_template(dest, rel):
             plan.skipped[rel] = "exists in the workspace"
         else:
             plan.copied.append(rel)
     if not os.path.exists(os.path.join(src, "BOOTSTRAP.md")) \
-            and _is_untouched_template(dest, "BOOTSTRAP.md"):
+            and is_untouched_template(dest, "BOOTSTRAP.md"):
         plan.removed["BOOTSTRAP.md"] = "onboarding already done in the source"
     return plan
 

@@ -24,10 +24,10 @@ import stat
 
 from minarad.errors import Forbidden, InvalidInput, NotFound
 
-_ROOT_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-_FOLDER_FLAGS = _ROOT_FLAGS | os.O_NOFOLLOW
+ROOT_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_FOLDER_FLAGS = ROOT_FLAGS | os.O_NOFOLLOW
 #: Never follow a final symlink, never block on a FIFO.
-_FILE_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+FILE_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 def _is_symlink_at(dir_fd: int, name: str) -> bool:
@@ -49,7 +49,7 @@ def _open_child_folder(dir_fd: int, name: str, create: bool) -> int:
     return os.open(name, _FOLDER_FLAGS, dir_fd=dir_fd)
 
 
-def _open_folder(root: str, rel: str, create: bool = False) -> int:
+def open_folder(root: str, rel: str, create: bool = False) -> int:
     """Return a descriptor of the folder holding workspace path ``rel``.
 
     Raises:
@@ -57,7 +57,7 @@ def _open_folder(root: str, rel: str, create: bool = False) -> int:
         FileNotFoundError: a folder on the way is missing (and not ``create``).
         NotADirectoryError: something on the way is a file.
     """
-    fd = os.open(root, _ROOT_FLAGS)
+    fd = os.open(root, ROOT_FLAGS)
     walked = []
     try:
         for part in rel.split("/")[:-1]:
@@ -94,7 +94,7 @@ def read_file_at(root: str | os.PathLike, rel: str
         InvalidInput: ``rel`` is not a regular file (a folder, a symlink, a FIFO).
     """
     try:
-        dir_fd = _open_folder(os.fspath(root), rel)
+        dir_fd = open_folder(os.fspath(root), rel)
     except (FileNotFoundError, NotADirectoryError):
         return None, None
     try:
@@ -106,7 +106,7 @@ def read_file_at(root: str | os.PathLike, rel: str
 def _read_in_folder(dir_fd: int, name: str, rel: str):
     not_a_file = InvalidInput(f"{rel} is not a regular file", code="not_a_file")
     try:
-        fd = os.open(name, os.O_RDONLY | _FILE_FLAGS, dir_fd=dir_fd)
+        fd = os.open(name, os.O_RDONLY | FILE_FLAGS, dir_fd=dir_fd)
     except (FileNotFoundError, NotADirectoryError):
         return None, None
     except OSError as exc:
@@ -205,7 +205,7 @@ def read_regular_stat_under(root: str | os.PathLike, rel: str, limit: int = -1
         InvalidInput: a folder, FIFO, socket or device (``not_a_file``).
     """
     try:
-        dir_fd = _open_folder(os.fspath(root), rel)
+        dir_fd = open_folder(os.fspath(root), rel)
     except (FileNotFoundError, NotADirectoryError):
         raise _not_found(rel) from None
     try:
@@ -260,7 +260,7 @@ def _not_found(rel: str) -> NotFound:
 
 def _open_without_blocking(dir_fd: int | None, name: str, rel: str) -> int:
     try:
-        return os.open(name, os.O_RDONLY | _FILE_FLAGS, dir_fd=dir_fd)
+        return os.open(name, os.O_RDONLY | FILE_FLAGS, dir_fd=dir_fd)
     except (FileNotFoundError, NotADirectoryError):
         raise _not_found(rel) from None
     except OSError as exc:

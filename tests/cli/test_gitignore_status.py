@@ -36,3 +36,17 @@ def test_status_explains_every_untracked_line_git_shows(minara, ws):
     reasons = {n["path"]: n["reason"] for n in doc["untracked"]}
     assert set(reasons) == _question_marks(ws) == {"big.md", "link.md"}
     assert "larger than 2,000 bytes" in reasons["big.md"] and "symlink" in reasons["link.md"]
+
+
+def test_status_reports_tracked_ignored_files_and_skips_ignored_folders_as_git_does(minara, ws):
+    minara("memory", "set", "notes/a.md", "a", check=0)
+    minara("memory", "set", "notes/b.md", "b", check=0)
+    minara("memory", "append", ".gitignore", "a.md\nbuild/\n", "--force", check=0)
+    for rel in ("build/out.md", "drafts/build/deep/x.md", "drafts/keep.md", "notes/c.md"):
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text("text\n")
+    doc = json.loads(minara("--json", "status", check=1).stdout)
+    tracked_ignored = git(ws, "ls-files", "-ci", "--exclude-standard").split()
+    assert [n["path"] for n in doc["tracked_ignored"]] == tracked_ignored == ["notes/a.md"]
+    untracked = {n["path"] for n in doc["untracked"]}
+    assert untracked == _question_marks(ws) == {"drafts/keep.md", "notes/c.md"}

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.cli.test_fast_get import PROBE
+from tests.cli.test_light_commands import PROBE
 from tests.conftest import assert_repo_sound, git
 
 

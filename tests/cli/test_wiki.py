@@ -13,7 +13,7 @@ PROBE = """
 import sys
 from minarad.cli import main
 code = main(sys.argv[1:])
-heavy = ("click", "dulwich", "tantivy", "httpx", "starlette")
+heavy = ("dulwich", "tantivy", "httpx", "starlette")
 print(sorted({m.split(".")[0] for m in sys.modules if m.split(".")[0] in heavy}),
       file=sys.stderr)
 sys.exit(code)

@@ -274,7 +274,7 @@ def test_edit_a_facts_confidence(tab, gateway):
     assert record["confidence"] == 0.75
     page.fill("#fact-q", "no such words")
     page.click("text=Apply")
-    page.wait_for_selector("#facts:has-text('No facts match.')")
+    page.wait_for_selector("#facts:has-text('No fact matches this filter.')")
     tab.first.open("/settings/memory")
     tab.first.shot("memory-facts")
 

@@ -68,6 +68,7 @@ def test_hot_tier_notes_and_consolidation(mcp_env, ws):
     assert "builds are slow on Mondays" in text and "- release notes" in text
     assert not notes["conflict"] and stale["conflict"] is True
     assert stale["current_version"] == notes["version"] and "- lost" not in text
+    assert "- release notes" in stale["current_text"] and stale["current_author"] == "claude"
     assert_repo_sound(ws)
 
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import subprocess
 
 import pytest
+
+from minarad.errors import Forbidden
 
 from minarad.workspace.ignore import IgnoreFilter, is_editor_temporary, is_protected
 from tests.conftest import assert_repo_sound, git
@@ -106,3 +109,65 @@ def test_a_whole_tree_commit_versions_protected_files_whatever_gitignore_says(st
     tracked = set(git(ws, "ls-files").splitlines())
     assert set(wanted) <= tracked and "notes/todo.md" not in tracked
     assert_repo_sound(ws)
+
+
+#: Paths whose fate the .gitignore texts below decide differently each time.
+ASKED = ["notes/a.log", "notes/keep.log", "drafts/x.md", "drafts/deep/y.md", "deep/build/z.md",
+         "deep/tmp/readme.md", "a.log", "report.pdf"]
+#: Successive texts of the top and a nested ``.gitignore``: each changes something.
+VERSIONS = [
+    ("*.log\n", ""),
+    ("*.log\n!keep.log\n", "build/\n"),
+    ("drafts/\n", "build/\n!z.md\n"),
+    ("drafts/*\n!drafts/deep/\n", "tmp/\n"),
+    ("*.pdf\n", "*\n!*/\n"),
+    ("*.pdf\n", ""),  # the nested file emptied: it decides nothing any more
+]
+
+
+def test_a_changed_gitignore_takes_effect_at_once_as_git_says(store, ws):
+    """One open store; each edit (same size and time stamp too) is obeyed at the next write."""
+    (ws / "deep").mkdir()
+    for top, nested in VERSIONS:
+        stamps = [(p, os.stat(p)) for p in (ws / ".gitignore", ws / "deep" / ".gitignore")
+                  if p.exists()]
+        (ws / ".gitignore").write_text(top)
+        (ws / "deep" / ".gitignore").write_text(nested)
+        for path, st in stamps:  # an editor that keeps the old time stamp fools no cache
+            if os.stat(path).st_size == st.st_size:
+                os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        for rel in ASKED:
+            expected = subprocess.run(["git", "-C", str(ws), "check-ignore", "-q", rel]
+                                      ).returncode == 0
+            try:
+                store.check_writable_path(rel)
+                refused = False
+            except Forbidden as exc:
+                refused = exc.code == "path_ignored"
+            assert refused == expected, (top, nested, rel)
+
+
+#: Rules of every shape: plain names, ``*`` globs, brackets, anchors, ``**``,
+#: folder-only rules, negations, an escaped ``#``, and a nested file overriding the top.
+TRICKY_TOP = ("*.log\n!keep.log\n/top-only.md\nbuild/\n\\#draft#\ndocs/**/secret.md\n"
+              "cache*\n!cache-keep.md\ntmp?.md\n[ab]-*.md\nlogs/*\n!logs/important.md\n")
+TRICKY_NESTED = "*\n!*.md\n!*/\nnot-this.md\n"
+TRICKY_PATHS = ["x.log", "keep.log", "sub/x.log", "top-only.md", "sub/top-only.md",
+                "build/a.md", "sub/build/b.md", "#draft#", "sub/#draft#", "docs/secret.md",
+                "docs/a/b/secret.md", "docs/public.md", "cache1.md", "cache-keep.md",
+                "tmp1.md", "tmp12.md", "a-x.md", "c-x.md", "logs/a.md", "logs/important.md",
+                "nested/a.md", "nested/a.txt", "nested/not-this.md", "nested/deep/b.md",
+                "nested/deep/b.txt", "plain.md"]
+
+
+def test_the_ignore_rules_agree_with_git_check_ignore(ws):
+    ws.mkdir()
+    git(ws, "init", "-q")
+    (ws / ".gitignore").write_text(TRICKY_TOP)
+    for rel in TRICKY_PATHS:
+        _make(ws, rel)
+    (ws / "nested" / ".gitignore").write_text(TRICKY_NESTED)
+    out = subprocess.run(["git", "-C", str(ws), "check-ignore", "--stdin"],
+                         input="\n".join(TRICKY_PATHS), capture_output=True, text=True).stdout
+    ignore = IgnoreFilter(ws)
+    assert {p for p in TRICKY_PATHS if ignore.git_ignores(p)} == set(out.split("\n")) - {""}

@@ -56,6 +56,8 @@ window.minaraCall = async function (method, url, data) {
     function dirty() { return area.value !== loaded; }
 
     function loadedAs(doc) {
+      // what the header said about a newer version is answered now
+      if (live.textContent.includes("saving will ask")) say(live, "");
       body.dataset.sha256 = doc.sha256 || "";
       body.dataset.version = String(doc.version);
       loaded = area.value;
@@ -189,7 +191,24 @@ window.minaraCall = async function (method, url, data) {
     };
   }
 
-  const handlers = { editor, history: historyPage, status: statusPage, wiki: wikiPage };
+  const signOut = document.getElementById("sign-out");
+  if (signOut) {
+    signOut.addEventListener("click", async () => {
+      const r = await api("POST", "/logout");
+      if (r.ok) window.location.assign("/login?signed_out=1");
+      else say(live, "Not signed out: error " + r.status);
+    });
+  }
+
+  // memory review: its script (memory.js) listens for "minara:commit"
+  function memoryPage() {
+    return function onCommit(event) {
+      document.dispatchEvent(new CustomEvent("minara:commit", { detail: event }));
+    };
+  }
+
+  const handlers = { editor, history: historyPage, status: statusPage, wiki: wikiPage,
+                     memory: memoryPage };
   const page = body.dataset.page;
   const onCommit = handlers[page] ? handlers[page]() : null;
   if (onCommit && window.EventSource) {

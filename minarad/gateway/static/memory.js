@@ -80,6 +80,8 @@
                       page: "#6b3fa0" };
     let nodes = [], edges = [], byId = {};
     let scale = 1, ox = 0, oy = 0, drag = null, moved = false;
+    const LABEL_PX = 13;
+    let minScale = 0.2;
 
     function size() {
       const r = canvas.getBoundingClientRect();
@@ -91,21 +93,40 @@
       ctx.setTransform(devicePixelRatio * scale, 0, 0, devicePixelRatio * scale,
                        devicePixelRatio * ox, devicePixelRatio * oy);
       ctx.clearRect(-ox / scale, -oy / scale, canvas.width / scale, canvas.height / scale);
-      ctx.strokeStyle = "#c4cad6";
+      // edges, nodes and labels in screen pixels: as legible at any zoom as the page's text
+      ctx.setTransform(devicePixelRatio, 0, 0, devicePixelRatio, 0, 0);
+      ctx.strokeStyle = "#aab2c2"; ctx.lineWidth = 1.2;
       edges.forEach((e) => {
         const a = byId[e.source], b = byId[e.target];
         if (!a || !b) return;
-        ctx.beginPath(); ctx.moveTo(a.x, a.y); ctx.lineTo(b.x, b.y); ctx.stroke();
+        ctx.beginPath(); ctx.moveTo(ox + a.x * scale, oy + a.y * scale);
+        ctx.lineTo(ox + b.x * scale, oy + b.y * scale); ctx.stroke();
       });
       nodes.forEach((n) => {
         ctx.globalAlpha = n.superseded || n.active === false ? 0.45 : 1;
         ctx.fillStyle = colours[n.kind] || "#555";
-        ctx.beginPath(); ctx.arc(n.x, n.y, n.kind === "domain" ? 10 : 7, 0, Math.PI * 2);
+        ctx.beginPath(); ctx.arc(ox + n.x * scale, oy + n.y * scale, radius(n), 0, Math.PI * 2);
         ctx.fill();
-        ctx.fillStyle = "#1d2330"; ctx.font = "11px system-ui, sans-serif";
-        ctx.fillText(String(n.label).slice(0, 28), n.x + 10, n.y + 4);
+      });
+      ctx.font = LABEL_PX + "px system-ui, sans-serif";
+      ctx.lineWidth = 3; ctx.strokeStyle = "rgba(255,255,255,0.85)"; ctx.fillStyle = "#1d2330";
+      nodes.forEach((n) => {
+        ctx.globalAlpha = n.superseded || n.active === false ? 0.6 : 1;
+        const x = ox + n.x * scale + radius(n) + 4, y = oy + n.y * scale + LABEL_PX / 3;
+        const text = String(n.label).slice(0, 28);
+        ctx.strokeText(text, x, y); ctx.fillText(text, x, y);
       });
       ctx.globalAlpha = 1;
+      canvas.dataset.labelPx = String(LABEL_PX);
+    }
+
+    function radius(n) { return n.kind === "domain" ? 9 : 6; }
+
+    function centre(node) {  // the chosen node in the middle of the view
+      const r = canvas.getBoundingClientRect();
+      ox = r.width / 2 - node.x * scale;
+      oy = r.height / 2 - node.y * scale;
+      draw();
     }
 
     function layout(steps) {
@@ -135,10 +156,12 @@
       if (!nodes.length) return;
       const w = canvas.width / devicePixelRatio, h = canvas.height / devicePixelRatio;
       const xs = nodes.map((n) => n.x), ys = nodes.map((n) => n.y);
-      const x0 = Math.min(...xs) - 30, x1 = Math.max(...xs) + 170;
-      const y0 = Math.min(...ys) - 30, y1 = Math.max(...ys) + 30;
-      scale = Math.min(w / (x1 - x0), h / (y1 - y0), 2);
-      ox = (w - (x1 - x0) * scale) / 2 - x0 * scale;
+      const x0 = Math.min(...xs), x1 = Math.max(...xs) + 1;
+      const y0 = Math.min(...ys), y1 = Math.max(...ys) + 1;
+      const room = Math.min(160, w / 4);  // screen pixels kept for the labels on the right
+      scale = Math.min((w - room - 40) / (x1 - x0), (h - 40) / (y1 - y0), 2);
+      minScale = Math.min(0.2, scale);
+      ox = (w - room - (x1 - x0) * scale) / 2 - x0 * scale;
       oy = (h - (y1 - y0) * scale) / 2 - y0 * scale;
       canvas.dataset.scale = scale.toFixed(3);
     }
@@ -146,7 +169,8 @@
     function at(event) {
       const r = canvas.getBoundingClientRect();
       const x = (event.clientX - r.left - ox) / scale, y = (event.clientY - r.top - oy) / scale;
-      return { x, y, node: nodes.find((n) => (n.x - x) ** 2 + (n.y - y) ** 2 < 144) };
+      const near = (n) => ((n.x - x) * scale) ** 2 + ((n.y - y) * scale) ** 2 < 144;
+      return { x, y, node: nodes.find(near) };
     }
 
     function open(node) {
@@ -157,9 +181,14 @@
       h.textContent = node.label;
       sheet.append(h);
       const dl = document.createElement("dl");
-      fields.filter((f) => node[f] !== undefined).forEach((f) => {
-        const dt = document.createElement("dt"); dt.textContent = f;
-        const dd = document.createElement("dd"); dd.textContent = String(node[f]);
+      const labels = { kind: "Kind", label: "Name", domain: "Domain", topic: "Topic",
+                       confidence: "Confidence", active: "Active", superseded: "Superseded",
+                       path: "File" };
+      fields.filter((f) => node[f] !== undefined && node[f] !== null && node[f] !== "")
+        .forEach((f) => {
+        const dt = document.createElement("dt"); dt.textContent = labels[f];
+        const dd = document.createElement("dd");
+        dd.textContent = node[f] === true ? "yes" : node[f] === false ? "no" : String(node[f]);
         dl.append(dt, dd);
       });
       sheet.append(dl);
@@ -192,35 +221,61 @@
       draw();
     });
     canvas.addEventListener("pointerup", () => {
-      if (drag && drag.node && !moved) open(drag.node);
+      if (drag && !moved) {
+        if (drag.node) open(drag.node);
+        else { sheet.hidden = true; delete sheet.dataset.node; }  // a tap beside: close
+      }
       drag = null;
     });
     canvas.addEventListener("wheel", (e) => {
       e.preventDefault();
       zoom(e.deltaY < 0 ? 1.15 : 1 / 1.15);
     }, { passive: false });
-    function zoom(f) { scale = Math.min(Math.max(scale * f, 0.2), 5); draw(); canvas.dataset.scale = scale.toFixed(3); }
+    function zoom(f) { scale = Math.min(Math.max(scale * f, minScale), 5); draw(); canvas.dataset.scale = scale.toFixed(3); }
     document.getElementById("zoom-in").addEventListener("click", () => zoom(1.25));
     document.getElementById("zoom-out").addEventListener("click", () => zoom(0.8));
-    pick.addEventListener("change", () => { if (byId[pick.value]) open(byId[pick.value]); });
+    pick.addEventListener("change", () => {
+      const node = byId[pick.value];
+      if (node) { centre(node); open(node); }
+    });
 
-    call("GET", "/v1/knowledge/graph").then((r) => {
+    // acting as a role: the domains it may not read are left out, as for its agent
+    const hidden = new Set((document.body.dataset.hidden || "").split(",").filter(Boolean));
+    const seen = (n) => !hidden.has(n.domain) && !(n.kind === "domain" && hidden.has(n.label));
+
+    async function load(first) {
+      const r = await call("GET", "/v1/knowledge/graph");
       if (!r.ok) { status.textContent = "Could not load the graph."; return; }
-      size();
+      if (first) size();
       const w = canvas.width / devicePixelRatio, h = canvas.height / devicePixelRatio;
-      nodes = r.json.nodes.map((n, i) => ({ ...n, x: w / 2 + Math.cos(i) * (40 + i * 6),
-                                             y: h / 2 + Math.sin(i) * (40 + i * 6), vx: 0, vy: 0 }));
-      edges = r.json.edges;
+      let shown = r.json.nodes.filter(seen);
+      const kept = new Set(shown.map((n) => n.id));
+      edges = r.json.edges.filter((e) => kept.has(e.source) && kept.has(e.target));
+      const linked = new Set(edges.flatMap((e) => [e.source, e.target]));
+      shown = shown.filter((n) => n.kind !== "page" || linked.has(n.id));
+      const before = byId;  // a node already drawn keeps its place
+      nodes = shown.map((n, i) => before[n.id] ? { ...n, x: before[n.id].x, y: before[n.id].y,
+                                                   vx: 0, vy: 0 }
+        : { ...n, x: (first ? w / 2 : (w / 2 - ox) / scale) + Math.cos(i) * (40 + i * 6),
+            y: (first ? h / 2 : (h / 2 - oy) / scale) + Math.sin(i) * (40 + i * 6), vx: 0, vy: 0 });
       byId = Object.fromEntries(nodes.map((n) => [n.id, n]));
+      pick.replaceChildren(pick.options[0]);
       nodes.forEach((n) => {
         const o = document.createElement("option");
         o.value = n.id; o.textContent = n.kind + ": " + n.label;
         pick.append(o);
       });
-      layout(150);
-      fit();
+      layout(first ? 150 : 40);
+      if (first) fit();
       draw();
+      if (sheet.dataset.node && !byId[sheet.dataset.node]) sheet.hidden = true;
       canvas.dataset.nodes = String(nodes.length);
+    }
+
+    load(true);
+    // new commits under knowledge/ (another agent, the CLI, another tab) redraw the graph
+    document.addEventListener("minara:commit", (e) => {
+      if (e.detail.paths.some((p) => p.path.startsWith("knowledge/"))) load(false);
     });
     window.addEventListener("resize", () => { size(); draw(); });
   }

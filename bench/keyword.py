@@ -1,0 +1,118 @@
+"""Keyword search in process against tantivy's own search, in the same run.
+
+A workspace of ``--files`` realistic Markdown notes (bench/search.py's
+generator) is committed and indexed. For the same queries it measures,
+median and p95 of ``--queries``:
+
+- minara: ``Index.search(query, limit=10, mode="keyword")`` (voices,
+  fusion, page weighting, caps, snippets, versions off);
+- tantivy's own search for the same built query, its stored documents
+  read and a snippet made for each of the 10 best: once with the
+  candidates minara's ranking reads (page weighting and recency re-rank
+  them, so it asks tantivy for 50), once with the top 10 alone.
+
+Run: python bench/keyword.py [--files 10000] [--queries 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from search import WORDS_SEED, generate_workspace, git_commit_all, make_queries  # noqa: E402
+
+from minarad.index import Index  # noqa: E402
+from minarad.index.fusion import FUSION_CANDIDATES, SearchFilters  # noqa: E402
+from minarad.index.query import parse_query, positive_terms  # noqa: E402
+from minarad.index.results import hit_from_record  # noqa: E402
+from minarad.index.snippets import term_pattern  # noqa: E402
+
+LIMIT = 10
+
+
+def tantivy_alone(index: Index, query: str, depth: int = LIMIT) -> list:
+    """tantivy's search of the built query: ``depth`` documents read, 10 snippets made."""
+    engine = index.engine
+    view = engine.reader_view()
+    clauses = parse_query(query)
+    built = engine.query(view, clauses, SearchFilters(), strict=True)
+    pattern = term_pattern(positive_terms(clauses))
+    found = view.searcher.search(built, depth, count=False).hits
+    for _score, address in found[LIMIT:]:
+        view.searcher.doc(address)  # the other candidates are read too
+    return [hit_from_record(engine._record(view.searcher, address), score, pattern).snippet
+            for score, address in found[:LIMIT]]
+
+
+def tantivy_at_depth(index: Index, query: str) -> list:
+    """As :func:`tantivy_alone`, as many candidates read as minara's ranking asks for."""
+    return tantivy_alone(index, query, max(LIMIT * 3, FUSION_CANDIDATES))
+
+
+def minara(index: Index, query: str) -> list:
+    return [hit.snippet for hit in index.search(query, limit=LIMIT, mode="keyword")]
+
+
+def sample(fn, index: Index, queries: list[str]) -> tuple[float, float]:
+    times = []
+    for query in queries:
+        t = time.perf_counter()
+        fn(index, query)
+        times.append((time.perf_counter() - t) * 1000)
+    times.sort()
+    return statistics.median(times), times[int(0.95 * (len(times) - 1))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--files", type=int, default=10_000)
+    ap.add_argument("--queries", type=int, default=300)
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="minara-bench-keyword-"))
+    try:
+        rng = random.Random(WORDS_SEED)
+        root = work / "ws"
+        print(f"making and indexing {args.files:,} notes ...", flush=True)
+        vocab = generate_workspace(root, args.files, args.files * 3, rng)
+        git_commit_all(root)
+        queries = [q for q in make_queries(vocab, args.queries, rng)]
+        index = Index(root, work / "index")
+        index.rebuild()
+        for query in queries[:20]:  # warm: the same caches for both
+            minara(index, query)
+            tantivy_alone(index, query)
+        # interleaved rounds, so that the machine's noise falls on all alike
+        runs: dict[str, list] = {"top": [], "depth": [], "minara": []}
+        for part in range(3):
+            chunk = queries[part::3]
+            runs["top"].append(sample(tantivy_alone, index, chunk))
+            runs["depth"].append(sample(tantivy_at_depth, index, chunk))
+            runs["minara"].append(sample(minara, index, chunk))
+        p50, p95 = ({k: statistics.median(x[i] for x in v) for k, v in runs.items()}
+                    for i in (0, 1))
+        depth = max(LIMIT * 3, FUSION_CANDIDATES)
+        print(f"keyword search, {args.files:,} files, {len(queries)} queries, top {LIMIT}:")
+        for key, label in (("top", f"tantivy, top {LIMIT} + snippets"),
+                           ("depth", f"tantivy, {depth} read + {LIMIT} snippets"),
+                           ("minara", "minara Index.search")):
+            print(f"  {label:<34} p50 {p50[key]:6.2f} ms  p95 {p95[key]:6.2f} ms")
+        print(f"  minara / tantivy with the same candidates: p50 "
+              f"{p50['minara'] / p50['depth']:.2f}x  p95 {p95['minara'] / p95['depth']:.2f}x "
+              f"(goal: at most 2x); / top {LIMIT} alone: p50 "
+              f"{p50['minara'] / p50['top']:.2f}x  p95 {p95['minara'] / p95['top']:.2f}x")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,230 @@
+"""The file changes of a commit, and putting them back when it cannot be made.
+
+A write changes its files only after its commit is prepared (objects
+written, branch locked); if HEAD then cannot move, every file changed is
+put back (old bytes back, an append cut back, a move moved back), unless
+someone changed the file since. Each change is made only if the file is
+still as it was read (:class:`minarad.workspace.files.DiskChanged` if not).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import errno
+import os
+import sqlite3
+import stat
+from collections.abc import Callable, Iterator
+
+from minarad.crashpoints import crash_point
+from minarad.errors import MinaraError
+from minarad.store.models import FileVersion
+from minarad.workspace.files import (DiskChanged, append_file_at, cut_back_at, remove_file_at,
+                                     rename_file_at, stat_at, write_file_at)
+
+#: A file's fingerprint as read: ``(st_mtime_ns, st_size, st_ino)``.
+Mark = tuple[int, int, int]
+#: Puts one file change back.
+Undo = Callable[[], None]
+
+
+@dataclasses.dataclass
+class PathState:
+    """One path while a write is planned: as on disk (``before``), and as it will be."""
+
+    rel: str
+    before: bytes | None
+    current: FileVersion
+    mark: Mark | None
+    after: bytes | None
+    mode: int | None = None
+    adopted: bool = False
+    in_place: bool = False
+    moved_from: str | None = None
+    #: Holds bytes this write appended to a file replaced meanwhile (``sed -i``):
+    #: committed as read, however often it is replaced again with the same text.
+    settled: bool = False
+
+
+@contextlib.contextmanager
+def failures_named(rel: str) -> Iterator[None]:
+    """Turn a full disk or an unwritable repository into one clear error.
+
+    Raised before the commit point (the write was undone or never started),
+    so the message can say that nothing changed.
+    """
+    try:
+        yield
+    except sqlite3.Error as exc:
+        code = "disk_full" if "full" in str(exc) else "history_cache_failed"
+        raise MinaraError(f"{rel}: nothing was changed: the history cache in .git/minara "
+                          f"could not be written ({exc})", code=code, path=rel) from None
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise MinaraError(f"{rel}: nothing was changed: no space left on the device"
+                              f"{where}", code="disk_full", path=rel) from None
+        raise MinaraError(f"{rel}: nothing was changed: {exc.strerror or exc}{where}",
+                          code="write_failed", path=rel) from None
+
+
+def mark_of(st: os.stat_result) -> Mark:
+    """The fingerprint of a file as written or read."""
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def put_back(root: str | os.PathLike[str], rel: str, old: bytes | None, written: Mark) -> None:
+    """Undo a replacement: the old bytes (or no file), unless someone changed it since."""
+    with contextlib.suppress(DiskChanged):
+        if old is not None:
+            write_file_at(root, rel, old, expect=written)
+        else:
+            remove_file_at(root, rel, expect=written)
+
+
+def plain_moves(changed: list[PathState]) -> list[tuple[str, str, Mark]]:
+    """``(src, dst, src's mark)`` of the renames whose file moves as it is (no other change to it):
+    those are renamed on disk, not written again, and their folders synced once."""
+    by_rel = {s.rel: s for s in changed}
+    moves = []
+    for s in changed:
+        src = by_rel.get(s.moved_from) if s.moved_from else None
+        if src is not None and src.after is None and src.before is not None \
+                and src.mark is not None and s.before is None and s.after == src.before \
+                and not (s.adopted or src.adopted or s.in_place):
+            moves.append((src.rel, s.rel, src.mark))
+    return sorted(moves)
+
+
+def move_files(root: str | os.PathLike[str], moves: list[tuple[str, str, Mark]],
+               undos: list[tuple[str, Undo]], stats: dict[str, os.stat_result]) -> None:
+    """Rename each file of ``moves`` (as read); the caller fsyncs the folders once.
+
+    Raises:
+        DiskChanged: a file is no longer as it was read.
+    """
+    for src, dst, mark in moves:
+        made = _missing_folders(root, dst)
+        try:
+            st = rename_file_at(root, src, dst, expect=mark, sync=False)
+        except BaseException:
+            _remove_folders(made)
+            raise
+        crash_point("store-after-rename")
+
+        def undo(src: str = src, dst: str = dst, made: list[str] = made,
+                 st: os.stat_result = st) -> None:
+            rename_file_at(root, dst, src, expect=mark_of(st))
+            _remove_folders(made)
+
+        undos.append((dst, undo))
+        stats[dst] = st
+
+
+def change_disk(root: str | os.PathLike[str], s: PathState
+                ) -> tuple[os.stat_result | None, Undo]:
+    """Make one planned change on disk; return ``(stat or None, undo)``.
+
+    Raises:
+        DiskChanged: the file is no longer as it was read.
+        DiskReplaced: an in-place append met a file replaced meanwhile.
+    """
+    if s.in_place:
+        return _append_in_place(root, s)
+    if s.adopted:
+        st = stat_at(root, s.rel)
+        if not s.settled and (mark_of(st) if st is not None else None) != s.mark:
+            raise DiskChanged(s.rel)
+        return st, lambda: None
+    if s.after is None:
+        return None, _remove(root, s)
+    # a new file's folders are removed again on failure; an existing file's folder
+    # missing now was moved away by someone else: not ours to remove
+    made = _missing_folders(root, s.rel) if s.before is None else []
+    try:
+        written = write_file_at(root, s.rel, s.after, mode=_permissions(s.mode), expect=s.mark,
+                                sync_folder=False)
+    except BaseException:
+        _remove_folders(made)
+        raise
+    crash_point("store-after-file-write")
+
+    def undo() -> None:
+        put_back(root, s.rel, s.before, mark_of(written))
+        _remove_folders(made)
+
+    return written, undo
+
+
+def _remove(root: str | os.PathLike[str], s: PathState) -> Undo:
+    before, old = stat_at(root, s.rel), s.before
+    if before is None or old is None:  # gone, or absent when read: not as it was read
+        raise DiskChanged(s.rel)
+    mode = stat.S_IMODE(before.st_mode)
+    remove_file_at(root, s.rel, expect=s.mark, sync=False)
+    crash_point("store-after-unlink")
+
+    def undo() -> None:
+        write_file_at(root, s.rel, old, mode=mode, expect=None)
+
+    return undo
+
+
+def _append_in_place(root: str | os.PathLike[str], s: PathState
+                     ) -> tuple[os.stat_result | None, Undo]:
+    """Append the planned bytes to the file as read; cut them back on failure or undo.
+
+    Raises:
+        DiskReplaced: the file was replaced while being appended to.
+    """
+    mark, before, after = s.mark, s.before, s.after
+    # only files read (a mark) that the appends lengthen are appended in place
+    assert mark is not None and before is not None and after is not None
+    added = len(after) - len(before)
+    try:
+        st = append_file_at(root, s.rel, after[len(before):], expect=mark)
+    except OSError:  # a full disk may take part of the bytes
+        cut_back_at(root, s.rel, mark, added)
+        raise
+    crash_point("store-after-append-write")
+    return st, lambda: cut_back_at(root, s.rel, mark, added)
+
+
+def _permissions(git_mode: int | None) -> int | None:
+    """The file permissions for a new file of git mode ``git_mode`` (None: the default)."""
+    if git_mode is None:
+        return None
+    return 0o755 if git_mode & 0o111 else 0o644
+
+
+def _missing_folders(root: str | os.PathLike[str], rel: str) -> list[str]:
+    """The folders of ``rel`` that do not exist yet, outermost first."""
+    missing, folder = [], os.path.dirname(os.path.join(root, *rel.split("/")))
+    while os.path.normpath(folder) != os.path.normpath(root) and not os.path.lexists(folder):
+        missing.append(folder)
+        folder = os.path.dirname(folder)
+    return missing[::-1]
+
+
+def _remove_folders(folders: list[str]) -> None:
+    """Remove the folders a change created, innermost first, if they are empty."""
+    for folder in reversed(folders):
+        try:
+            os.rmdir(folder)
+        except OSError:
+            return
+
+
+def undo_all(undos: list[tuple[str, Undo]], failure: BaseException) -> None:
+    """Put back every changed file, newest first; name the ones that could not be."""
+    stuck = []
+    for rel, undo in reversed(undos):
+        try:
+            undo()
+        except (OSError, DiskChanged, MinaraError):
+            stuck.append(rel)
+    if stuck:
+        raise MinaraError(f"{', '.join(stuck)}: the commit failed ({failure}) and the "
+                          f"file(s) could not be put back; they hold the new text, not yet "
+                          f"committed", code="write_not_undone", paths=stuck) from failure

@@ -1,0 +1,105 @@
+"""The status verb: the daemon's report and what the workspace itself says.
+
+Running or not, ``minara status`` shows HEAD's last commit (whoever made
+it), the tracked files ``.gitignore`` ignores, git's ``??`` lines with
+their reasons, the sync remotes and the context files near or over their
+budget. Each part is best effort: a damaged repository leaves it empty
+and the daemon's own line says what is wrong.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from minarad.errors import MinaraError
+
+if TYPE_CHECKING:
+    from minarad.app import Minara
+    from minarad.daemon.state import DaemonStatus
+    from minarad.store import Store
+
+
+@dataclasses.dataclass
+class WorkspaceStatus:
+    """What ``minara status`` reports.
+
+    Attributes:
+        daemon: what the running daemon last reported (``running`` False without one).
+        head: HEAD's commit (id, subject, author, time), None before the first.
+        notes: ``tracked_ignored``, ``untracked``, ``sync`` (when the repository
+            is intact) and ``budgets``.
+    """
+
+    daemon: DaemonStatus
+    head: dict[str, Any] | None
+    notes: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The daemon's fields, ``head_commit`` and the notes, in one JSON-ready mapping."""
+        return {**self.daemon.as_dict(), "head_commit": self.head, **self.notes}
+
+
+def status(app: Minara) -> WorkspaceStatus:
+    """See :class:`WorkspaceStatus`."""
+    from minarad.daemon.state import read_status
+
+    daemon = read_status(app.settings.workspace)
+    notes = {**workspace_notes(app), "budgets": budget_notes(app)}
+    return WorkspaceStatus(daemon=daemon, head=head_commit(app), notes=notes)
+
+
+def workspace_notes(app: Minara) -> dict[str, Any]:
+    """Tracked files that are ignored, and git's ``??`` lines, each with its reason."""
+    from minarad.store.ignoreguard import tracked_but_ignored, untracked_explained
+
+    store = app.existing_store()
+    if store is None:
+        return {"tracked_ignored": [], "untracked": []}
+    try:
+        return {"tracked_ignored": [n.to_dict() for n in tracked_but_ignored(store)],
+                "untracked": [n.to_dict() for n in untracked_explained(store)],
+                "sync": sync_notes(store)}
+    except (KeyError, OSError, MinaraError):
+        # A damaged repository (a missing tree): the daemon's own status
+        # line says what is wrong; the notes need an intact HEAD.
+        return {"tracked_ignored": [], "untracked": []}
+
+
+def sync_notes(store: Store) -> dict[str, Any]:
+    """Remotes (ahead/behind, last sync, last error) and conflict copies left by sync."""
+    from minarad.sync import status as sync_status
+
+    notes: dict[str, Any] = sync_status(store)
+    return notes
+
+
+def head_commit(app: Minara) -> dict[str, Any] | None:
+    """HEAD's commit (whoever made it): id, subject, author and time; None if there is none."""
+    from minarad.git.commits import author_name
+    from minarad.store.models import iso_time
+
+    store = app.existing_store()
+    if store is None:
+        return None
+    try:
+        head = store.head()
+        if head is None:
+            return None
+        commit = store.repo[head.encode()]
+        return {"commit": head, "subject": commit.message.decode("utf-8", "replace")
+                .split("\n", 1)[0], "author": author_name(commit.author),
+                "at": iso_time(commit.author_time, commit.author_timezone)}
+    except (KeyError, OSError, ValueError, MinaraError):
+        return None  # a damaged repository: the daemon's status line says what is wrong
+
+
+def budget_notes(app: Minara) -> list[dict[str, Any]]:
+    """Context files near or over their budget (empty before the workspace is set up)."""
+    if not app.has_repository():
+        return []
+    try:
+        report = app.budget_report()
+    except (OSError, MinaraError):
+        return []
+    return [line.as_dict() for line in report.warnings()]
