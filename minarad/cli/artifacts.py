@@ -8,6 +8,7 @@ the same functions the HTTP gateway serves.
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
@@ -258,21 +259,38 @@ def put(ctx: CliContext, path: str, user_id: str | None, filename: str | None) -
 
 @files.command("get")
 @click.argument("key")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, allow_dash=True), default="-",
-              help="Where to write it (default: stdout).")
+@click.option("--output", "-o", type=click.Path(allow_dash=True), default="-",
+              help="A file to write it to, or a folder to write it into under its original "
+                   "name (default: stdout).")
+@click.option("--original-name", "-O", is_flag=True,
+              help="Write it into the current folder under its original name.")
 @pass_ctx
-def get_file(ctx: CliContext, key: str, output: str) -> None:
+def get_file(ctx: CliContext, key: str, output: str, original_name: bool) -> None:
     """Write upload KEY to stdout or --output FILE (bytes as stored).
+
+    Under its original name (-O, or -o FOLDER) an existing file is never
+    replaced; the path written is printed.
 
     Example: minara files get chat/files/u1/1767225600000-abcdefghjkmn.xlsx -o copy.xlsx
     """
     import shutil
 
-    stream, _headers = _download(ctx, key)
+    stream, info = _open_upload(ctx, key)
     with stream:
-        if output == "-":
+        if output == "-" and not original_name:
             shutil.copyfileobj(stream, sys.stdout.buffer)
             sys.stdout.buffer.flush()
+        elif original_name or os.path.isdir(output):
+            folder = output if output != "-" else "."
+            path = os.path.join(folder, info["name"])
+            try:
+                fh = open(path, "xb")
+            except FileExistsError:
+                raise InvalidInput(f"{path} exists; not replaced (give -o FILE to choose "
+                                   f"another name)", code="output_exists", path=path) from None
+            with fh:
+                shutil.copyfileobj(stream, fh)
+            click.echo(path)
         else:
             with open(output, "wb") as fh:
                 shutil.copyfileobj(stream, fh)
@@ -283,10 +301,10 @@ def _read_local(path: str) -> bytes:
         return fh.read()
 
 
-def _download(ctx: CliContext, key: str) -> tuple[BinaryIO, dict]:
-    from minarad.files.api import download
+def _open_upload(ctx: CliContext, key: str) -> tuple[BinaryIO, dict]:
+    from minarad.files.api import open_upload
 
-    return download(ctx.app, key)
+    return open_upload(ctx.app, key)
 
 
 @files.command("ls")
@@ -294,14 +312,15 @@ def _download(ctx: CliContext, key: str) -> tuple[BinaryIO, dict]:
 @json_option
 @pass_ctx
 def ls(ctx: CliContext, user_id: str | None) -> None:
-    """List uploads, oldest first: key, size.
+    """List uploads, oldest first: key, size, original name.
 
     Example: minara files ls --user u1
     """
     from minarad.files.api import list_files
 
     found = list_files(ctx.app, user_id)
-    emit(ctx, found, "\n".join(f"{f['key']}\t{f['size']}" for f in found["files"]))
+    emit(ctx, found, "\n".join(f"{f['key']}\t{f['size']}\t{f['name']}"
+                              for f in found["files"]))
 
 
 @files.command("rm")

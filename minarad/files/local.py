@@ -8,6 +8,11 @@ is opened from the upload root without following symlinks, and the file
 itself is opened with ``O_NOFOLLOW``, so a symlink planted in the tree
 cannot redirect a read, write or delete. Deletion is explicit and logged
 (who, when, size) to ``<data>/uploads-deleted.jsonl`` and the log.
+
+The original file name is kept beside the upload in a hidden sidecar,
+``.<stored name>.json`` (``{"name": "ünï.ÇSV"}``), published before the
+upload itself so a listed upload always has its name; an upload without
+one (stored before names were kept, or given no name) is named by its key.
 """
 
 from __future__ import annotations
@@ -19,17 +24,27 @@ import errno
 import json
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
 from minarad.errors import Forbidden, InvalidInput, NotFound
-from minarad.files.keys import PREFIX, check_key, check_user, key_time_ms, new_key
+from minarad.files.keys import (
+    PREFIX,
+    check_key,
+    check_user,
+    clean_filename,
+    key_time_ms,
+    new_key,
+)
 from minarad.workspace.reader import open_folder
 
 #: The file mode of every stored upload (no execute bits, whatever the umask).
 FILE_MODE = 0o644
 _CHUNK = 1 << 20
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+#: The largest sidecar read (a name is at most 255 characters).
+_META_MAX = 4096
 
 
 class FileTooLarge(InvalidInput):
@@ -41,12 +56,17 @@ class FileTooLarge(InvalidInput):
 
 @dataclasses.dataclass(frozen=True)
 class StoredFile:
-    """A stored upload: its key, the URL that serves it, its size and time."""
+    """A stored upload: its key, the URL that serves it, its size, time and original name.
+
+    ``name`` is the name it was uploaded with, or the key's last part when
+    none was kept.
+    """
 
     key: str
     url: str
     size: int
     uploaded_ms: int
+    name: str
 
     def to_dict(self) -> dict:
         """A JSON-ready mapping."""
@@ -71,8 +91,9 @@ class LocalFileStore:
         self.deletion_log = Path(deletion_log) if deletion_log else self.root.with_name(
             self.root.name + "-deleted.jsonl")
 
-    def _stored(self, key: str, size: int) -> StoredFile:
-        return StoredFile(key, self.url_prefix + key, size, key_time_ms(key))
+    def _stored(self, key: str, size: int, name: str | None) -> StoredFile:
+        return StoredFile(key, self.url_prefix + key, size, key_time_ms(key),
+                          name or key.rsplit("/", 1)[-1])
 
     def _folder(self, key: str, create: bool) -> int:
         if create:
@@ -94,41 +115,51 @@ class LocalFileStore:
         Args:
             user_id: whose upload it is (a folder name).
             source: the content; a stream is read in chunks, never more than the limit + 1.
-            filename: the original name, for its (sanitised) extension only.
+            filename: the original name: kept (see :func:`clean_filename`) and its
+                extension used in the key.
 
         Raises:
             FileTooLarge: more than ``max_bytes`` (HTTP 413); nothing is stored.
+            InvalidInput: a control character in ``filename`` (``invalid_filename``).
         """
         check_user(user_id)
+        original = clean_filename(filename)
         while True:
-            key = new_key(user_id, filename)
+            key = new_key(user_id, original)
             dir_fd = self._folder(key, create=True)
             try:
-                size = self._write_new(dir_fd, key, source)
+                size = self._write_new(dir_fd, key, source, original)
             except FileExistsError:
                 continue  # the same millisecond and random part: draw again
             finally:
                 os.close(dir_fd)
-            return self._stored(key, size)
+            return self._stored(key, size, original)
 
-    def _write_new(self, dir_fd: int, key: str, source: BinaryIO | bytes) -> int:
+    def _write_new(self, dir_fd: int, key: str, source: BinaryIO | bytes,
+                   original: str | None) -> int:
         name = key.rsplit("/", 1)[-1]
-        tmp = f".{os.urandom(8).hex()}.upload-tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     FILE_MODE, dir_fd=dir_fd)
+        tmp = _write_temp(dir_fd, lambda fd: self._copy_capped(fd, source))
+        meta = None
         try:
+            if original is not None:
+                body = json.dumps({"name": original}, ensure_ascii=False).encode()
+                meta = _write_temp(dir_fd, lambda fd: _write_all(fd, body))
+                os.link(meta[0], _meta_name(name), src_dir_fd=dir_fd, dst_dir_fd=dir_fd,
+                        follow_symlinks=False)
             try:
-                size = self._copy_capped(fd, source)
-                os.fchmod(fd, FILE_MODE)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+                os.link(tmp[0], name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd,
+                        follow_symlinks=False)
+            except FileExistsError:
+                if meta is not None:
+                    os.unlink(_meta_name(name), dir_fd=dir_fd)
+                raise
             os.fsync(dir_fd)
-            return size
+            return tmp[1]
         finally:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=dir_fd)
+            for temp in (tmp, meta):
+                if temp is not None:
+                    with contextlib.suppress(OSError):
+                        os.unlink(temp[0], dir_fd=dir_fd)
 
     def _copy_capped(self, fd: int, source: BinaryIO | bytes) -> int:
         if isinstance(source, (bytes, bytearray, memoryview)):
@@ -174,7 +205,18 @@ class LocalFileStore:
             os.close(fd)
             raise Forbidden(f"{key} is not a regular file", code="not_a_file", key=key)
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb"), self._stored(key, st.st_size)
+        return os.fdopen(fd, "rb"), self._stored(key, st.st_size, self._original(key))
+
+    def _original(self, key: str) -> str | None:
+        """The name upload ``key`` was stored with (None if none was kept or it is unreadable)."""
+        try:
+            dir_fd = self._folder(key, create=False)
+        except (NotFound, Forbidden):
+            return None
+        try:
+            return _read_name(dir_fd, key.rsplit("/", 1)[-1])
+        finally:
+            os.close(dir_fd)
 
     def get(self, key: str) -> bytes:
         """The bytes of upload ``key`` (see :meth:`open` for errors)."""
@@ -194,7 +236,8 @@ class LocalFileStore:
             for name in _names(folder, folders=False):
                 key = f"{PREFIX}/{user}/{name}"
                 with contextlib.suppress(InvalidInput, Forbidden, OSError):
-                    found.append(self._stored(check_key(key), os.lstat(folder / name).st_size))
+                    found.append(self._stored(check_key(key), os.lstat(folder / name).st_size,
+                                              self._original(key)))
         return sorted(found, key=lambda f: (f.uploaded_ms, f.key))
 
     def delete(self, key: str, *, who: str) -> StoredFile:
@@ -209,6 +252,8 @@ class LocalFileStore:
         dir_fd = self._folder(key, create=False)
         try:
             os.unlink(key.rsplit("/", 1)[-1], dir_fd=dir_fd)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(_meta_name(key.rsplit("/", 1)[-1]), dir_fd=dir_fd)
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
@@ -217,7 +262,8 @@ class LocalFileStore:
 
     def _record_deletion(self, info: StoredFile, who: str) -> None:
         at = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
-        line = json.dumps({"key": info.key, "size": info.size, "who": who, "at": at})
+        line = json.dumps({"key": info.key, "name": info.name, "size": info.size, "who": who,
+                           "at": at}, ensure_ascii=False)
         self.deletion_log.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.deletion_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC,
                      0o644)
@@ -251,6 +297,50 @@ def _names(folder: Path, *, folders: bool) -> list[str]:
     return sorted(e.name for e in entries if not e.name.startswith(".")
                   and (e.is_dir(follow_symlinks=False) if folders
                        else e.is_file(follow_symlinks=False)))
+
+
+def _meta_name(name: str) -> str:
+    """The hidden sidecar holding the original name of stored file ``name``."""
+    return f".{name}.json"
+
+
+def _write_temp(dir_fd: int, fill: Callable[[int], int | None]) -> tuple[str, int]:
+    """A new temp file in ``dir_fd`` filled by ``fill(fd)``, fsynced; ``(name, fill's result)``."""
+    tmp = f".{os.urandom(8).hex()}.upload-tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 FILE_MODE, dir_fd=dir_fd)
+    try:
+        try:
+            result = fill(fd)
+            os.fchmod(fd, FILE_MODE)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    return tmp, result or 0
+
+
+def _read_name(dir_fd: int, name: str) -> str | None:
+    """The original name in ``name``'s sidecar, checked again as on upload; None if unusable."""
+    try:
+        fd = os.open(_meta_name(name), _READ_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        os.set_blocking(fd, True)
+        raw = os.read(fd, _META_MAX)
+    finally:
+        os.close(fd)
+    try:
+        kept = json.loads(raw.decode("utf-8")).get("name")
+        return clean_filename(kept) if isinstance(kept, str) else None
+    except (ValueError, AttributeError, InvalidInput):
+        return None
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -36,6 +36,12 @@ def upload_body_limit(settings: Settings) -> int:
     return settings.files_max_bytes + MULTIPART_OVERHEAD
 
 
+def upload_too_large(settings: Settings) -> tuple[str, str]:
+    """The error of an upload over the limit, whether the store or the body guard sees it."""
+    return "file_too_large", (f"the file is over the {settings.files_max_bytes}-byte limit "
+                              f"(files_max_bytes); nothing was stored")
+
+
 def _app(request: Request) -> Minara:
     return library_of(request).app
 

@@ -3,8 +3,10 @@
 ``/artifacts`` lists the artifact store (newest first, filtered by state)
 and opens a materialised artifact's viewer (``index.html``, served by
 ``/v1/artifacts/{id}/files/`` under its strict content policy).
-``/uploads`` lists the uploaded files; ``static/files.js`` uploads with a
-progress bar and deletes after a confirmation, through ``/v1/files``.
+``/uploads`` lists the uploaded files by their original names (a download
+is named so by the server's ``Content-Disposition``); ``static/files.js``
+uploads with a progress bar and deletes after a confirmation, through
+``/v1/files``.
 """
 
 from __future__ import annotations
@@ -80,15 +82,16 @@ async def artifacts_page(request: Request) -> Response:
 def _upload_rows(files: list[dict]) -> str:
     rows = []
     for f in reversed(files):  # newest first
-        name = f["key"].rsplit("/", 1)[-1]
+        name = f.get("name") or f["key"].rsplit("/", 1)[-1]
         user = f["key"].split("/")[-2]
         when = dt.datetime.fromtimestamp(f["uploaded_ms"] / 1000, dt.UTC).strftime(
             "%Y-%m-%d %H:%M:%S UTC")
-        actions = (f'<a href="/v1/files/{quote_path(f["key"])}" '
-                   f'download="{escape(name)}">Download</a> '
+        actions = (f'<a href="/v1/files/{quote_path(f["key"])}" download>Download</a> '
                    f'<button type="button" class="delete secondary" data-key="{escape(f["key"])}"'
-                   f'>Delete</button>')
-        cells = (("File", escape(name)), ("From", escape(user)), ("Size", size_text(f["size"])),
+                   f' data-name="{escape(name)}">Delete</button>')
+        file_ = (f'<span class="name">{escape(name)}</span><br>'
+                 f'<span class="meta key">{escape(f["key"].rsplit("/", 1)[-1])}</span>')
+        cells = (("File", file_), ("From", escape(user)), ("Size", size_text(f["size"])),
                  ("Uploaded", when), ("Actions", actions))
         rows.append("<tr>" + "".join(f'<td data-label="{label}">{value}</td>'
                                      for label, value in cells) + "</tr>")

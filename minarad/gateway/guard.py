@@ -76,21 +76,33 @@ class Guard:
         max_body: the largest request body, in bytes.
         larger_bodies: ``(method, path) -> limit`` for the few requests that may be
             larger (a file upload up to ``files_max_bytes``).
+        too_large: ``(method, path) -> (code, message)`` answering a body over the
+            limit of such a request (an upload's ``file_too_large``), instead of
+            ``request_too_large``.
     """
 
     def __init__(self, app: ASGIApp, *, tokens: TokenSource, hosts: frozenset[str],
                  max_body: int,
-                 larger_bodies: dict[tuple[str, str], int] | None = None):
+                 larger_bodies: dict[tuple[str, str], int] | None = None,
+                 too_large: dict[tuple[str, str], tuple[str, str]] | None = None):
         self.app = app
         self.tokens = tokens
         self.hosts = hosts
         self.max_body = max_body
         self.larger_bodies = dict(larger_bodies or {})
+        self.too_large = dict(too_large or {})
 
     def body_limit(self, scope: Scope) -> int:
         """The largest body this request may have."""
         return self.larger_bodies.get((scope.get("method", ""), scope.get("path", "")),
                                       self.max_body)
+
+    def body_refusal(self, scope: Scope) -> tuple[int, str, str]:
+        """The 413 answer to a body over :meth:`body_limit`."""
+        code, message = self.too_large.get(
+            (scope.get("method", ""), scope.get("path", "")),
+            ("request_too_large", f"the request body is over {self.body_limit(scope):,} bytes"))
+        return 413, code, message
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -103,16 +115,17 @@ class Guard:
         try:
             await self.app(scope, self._limited(receive, limit), send)
         except BodyTooLarge:
-            await _refuse(scope, send, 413, "request_too_large",
-                          f"the request body is over {limit:,} bytes")
+            await _refuse(scope, send, *self.body_refusal(scope))
 
     def _check(self, scope: Scope) -> tuple[int, str, str] | None:
         headers = Headers(scope=scope)
         if host_name(headers.get("host")) not in self.hosts:
             return 403, "host_not_allowed", "this server does not answer to that Host name"
         length, limit = headers.get("content-length"), self.body_limit(scope)
-        if length is not None and (not length.isdigit() or int(length) > limit):
+        if length is not None and not length.isdigit():
             return 413, "request_too_large", f"the request body is over {limit:,} bytes"
+        if length is not None and int(length) > limit:
+            return self.body_refusal(scope)
         return self._check_caller(scope, headers)
 
     def _check_caller(self, scope: Scope, headers: Headers) -> tuple[int, str, str] | None:

@@ -443,7 +443,9 @@ def _artifact_paths() -> dict:
     limit = {"name": "limit", "in": "query", "schema": _s("integer", minimum=1, maximum=10000)}
     stored = {"type": "object", "required": ["key", "url", "size"],
               "properties": {"key": _s("string"), "url": _s("string"), "size": _s("integer"),
-                             "uploaded_ms": _s("integer")}}
+                             "uploaded_ms": _s("integer"),
+                             "name": _s("string", description="The original file name "
+                                        "(the key's last part when none was kept)")}}
     served = {"description": "A materialized file",
               "content": {t: {"schema": _s("string")} for t in (
                   "text/html", "application/json", "text/csv", "image/png")}}
@@ -482,7 +484,9 @@ def _artifact_paths() -> dict:
                              "userId": _s("string")}}}}},
                      "responses": {"201": _json(stored, "Stored"), **_errors(*COMMON)}}},
         "/v1/files/{key}": {
-            "get": {"summary": "Download an upload (always an attachment, never rendered)",
+            "get": {"summary": "Download an upload (always an attachment, never rendered, "
+                               "named by its original file name); a malformed key is 400 "
+                               "invalid_key, one leaving the store 403 key_outside_store",
                     "operationId": "download", "parameters": [key],
                     "responses": {"200": {"description": "The bytes", "content": {
                         "application/octet-stream": {"schema": _s("string",

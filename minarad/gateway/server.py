@@ -18,7 +18,12 @@ from starlette.staticfiles import StaticFiles
 
 from minarad.errors import MinaraError
 from minarad.gateway.agents_pages import AGENT_PAGE_ROUTES
-from minarad.gateway.artifacts_api import ARTIFACT_ROUTES, UPLOAD_PATH, upload_body_limit
+from minarad.gateway.artifacts_api import (
+    ARTIFACT_ROUTES,
+    UPLOAD_PATH,
+    upload_body_limit,
+    upload_too_large,
+)
 from minarad.gateway.api import ROUTES
 from minarad.gateway.events import CommitFeed
 from minarad.gateway.guard import BodyTooLarge, Guard, allowed_hosts
@@ -63,11 +68,12 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 async def _too_large(request: Request, exc: Exception) -> Response:
     settings = request.app.state.settings
-    limit = (upload_body_limit(settings) if (request.method, request.url.path) == (
-        "POST", UPLOAD_PATH) else settings.http_max_body_bytes)
-    return JSONResponse({"error": "request_too_large",
-                         "message": f"the request body is over {limit:,} bytes"},
-                        status_code=413)
+    if (request.method, request.url.path) == ("POST", UPLOAD_PATH):
+        code, message = upload_too_large(settings)
+    else:
+        code = "request_too_large"
+        message = f"the request body is over {settings.http_max_body_bytes:,} bytes"
+    return JSONResponse({"error": code, "message": message}, status_code=413)
 
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
@@ -109,5 +115,6 @@ def build_gateway(app: Minara, *, address: str,
     state.settings, state.address = settings, address
     guarded = Guard(starlette, tokens=tokens, hosts=allowed_hosts(bind_host, settings.http_hosts),
                     max_body=settings.http_max_body_bytes,
-                    larger_bodies={("POST", UPLOAD_PATH): upload_body_limit(settings)})
+                    larger_bodies={("POST", UPLOAD_PATH): upload_body_limit(settings)},
+                    too_large={("POST", UPLOAD_PATH): upload_too_large(settings)})
     return guarded, feed

@@ -5,10 +5,13 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
 import sys
 
 import pytest
 from openpyxl import Workbook
+
+from tests.conftest import MINARA
 
 CHART = {"charts": [{"xAxis": {"type": "category", "data": ["a", "b"]},
                      "yAxis": {"type": "value"}, "series": [{"type": "line", "data": [1, 2]}]}]}
@@ -103,7 +106,9 @@ def test_files_put_ls_get_parse_rm(minara, data_env, tmp_path):
 
 def test_files_refuse_traversal_and_oversized_uploads(minara, data_env, tmp_path):
     escape = minara("--json", "files", "get", "chat/files/u1/../../../etc/passwd", check=5)
-    assert json.loads(escape.stderr)["error"] == "invalid_key"
+    assert json.loads(escape.stderr)["error"] == "key_outside_store"
+    malformed = minara("--json", "files", "get", "chat/files/u1/x.txt", check=1)
+    assert json.loads(malformed.stderr)["error"] == "invalid_key"
     big = tmp_path / "big.bin"
     big.write_bytes(b"x" * 101)
     refused = minara("--json", "files", "put", big, extra_env={"MINARA_FILES_MAX_BYTES": "100"},
@@ -112,6 +117,32 @@ def test_files_refuse_traversal_and_oversized_uploads(minara, data_env, tmp_path
     assert minara.json("files", "ls")["files"] == []
     ok = minara.json("files", "put", "-", "--name", "n.txt", input="hello")
     assert ok["size"] == 5 and ok["key"].endswith(".txt")
+
+
+def test_files_keep_the_original_name(minara, data_env, tmp_path):
+    source = tmp_path / "in" / "ünï.ÇSV"
+    source.parent.mkdir()
+    source.write_bytes("a,b\nü,2\n".encode())
+    stored = minara.json("files", "put", source, "--user", "u1")
+    assert stored["name"] == "ünï.ÇSV" and stored["key"].endswith(".csv")
+    assert minara.json("files", "ls")["files"][0]["name"] == "ünï.ÇSV"
+    assert minara("files", "ls", check=0).stdout.split("\t")[2].strip() == "ünï.ÇSV"
+    out = tmp_path / "out"
+    out.mkdir()
+    wrote = minara("files", "get", stored["key"], "-o", out, check=0)
+    assert wrote.stdout.strip() == str(out / "ünï.ÇSV")
+    assert (out / "ünï.ÇSV").read_bytes() == source.read_bytes()
+    again = minara("--json", "files", "get", stored["key"], "-o", out, check=1)
+    assert json.loads(again.stderr)["error"] == "output_exists"  # never replaced
+    assert (out / "ünï.ÇSV").read_bytes() == source.read_bytes()
+    here = subprocess.run([MINARA, "files", "get", stored["key"], "-O"], cwd=tmp_path,
+                          env=minara.env, capture_output=True, text=True, timeout=120)
+    assert here.returncode == 0 and here.stdout.strip() == "./ünï.ÇSV", here.stderr
+    assert (tmp_path / "ünï.ÇSV").read_bytes() == source.read_bytes()
+    piped = minara.json("files", "put", "-", "--name", "../x/Zürich.txt", input="hi")
+    assert piped["name"] == "Zürich.txt"
+    bad = minara("--json", "files", "put", "-", "--name", "a\nb.txt", input="x", check=1)
+    assert json.loads(bad.stderr)["error"] == "invalid_filename"
 
 
 def test_files_parse_a_local_csv_and_a_malformed_one(minara, data_env, tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import urllib.parse
 
 import httpx
 import pytest
@@ -118,8 +119,46 @@ def test_the_upload_limit_at_the_boundary(gw):
 def test_odd_keys_are_refused(gw, key):
     r = gw.api.get(f"/v1/files/{key}")
     assert r.status_code in (400, 403, 404) and r.json()["error"] in (
-        "invalid_key", "not_found")
+        "invalid_key", "key_outside_store", "not_found")
     assert gw.api.delete(f"/v1/files/{key}").status_code in (400, 403, 404)
+
+
+NAME = "ünï.ÇSV"
+
+
+def test_an_upload_keeps_its_original_name_for_the_download_and_the_list(gw):
+    body = "ville,température\nZürich,3\n".encode()
+    r = gw.api.post("/v1/files", files={"file": (NAME, body)}, data={"userId": "names"})
+    assert r.status_code == 201, r.text
+    stored = r.json()
+    assert stored["name"] == NAME and stored["key"].endswith(".csv")
+    got = gw.api.get(stored["url"])
+    assert got.status_code == 200 and got.content == body
+    disposition = got.headers["content-disposition"]
+    assert disposition.startswith('attachment; filename="uni.CSV"; ')
+    exact = disposition.split("filename*=UTF-8''", 1)[1]
+    assert urllib.parse.unquote(exact, encoding="utf-8") == NAME
+    listed = gw.api.get("/v1/files", params={"userId": "names"}).json()["files"]
+    assert [(f["key"], f["name"]) for f in listed] == [(stored["key"], NAME)]
+    cli = json.loads(gw.cli("--json", "files", "ls", "--user", "names", check=0).stdout)
+    assert cli["files"][0]["name"] == NAME
+
+
+def test_an_upload_over_the_limit_is_file_too_large_whatever_its_size(gw):
+    for size in (LIMIT + 1, LIMIT + 64 * 1024 + 1, 4 * LIMIT):
+        r = gw.api.post("/v1/files", files={"file": ("big.bin", b"x" * size)},
+                        data={"userId": "huge"})
+        assert (r.status_code, r.json()["error"]) == (413, "file_too_large"), (size, r.text)
+        assert "files_max_bytes" in r.json()["message"]
+    assert gw.api.get("/v1/files", params={"userId": "huge"}).json()["files"] == []
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+def test_a_traversal_is_403_key_outside_store_and_a_malformed_key_400(gw, method):
+    outside = gw.api.request(method, "/v1/files/chat/files/u1/%2e%2e/%2e%2e/x.txt")
+    assert (outside.status_code, outside.json()["error"]) == (403, "key_outside_store")
+    malformed = gw.api.request(method, "/v1/files/chat/files/u1/x.txt")
+    assert (malformed.status_code, malformed.json()["error"]) == (400, "invalid_key")
 
 
 def test_no_token_no_files(gw):

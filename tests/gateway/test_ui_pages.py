@@ -375,21 +375,24 @@ def test_artifacts_are_listed_by_state_and_open_their_viewer(tab, gateway):  # n
 
 
 def test_upload_with_progress_download_and_delete(tab, gateway, tmp_path):  # noqa: F811
-    source = tmp_path / "report.csv"
+    source = tmp_path / "ünï.ÇSV"  # the original name is kept, shown and used on download
     source.write_bytes(b"x,y\n" + b"1,2\n" * 20000)
     page = tab.first.open("/uploads")
     page.set_input_files("#upload-file", str(source))
     page.click("#upload-form button[type=submit]")
     page.wait_for_selector("#uploads tbody tr")
     row = page.locator("#uploads tbody tr").first
-    assert ".csv" in row.inner_text() and "KB" in row.inner_text()
+    assert row.locator(".name").inner_text() == "ünï.ÇSV" and "KB" in row.inner_text()
     with page.expect_download() as download:
         row.locator("text=Download").click()
+    assert download.value.suggested_filename == "ünï.ÇSV"
     saved = tmp_path / "got.csv"
     download.value.save_as(saved)
     assert saved.read_bytes() == source.read_bytes()
     look(tab.first, "/uploads", "uploads", ready="#uploads")
-    page.on("dialog", lambda d: d.accept())
+    asked = []
+    page.on("dialog", lambda d: (asked.append(d.message), d.accept()))
     page.locator("#uploads button.delete").first.click()
-    page.wait_for_selector("#upload-status:has-text('Deleted')")
+    page.wait_for_selector("#upload-status:has-text('Deleted ünï.ÇSV.')")
+    assert asked == ["Delete ünï.ÇSV? This cannot be undone."]
     assert gateway.api.get("/v1/files").json()["files"] == []

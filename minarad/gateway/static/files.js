@@ -42,11 +42,12 @@
   document.querySelectorAll("button.delete[data-key]").forEach((button) => {
     button.addEventListener("click", async () => {
       const key = button.dataset.key;
-      if (!window.confirm("Delete " + key.split("/").pop() + "? This cannot be undone.")) return;
+      const name = button.dataset.name || key.split("/").pop();
+      if (!window.confirm("Delete " + name + "? This cannot be undone.")) return;
       const url = "/v1/files/" + key.split("/").map(encodeURIComponent).join("/");
       const r = await window.minaraCall("DELETE", url);
       if (r.ok) button.closest("tr").remove();
-      status.textContent = r.ok ? "Deleted " + key.split("/").pop() + "."
+      status.textContent = r.ok ? "Deleted " + name + "."
                                 : "Not deleted: " + (r.json ? r.json.message : r.status);
     });
   });
