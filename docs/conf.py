@@ -1,4 +1,7 @@
-"""Sphinx configuration for minarad's documentation (``sphinx-build -W -b html docs docs/_build/html``)."""
+"""Sphinx configuration for minarad's documentation.
+
+Build: ``.venv/bin/sphinx-build -W -q -b html docs docs/_build/html`` (as ``.ci/run`` does).
+"""
 
 import sys
 from pathlib import Path

@@ -68,7 +68,8 @@ def settings_rows() -> list[tuple[str, str, str, str, str]]:
     from minarad.config import FIELDS
 
     part_of = parts()
-    return [(part_of.get(name, "other"), name, var, kind.__name__, default_text(name, kind, default))
+    return [(part_of.get(name, "other"), name, var, kind.__name__,
+             default_text(name, kind, default))
             for name, (var, kind, default) in FIELDS.items()]
 
 
