@@ -24,6 +24,8 @@ html_static_path: list[str] = []
 html_title = f"minarad {__version__}"
 # The pages quote shell sessions and tables as they are; no smart quotes.
 smartquotes = False
+# Help texts write `minara search` for a command: show it as code.
+default_role = "literal"
 
 
 def _escape_stars(app, ctx, lines: list[str]) -> None:

@@ -139,3 +139,16 @@ def test_readme_points_at_every_docs_page():
 def test_the_generated_reference_lists_every_command(cli_reference):
     missing = [name for name, _command in COMMANDS if f"{name} [OPTIONS]" not in cli_reference]
     assert missing == [], f"commands sphinx-click did not reach: {missing}"
+
+
+def test_readme_renders_without_a_docutils_warning():
+    """README.rst is the package's long description: plain docutils, no Sphinx roles."""
+    import docutils.core
+
+    docutils.core.publish_string(README, writer="null",
+                                 settings_overrides={"halt_level": 2, "report_level": 5})
+
+
+def test_no_page_takes_a_name_sphinx_builds_itself():
+    """``search.html`` and ``genindex.html`` are Sphinx's own: a page so named is lost."""
+    assert not {"search.rst", "genindex.rst", "py-modindex.rst"} & set(PAGES)
