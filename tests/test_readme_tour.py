@@ -5,7 +5,7 @@ The tour's ``$ `` lines are read from README.rst and run in order in one
 the real ``minara`` and ``minarad`` first on the ``PATH``. Each must exit 0.
 Two things a person does between lines are done by the test: after the line
 that starts the daemon in the background it waits until ``minara status``
-says the daemon is ready (a person types slower than it starts), and the
+says the daemon is watching (a person types slower than it starts), and the
 gateway listens on a free port instead of 7411 (other daemons may hold it).
 The browser is not opened: the test follows the login link ``minara ui``
 printed, with an HTTP client. The MCP configuration line is not a command:
@@ -58,8 +58,8 @@ def _script(commands: list[str], pidfile: Path) -> str:
         lines.append(f"echo '::step {number}'")
         if command.endswith("&"):
             lines += [command, f'echo $! > "{pidfile}"',
-                      "for _ in $(seq 600); do minara status >/dev/null 2>&1 && break; "
-                      "sleep 0.1; done"]
+                      "for _ in $(seq 600); do minara status 2>/dev/null "
+                      "| grep -q '^  state: *watching' && break; sleep 0.1; done"]
         else:
             lines.append(f"{command} || {{ echo \"::failed {number} $?\"; exit 1; }}")
     return "\n".join(lines) + "\n"
@@ -106,6 +106,7 @@ def test_the_readme_tour_runs_as_written(env, tmp_path):
         assert any(s.split("|", 1)[1].startswith("editor") for s in log.splitlines()), log
         assert "prefers tea to coffee" in git(ws, "show", "HEAD:USER.md")
         assert "answers in short sentences" in git(ws, "show", "HEAD:MEMORY.md")
+        assert "state:    watching" in steps[_index(commands, "minara status")]
         assert "MEMORY.md" in steps[_index(commands, "minara search")]
         login = steps[_index(commands, "minara ui")].strip().splitlines()[-1]
         assert "/login?code=" in login
