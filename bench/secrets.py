@@ -5,7 +5,7 @@ append``; importing ``minarad.secrets`` costs nothing until the first scan.
 
 Measured in the same run, on this machine, and printed as ratios:
 
-- scanning 10 KB and 100 KB of real Markdown (this README and Python's own
+- scanning 10 KB and 100 KB of real Markdown (this README, docs/ and Python's own
   documentation when installed) against zlib-compressing the same text, the
   work git already does for every blob a write stores;
 - ``import minarad.secrets`` and a first scan (which imports detect-secrets)
@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # bench/http.py would shadow the standard library's http, which requests imports.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
-DOCS = [ROOT / "README.rst",
+DOCS = [ROOT / "README.rst", *sorted((ROOT / "docs").glob("*.rst")),
         Path("/usr/share/doc/python3-doc/html/_sources/library/ssl.rst.txt"),
         Path("/usr/share/doc/python3-doc/html/_sources/library/stdtypes.rst.txt")]
 
