@@ -28,6 +28,9 @@ def _render_head(head: dict | None) -> str:
 def _render_status(st: DaemonStatus) -> str:
     if not st.running:
         return f"minarad is not running on {st.workspace}"
+    if st.state == "starting":
+        return (f"minarad is starting on {st.workspace} (it reports here once its first "
+                f"look at the tree is done)")
     lines = [f"minarad is running on {st.workspace}",
              f"  pid:      {st.pid}",
              f"  since:    {st.since}",

@@ -144,6 +144,10 @@ def read_status(workspace: str | os.PathLike) -> DaemonStatus:
     state = read_state(workspace) or {}
     fields = {f.name for f in dataclasses.fields(DaemonStatus)} - {"workspace", "running"}
     known = {k: v for k, v in state.items() if k in fields}
+    if running and (not known.get("pid") or known.get("state") in (None, "stopped")):
+        # the lock is taken but this daemon has not written its state yet: what the
+        # file holds (if anything) is the previous daemon's
+        return DaemonStatus(workspace=str(workspace), running=True, state="starting")
     status = DaemonStatus(workspace=str(workspace), running=running, **known)
     if not running:
         status.state = "stopped"

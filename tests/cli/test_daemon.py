@@ -62,6 +62,24 @@ def test_status_without_a_daemon_exits_1(env):
     assert doc["running"] is False
 
 
+def test_a_daemon_that_has_not_reported_yet_is_starting_not_the_last_ones(env, tmp_path):
+    from minarad.daemon.state import InstanceLock, write_state
+
+    ws = tmp_path / "ws"
+    minara(env, "init")
+    write_state(ws, {"pid": 1, "state": "stopped", "watcher": "inotify"})  # the last daemon's
+    lock = InstanceLock(ws)
+    lock.acquire()  # as a daemon does first thing, before its first report
+    try:
+        text = minara(env, "status")
+        assert text.returncode == 0 and "minarad is starting on" in text.stdout
+        assert "None" not in text.stdout and "pid" not in text.stdout
+        doc = json.loads(minara(env, "--json", "status").stdout)
+        assert doc["running"] and doc["state"] == "starting" and doc["pid"] is None
+    finally:
+        lock.release()
+
+
 @pytest.mark.slow
 def test_status_of_a_running_daemon(env, tmp_path):
     ws = tmp_path / "ws"
