@@ -255,7 +255,32 @@ class Minara:
         return self._index
 
     def _version_number(self, path: str) -> int:
+        """A hit's version: from the history cache when it is at HEAD (no store opened,
+        as a search needs nothing else of it), else from the store, which catches up."""
+        if self._store is None:
+            count = self._cached_version(path)
+            if count is not None:
+                return count
         return self.store.version_number(path)
+
+    def _cached_version(self, path: str) -> int | None:
+        import sqlite3
+
+        from minarad.git.refs import find_git_dir, read_workspace_head
+        from minarad.store.historydb import HistoryDB
+
+        head = read_workspace_head(self.root)
+        cache = os.path.join(find_git_dir(self.root), "minara", "history.sqlite3")
+        if head is None or not os.path.exists(cache):
+            return None
+        try:
+            db = HistoryDB(cache)
+            try:
+                return db.count(path) if db.tip() == head else None
+            finally:
+                db.close()
+        except sqlite3.Error:
+            return None
 
     def search(self, query: str, *, who: str | None, role: str | None = None,
                scope: Scope = "all", mode: str | None = None, kinds: Sequence[str] = (),

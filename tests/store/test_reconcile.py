@@ -12,7 +12,7 @@ from tests.conftest import assert_repo_sound
 
 def _clean(store):
     on_disk, _ = scan_tree(store.root, IgnoreFilter(store.root))
-    return unchanged_by_stat(str(store.git_dir / "index"), on_disk, store._committed_files())
+    return unchanged_by_stat(str(store.git_dir / "index"), on_disk, store.committed_files())
 
 
 def _age_index(ws, seconds=10):
