@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from minarad.learn.store import LearnStore
     from minarad.proposals import Proposals
     from minarad.store import Store
+    from minarad.store.historydb import HeadVersions
     from minarad.store.copies import PulledFile, PushedFile
     from minarad.store.models import FileVersion, HistoryEntry, WriteResult
     from minarad.turns.turn_end import TurnEnd, TurnEndResult
@@ -53,6 +54,7 @@ class Minara:
         self._store: Store | None = None
         self._index: Index | None = None
         self._knowledge: Knowledge | None = None  # -- knowledge --
+        self._versions: HeadVersions | None = None  # hit versions while no store is open
 
     @classmethod
     def open(cls, settings: Settings | None = None, **flags: Any) -> Minara:
@@ -77,6 +79,9 @@ class Minara:
             self._store.close()
             self._store = None
         self._index = None
+        if self._versions is not None:
+            self._versions.close()
+            self._versions = None
         if self._wiki is not None:
             self._wiki.close()
             self._wiki = None
@@ -258,29 +263,14 @@ class Minara:
         """A hit's version: from the history cache when it is at HEAD (no store opened,
         as a search needs nothing else of it), else from the store, which catches up."""
         if self._store is None:
-            count = self._cached_version(path)
+            if self._versions is None:
+                from minarad.store.historydb import HeadVersions
+
+                self._versions = HeadVersions(self.root)
+            count = self._versions.count(path)
             if count is not None:
                 return count
         return self.store.version_number(path)
-
-    def _cached_version(self, path: str) -> int | None:
-        import sqlite3
-
-        from minarad.git.refs import find_git_dir, read_workspace_head
-        from minarad.store.historydb import HistoryDB
-
-        head = read_workspace_head(self.root)
-        cache = os.path.join(find_git_dir(self.root), "minara", "history.sqlite3")
-        if head is None or not os.path.exists(cache):
-            return None
-        try:
-            db = HistoryDB(cache)
-            try:
-                return db.count(path) if db.tip() == head else None
-            finally:
-                db.close()
-        except sqlite3.Error:
-            return None
 
     def search(self, query: str, *, who: str | None, role: str | None = None,
                scope: Scope = "all", mode: str | None = None, kinds: Sequence[str] = (),
@@ -447,37 +437,13 @@ class Minara:
                 agent: str | None = None, role: str | None = None) -> Context:
         """Build the memory blocks of a session's system prompt.
 
-        Args:
-            now: the time to act as of (default now, local).
-            channel: the channel whose MEMORY.md is shown.
-            session: the agent's session id.
-            surface: where the agent runs.
-            max_file_chars: per-file budget (default: the setting).
-            max_total_chars: total budget (default: the setting).
-            agent: the agent's id: its working memory (``agents/<id>/NOTES.md``) is shown.
-            role: the agent's role: only policies of domains it may read are shown
-                (``general`` when None).
-
-        Returns:
-            The :class:`minarad.context.Context`.
+        See :func:`minarad.verbs.context.session_context` for the arguments.
         """
-        from minarad.context import build_context
-        from minarad.workspace.paths import channel_path
+        from minarad.verbs.context import session_context
 
-        if not self.has_repository():  # a brand-new workspace is created and seeded first
-            self.set_up()
-        budgets = self.context_budgets(max_file_chars, max_total_chars)
-        import datetime
-
-        from minarad.knowledge.notes import notes_path
-
-        notes = notes_path(agent) if agent else None
-        policies = self.knowledge.policies_block_text(role, budgets.max_file_chars)
-        return build_context(self.root, now=now or datetime.datetime.now().astimezone(),
-                             channel_memory=channel_path("MEMORY.md", channel), session=session,
-                             surface=surface, channel=channel, budgets=budgets,
-                             max_file_bytes=self.settings.max_file_bytes, policies=policies,
-                             notes_path=notes)
+        return session_context(self, now=now, channel=channel, session=session,
+                               surface=surface, max_file_chars=max_file_chars,
+                               max_total_chars=max_total_chars, agent=agent, role=role)
 
     def context_budgets(self, max_file_chars: int | None = None,
                         max_total_chars: int | None = None) -> Budgets:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 import dataclasses
+import os
 import sqlite3
 
 from minarad.errors import MinaraError
@@ -221,3 +222,42 @@ def _remove_database(path: str) -> None:
     for name in (path, path + "-wal", path + "-shm"):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(name)
+
+
+class HeadVersions:
+    """Version numbers read from the history cache while it reflects HEAD.
+
+    Answers without opening the repository (a search numbers its hits this
+    way): None when the cache is missing, damaged or behind HEAD, and the
+    caller then asks the store, which catches the cache up.
+
+    Args:
+        root: the workspace.
+    """
+
+    def __init__(self, root: str | os.PathLike[str]):
+        self.root = root
+        self._db: HistoryDB | None = None
+
+    def count(self, path: str) -> int | None:
+        """The number of committed versions of ``path``, or None when unsure."""
+        from minarad.git.refs import find_git_dir, read_workspace_head
+
+        head = read_workspace_head(self.root)
+        if head is None:
+            return None
+        try:
+            if self._db is None:
+                cache = os.path.join(find_git_dir(self.root), "minara", "history.sqlite3")
+                if not os.path.exists(cache):
+                    return None
+                self._db = HistoryDB(cache)
+            return self._db.count(path) if self._db.tip() == head else None
+        except (sqlite3.Error, MinaraError, OSError):
+            return None
+
+    def close(self) -> None:
+        """Close the cache (reopened on the next :meth:`count`)."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
