@@ -108,6 +108,10 @@ class ProjectServer(MCPServer):
                          context: Any = None) -> Any:
         known = [prompt.name for prompt in await self.list_prompts()]
         if name not in known:
+            from loguru import logger
+
+            logger.warning("MCP prompt {!r} refused: unknown (prompts: {})", name,
+                           ", ".join(known))
             raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt {name!r}; prompts: "
                            f"{', '.join(known)}", data={"error": "unknown_prompt",
                                                         "prompt": name})

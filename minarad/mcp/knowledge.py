@@ -159,21 +159,21 @@ def add_knowledge_tools(server: MCPServer, tools: AgentTools) -> None:
         return await run_call(tools, lambda: update_my_notes(me, text, b))
 
     table: list[tuple[Callable[..., Any], str, ToolAnnotations, str]] = [
-        (propose_fact_, "propose_fact", ADDS, "Record a new fact (one file under knowledge/<domain>/"
-         'facts/, one commit). Example: {"domain": "infra", "topic": "deploy day", "content": '
-         '"Deploys happen on Tuesdays.", "confidence": 0.8}.'),
+        (propose_fact_, "propose_fact", ADDS, "Record a new fact (one file under "
+         'knowledge/<domain>/facts/, one commit). Example: {"domain": "infra", "topic": '
+         '"deploy day", "content": "Deploys happen on Tuesdays.", "confidence": 0.8}.'),
         (supersede_fact_, "supersede_fact", ADDS, "Replace a fact that changed by a new one that "
          "supersedes it (the old one is kept, marked superseded). "
          'Example: {"id": "f-01JD9Q2X7R5K3M8N4P6T0V2W1Y", "content": "Deploys happen on '
          'Wednesdays."}.'),
-        (propose_policy_, "propose_policy", ADDS, "Propose a policy (a rule agents follow); needs a "
-         "write grant for your role on the domain, else access_denied. "
+        (propose_policy_, "propose_policy", ADDS, "Propose a policy (a rule agents follow); "
+         "needs a write grant for your role on the domain, else access_denied. "
          'Example: {"domain": "infra", "topic": "freeze", "content": "No deploys on Fridays."}.'),
         (remember_, "remember", ADDS, "Note something in this session's hot tier; notes repeated "
          "across sessions (or judged by the LLM) become facts on consolidate_memory. "
          'Example: {"text": "the CI cache is flaky"}.'),
-        (consolidate_memory_, "consolidate_memory", CONSOLIDATES, "Turn hot notes into facts: with the "
-         "configured LLM, or notes seen in two or more sessions. Example: {}."),
+        (consolidate_memory_, "consolidate_memory", CONSOLIDATES, "Turn hot notes into facts: "
+         "with the configured LLM, or notes seen in two or more sessions. Example: {}."),
         (record_observation_, "record_observation", ADDS, "Add a timestamped line under "
          "## Observations in your agents/<you>/NOTES.md. "
          'Example: {"text": "builds are slow on Mondays"}.'),
@@ -181,5 +181,5 @@ def add_knowledge_tools(server: MCPServer, tools: AgentTools) -> None:
          "agents/<you>/NOTES.md (the rest is kept). A stale base returns conflict=true with "
          'the current text. Example: {"text": "- working on the release notes"}.'),
     ]
-    for fn, name, annotations, description in table:
-        server.add_tool(fn, name=name, annotations=annotations, description=description)
+    for fn, name, hints, description in table:
+        server.add_tool(fn, name=name, annotations=hints, description=description)

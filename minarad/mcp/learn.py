@@ -44,7 +44,8 @@ def add_learn_tools(server: MCPServer, tools: AgentTools) -> None:
             title: Annotated[str, Field(description="A short title")],
             detail: Annotated[str, Field(description="What happened and what to do next time")],
             ctx: Context, tags: Annotated[list[str] | None, Field(
-                description="Optional tags", examples=[["deploy", "db"]])] = None) -> dict[str, Any]:
+                description="Optional tags", examples=[["deploy", "db"]])] = None
+            ) -> dict[str, Any]:
         me = agent_of(tools, ctx)
         return await run_call(tools, lambda: learn_capture(me, kind, title, detail, tags))
 

@@ -11,7 +11,6 @@ annotations say what each kind of tool does to the workspace.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 

@@ -50,14 +50,15 @@ def test_every_failure_is_the_project_error_json_as_text_and_structured_content(
     async def session():
         async with client(mcp_env, errlog) as c:
             results = [await c.call_tool(name, args) for name, args, _, _ in FAILURES]
-            try:
-                await c.get_prompt("no_such_prompt", {})
-                refused = None
-            except MCPError as exc:
-                refused = exc
+            refused = []
+            for name, args in (("no_such_prompt", {}), ("session_context", {"channel": "../x"})):
+                try:
+                    await c.get_prompt(name, args)
+                except MCPError as exc:
+                    refused.append(exc.error)
             return results, refused
 
-    results, refused = run(session())
+    results, (unknown, bad_channel) = run(session())
     errlog.close()
     for (name, args, code, field), result in zip(FAILURES, results, strict=True):
         text = result.content[0].text
@@ -69,10 +70,13 @@ def test_every_failure_is_the_project_error_json_as_text_and_structured_content(
         assert "pydantic" not in text and "validation error" not in text, text
     assert "minara models install" in results[5].structured_content["message"]
     assert results[1].structured_content["message"] == "memory_get: file is required"
-    assert refused is not None and refused.error.code == -32602
-    assert "no_such_prompt" in refused.error.message
+    assert unknown.code == -32602 and "no_such_prompt" in unknown.message
+    assert bad_channel.code == -32602 and bad_channel.data["error"] == "invalid_channel"
     stderr = (tmp_path / "stderr.log").read_text()
     assert "Traceback" not in stderr and not re.search("[╭│╰─]", stderr), stderr
+    told = [line for line in stderr.splitlines() if "no_such_prompt" in line]
+    assert len(told) == 1, stderr  # one line, in the daemon's format
+    assert re.match(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} WARNING ", told[0]), told
 
 
 def _examples_in(text: str) -> list[dict]:
