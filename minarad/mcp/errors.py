@@ -6,8 +6,9 @@
   (``{"error": code, "message": ..., "field": ...}``, the CLI's ``--json``
   and the HTTP API's shape) and whose ``structuredContent`` is the same
   object. A library error (any :class:`~minarad.errors.MinaraError`) keeps
-  its code and details; an argument that is missing or of the wrong type is
-  ``invalid_input`` naming the ``field``; an unknown tool is
+  its code and details (and ``field``, when its code names an argument:
+  ``invalid_scope`` is about ``scope``); an argument that is missing or of
+  the wrong type is ``invalid_input`` naming the ``field``; an unknown tool is
   ``unknown_tool``; a crash is ``unexpected_error`` (its traceback stays in
   the server's log). The SDK's ``Error executing tool X:`` prefix and
   pydantic's text never reach the client.
@@ -81,6 +82,17 @@ def argument_error(exc: ValidationError, tool: str) -> InvalidInput:
     return InvalidInput(f"{tool}: {'; '.join(problems)}", code="invalid_input", field=top)
 
 
+def with_field(body: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """``body`` naming the argument its code is about (``invalid_scope``: ``scope``), when
+    the library did not and the call has that argument."""
+    code = str(body.get("error", ""))
+    for prefix in ("invalid_", "unknown_", "empty_"):
+        name = code.removeprefix(prefix)
+        if code.startswith(prefix) and "field" not in body and name in (arguments or {}):
+            return {**body, "field": name}
+    return body
+
+
 def error_result(body: dict[str, Any]) -> CallToolResult:
     """The ``isError`` result: the error JSON as text and as structured content."""
     text = json.dumps(body, ensure_ascii=False, default=str)
@@ -102,7 +114,7 @@ class ProjectServer(MCPServer):
                 cause = exc.__cause__
                 logger.error("MCP tool {} failed: {}: {}", name, type(cause).__name__,
                              " ".join(str(cause).split()))
-            return error_result(error_body(exc, name))
+            return error_result(with_field(error_body(exc, name), arguments))
 
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None,
                          context: Any = None) -> Any:

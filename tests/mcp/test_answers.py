@@ -25,7 +25,10 @@ FAILURES = [
     ("memory_search", {"query": "x", "mode": "semantic"}, "no_embedding_model", None),
     ("learn_use", {"id": "x", "outcome": "maybe"}, "invalid_input", "outcome"),
     ("propose_fact", {"domain": "infra", "topic": "t", "content": "c",
-                      "scope": "channel:team-a"}, "invalid_scope", None),
+                      "scope": "channel:team-a"}, "invalid_scope", "scope"),
+    ("memory_search", {"query": "  "}, "empty_query", "query"),
+    ("memory_append", {"file": "MEMORY.md", "text": "x", "channel": "../x"}, "invalid_channel",
+     "channel"),
     ("no_such_tool", {}, "unknown_tool", None),
 ]
 #: The codes that mean "the arguments were wrong": an example must never get one.
