@@ -294,8 +294,7 @@ class Minara:
                scope: Scope = "all", mode: str | None = None, kinds: Sequence[str] = (),
                path: str | None = None, channel: str | None = None, since: str | None = None,
                until: str | None = None, limit: int = 10, per_page: int | None = None,
-               explain: bool = False, catch_up: bool = True,
-               keyword_without_model: bool = False) -> SearchResult:
+               explain: bool = False, catch_up: bool = True) -> SearchResult:
         """Search the workspace as every surface does: one sequence, typed results.
 
         See :func:`minarad.verbs.search.search` for the steps and arguments.
@@ -304,8 +303,7 @@ class Minara:
 
         return search(self, query, who=who, role=role, scope=scope, mode=mode, kinds=kinds,
                       path=path, channel=channel, since=since, until=until, limit=limit,
-                      per_page=per_page, explain=explain, catch_up=catch_up,
-                      keyword_without_model=keyword_without_model)
+                      per_page=per_page, explain=explain, catch_up=catch_up)
 
     def search_index(self, query: str, *, role: str | None = None,
                      **filters: Any) -> list[Hit]:
