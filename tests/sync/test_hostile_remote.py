@@ -124,3 +124,37 @@ def test_the_daemon_does_not_fetch_a_refused_commit_on_every_retry(
         daemon.stop()
     assert usage.ru_maxrss * 1024 < BLOB
     assert "big1.md" in last_error() or "big2.md" in last_error()
+
+
+def test_the_stream_guard_reads_real_packs_in_any_chunks(tmp_path):
+    """The parser the network fetch uses walks a pack made by git (deltas against
+    offsets) to its end in any chunking, and stops at the first object over a limit."""
+    from minarad.git.fetchguard import ObjectTooLarge, PackGuard
+
+    repo = tmp_path / "r"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    for round_ in range(4):  # similar texts, changed a little each commit: deltas
+        for n in range(15):
+            body = "".join(f"line {i} of note {n}\n" for i in range(200 + round_ * 7))
+            (repo / f"note{n}.md").write_text(body)
+        git(repo, "add", "-A")
+        git(repo, "-c", "user.name=x", "-c", "user.email=x@y", "commit", "-qm", f"r{round_}")
+    git(repo, "repack", "-q", "-a", "-d", "-f")
+    pack_dir = repo / ".git/objects/pack"
+    idx = next(pack_dir.glob("*.idx"))
+    listed = git(repo, "verify-pack", "-v", str(idx)).splitlines()
+    entries = [line.split() for line in listed if len(line.split()) >= 5
+               and line.split()[1] in ("commit", "tree", "blob")]
+    assert any(len(e) == 7 for e in entries)  # some are deltas
+    data = idx.with_suffix(".pack").read_bytes()
+    for chunk in (1, 7, 4096, len(data)):
+        sink = bytearray()
+        guard = PackGuard(sink.extend, limit=1 << 20)
+        for at in range(0, len(data), chunk):
+            guard.write(data[at:at + chunk])
+        assert guard.objects == len(entries) and bytes(sink) == data
+    largest = max(int(e[2]) for e in entries if len(e) == 5)
+    with pytest.raises(ObjectTooLarge):
+        guard = PackGuard(lambda b: None, limit=largest - 1)
+        for at in range(0, len(data), 4096):
+            guard.write(data[at:at + 4096])
