@@ -40,15 +40,20 @@ class SyncState:
     def record_success(self, name: str, head: str | None, clashed: list | None = None) -> None:
         """A sync with ``name`` ended well at ``head``; ``clashed``: files where both sides
         changed the same lines (both versions kept in place), shown until the next merge."""
-        values: dict = dict(last_sync=_now(), last_head=head, last_error=None, failures=0)
+        values: dict = dict(last_sync=_now(), last_head=head, last_error=None, failures=0,
+                            refused=None)
         if clashed is not None and (clashed or "clashed" in self.read().get(name, {})):
             values["clashed"] = clashed
         self._update(name, **values)
 
-    def record_failure(self, name: str, message: str) -> None:
-        """A sync with ``name`` failed with ``message``."""
+    def record_failure(self, name: str, message: str, refused: str | None = None) -> None:
+        """A sync with ``name`` failed with ``message``; ``refused``: the remote commit its
+        fetch refused (an object over the limit), not fetched again while the remote holds it."""
         failures = int(self.read().get(name, {}).get("failures") or 0) + 1
-        self._update(name, last_error=message, last_error_at=_now(), failures=failures)
+        values: dict = dict(last_error=message, last_error_at=_now(), failures=failures)
+        if refused:
+            values["refused"] = {"commit": refused, "message": message}
+        self._update(name, **values)
 
     def forget(self, name: str) -> None:
         """Drop what is recorded of ``name`` (the remote was removed)."""
