@@ -337,7 +337,9 @@ class Wiki:
                                                      if len(pairs) > 1 else "")
         if rewrites:
             message += f"; links rewritten in {len(rewrites)} page(s)"
-        with self.store.transaction(author=author, source=source, message=message) as tx:
+        verb = _move_verb(moved, rewrites)
+        with self.store.transaction(author=author, source=source, message=message,
+                                    verb=verb) as tx:
             for src, dst in moved.items():
                 tx.rename(src, dst)
             for rel, (text, version) in rewrites.items():
@@ -457,3 +459,16 @@ def _nodes(level: dict, parent: str, titles: dict) -> builtins.list[TreeNode]:
         out.append(TreeNode(segment, name, titles.get(name),
                             tuple(_nodes(level[segment], name, titles))))
     return out
+
+
+def _move_verb(moved: dict[str, str], rewrites: dict) -> str | None:
+    """A move's commit words: ``rename``/``move`` as for any move, and the link fixes.
+
+    ``cli: move wiki/db/ -> wiki/guide/db/ (2 files), fixing links in 1 file``.
+    """
+    from minarad.store.commit import move_verb
+
+    verb = move_verb(list(moved), list(moved.values()))
+    if verb is None or not rewrites:
+        return verb
+    return f"{verb}, fixing links in {len(rewrites)} file{'s' if len(rewrites) > 1 else ''}"
