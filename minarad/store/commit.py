@@ -353,21 +353,12 @@ def _verb(changes: dict) -> str:
     came = sorted(p for p, data in changes.items() if data is not None)
     if not came:
         return "delete"
-    return move_verb(gone, came) or "edit"
-
-
-def move_verb(gone: list[str], came: list[str]) -> str | None:
-    """``rename a -> b`` or ``move a/ -> b/ (N files)`` for paths ``gone`` to ``came``.
-
-    None when they are not one rename nor one folder's files moved to another.
-    """
-    gone, came = sorted(gone), sorted(came)
     if len(gone) == 1 and len(came) == 1:
         return f"rename {gone[0]} -> {came[0]}"
     folders = _moved_folders(gone, came)
     if folders:
         return f"move {folders[0]}/ -> {folders[1]}/ ({len(came)} files)"
-    return None
+    return "edit"
 
 
 def _moved_folders(gone: list[str], came: list[str]) -> tuple[str, str] | None:

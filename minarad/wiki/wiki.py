@@ -337,7 +337,7 @@ class Wiki:
                                                      if len(pairs) > 1 else "")
         if rewrites:
             message += f"; links rewritten in {len(rewrites)} page(s)"
-        verb = _move_verb(moved, rewrites)
+        verb = _move_verb(page_file(old, channel), page_file(new, channel), moved, rewrites)
         with self.store.transaction(author=author, source=source, message=message,
                                     verb=verb) as tx:
             for src, dst in moved.items():
@@ -461,14 +461,21 @@ def _nodes(level: dict, parent: str, titles: dict) -> builtins.list[TreeNode]:
     return out
 
 
-def _move_verb(moved: dict[str, str], rewrites: dict) -> str | None:
-    """A move's commit words: ``rename``/``move`` as for any move, and the link fixes.
+def _move_verb(top_old: str, top_new: str, moved: dict[str, str], rewrites: dict) -> str:
+    """A move's commit words, with or without link fixes: one vocabulary.
 
-    ``cli: move wiki/db/ -> wiki/guide/db/ (2 files), fixing links in 1 file``.
+    ``rename wiki/a.md -> wiki/b.md`` (one page), ``move wiki/a/ -> wiki/b/
+    (N files)`` (the pages under a, with ``wiki/a.md, `` first when a is a
+    page too), then ``, fixing links in N files`` when links were rewritten.
     """
-    from minarad.store.commit import move_verb
-
-    verb = move_verb(list(moved), list(moved.values()))
-    if verb is None or not rewrites:
-        return verb
-    return f"{verb}, fixing links in {len(rewrites)} file{'s' if len(rewrites) > 1 else ''}"
+    if len(moved) == 1:
+        (src, dst), = moved.items()
+        verb = f"rename {src} -> {dst}"
+    else:
+        old_dir, new_dir = top_old[:-len(".md")] + "/", top_new[:-len(".md")] + "/"
+        pages = top_old in moved
+        verb = (f"move {top_old + ', ' if pages else ''}{old_dir} -> "
+                f"{top_new + ', ' if pages else ''}{new_dir} ({len(moved)} files)")
+    if rewrites:
+        verb += f", fixing links in {len(rewrites)} file{'s' if len(rewrites) > 1 else ''}"
+    return verb

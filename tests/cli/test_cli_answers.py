@@ -45,6 +45,10 @@ def test_wiki_move_says_rename_or_move_with_or_without_link_fixes(minara, ws):
     assert git(ws, "log", "-1", "--format=%s").strip() == \
         "cli: rename wiki/guide/db/setup.md -> wiki/setup.md, fixing links in 1 file"
     assert "[[setup]]" in (ws / "wiki/guide/db/intro.md").read_text()
+    minara("wiki", "put", "guide", "The guide.", check=0)
+    minara("wiki", "move", "guide", "manual", check=0)
+    assert git(ws, "log", "-1", "--format=%s").strip() == \
+        "cli: move wiki/guide.md, wiki/guide/ -> wiki/manual.md, wiki/manual/ (2 files)"
 
 
 def _promoted_line(minara, lesson: str) -> str:
