@@ -303,7 +303,7 @@ class LearnStore:
         old = entry.stats
         stats = ev.EvidenceStats(old.uses + 1, old.successes + (outcome == "success"),
                                  iso_now())
-        in_block = {_key(entry.record)} if entry.promoted else set()  # as listed: promoted
+        in_block = {_key(entry.record)} if entry.promoted else set()
         return UseResult(self._entry(entry.record, stats, in_block), outcome, result.commit)
 
     # -- promotion -----------------------------------------------------------------

@@ -211,6 +211,10 @@ def test_turn_end_usage(env):
     proc = run(env, "turn-end", "--session", "s1", "--surface", "x", "--now", "soon",
                check=False)
     assert proc.returncode == 2
+    proc = run(env, "turn-end", "--session", "s1", "--surface", "x", "--at",
+               "2026-11-30T10:00:00", input="")  # the old name of --now: works, with a notice
+    assert proc.stderr == "minara: notice: turn-end --at is now --now (--at goes in a later " \
+                          "release)\n"
 
 
 def test_journal_at_midnight_in_local_time(env, ws):
