@@ -99,7 +99,8 @@ def run(ctx: CliContext, name: str, dry_run: bool) -> None:
 
 @click.command("dream")
 @click.option("--dry-run", is_flag=True, help="Ask the model; show what would be appended.")
-@click.option("--since", metavar="DATE", help="Only journals dated on or after 2026-11-01.")
+@click.option("--since", metavar="DATE",
+              help="Only journals dated on or after DATE (YYYY-MM-DD).")
 @json_option
 @pass_ctx
 def dream(ctx: CliContext, dry_run: bool, since: str | None) -> None:
@@ -119,6 +120,6 @@ def dream(ctx: CliContext, dry_run: bool, since: str | None) -> None:
     try:
         day = dt.date.fromisoformat(since) if since else None
     except ValueError:
-        raise InvalidInput(f"--since {since!r} is not a date like 2026-11-01",
+        raise InvalidInput(f"--since {since!r} is not a date (YYYY-MM-DD)",
                            code="invalid_date") from None
     _emit_run(ctx, ctx.app.run_job("dream", dry_run=dry_run, since=day))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
@@ -134,6 +135,10 @@ def read_text_arg(value: str, max_bytes: int) -> str:
     """Resolve a TEXT argument: ``-`` is stdin, ``@path`` a file, ``@@...`` a literal ``@...``.
 
     The bytes are checked (size, UTF-8) by the store; here they are only read.
+
+    Raises:
+        click.UsageError: ``@path`` names a directory (a usage error, exit 2).
+        NotFound: ``@path`` cannot be read (``input_not_found``).
     """
     from minarad.workspace.content import decode_text
 
@@ -142,6 +147,9 @@ def read_text_arg(value: str, max_bytes: int) -> str:
     if value == "-":
         data = sys.stdin.buffer.read(max_bytes + 1)
     elif value.startswith("@") and len(value) > 1:
+        if os.path.isdir(value[1:]):
+            raise click.UsageError(f"{value[1:]} is a directory; @PATH must name a file "
+                                   f"(@@... is a literal text starting with '@')")
         try:
             with open(value[1:], "rb") as fh:
                 data = fh.read(max_bytes + 1)
