@@ -35,6 +35,9 @@ Kinds = Annotated[list[str] | None, Field(description="Only these kinds, e.g. [\
                                                       "\"journal\", \"lesson\", \"wiki\"]")]
 Since = Annotated[str | None, Field(description="Changed since: 2026-01-31, 7d or 12h")]
 Limit = Annotated[int, Field(ge=1, le=100, description="How many results (1-100)")]
+Redact = Annotated[bool, Field(description=(
+    "If the text holds a credential (an API key, a token, a private key...), write it with "
+    "each value replaced by [REDACTED:<rule>] instead of failing with secret_detected"))]
 Mode = Annotated[str | None, Field(description=(
     "keyword (words), semantic (meaning; needs an embedding model: minara models install) or "
     "hybrid (words, meaning, recency and links). Default: hybrid when a model is installed "
@@ -46,8 +49,18 @@ def tool_error(err: MinaraError) -> ToolError:
     return ToolError(json.dumps(err.to_dict(), ensure_ascii=False, default=str))
 
 
-async def run_call(tools: AgentTools, call: Callable[[], Any]) -> Any:
-    """Run a library call on the tools' worker; a library error becomes a tool error."""
+async def run_call(tools: AgentTools, call: Callable[[], Any], *, redact: bool = False) -> Any:
+    """Run a library call on the tools' worker; a library error becomes a tool error.
+
+    With ``redact``, a credential in a text it writes is redacted instead of refused.
+    """
+    if redact:
+        from minarad.secrets.guard import call_redacting
+
+        plain = call
+
+        def call() -> Any:
+            return call_redacting(True, plain)
     try:
         return await tools.run(call)
     except MinaraError as err:
