@@ -175,6 +175,35 @@ def test_a_dream_redacts_the_token_the_model_answers(gw):
     assert "(redacted 1 secret: github-token)" in subject_and_body
 
 
+def test_an_artifact_holding_a_token_is_refused_or_redacted(gw):
+    value = token()
+    made = json.loads(_cli(gw, "--json", "artifact", "create", "report", "--title", "keys",
+                           check=0).stdout)
+    refused = _cli(gw, "artifact", "complete", made["id"], f"the key is {value}", check=6)
+    assert "github-token" in refused.stderr and value not in refused.stderr
+    _cli(gw, "artifact", "complete", made["id"], f"the key is {value}", "--redact", check=0)
+    got = _cli(gw, "--json", "artifact", "get", made["id"], check=0).stdout
+    assert "[REDACTED:github-token]" in got and value not in got
+
+
+def test_a_compaction_redacts_the_token_the_model_answers(gw):
+    from tests.llm_server import LoopbackLLM
+
+    value = token()
+    lines = [f"- the deploy checklist step {n} is written out at length here" for n in range(8)]
+    _cli(gw, "memory", "set", "memory/long.md", "# Deploys\n\n" + "\n".join(lines),
+         check=0)
+    with LoopbackLLM() as llm:
+        llm.script(("text", f"# Deploys\n\n{lines[0]}\n- the token is {value}"))
+        proc = _cli(gw, "--json", "compact", "memory/long.md", "--allow-unmatched",
+                    no_daemon=True, extra=llm.env(), check=0)
+    assert value not in proc.stdout + proc.stderr
+    branch = git(gw.ws, "for-each-ref", "--format=%(refname)", "refs/heads/proposals/")
+    message = git(gw.ws, "log", "-1", "--format=%B", branch.split()[-1])
+    assert "(redacted 1 secret: github-token)" in message
+    assert "the token is [REDACTED:github-token]" in message  # the unmatched line, named
+
+
 def test_zz_no_value_is_anywhere(gw):
     """Last in the module: every value refused or redacted above is nowhere."""
     assert len(HIDDEN) >= 10
