@@ -389,7 +389,7 @@ class Minara:
             from minarad.artifacts import ArtifactStore
 
             store = self.__dict__["_artifacts"] = ArtifactStore(
-                self.data_dir / "artifacts.sqlite3")
+                self.data_dir / "artifacts.sqlite3", secrets_root=self.root)
         return store
 
     @property

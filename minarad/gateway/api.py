@@ -43,6 +43,11 @@ def library_of(request: Request) -> Library:
 
 
 async def call_library(request: Request, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Await ``fn`` on the library's thread; redacting credentials when the body asked so."""
+    if getattr(request.state, "redact", False):
+        from minarad.secrets.guard import call_redacting
+
+        return await library_of(request).call(call_redacting, True, fn, *args, **kwargs)
     return await library_of(request).call(fn, *args, **kwargs)
 
 
@@ -73,7 +78,16 @@ async def json_body(request: Request) -> dict:
         raise InvalidInput("the body's JSON is nested too deeply", code="invalid_json") from None
     if not isinstance(data, dict):
         raise InvalidInput("the body must be a JSON object", code="invalid_json")
+    request.state.redact = _redact_field(data)
     return data
+
+
+def _redact_field(data: dict) -> bool:
+    """``"redact": true``: a credential in the written text is redacted, not refused (422)."""
+    value = data.get("redact", False)
+    if not isinstance(value, bool):
+        raise InvalidInput("field 'redact' must be true or false", code="invalid_input")
+    return value
 
 
 def text_field(data: dict, name: str = "text") -> str:

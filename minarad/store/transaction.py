@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from minarad.errors import Busy, InvalidInput, NotFound
+from minarad.secrets.guard import guard_text, is_checked, with_note
 from minarad.store.diskchange import (Mark, PathState, Undo, change_disk, failures_named,
                                       mark_of, move_files, plain_moves, undo_all)
 from minarad.store.models import CommitInfo, Record, WriteResult
@@ -40,6 +41,7 @@ from minarad.workspace.content import decode_text, encode_text, git_blob_id, sha
 from minarad.workspace.files import DiskChanged, DiskReplaced, cut_back_at
 
 if TYPE_CHECKING:
+    from minarad.secrets.findings import Finding
     from minarad.store.store import Store
 
 #: How many times a write re-reads files an editor keeps saving before giving up.
@@ -81,7 +83,12 @@ class Transaction:
                  verb: str | None = None):
         self.store = store
         self.fast_forward, self.expect_head = fast_forward, expect_head
-        self.author, self.source, self.message = author, source, message
+        self.author, self.source = author, source
+        #: Texts from an agent are checked for credentials (see minarad.secrets.guard).
+        self.checked = is_checked(source)
+        #: What was redacted from them (named in the commit message).
+        self.redacted: list[Finding] = []
+        self.message = self._guarded_text("commit message", message) if message else message
         self.parents = tuple(parents)
         self.force = force
         self.verb = verb
@@ -107,18 +114,21 @@ class Transaction:
                 ``.git/minara/rejected/`` and name the file in the error.
         """
         rel = self.store.check_writable_path(path)
+        content = self._guarded(rel, content)
         rejected = content if keep_rejected and isinstance(content, str) else None
         self._ops.append(("write", rel, self._encode(rel, content), base, rejected))
 
     def create(self, path: str, content: str | bytes) -> None:
         """Create ``path``; the transaction fails (``file_exists``) if it exists then."""
         rel = self.store.check_writable_path(path)
+        content = self._guarded(rel, content)
         self._ops.append(("create", rel, self._encode(rel, content)))
 
     def append(self, path: str, text: str) -> None:
         """Add ``text`` as new line(s) at the end of ``path`` (creating it); never conflicts."""
         rel = self.store.check_writable_path(path)
         encode_text(text, self.store.max_file_bytes, rel)
+        text = self._guarded_text(rel, text)
         if not text.strip():
             raise InvalidInput(f"{rel}: nothing to append (the text is empty or blank)",
                                code="empty_append", path=rel)
@@ -144,6 +154,31 @@ class Transaction:
         """
         rel = self.store.check_writable_path(path)
         self._ops.append(("adopt", rel))
+
+    def _guarded(self, rel: str, content: str | bytes) -> str | bytes:
+        """``content`` checked for credentials when an agent writes it (see
+        :meth:`_guarded_text`); bytes that are not UTF-8 text are left as they are."""
+        if isinstance(content, str):
+            return self._guarded_text(rel, content)
+        if not self.checked:
+            return content
+        try:
+            text = bytes(content).decode("utf-8")
+        except UnicodeDecodeError:
+            return content
+        clean = self._guarded_text(rel, text)
+        return content if clean is text else clean.encode("utf-8")
+
+    def _guarded_text(self, rel: str, text: str) -> str:
+        """``text`` redacted, or refused with SecretDetected, when it holds a credential."""
+        if not self.checked:
+            return text
+        clean, found = guard_text(self.store.root, rel, text,
+                                  rejected_dir=self.store.state_dir / "rejected")
+        if not found:
+            return text
+        self.redacted += found
+        return clean
 
     def _encode(self, rel: str, content: str | bytes) -> bytes:
         if isinstance(content, str):
@@ -392,7 +427,8 @@ class Transaction:
         root = self.store.root
         modes = {s.rel: s.mode for s in changed if s.mode is not None}
         prepared = prepare_commit(self.store, {s.rel: s.after for s in changed},
-                                  author=self.author, source=self.source, message=self.message,
+                                  author=self.author, source=self.source,
+                                  message=with_note(self.message or "", self.redacted) or None,
                                   verb=self._verb(changed), modes=modes, parents=self.parents,
                                   reuse=self.fast_forward)
         undos: list[tuple[str, Undo]] = []
