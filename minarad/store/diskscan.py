@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 
 def commit_disk(store: Store, paths: Iterable[str] | None = None, *,
                 author: str | None = None, source: str = "editor",
-                message: str | None = None, skipped: list[str] | None = None
-                ) -> CommitInfo | None:
+                message: str | None = None, skipped: list[str] | None = None,
+                held: list | None = None) -> CommitInfo | None:
     """Commit what is on disk for ``paths`` (None: the whole tree) in one commit.
 
     A path missing on disk is a deletion. With ``paths=None`` the tree is
@@ -30,6 +30,9 @@ def commit_disk(store: Store, paths: Iterable[str] | None = None, *,
     Files that cannot be versioned (over the size limit, unreadable) are
     left out and named in the returned ``skipped``, and appended to the
     ``skipped`` list when one is given (also when nothing is committed).
+    A changed file holding a credential is held back: left on disk, out of
+    the commit, and appended to ``held`` when given
+    (:class:`minarad.secrets.holdback.HeldFile`).
 
     Returns:
         The commit, or None when disk already equals HEAD.
@@ -46,6 +49,7 @@ def commit_disk(store: Store, paths: Iterable[str] | None = None, *,
             _scan_paths(store, paths, found)
         if skipped is not None:
             skipped.extend(found.skipped)
+        _hold_back(store, found, held)
         if not found.changes:
             return None
         info = store.commit_changes(found.changes, found.stats,
@@ -53,6 +57,18 @@ def commit_disk(store: Store, paths: Iterable[str] | None = None, *,
                                     message=message, verb=_disk_verb(store, found.changes))
         return CommitInfo(info.commit, info.paths, info.source, info.author,
                           tuple(found.skipped))
+
+
+def _hold_back(store: Store, found, held: list | None) -> None:
+    """Take the changed files that hold a credential out of ``found.changes``."""
+    from minarad.secrets.holdback import screen_changes
+
+    caught = screen_changes(store.root, found.changes)
+    for file in caught:
+        del found.changes[file.path]
+        found.stats.pop(file.path, None)
+    if held is not None:
+        held.extend(caught)
 
 
 def _disk_verb(store: Store, changes: dict[str, bytes | None]) -> str | None:

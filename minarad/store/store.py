@@ -350,10 +350,12 @@ class Store:
 
     def commit_disk(self, paths: Iterable[str] | None = None, *, author: str | None = None,
                     source: str = "editor", message: str | None = None,
-                    skipped: list[str] | None = None) -> CommitInfo | None:
-        """Commit what is on disk for ``paths`` (None: the whole tree) in one commit."""
+                    skipped: list[str] | None = None,
+                    held: list | None = None) -> CommitInfo | None:
+        """Commit what is on disk for ``paths`` (None: the whole tree) in one commit;
+        files holding a credential are held back (see :func:`diskscan.commit_disk`)."""
         return diskscan.commit_disk(self, paths, author=author, source=source,
-                                    message=message, skipped=skipped)
+                                    message=message, skipped=skipped, held=held)
 
     def committed_files(self) -> dict[str, str]:
         """HEAD's files: ``path -> blob hex``."""

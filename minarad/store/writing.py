@@ -59,7 +59,7 @@ def absorb_with_mark(store: Store, rel: str) -> tuple[bytes | None, FileVersion,
     Raises:
         DiskChanged: the file changed while it was read.
     """
-    data, st, current = _absorb_read(store, rel)
+    data, st, current = _absorb_read(store, rel, refuse_held=True)
     return data, current, _mark(rel, data, st)
 
 
@@ -69,17 +69,27 @@ def read_with_mark(store: Store, rel: str) -> tuple[bytes | None, FileVersion, M
     return data, store.version_of(rel, data), _mark(rel, data, st)
 
 
-def _absorb_read(store: Store, rel: str) -> tuple[bytes | None, os.stat_result | None, FileVersion]:
+def _absorb_read(store: Store, rel: str, refuse_held: bool = False
+                 ) -> tuple[bytes | None, os.stat_result | None, FileVersion]:
     """Read ``rel`` and commit it if it differs from the cache (as an editor edit).
 
     A file over the size limit is never committed (it stays unversioned,
-    as a whole-tree commit leaves it).
+    as a whole-tree commit leaves it), nor is one holding a credential (held
+    back, as the daemon holds it back); a write over such a file is refused
+    with ``refuse_held`` (``secret_held_back``), since it would commit it.
     """
+    from minarad.secrets.holdback import refuse_held_back, screen_changes
+
     data, st = store.read_disk(rel)
     latest = store.history_db.latest(rel)
     committed = latest.blob if latest else None
     if (git_blob_id(data) if data is not None else None) != committed \
             and not store.over_limit(data):
+        held = screen_changes(store.root, {rel: data})
+        if held and refuse_held:
+            refuse_held_back(held[0])
+        if held:
+            return data, st, store.version_of(rel, data)
         store.commit_changes({rel: data}, {rel: st} if st is not None else {},
                             author=store.operator, source="editor", verb="edit")
     return data, st, store.version_of(rel, data)
