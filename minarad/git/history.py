@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from minarad.git.objects import missing_objects_are_damage
 
@@ -120,11 +120,13 @@ def follow_history(repo: Repo, head: str, known: Callable[[str], bool] = lambda 
     return HistoryWalk(repo, head, known, first_parent, limit)
 
 
-def blobs_introduced(repo: Repo) -> Iterator[tuple[str, str, bytes]]:
+def blobs_introduced(repo: Repo, include: list[str] | None = None,
+                     exclude: Sequence[str] = ()) -> Iterator[tuple[str, str, bytes]]:
     """``(commit id, path, blob id)`` for each blob a commit brought in, children first.
 
-    Every commit reachable from a ref; a merge counts only what none of its
-    parents had. Paths that are not UTF-8 are shown with U+FFFD.
+    Every commit reachable from a ref (or from ``include``, and not from
+    ``exclude``: the commits a push would send); a merge counts only what
+    none of its parents had. Paths that are not UTF-8 are shown with U+FFFD.
     """
     from dulwich.diff_tree import tree_changes
     from dulwich.objects import Commit as CommitType
@@ -132,10 +134,12 @@ def blobs_introduced(repo: Repo) -> Iterator[tuple[str, str, bytes]]:
 
     store = repo.object_store
     heads = {sha for sha in repo.get_refs().values()
-             if sha in store and isinstance(store[sha], CommitType)}
+             if sha in store and isinstance(store[sha], CommitType)} if include is None \
+        else {c.encode() for c in include}
     if not heads:
         return
-    for entry in repo.get_walker(include=list(heads), order=ORDER_TOPO):
+    for entry in repo.get_walker(include=list(heads), exclude=[c.encode() for c in exclude],
+                                 order=ORDER_TOPO):
         commit = entry.commit
         parent_trees = [store[p].tree for p in commit.parents]
         for change in tree_changes(store, parent_trees[0] if parent_trees else None,

@@ -59,7 +59,7 @@ def commit_disk(store: Store, paths: Iterable[str] | None = None, *,
                           tuple(found.skipped))
 
 
-def _hold_back(store: Store, found, held: list | None) -> None:
+def _hold_back(store: Store, found: DiskChanges, held: list | None) -> None:
     """Take the changed files that hold a credential out of ``found.changes``."""
     from minarad.secrets.holdback import screen_changes
 
