@@ -16,10 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from minarad.errors import MinaraError
 from minarad.secrets.allowlist import ALLOW_FILE, Allowlist, load_allowlist
 from minarad.secrets.findings import Finding
+
+if TYPE_CHECKING:
+    from minarad.store.store import Store
 
 #: Files larger than this are not scanned (the store refuses them anyway).
 MAX_SCANNED = 10 * 1024 * 1024
@@ -69,6 +73,29 @@ def screen_changes(root: str | Path, changes: dict[str, bytes | None],
         if findings:
             held.append(HeldFile(rel, tuple(findings)))
     return held
+
+
+def held_on_disk(store: Store) -> list[HeldFile]:
+    """The files on disk that differ from HEAD and hold a credential (what a commit of
+    the disk would hold back), whether a daemon runs or not."""
+    from minarad.store.reconcile import unchanged_by_stat
+    from minarad.workspace.content import git_blob_id
+    from minarad.workspace.ignore import scan_tree
+
+    on_disk, _errors = scan_tree(store.root, store.ignore_filter())
+    committed = store.committed_files()
+    clean = unchanged_by_stat(str(store.git_dir / "index"), on_disk, committed)
+    changes: dict[str, bytes | None] = {}
+    for rel in sorted(set(on_disk) - clean):
+        if on_disk[rel].st_size > MAX_SCANNED:
+            continue
+        try:
+            data = (Path(store.root) / rel).read_bytes()
+        except OSError:
+            continue
+        if git_blob_id(data) != committed.get(rel):
+            changes[rel] = data
+    return screen_changes(store.root, changes)
 
 
 def _text(data: bytes | None) -> str | None:
