@@ -12,7 +12,7 @@ missing commit is a damaged repository (``repository_damaged``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from collections.abc import Callable, Iterator, Sequence
 
@@ -132,15 +132,16 @@ def blobs_introduced(repo: Repo, include: list[str] | None = None,
     from dulwich.objects import Commit as CommitType
     from dulwich.walk import ORDER_TOPO
 
-    store = repo.object_store
     heads = {sha for sha in repo.get_refs().values()
-             if sha in store and isinstance(store[sha], CommitType)} if include is None \
-        else {c.encode() for c in include}
+             if sha in repo.object_store and isinstance(repo.object_store[sha], CommitType)} \
+        if include is None else {c.encode() for c in include}
+    store = cast("ObjectStore", _RecentObjects(repo.object_store))
     if not heads:
         return
     for entry in repo.get_walker(include=list(heads), exclude=[c.encode() for c in exclude],
                                  order=ORDER_TOPO):
         commit = entry.commit
+        cast(_RecentObjects, store).keep(commit)
         parent_trees = [store[p].tree for p in commit.parents]
         for change in tree_changes(store, parent_trees[0] if parent_trees else None,
                                    commit.tree):
@@ -150,6 +151,35 @@ def blobs_introduced(repo: Repo, include: list[str] | None = None,
             if any(_blob_at(store, tree, new.path) == new.sha for tree in parent_trees[1:]):
                 continue
             yield commit.id.decode(), new.path.decode("utf-8", "replace"), new.sha
+
+
+class _RecentObjects:
+    """An object store's reads, the recent ones kept: a walk children first reads each
+    commit's tree again as its child's parent tree (and the parent commit itself)."""
+
+    #: Objects kept before the oldest half is let go.
+    SIZE = 4096
+
+    def __init__(self, store: ObjectStore):
+        self._store = store
+        self._kept: dict[bytes, object] = {}
+
+    def keep(self, obj: Any) -> None:
+        """Remember ``obj`` (a commit the walk already read)."""
+        if len(self._kept) >= self.SIZE:
+            for sha in list(self._kept)[:self.SIZE // 2]:
+                del self._kept[sha]
+        self._kept[obj.id] = obj
+
+    def __getitem__(self, sha: bytes) -> Any:
+        found = self._kept.get(sha)
+        if found is None:
+            found = self._store[sha]
+            self.keep(found)
+        return found
+
+    def __contains__(self, sha: bytes) -> bool:
+        return sha in self._kept or sha in self._store
 
 
 def _blob_at(store: ObjectStore, tree_id: bytes, path: bytes) -> bytes | None:
