@@ -12,7 +12,8 @@ missing commit is a damaged repository (``repository_damaged``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+import stat
+from typing import TYPE_CHECKING, cast
 
 from collections.abc import Callable, Iterator, Sequence
 
@@ -128,58 +129,62 @@ def blobs_introduced(repo: Repo, include: list[str] | None = None,
     ``exclude``: the commits a push would send); a merge counts only what
     none of its parents had. Paths that are not UTF-8 are shown with U+FFFD.
     """
-    from dulwich.diff_tree import tree_changes
     from dulwich.objects import Commit as CommitType
     from dulwich.walk import ORDER_TOPO
 
+    objects = repo.object_store
     heads = {sha for sha in repo.get_refs().values()
-             if sha in repo.object_store and isinstance(repo.object_store[sha], CommitType)} \
+             if sha in objects and isinstance(objects[sha], CommitType)} \
         if include is None else {c.encode() for c in include}
-    store = cast("ObjectStore", _RecentObjects(repo.object_store))
     if not heads:
         return
+    trees = _TreeEntries(objects)
     for entry in repo.get_walker(include=list(heads), exclude=[c.encode() for c in exclude],
                                  order=ORDER_TOPO):
         commit = entry.commit
-        cast(_RecentObjects, store).keep(commit)
-        parent_trees = [store[p].tree for p in commit.parents]
-        for change in tree_changes(store, parent_trees[0] if parent_trees else None,
-                                   commit.tree):
-            new = change.new
-            if new is None or new.sha is None or new.path is None:
+        parent_trees = [objects[p].tree for p in commit.parents]
+        for path, sha in trees.added(parent_trees[0] if parent_trees else None, commit.tree):
+            if any(_blob_at(objects, tree, path) == sha for tree in parent_trees[1:]):
                 continue
-            if any(_blob_at(store, tree, new.path) == new.sha for tree in parent_trees[1:]):
-                continue
-            yield commit.id.decode(), new.path.decode("utf-8", "replace"), new.sha
+            yield commit.id.decode(), path.decode("utf-8", "replace"), sha
 
 
-class _RecentObjects:
-    """An object store's reads, the recent ones kept: a walk children first reads each
-    commit's tree again as its child's parent tree (and the parent commit itself)."""
+class _TreeEntries:
+    """Trees read once each (a walk reads each commit's tree again as its child's parent
+    tree), and the blobs one tree has that another has not at the same path."""
 
-    #: Objects kept before the oldest half is let go.
-    SIZE = 4096
+    #: Trees kept before all are let go.
+    SIZE = 8192
 
     def __init__(self, store: ObjectStore):
         self._store = store
-        self._kept: dict[bytes, object] = {}
+        self._kept: dict[bytes, dict[bytes, tuple[int, bytes]]] = {}
 
-    def keep(self, obj: Any) -> None:
-        """Remember ``obj`` (a commit the walk already read)."""
-        if len(self._kept) >= self.SIZE:
-            for sha in list(self._kept)[:self.SIZE // 2]:
-                del self._kept[sha]
-        self._kept[obj.id] = obj
-
-    def __getitem__(self, sha: bytes) -> Any:
-        found = self._kept.get(sha)
+    def entries(self, tree_id: bytes) -> dict[bytes, tuple[int, bytes]]:
+        """``name -> (mode, id)`` of a tree."""
+        found = self._kept.get(tree_id)
         if found is None:
-            found = self._store[sha]
-            self.keep(found)
+            if len(self._kept) >= self.SIZE:
+                self._kept.clear()
+            found = self._kept[tree_id] = {e.path: (e.mode, e.sha)
+                                           for e in self._store[tree_id].items()}
         return found
 
-    def __contains__(self, sha: bytes) -> bool:
-        return sha in self._kept or sha in self._store
+    def added(self, old: bytes | None, new: bytes,
+              prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
+        """``(path, blob id)`` of each file of ``new`` that ``old`` lacks or holds otherwise."""
+        if old == new:
+            return
+        before = self.entries(old) if old is not None else {}
+        for name, (mode, sha) in self.entries(new).items():
+            was = before.get(name)
+            if was is not None and was[1] == sha:
+                continue
+            if stat.S_ISDIR(mode):
+                sub = was[1] if was is not None and stat.S_ISDIR(was[0]) else None
+                yield from self.added(sub, sha, prefix + name + b"/")
+            elif mode != 0o160000:  # a submodule's commit is no blob
+                yield prefix + name, sha
 
 
 def _blob_at(store: ObjectStore, tree_id: bytes, path: bytes) -> bytes | None:
