@@ -1,4 +1,4 @@
-"""``minara secrets``: credentials in the workspace's files and history (detection only)."""
+"""``minara secrets``: credentials in the workspace's files and history: find, purge."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from minarad.errors import MinaraError, NotFound
 
 @click.group("secrets")
 def secrets() -> None:
-    """Credentials in the workspace: find them (writes are not checked yet).
+    """Credentials in the workspace: find them, erase them from history.
 
     Example: minara secrets scan --history
     """
