@@ -254,9 +254,11 @@ class Store:
         """Commit an uncommitted disk change of ``rel``; return (bytes, FileVersion)."""
         return writing.absorb(self, rel)
 
-    def absorb_with_mark(self, rel: str) -> tuple[bytes | None, FileVersion, Mark | None]:
-        """As :meth:`absorb` plus the fingerprint as read, the repository checked already."""
-        return writing.absorb_with_mark(self, rel)
+    def absorb_with_mark(self, rel: str, refuse_held: bool = True
+                         ) -> tuple[bytes | None, FileVersion, Mark | None]:
+        """As :meth:`absorb` plus the fingerprint as read, the repository checked already
+        (see :func:`writing.absorb_with_mark` for ``refuse_held``)."""
+        return writing.absorb_with_mark(self, rel, refuse_held)
 
     def read_with_mark(self, rel: str) -> tuple[bytes | None, FileVersion, Mark | None]:
         """As :meth:`absorb_with_mark`, without committing a disk change."""

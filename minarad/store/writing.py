@@ -52,14 +52,18 @@ def absorb(store: Store, rel: str) -> tuple[bytes | None, FileVersion]:
     return data, current
 
 
-def absorb_with_mark(store: Store, rel: str) -> tuple[bytes | None, FileVersion, Mark | None]:
+def absorb_with_mark(store: Store, rel: str, refuse_held: bool = True
+                     ) -> tuple[bytes | None, FileVersion, Mark | None]:
     """As :meth:`absorb`, plus the file's fingerprint as read (None: no file), for
     a caller that has just checked the repository and caught the cache up.
+    A file holding a credential is refused (``secret_held_back``) unless not
+    ``refuse_held`` (a write that replaces or deletes it: then it is read, not
+    committed).
 
     Raises:
         DiskChanged: the file changed while it was read.
     """
-    data, st, current = _absorb_read(store, rel, refuse_held=True)
+    data, st, current = _absorb_read(store, rel, refuse_held=refuse_held)
     return data, current, _mark(rel, data, st)
 
 

@@ -30,3 +30,14 @@ def test_reads_doctor_and_writes_never_commit_an_edit_holding_a_key(ws, minara):
     memory.write_text(memory.read_text().replace(value, "in the vault"))
     minara("memory", "append", "MEMORY.md", "- more", check=0)
     assert "billing in the vault" in git(ws, "show", "HEAD:MEMORY.md")
+
+
+def test_a_whole_write_replaces_a_held_back_text_without_committing_it(ws, minara):
+    value = next(v for rule, _l, v in samples(4) if rule == "google-api-key")
+    minara("init", check=0)
+    (ws / "USER.md").write_text(f"# User\n\nmaps key {value}\n")
+    version = minara.json("memory", "get", "USER.md")["version"]
+    minara("memory", "set", "USER.md", "# User\n\nmaps key: ask the operator",
+           "--base", version, check=0)  # what the web UI's editor sends
+    assert (ws / "USER.md").read_text() == "# User\n\nmaps key: ask the operator\n"
+    assert value not in git(ws, "log", "-p", "--all")
