@@ -155,6 +155,18 @@ def _git_status(store: Store) -> tuple[list[str], str]:
     return proc.stdout.splitlines(), ""
 
 
+def check_held_back(store: Store) -> Finding:
+    """No saved file is held back for holding a credential (it would never be committed)."""
+    from minarad.secrets.holdback import HOW_TO_ALLOW, held_on_disk
+
+    held = held_on_disk(store)
+    if held:
+        return Finding("secrets", "warn", f"{len(held)} saved file(s) held back, not "
+                       f"committed, for holding a credential: "
+                       + "; ".join(str(h) for h in held[:3]), HOW_TO_ALLOW)
+    return _ok("secrets", "no saved file holds a credential")
+
+
 def check_history(store: Store, fix: bool) -> Finding:
     """The per-file history cache reflects HEAD."""
     import sqlite3
@@ -306,7 +318,7 @@ def run_checks(app, daemon_status, *, fix: bool = False) -> list[Finding]:
     if findings[-1].status == "fail":
         return findings + [check_disk(app.root)]
     following = daemon_status is not None and bool(daemon_status.running)
-    findings += [check_clean(store, fix), check_history(store, fix),
+    findings += [check_clean(store, fix), check_held_back(store), check_history(store, fix),
                  check_index(app, fix, following), check_embeddings(app, fix, following),
                  check_daemon(daemon_status), check_inotify(app.root), check_conflicts(store),
                  *check_remotes(store, app.settings), check_disk(app.root)]

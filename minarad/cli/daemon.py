@@ -50,7 +50,18 @@ def _render_status(st: DaemonStatus) -> str:
     if st.skipped_count > SHOWN_SKIPPED:
         lines.append(f"  not versioned: {st.skipped_count - SHOWN_SKIPPED} more "
                      f"(minara status --json lists up to 100)")
+    lines += render_held_back(st.held_back)
     return "\n".join(lines)
+
+
+def render_held_back(held: list[dict]) -> list[str]:
+    """One line per credential in a held-back save, then how to allow one."""
+    lines = [f"  held back (holds a credential, not committed): {h['path']}:{f['line']}:"
+             f"{f['column']}: {f['rule']} {f['fingerprint']}"
+             for h in held for f in h["findings"]]
+    if held:
+        lines.append(f"    {held[0]['how_to_allow']}")
+    return lines
 
 
 def _render_sync(notes: dict) -> list[str]:
@@ -112,7 +123,9 @@ def status(ctx: CliContext) -> None:
 
     Shows pid, start time, watcher kind, the daemon's own last commit,
     pending paths and the files it cannot version (too large, unreadable,
-    symlinks), as the running daemon last reported them. Running or not,
+    symlinks) and the saves it holds back because they hold a credential
+    (file, line, rule, fingerprint, and how to allow one), as the running
+    daemon last reported them. Running or not,
     it shows HEAD's last commit (whoever made it), lists tracked files that
     .gitignore ignores, explains each file 'git status' shows as
     untracked (??), and names the context files near or over their budget

@@ -334,7 +334,8 @@ async def status(request: Request) -> Response:
 
 
 async def events(request: Request) -> Response:
-    """GET /v1/events: server-sent events, one ``commit`` event per commit."""
+    """GET /v1/events: server-sent events, one ``commit`` event per commit, and a
+    ``secret_held_back`` event when the daemon holds back a save holding a credential."""
     import asyncio
 
     feed = request.app.state.feed
@@ -351,6 +352,9 @@ async def events(request: Request) -> Response:
                     continue
                 if event is None:
                     break
+                if event.get("event") == "secret_held_back":
+                    yield f"event: secret_held_back\ndata: {json.dumps(event)}\n\n"
+                    continue
                 yield (f"event: commit\nid: {event['commit']}\n"
                        f"data: {json.dumps(event, ensure_ascii=False)}\n\n")
         finally:

@@ -228,7 +228,9 @@ def _paths() -> dict:
                           **_errors(401, 403)}}},
         "/v1/events": {"get": {
             "summary": "Server-sent events: one `commit` event per commit (paths with "
-                       "versions, author, source)", "operationId": "events",
+                       "versions, author, source); a `secret_held_back` event names a save "
+                       "the daemon did not commit (file, line, rule, fingerprint)",
+            "operationId": "events",
             "responses": {"200": {"description": "An event stream",
                                   "content": {"text/event-stream": {"schema": _s("string")}}},
                           **_errors(401, 403)}}},

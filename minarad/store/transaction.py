@@ -302,6 +302,7 @@ class Transaction:
         store.check_writable()
         store.catch_up()
         targets = self._rename_targets()
+        replaced = self._replaced_paths()
         for rel in self.paths():
             if rel in adopted:
                 states[rel] = self._read_adopted(rel)
@@ -309,7 +310,7 @@ class Transaction:
             if rel in targets:
                 data, current, mark = store.read_with_mark(rel)
             else:
-                data, current, mark = store.absorb_with_mark(rel)
+                data, current, mark = store.absorb_with_mark(rel, rel not in replaced)
             store.refuse_unversioned(rel, data)
             states[rel] = PathState(rel, data, current, mark, data)
         for op in self._ops:
@@ -319,6 +320,12 @@ class Transaction:
             if s.after is not None and s.after != s.before:
                 check_gitignore_change(store, s.rel, s.after, force=self.force)
         return states
+
+    def _replaced_paths(self) -> set[str]:
+        """Paths only written whole or deleted: a held-back text there is dropped, not kept."""
+        whole = {op[1] for op in self._ops if op[0] in ("write", "delete")}
+        return whole - {p for op in self._ops if op[0] not in ("write", "delete")
+                        for p in _op_paths(op)}
 
     def _mark_in_place(self, states: dict[str, PathState]) -> None:
         """Paths only appended to are appended in place (``O_APPEND``)."""
