@@ -13,9 +13,10 @@ completion), ``llm_answer_too_large`` (over :data:`MAX_ANSWER_BYTES`, cut
 while reading) and ``llm_empty_answer``. Unreachable, time-outs, 429 and 5xx are
 retried with backoff; other answers are not.
 
-A credential in an answer (or in an error body) is replaced by
-``[REDACTED:<rule>]`` before anyone sees it; :attr:`ChatClient.redacted` lists
-what was, so that a job's commit message can say so.
+A credential in a request's messages is replaced by ``[REDACTED:<rule>]``
+before it is sent, and one in an answer (or in an error body) before anyone
+sees it; :attr:`ChatClient.redacted` lists what was redacted from answers, so
+that a job's commit message can say so.
 
 httpx is imported on first use, so commands that never talk to a model do
 not pay for it.
@@ -99,7 +100,8 @@ class ChatClient:
         Raises:
             LLMError: after the last try failed, with the reason's code.
         """
-        body: dict = {"model": self.model, "messages": messages, "temperature": temperature}
+        body: dict = {"model": self.model, "messages": [self._outgoing(m) for m in messages],
+                      "temperature": temperature}
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
         last: LLMError | None = None
@@ -112,6 +114,20 @@ class ChatClient:
                 last = exc.error
         assert last is not None
         raise last
+
+    def _outgoing(self, message: dict) -> dict:
+        """``message`` with every credential in its text redacted: the provider never sees one.
+
+        Jobs send what the workspace holds (journals, MEMORY.md); a credential
+        there (an editor save held back, a file from before the check) stays
+        on this machine.
+        """
+        content = message.get("content")
+        if not isinstance(content, str):
+            return message
+        from minarad.secrets.guard import redact_answer
+
+        return {**message, "content": redact_answer(content, root=self.secrets_root)}
 
     def _clean(self, text: str) -> str:
         """``text`` with every credential redacted (and recorded in :attr:`redacted`)."""
