@@ -178,6 +178,8 @@ class AgentTools:
                                   "index_lag": found.lag}
         if found.notice:
             result["notice"] = found.notice
+        if found.withheld:
+            result["withheld"] = found.withheld
         return result
 
     # -- context and resources ---------------------------------------------------------
