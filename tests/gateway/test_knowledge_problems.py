@@ -104,6 +104,9 @@ def test_a_policy_with_malformed_front_matter_is_skipped_everywhere(gateway):
     http = gateway.api.get("/v1/knowledge/policies").json()
     assert policy not in json.dumps(http["records"])
     assert (path, 4) in [(p["path"], p["line"]) for p in http["problems"]]
+    client, _csrf = gateway.browser_client()
+    page = client.get("/settings/memory", params={"tab": "policies"}).text
+    assert "No wombat deploys" not in page and f"{path}:4: front matter line 4" in page
     found, prompt = mcp_calls(gateway, "wombat")
     assert path not in {h["path"] for h in found["results"]}
     assert "No wombat deploys" not in prompt and where in prompt
