@@ -64,6 +64,11 @@ def test_a_grants_typo_withholds_knowledge_and_search_goes_on_everywhere(gateway
     assert not [h for h in http["results"] if h["path"].startswith("knowledge/")]
     assert http["withheld"]["message"].startswith(f"{GRANTS_LINE}: not valid JSON")
 
+    client, _csrf = gateway.browser_client()
+    page = client.get("/search", params={"q": "quokka"}).text
+    assert "wiki/quokka.md" in page and f"{GRANTS_LINE}: not valid JSON" in page
+    assert "Quokkas like green tea" not in page
+
     found, context = mcp_calls(gateway, "quokka")
     assert "MEMORY.md" in {h["path"] for h in found["results"]}
     assert not [h for h in found["results"] if h["path"].startswith("knowledge/")]
