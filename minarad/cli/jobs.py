@@ -51,7 +51,16 @@ def list_(ctx: CliContext) -> None:
     statuses = ctx.app.jobs()
     emit(ctx, {"jobs": [{"name": s.name, "description": s.description, "enabled": s.enabled,
                          "interval_hours": s.interval_hours} for s in statuses]},
-         "\n".join(f"{s.name:8} {_schedule(s):14} {s.description}" for s in statuses))
+         _table([(s.name, _schedule(s), s.description) for s in statuses]))
+
+
+def _table(rows: list[tuple[str, ...]]) -> str:
+    """Rows as aligned columns (each as wide as its widest cell; the last one free)."""
+    if not rows:
+        return ""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return "\n".join("  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)),
+                                row[-1]]) for row in rows)
 
 
 @jobs.command("status")

@@ -19,6 +19,13 @@ class MemoryGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), "search"})
 
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        names = self.list_commands(ctx)
+        if args and args[0] not in names and not args[0].startswith("-"):
+            raise click.exceptions.NoSuchCommand(args[0], possibilities=names, ctx=ctx)
+        return super().resolve_command(ctx, args)
+
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name == "search" and "search" not in self.commands:
             from minarad.cli.options import accept_global_options
@@ -149,21 +156,26 @@ def append(ctx: CliContext, file: str, text: str, channel: str | None, force: bo
               help="Change a .gitignore even if it would stop versioning tracked files.")
 @click.option("--no-newline", is_flag=True,
               help="Save TEXT as given (else a newline ends it, as an editor saves).")
+@click.option("--allow-empty", is_flag=True,
+              help="Allow an empty TEXT for an identity file (SOUL.md, USER.md...).")
 @channel_option
 @json_option
 @pass_ctx
 def set_(ctx: CliContext, file: str, text: str, base: str | None, channel: str | None,
-         force: bool, no_newline: bool) -> None:
+         force: bool, no_newline: bool, allow_empty: bool) -> None:
     """Replace FILE with TEXT ('-' for stdin, '@path' for a file).
 
     A newline ends the saved text unless it ends with one already, or
-    --no-newline is given.
+    --no-newline is given. An empty TEXT for an identity file (AGENTS.md,
+    SOUL.md, IDENTITY.md, USER.md, MEMORY.md, TOOLS.md) is refused with
+    empty_identity_file unless --allow-empty is given.
 
     Example: minara memory set USER.md @USER.md --base 4
     """
     body = read_text_arg(text, ctx.settings.max_file_bytes)
     result = ctx.app.memory_set(ctx.path(file, channel), body, base=base, author=ctx.author,
-                                source="cli", force=force, newline=not no_newline)
+                                source="cli", force=force, newline=not no_newline,
+                                allow_empty=allow_empty)
     _render_write(ctx, result)
 
 

@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 APP_PROVIDER: ContextVar = ContextVar("minara_app_provider", default=None)
 
 
+#: Commands that may create the workspace a ``--workspace DIR`` names (any other
+#: command refuses a folder that is no workspace: a typo must not seed one).
+CREATORS = frozenset({"init", "import"})
+
+
 class RunHere(BaseException):
     """Raised in the daemon: this command is for the client to run itself.
 
@@ -40,6 +45,8 @@ class CliContext:
 
     flags: dict
     as_json: bool = False
+    #: False when ``--workspace DIR`` names the folder: a typo must not seed a workspace.
+    create_missing: bool = True
     _app: Minara | None = None
     _borrowed: bool = False
 
@@ -54,6 +61,7 @@ class CliContext:
                 from minarad.app import Minara
 
                 self._app = Minara.open(**self.flags)
+                self._app.create_missing = self.create_missing
         return self._app
 
     @property
@@ -192,6 +200,9 @@ def _set_flag(name: str) -> Callable[[click.Context, click.Parameter, str | None
         cli = ctx.find_object(CliContext)
         if value is not None and cli is not None:
             cli.flags[name] = value
+            if name == "workspace":
+                cli.create_missing = not value or \
+                    ctx.find_root().invoked_subcommand in CREATORS
         return value
 
     return callback

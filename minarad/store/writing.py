@@ -108,7 +108,7 @@ def check_base(store: Store, rel: str, current: FileVersion, base: object,
     if kind == "version" and value > current.version:
         raise InvalidInput(f"{rel}: base version {value} does not exist (the file is at "
                            f"version {current.version})", code="unknown_base_version")
-    if kind != "version":
+    if kind == "blob":  # a sha256 that is not the current one is a conflict, whatever it is
         try:
             store.resolve_version(rel, base)
         except NotFound:

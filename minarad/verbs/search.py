@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from minarad.app import Minara
-    from minarad.index import Index
     from minarad.index.results import CatchUpStats, Hit
 
 #: How long a search waits for another process to finish updating the index.
@@ -34,7 +33,6 @@ class SearchResult:
         mode: the mode the search ran in (keyword, semantic or hybrid).
         hits: best first.
         stats: the catch-up before the search (None: the index was searched as it was).
-        notice: why the mode differs from the one asked for (hybrid without a model).
         withheld: why knowledge records were left out (``grants.json`` cannot be
             read: the error, naming the file and line), else None.
     """
@@ -44,7 +42,6 @@ class SearchResult:
     mode: str
     hits: list[Hit]
     stats: CatchUpStats | None
-    notice: str | None = None
     withheld: dict[str, Any] | None = None
 
     def index_state(self) -> dict[str, Any] | None:
@@ -59,13 +56,10 @@ class SearchResult:
         return self.stats.lag if self.stats is not None and self.stats.busy else 0
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form: query, scope, mode, results, index (notice and withheld, when
-        there is one)."""
+        """JSON-ready form: query, scope, mode, results, index (and withheld, when set)."""
         data: dict[str, Any] = {"query": self.query, "scope": self.scope, "mode": self.mode,
                                 "results": [hit.to_dict() for hit in self.hits],
                                 "index": self.index_state()}
-        if self.notice:
-            data["notice"] = self.notice
         if self.withheld:
             data["withheld"] = self.withheld
         return data
@@ -75,8 +69,7 @@ def search(app: Minara, query: str, *, who: str | None, role: str | None = None,
            scope: Scope = "all", mode: str | None = None, kinds: Sequence[str] = (),
            path: str | None = None, channel: str | None = None, since: str | None = None,
            until: str | None = None, limit: int = 10, per_page: int | None = None,
-           explain: bool = False, catch_up: bool = True,
-           keyword_without_model: bool = False) -> SearchResult:
+           explain: bool = False, catch_up: bool = True) -> SearchResult:
     """Search the workspace as every surface does: one sequence, typed results.
 
     Sets a new workspace up, refuses ``who`` a channel it is not a member
@@ -91,7 +84,8 @@ def search(app: Minara, query: str, *, who: str | None, role: str | None = None,
         role: the caller's role, checked against ``knowledge/grants.json``.
         scope: ``all``, or ``memory`` for memory files only.
         mode: keyword, semantic or hybrid (None: hybrid when a model has
-            embedded, else keyword).
+            embedded, else keyword); semantic or hybrid without a model is
+            refused (``no_embedding_model``) on every surface.
         kinds: only these kinds (an unknown one: ``unknown_kind``).
         path: only under this path prefix.
         channel: the caller's channel, whose files join the shared ones.
@@ -101,12 +95,11 @@ def search(app: Minara, query: str, *, who: str | None, role: str | None = None,
         per_page: at most this many sections of a page (None: the setting).
         explain: keep each voice's rank and score.
         catch_up: catch the index up first (False: search it as it is).
-        keyword_without_model: hybrid without a model is keyword (with a
-            notice) instead of an error.
 
     Raises:
-        InvalidInput: a bad query, kind, time or mode (a grants file that cannot be
-            read withholds knowledge records instead: ``SearchResult.withheld``).
+        InvalidInput: a bad query, kind, time or mode, or ``no_embedding_model``
+            (a grants file that cannot be read withholds knowledge records
+            instead: ``SearchResult.withheld``).
         Forbidden: ``access_denied`` for the channel.
     """
     app.ensure_set_up()  # a new workspace is seeded first, as every command does
@@ -116,13 +109,12 @@ def search(app: Minara, query: str, *, who: str | None, role: str | None = None,
     stats = index.catch_up(wait=WRITER_WAIT_SECONDS) if catch_up else None
     if kinds:
         index.check_kinds(list(kinds))
-    used, notice = settle_mode(index, mode, keyword_without_model)
+    used = mode or index.default_mode()
     hits = app.search_index(query, role=role, kind=list(kinds) or None, path=path or None,
                             channel=channel or None, since=since or None,
                             until=until or None, limit=limit, memory_only=scope == "memory",
                             mode=used, per_page=per_page, explain=explain)
     return SearchResult(query=query, scope=scope, mode=used, hits=hits, stats=stats,
-                        notice=notice,
                         withheld=withheld_knowledge(app) if scope == "all" else None)
 
 
@@ -139,23 +131,3 @@ def withheld_knowledge(app: Minara) -> dict[str, Any] | None:
     message = f"{problem.message} (until then, knowledge records are withheld from search)"
     return {**problem.to_dict(), "message": message}
 
-
-def settle_mode(index: Index, mode: str | None,
-                keyword_without_model: bool) -> tuple[str, str | None]:
-    """The mode to search in, and a notice when it is not the one asked for.
-
-    None is the index's default (hybrid when a model has embedded, else
-    keyword). With ``keyword_without_model``, hybrid without a model is
-    keyword (the notice says why) and semantic without one is refused
-    here; otherwise the index refuses both (``no_embedding_model``).
-    """
-    from minarad.errors import InvalidInput
-
-    if mode is None:
-        return index.default_mode(), None
-    if not keyword_without_model or mode == "keyword" or index.model.path is not None:
-        return mode, None
-    if mode == "semantic":
-        raise InvalidInput(f"semantic search needs an embedding model: {index.model.reason}; "
-                           f"or use mode keyword", code="no_embedding_model")
-    return "keyword", f"keyword search: {index.model.reason}"

@@ -272,8 +272,11 @@ def test_another_workspace_or_configuration_is_run_by_the_client(sockd, sock_env
     before = served(sockd)
     other = tmp_path / "other"
     code, _, err = run(sock_env, "-w", str(other), "memory", "get", "MEMORY.md")
+    assert code == 4 and b"minara init" in err and not other.exists(), err
+    code, _, err = run(sock_env, "init", str(other))
+    assert code == 0 and (other / ".git").is_dir(), err
+    code, _, err = run(sock_env, "-w", str(other), "memory", "get", "MEMORY.md")
     assert code == 0, err
-    assert (other / ".git").is_dir()
     code, _, err = run(sock_env, "memory", "get", "notes.md",
                        extra={"MINARA_MAX_FILE_BYTES": "10"})
     assert code != 0 and b"10" in err  # this configuration's limit, not the daemon's
