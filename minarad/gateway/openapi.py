@@ -211,7 +211,6 @@ def _paths() -> dict:
                                                        "mode": _s("string"),
                                                        "results": _s("array", items=_ref("Hit")),
                                                        "index": _s("object"),
-                                                       "notice": _s("string"),
                                                        "withheld": _s("object")}}),
                           **_errors(400, 401, 403, 503)}}},
         "/v1/status": {"get": {
