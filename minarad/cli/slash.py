@@ -33,7 +33,7 @@ def _show(ctx: CliContext, name: str, version: str | None, at: str | None,
           channel: str | None) -> None:
     from minarad.cli.memory import show_file
     from minarad.errors import InvalidInput, NotFound
-    from minarad.verbs.workspace_files import file_named
+    from minarad.verbs.workspace_files import explained, file_named
 
     try:
         path = file_named(name)
@@ -42,12 +42,9 @@ def _show(ctx: CliContext, name: str, version: str | None, at: str | None,
     try:
         show_file(ctx, ctx.path(path, channel), version, at)
     except NotFound as exc:
-        from minarad.verbs.workspace_files import HEARTBEAT_NOT_WRITTEN
-
-        if path != "HEARTBEAT.md" or version is not None or at is not None:
+        if version is not None or at is not None:
             raise
-        raise NotFound(f"{exc.message}: {HEARTBEAT_NOT_WRITTEN}", code=exc.code,
-                       **exc.details) from None
+        raise explained(exc, path) from None
 
 
 def _verb(name: str, path: str, what: str) -> click.Command:

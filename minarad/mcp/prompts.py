@@ -36,8 +36,7 @@ def workspace_text(tools: AgentTools, name: str | None, channel: str | None = No
         MinaraError: an unknown name, a channel the agent is not a member of,
             or what the read path refuses (missing, symlink, too large).
     """
-    from minarad.verbs.workspace_files import (HEARTBEAT_NOT_WRITTEN, file_named, list_files,
-                                               listing_text)
+    from minarad.verbs.workspace_files import explained, file_named, list_files, listing_text
 
     channel = channel or None
     tools.check_channel(channel)
@@ -49,9 +48,7 @@ def workspace_text(tools: AgentTools, name: str | None, channel: str | None = No
         try:
             return tools.app.read_text(rel)
         except MinaraError as err:
-            hint = f": {HEARTBEAT_NOT_WRITTEN}" if err.code == "file_not_found" and \
-                rel == "HEARTBEAT.md" else ""
-            raise type(err)(f"{err.message}{hint}", code=err.code, **err.details) from None
+            raise explained(err, rel) from None
 
 
 async def _answer(tools: AgentTools, ctx: Context | None, name: str | None,

@@ -47,6 +47,13 @@ def file_named(name: str) -> str:
     return FILES[key]
 
 
+def explained(err: MinaraError, rel: str) -> MinaraError:
+    """``err`` about ``rel``, saying why when it is a HEARTBEAT.md not written yet."""
+    if err.code != "file_not_found" or rel != HEARTBEAT:
+        return err
+    return type(err)(f"{err.message}: {HEARTBEAT_NOT_WRITTEN}", code=err.code, **err.details)
+
+
 @dataclasses.dataclass(frozen=True)
 class FileState:
     """One line of the listing: a workspace file and where it stands on disk.
