@@ -301,6 +301,28 @@ def check_remotes(store: Store, settings) -> list[Finding]:
     return out
 
 
+def check_knowledge(app) -> Finding:
+    """``knowledge/grants.json`` reads, and every record file reads as a record.
+
+    An unreadable grants file withholds every knowledge record (searches,
+    context); an unreadable record is skipped everywhere. Both name the file
+    and line; neither is rewritten.
+    """
+    knowledge = app.knowledge
+    grants = knowledge.grants_problem()
+    if grants is not None:
+        where = grants.message.removesuffix("; fix it by hand")
+        return Finding("knowledge", "warn", f"{where}: knowledge records are withheld from "
+                       f"search and context until it is fixed",
+                       "fix knowledge/grants.json by hand")
+    problems = knowledge.problems()
+    if problems:
+        more = f" (and {len(problems) - 1} more: minara fact list)" if len(problems) > 1 else ""
+        return Finding("knowledge", "warn", f"{problems[0]}{more}; skipped until fixed",
+                       "fix the record's front matter by hand")
+    return _ok("knowledge", "grants and records read")
+
+
 def check_disk(root) -> Finding:
     """Free space on the workspace's file system."""
     free = shutil.disk_usage(root).free
@@ -321,5 +343,6 @@ def run_checks(app, daemon_status, *, fix: bool = False) -> list[Finding]:
     findings += [check_clean(store, fix), check_held_back(store), check_history(store, fix),
                  check_index(app, fix, following), check_embeddings(app, fix, following),
                  check_daemon(daemon_status), check_inotify(app.root), check_conflicts(store),
+                 check_knowledge(app),
                  *check_remotes(store, app.settings), check_disk(app.root)]
     return findings

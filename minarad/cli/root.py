@@ -23,6 +23,11 @@ if TYPE_CHECKING:
 #: command name -> "module:attribute", loaded only when that command runs.
 GROUPS = {
     "memory": "minarad.cli.memory:memory",
+    # -- the REPL's slash verbs: a workspace file by name --
+    "soul": "minarad.cli.slash:soul",
+    "identity": "minarad.cli.slash:identity",
+    "heartbeat": "minarad.cli.slash:heartbeat",
+    "workspace": "minarad.cli.slash:workspace",
     "config": "minarad.cli.config_cmd:config",
     "import": "minarad.cli.importer:import_",
     "init": "minarad.cli.config_cmd:init",

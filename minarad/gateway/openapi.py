@@ -178,7 +178,9 @@ def _paths() -> dict:
                            "is installed and has embedded, else keyword. `mode=all|memory` is "
                            "the older spelling of `scope`. Facts and policies of knowledge "
                            "domains whose grant for the role (`role`, else the X-Minara-Role "
-                           "header, else general) is none never show.",
+                           "header, else general) is none never show; while "
+                           "knowledge/grants.json cannot be read none does, and `withheld` "
+                           "(the invalid_grants error: path, line, message) says why.",
             "operationId": "search",
             "parameters": [
                 {"name": "q", "in": "query", "required": True, "schema": _s("string")},
@@ -212,7 +214,8 @@ def _paths() -> dict:
                                                        "scope": _s("string"),
                                                        "mode": _s("string"),
                                                        "results": _s("array", items=_ref("Hit")),
-                                                       "index": _s("object")}}),
+                                                       "index": _s("object"),
+                                                       "withheld": _s("object")}}),
                           **_errors(400, 401, 403, 503)}}},
         "/v1/status": {"get": {
             "summary": "Daemon, index, repository and gateway status", "operationId": "status",

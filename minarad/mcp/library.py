@@ -173,8 +173,12 @@ class AgentTools:
                                     scope="memory" if memory_only else "all", mode=mode,
                                     kinds=kind or (), path=path, channel=channel, since=since,
                                     limit=max(1, min(limit, 100)))
-        return {"query": query, "mode": found.mode, "results": [h.to_dict() for h in found.hits],
-                "index_lag": found.lag}
+        result: dict[str, Any] = {"query": query, "mode": found.mode,
+                                  "results": [h.to_dict() for h in found.hits],
+                                  "index_lag": found.lag}
+        if found.withheld:
+            result["withheld"] = found.withheld
+        return result
 
     # -- context and resources ---------------------------------------------------------
 

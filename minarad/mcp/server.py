@@ -30,6 +30,7 @@ from minarad.errors import MinaraError
 from minarad.mcp.changes import ChangeFeed, resource_uri
 from minarad.mcp.errors import build_project_server
 from minarad.mcp.library import RESOURCE_FILES, AgentTools
+from minarad.mcp.prompts import add_slash_prompts
 from minarad.mcp.toolkit import ADDS, READS, REPLACES, Channel, File, Kinds, Limit, Mode, Query, \
     Redact, SearchChannel, Since, Text, agent_of, run_call
 
@@ -227,6 +228,7 @@ def build_server(tools: AgentTools, *, poll_s: float | None = 0.5
     add_tool_groups(server, tools)
     add_resources(server, tools)
     add_prompt(server, tools)
+    add_slash_prompts(server, tools)
     add_subscriptions(server, feed)
     return server, feed
 
