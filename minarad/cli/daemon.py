@@ -101,11 +101,19 @@ def _render_socket(sock: dict[str, object]) -> str:
     return "  socket:   not served (minara commands run in their own process)"
 
 
+def _knowledge_line(note: dict) -> str:
+    """``path:line: message (effect)`` of a knowledge file that cannot be read."""
+    where = f"{note.get('path', 'knowledge')}:{note.get('line', 1)}: "
+    message = note["message"].removeprefix(where)
+    return f"{where}{message} ({note['effect']})"
+
+
 def _render_notes(notes: dict) -> list[str]:
     lines = _render_sync(notes)
     lines += [f"  budget: {b['path']} is {b['state']} ({b['chars']:,} of {b['budget']:,} "
               f"characters){'; the agent sees it by name only' if b['state'] == 'over' else ''}"
               for b in notes.get("budgets", [])]
+    lines += [f"  knowledge: {_knowledge_line(k)}" for k in notes.get("knowledge", [])]
     for key, label in (("tracked_ignored", "ignored but tracked"), ("untracked", "git shows ??")):
         entries = notes[key]
         lines += [f"  {label}: {n['path']}: {n['reason']}" for n in entries[:SHOWN_SKIPPED]]

@@ -195,7 +195,7 @@ class Knowledge:
     def _check_policy_write(self, role: str | None, domain: str) -> None:
         if not self.grants().can_write(role, domain):
             raise Forbidden(f"role {role_of(role)} may not write policies in {domain} "
-                            f"(grant {role_of(role)} {domain} write first)",
+                            f"(minara grant set {role_of(role)} {domain} write gives it)",
                             code="access_denied", role=role_of(role), domain=domain)
 
     # -- reading records ---------------------------------------------------------------------

@@ -80,6 +80,9 @@ def test_a_grants_typo_withholds_knowledge_and_search_goes_on_everywhere(gateway
     assert knowledge["status"] == "warn" and GRANTS_LINE in knowledge["detail"]
     fact_search = gateway.cli("fact", "search", "quokka", check=1)
     assert GRANTS_LINE in fact_search.stderr
+    status = json.loads(gateway.cli("--json", "status", check=0).stdout)
+    assert [(k["path"], k["line"]) for k in status["knowledge"]] == [("knowledge/grants.json", 3)]
+    assert f"knowledge: {GRANTS_LINE}: not valid JSON" in gateway.cli("status", check=0).stdout
 
     gateway.cli("memory", "set", "knowledge/grants.json", '{"grants": {}}', check=0)
     assert "knowledge/food" in gateway.cli("search", "quokka", check=0).stdout
@@ -115,3 +118,4 @@ def test_a_policy_with_malformed_front_matter_is_skipped_everywhere(gateway):
     found, prompt = mcp_calls(gateway, "wombat")
     assert path not in {h["path"] for h in found["results"]}
     assert "No wombat deploys" not in prompt and where in prompt
+    assert f"knowledge: {where}" in gateway.cli("status", check=0).stdout
