@@ -7,6 +7,8 @@ import os
 import re
 import signal
 import subprocess
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -107,6 +109,43 @@ class Gateway:
             r = self.api.get(f"/v1/workspace/files/{path}")
             return r.json() if r.status_code == 200 and r.json()["version"] >= version else None
         return wait_for(at, f"{path} at version {version}")
+
+
+class EventListener:
+    """Listens on ``/v1/events`` in a thread for the first ``kind`` event that ``want`` takes.
+
+    ``with EventListener(gw, "commit") as heard: ...`` returns once the stream
+    is open; after the block, ``heard.data`` is that event's data (None if none
+    came within ``timeout``).
+    """
+
+    def __init__(self, gw: Gateway, kind: str, want: Callable[[dict], bool] = lambda d: True,
+                 timeout: float = 30.0):
+        self.gw, self.kind, self.want, self.timeout = gw, kind, want, timeout
+        self.data: dict | None = None
+        self._opened = threading.Event()
+        self._thread = threading.Thread(target=self._listen, daemon=True)
+
+    def _listen(self) -> None:
+        with self.gw.api.stream("GET", "/v1/events", timeout=self.timeout) as r:
+            self._opened.set()
+            event = None
+            for line in r.iter_lines():
+                if line.startswith("event: "):
+                    event = line[7:]
+                elif line.startswith("data: ") and event == self.kind:
+                    data = json.loads(line[6:])
+                    if self.want(data):
+                        self.data = data
+                        return
+
+    def __enter__(self) -> EventListener:
+        self._thread.start()
+        assert self._opened.wait(20), "the event stream did not open"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._thread.join(self.timeout)
 
 
 @pytest.fixture(scope="module")

@@ -6,13 +6,12 @@ import concurrent.futures
 import json
 import os
 import stat
-import threading
 from pathlib import Path
 
 import httpx
 
 from tests.conftest import assert_repo_sound, git
-from tests.gateway.conftest import MAX_BODY, wait_for
+from tests.gateway.conftest import MAX_BODY, EventListener
 
 
 def test_list_files_puts_identity_files_first(gateway):
@@ -213,29 +212,14 @@ def test_token_file_is_private_and_rotation_ends_the_old_token(gateway):
 
 
 def test_events_stream_a_commit_made_by_the_cli(gateway):
-    got: list[dict] = []
-    opened = threading.Event()
+    def live(data: dict) -> bool:
+        return any(p["path"] == "notes/live.md" for p in data["paths"])
 
-    def listen():
-        with gateway.api.stream("GET", "/v1/events", timeout=30) as r:
-            opened.set()
-            event = None
-            for line in r.iter_lines():
-                if line.startswith("event: "):
-                    event = line[7:]
-                elif line.startswith("data: ") and event == "commit":
-                    data = json.loads(line[6:])
-                    if any(p["path"] == "notes/live.md" for p in data["paths"]):
-                        got.append(data)
-                        return
-
-    thread = threading.Thread(target=listen, daemon=True)
-    thread.start()
-    opened.wait(10)
-    gateway.cli("--as", "cli-writer", "memory", "append", "notes/live.md", "- hello", check=0)
-    thread.join(20)
-    assert got, "no commit event arrived"
-    event = got[0]
+    with EventListener(gateway, "commit", live, timeout=20) as heard:
+        gateway.cli("--as", "cli-writer", "memory", "append", "notes/live.md", "- hello",
+                    check=0)
+    assert heard.data, "no commit event arrived"
+    event = heard.data
     assert event["author"] == "cli-writer" and event["source"] == "cli"
     assert {"path": "notes/live.md", "version": 1, "deleted": False} in event["paths"]
 

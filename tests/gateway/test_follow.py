@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import threading
 
 import pytest
 
 from tests.conftest import git
 from tests.daemon.followcheck import backlinks, searchable, wait_followed
-from tests.gateway.conftest import Gateway
+from tests.gateway.conftest import EventListener, Gateway
 from tests.sync.conftest import make_bare
 
 pytestmark = pytest.mark.slow
@@ -41,29 +39,13 @@ def test_a_put_is_searchable_linked_and_pushed(served):
 
 def test_a_hand_made_git_commit_reaches_the_event_stream(served):
     gw, remote = served
-    got: list[dict] = []
-    opened = threading.Event()
+    def by_hand(data: dict) -> bool:
+        return any(p["path"] == "notes/by-hand.md" for p in data["paths"])
 
-    def listen() -> None:
-        with gw.api.stream("GET", "/v1/events", timeout=30) as r:
-            opened.set()
-            event = None
-            for line in r.iter_lines():
-                if line.startswith("event: "):
-                    event = line[7:]
-                elif line.startswith("data: ") and event == "commit":
-                    data = json.loads(line[6:])
-                    if any(p["path"] == "notes/by-hand.md" for p in data["paths"]):
-                        got.append(data)
-                        return
-
-    thread = threading.Thread(target=listen, daemon=True)
-    thread.start()
-    assert opened.wait(20)
-    (gw.ws / "notes").mkdir(exist_ok=True)
-    (gw.ws / "notes" / "by-hand.md").write_text("written and committed with git\n")
-    git(gw.ws, "add", "notes/by-hand.md")
-    git(gw.ws, "commit", "-q", "-m", "by hand")
-    thread.join(20)
-    assert got, "no commit event arrived"
+    with EventListener(gw, "commit", by_hand, timeout=20) as heard:
+        (gw.ws / "notes").mkdir(exist_ok=True)
+        (gw.ws / "notes" / "by-hand.md").write_text("written and committed with git\n")
+        git(gw.ws, "add", "notes/by-hand.md")
+        git(gw.ws, "commit", "-q", "-m", "by hand")
+    assert heard.data, "no commit event arrived"
     wait_followed(gw.env, gw.ws, remote=remote)

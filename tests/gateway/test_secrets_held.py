@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
-import threading
 
 import pytest
 
 from minarad.secrets import fingerprint
-from tests.gateway.conftest import Gateway, wait_for
+from tests.gateway.conftest import EventListener, Gateway, wait_for
 from tests.secrets.samples import samples
 
 pytestmark = pytest.mark.slow
@@ -19,30 +17,13 @@ def test_the_event_stream_and_status_page_name_a_held_back_save(tmp_path):
     value = next(v for rule, _l, v in samples(9) if rule == "gitlab-token")
     gw = Gateway(tmp_path / "gw").start()
     try:
-        got: list[dict] = []
-        opened = threading.Event()
-
-        def listen() -> None:
-            with gw.api.stream("GET", "/v1/events", timeout=30) as r:
-                opened.set()
-                event = None
-                for line in r.iter_lines():
-                    if line.startswith("event: "):
-                        event = line[7:]
-                    elif line.startswith("data: ") and event == "secret_held_back":
-                        got.append(json.loads(line[6:]))
-                        return
-
-        thread = threading.Thread(target=listen, daemon=True)
-        thread.start()
-        assert opened.wait(20)
-        tmp = gw.ws / "ops.md~"
-        tmp.write_text(f"# Ops\n\nrunner token {value}\n")
-        os.replace(tmp, gw.ws / "ops.md")  # an editor's atomic save
-        thread.join(30)
-        assert got, "no secret_held_back event arrived"
-        assert got[0]["files"][0]["path"] == "ops.md"
-        assert got[0]["files"][0]["findings"] == [
+        with EventListener(gw, "secret_held_back") as heard:
+            tmp = gw.ws / "ops.md~"
+            tmp.write_text(f"# Ops\n\nrunner token {value}\n")
+            os.replace(tmp, gw.ws / "ops.md")  # an editor's atomic save
+        assert heard.data, "no secret_held_back event arrived"
+        assert heard.data["files"][0]["path"] == "ops.md"
+        assert heard.data["files"][0]["findings"] == [
             {"line": 3, "column": 14, "rule": "gitlab-token",
              "fingerprint": fingerprint("gitlab-token", value)}]
         client, _csrf = gw.browser_client()
