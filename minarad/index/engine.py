@@ -23,7 +23,7 @@ from minarad.index.fusion import SearchFilters
 from minarad.index.query import QueryBuilder
 from minarad.index.schema import (SCHEMA_VERSION, StoredRecord, build_schema, cjk_analyzer,
                                   decode_record, register_tokenizers, set_docstore_blocksize,
-                                  to_tantivy, word_analyzer)
+                                  stem_analyzer, to_tantivy, word_analyzer)
 
 MEMORY_SCOPE = "memory"
 #: Writer heap for a first (or full) build: large segments, two threads.
@@ -82,7 +82,7 @@ class LexicalEngine:
         self.index_dir = Path(index_dir)
         self.schema = build_schema()
         self.cjk = cjk_analyzer()
-        self.builder = QueryBuilder(self.schema, word_analyzer(), self.cjk)
+        self.builder = QueryBuilder(self.schema, word_analyzer(), self.cjk, stem_analyzer())
         self._state_file = os.fspath(self.state_path)
         self._view: ReaderView | None = None
 

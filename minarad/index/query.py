@@ -31,6 +31,9 @@ EXACT_BOOST = 2.0
 #: The words of a compound token found apart count this much (the phrase: 1).
 SPLIT_BOOST = 0.5
 CJK_BOOST = 1.0
+#: A word's English stem in any field (``deploy`` finds ``Deploys``). It adds
+#: to the exact word's score, so the form typed ranks above its inflections.
+STEM_BOOST = 0.6
 
 _TOKEN_RE = re.compile(r'([+-]?)(?:([A-Za-z_]+):)?("([^"]*)"?|\S+)')
 #: A token holding one of these is also looked up whole in the exact field.
@@ -122,9 +125,11 @@ class QueryBuilder:
         schema: the index schema.
         words: the word analyzer (:func:`minarad.index.schema.word_analyzer`).
         cjk: the CJK n-gram analyzer.
+        stems: the stemming analyzer (:func:`minarad.index.schema.stem_analyzer`);
+            None searches words only as written.
     """
 
-    def __init__(self, schema, words, cjk):
+    def __init__(self, schema, words, cjk, stems=None):
         import tantivy
 
         from minarad.index.cjk import cjk_runs
@@ -133,6 +138,7 @@ class QueryBuilder:
         self.schema = schema
         self.words = words
         self.cjk = cjk
+        self.stems = stems
         self._cjk_runs = cjk_runs
         self._occur = {SHOULD: tantivy.Occur.Should, MUST: tantivy.Occur.Must,
                        MUST_NOT: tantivy.Occur.MustNot}
@@ -222,7 +228,8 @@ class QueryBuilder:
         fields = {TEXT_FIELDS[clause.field]: 1.0} if clause.field else WORD_BOOSTS
         options = [self._word_query(clause.text, fields)]
         if not clause.phrase and not clause.field:
-            options.append(self._split_words_query(clause.text, fields))
+            options += [self._split_words_query(clause.text, fields),
+                        self._stem_query(clause.text)]
         if not clause.field:
             options += [self._exact_query(clause.text), self._cjk_query(clause.text, clause.phrase)]
         options = [q for q in options if q is not None]
@@ -271,6 +278,24 @@ class QueryBuilder:
              for f, boost in fields.items()], tie_breaker=TIE_BREAKER) for token in tokens]
         return self._boosted(tv.Query.boolean_query([(tv.Occur.Should, q) for q in per_token]),
                              SPLIT_BOOST)
+
+    def _stem_query(self, text: str):
+        """The stems of an unquoted word in the ``stem`` field, at :data:`STEM_BOOST`.
+
+        None for a word with Korean, Japanese or Chinese characters (the
+        n-gram query handles those) and without a stem analyzer. A compound
+        (``deploy-script``) asks for each stem (the field keeps no positions).
+        """
+        if self.stems is None or (not text.isascii() and self._cjk_runs(text)):
+            return None
+        stems = list(dict.fromkeys(self.stems.analyze(text)))
+        if not stems:
+            return None
+        tv = self.tv
+        terms = [tv.Query.term_query(self.schema, "stem", stem) for stem in stems]
+        query = terms[0] if len(terms) == 1 else tv.Query.boolean_query(
+            [(tv.Occur.Must, q) for q in terms])
+        return self._boosted(query, STEM_BOOST)
 
     def _tokens_query(self, field: str, tokens: list[str]):
         if len(tokens) == 1:

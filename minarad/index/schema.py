@@ -20,10 +20,11 @@ if TYPE_CHECKING:
 
 #: Bump when the schema or the document rules change; an index built with
 #: another version is rebuilt by the next writer.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 CJK_TOKENIZER = "minara_cjk"
 EXACT_TOKENIZER = "minara_exact"
+STEM_TOKENIZER = "minara_stem"
 
 #: Bytes per compressed block of stored documents. Fetching a hit
 #: decompresses its whole block: with tantivy's 16 KiB default that costs
@@ -89,6 +90,8 @@ def build_schema() -> tantivy.Schema:
     sb.add_text_field("extra")  # front matter / entry fields, tags, path words
     sb.add_text_field("cjk", tokenizer_name=CJK_TOKENIZER)
     sb.add_text_field("exact", tokenizer_name=EXACT_TOKENIZER, index_option="freq")
+    # title, heading, text and extra, English words by their stem ("deploys" -> "deploy")
+    sb.add_text_field("stem", tokenizer_name=STEM_TOKENIZER, index_option="freq")
     sb.add_integer_field("time", indexed=True, fast=True)
     sb.add_bytes_field("record", stored=True)
     return sb.build()
@@ -130,10 +133,22 @@ def word_analyzer() -> tantivy.TextAnalyzer:
             .filter(tantivy.Filter.remove_long(40)).filter(tantivy.Filter.lowercase()).build())
 
 
+def stem_analyzer() -> tantivy.TextAnalyzer:
+    """:func:`word_analyzer`'s words reduced to their English stem (Snowball).
+
+    Used for the ``stem`` field and its queries alike, so both sides stem
+    the same way; ``deploy``, ``Deploys`` and ``deployed`` give ``deploy``.
+    """
+    return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+            .filter(tantivy.Filter.remove_long(40)).filter(tantivy.Filter.lowercase())
+            .filter(tantivy.Filter.stemmer("english")).build())
+
+
 def register_tokenizers(index: tantivy.Index) -> None:
     """Register minara's analyzers on an open tantivy index (every process)."""
     index.register_tokenizer(CJK_TOKENIZER, cjk_analyzer())
     index.register_tokenizer(EXACT_TOKENIZER, exact_analyzer())
+    index.register_tokenizer(STEM_TOKENIZER, stem_analyzer())
 
 
 def cjk_tokens(text: str, analyzer: tantivy.TextAnalyzer) -> list[tantivy.Token]:
@@ -174,6 +189,7 @@ def to_tantivy(doc: IndexDoc, analyzer: tantivy.TextAnalyzer) -> tantivy.Documen
         out.add_text("links", value)
     searchable = "\n".join((doc.title, doc.heading, doc.text, doc.meta, " ".join(doc.tags)))
     out.add_text("exact", " ".join(exact_tokens(searchable + " " + doc.path)))
+    out.add_text("stem", "\n".join((searchable, doc.path.replace("/", " "))))
     tokens = cjk_tokens(searchable, analyzer)
     if tokens:
         out.add_pre_tokenized_text("cjk", tantivy.PreTokenizedString(searchable, tokens))
