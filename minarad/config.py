@@ -79,6 +79,7 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "search_weight_semantic": ("MINARA_SEARCH_WEIGHT_SEMANTIC", float, 0.4),
     "search_weight_recency": ("MINARA_SEARCH_WEIGHT_RECENCY", float, 0.05),
     "search_weight_graph": ("MINARA_SEARCH_WEIGHT_GRAPH", float, 0.3),
+    "search_semantic_floor": ("MINARA_SEARCH_SEMANTIC_FLOOR", float, 0.825),
     # -- HTTP gateway --
     "http": ("MINARA_HTTP", str, "127.0.0.1:7411"),
     "http_hosts": ("MINARA_HTTP_HOSTS", str, ""),
@@ -181,6 +182,7 @@ class Settings:
     search_weight_semantic: float
     search_weight_recency: float
     search_weight_graph: float
+    search_semantic_floor: float
     # -- HTTP gateway --
     http: str
     http_hosts: str
@@ -291,7 +293,7 @@ _MINIMUM = {
     # -- wiki --
     # -- knowledge --
     # -- search --
-    "search_per_page": 0, "search_half_life_days": 0.01,
+    "search_per_page": 0, "search_half_life_days": 0.01, "search_semantic_floor": -1.0,
     # -- HTTP gateway --
     "http_max_body_bytes": 1024, "http_max_connections": 1, "http_header_timeout_s": 0.1,
     # -- artifacts and files --

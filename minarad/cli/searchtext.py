@@ -63,6 +63,9 @@ def explain_text(explain: dict) -> str:
     for name, value in explain.items():
         if name == "page":
             parts.append(f"page +{value['score']:.4f} ({value['sections']} sections)")
+        elif name == "similarity":
+            cosine = "none" if value["score"] is None else f"{value['score']:g}"
+            parts.append(f"similarity {cosine} (floor {value['floor']:g})")
         else:
             parts.append(f"{name} #{value['rank']} ({value['score']:g})")
     return "explain: " + " · ".join(parts)

@@ -32,6 +32,22 @@ def has_cjk(text: str) -> bool:
     return not text.isascii() and char_regex().search(text) is not None
 
 
+#: Kana (Japanese) and Hangul (Korean), within the CJK characters.
+_KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
+_HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
+
+
+def script_of(text: str) -> str:
+    """The writing system of ``text``: ``ja`` (any kana), ``ko`` (any Hangul),
+    ``zh`` (other CJK ideographs), else ``latin``."""
+    chars = "".join(run for _offset, run in cjk_runs(text))
+    if not chars:
+        return "latin"
+    if _KANA.search(chars):
+        return "ja"
+    return "ko" if _HANGUL.search(chars) else "zh"
+
+
 def cjk_runs(text: str) -> list[tuple[int, str]]:
     """Return ``(char offset, run)`` for each run of Hangul, kana or ideographs."""
     if text.isascii():

@@ -82,7 +82,8 @@ class Index:
         ranking = RankingSettings(
             lexical=s.search_weight_lexical, semantic=s.search_weight_semantic,
             recency=s.search_weight_recency, graph=s.search_weight_graph,
-            half_life_days=s.search_half_life_days, per_page=s.search_per_page)
+            half_life_days=s.search_half_life_days, per_page=s.search_per_page,
+            semantic_floor=s.search_semantic_floor)
         index = cls(s.workspace, index_dir_for(s.state_dir, s.workspace),
                     version_of=version_of, ranking=ranking)
         index._choose_model = lambda: choose_model(s.embed_model, s.data_dir)
@@ -335,7 +336,7 @@ class Index:
                                 memory_only=memory_only,
                                 hidden_paths=tuple(p.strip("/") for p in hidden_paths))
         cap = self.ranking.per_page if per_page is None else per_page
-        hits = self._ranked(query, filters, limit, mode, cap)
+        hits = self._ranked(query, filters, limit, mode, cap, explain)
         if not explain:
             hits = [with_changes(hit, explain=None) for hit in hits]
         return [self._with_version(finished(hit)) for hit in hits]
@@ -352,8 +353,13 @@ class Index:
         return mode
 
     def _ranked(self, query: str, filters: SearchFilters, limit: int, mode: str,
-                per_page: int) -> list[Hit]:
+                per_page: int, explain: bool = False) -> list[Hit]:
         """Ask the voices of ``mode``, fuse, weigh pages, cap.
+
+        The semantic voice offers only sections at or above the similarity
+        floor, so a query close to nothing answers what its words match (in
+        keyword and hybrid) or nothing. With ``explain``, every hit of a
+        semantic or hybrid search shows its similarity and the floor.
 
         A search for learn entries only (``kind`` lesson, correction, error)
         asks the lexical and the evidence voice, fused by reciprocal rank, so
@@ -371,13 +377,18 @@ class Index:
             return fuse(legacy, limit)
         r = self.ranking
         lists: list[tuple[str, list[RankedHit], float]] = []
-        if mode != "semantic":
-            lists.append(("lexical", self._voices[0].voice.rank(query, filters, depth),
-                          r.lexical))
+        semantic = None
         if mode != "keyword" and self.embedder is not None:
-            voice = SemanticVoice(self.engine, self.vectors, self.embedder)
-            lists.append(("semantic", voice.rank(query, filters, max(limit * 2, SEMANTIC_DEPTH)),
-                          r.semantic))
+            semantic = SemanticVoice(self.engine, self.vectors, self.embedder, r.semantic_floor)
+            lists.append(("semantic", semantic.rank(query, filters,
+                                                    max(limit * 2, SEMANTIC_DEPTH)), r.semantic))
+        if mode != "semantic":
+            lexical = self._voices[0].voice
+            close = {item.hit.key for item in lists[0][1]} if lists else None
+            ranked = (lexical.rank(query, filters, depth) if close is None
+                      or not isinstance(lexical, LexicalVoice)
+                      else lexical.rank_kept(query, filters, depth, close.__contains__))
+            lists.insert(0, ("lexical", ranked, r.lexical))
         candidates = fuse_explained(lists)
         if r.graph > 0 and candidates:
             lists.append(("graph", graph_list(self.engine, candidates, filters,
@@ -385,6 +396,8 @@ class Index:
             candidates = fuse_explained(lists)
         hits = page_aware(apply_recency(candidates, r.recency, r.half_life_days))
         hits = cap_per_page(bodiless_after_body_matches(hits), per_page)[:max(limit, 0)]
+        if explain and semantic is not None:
+            with_similarity(hits, semantic)
         return mark_words(hits, query)
 
     def known_kinds(self) -> list[str]:
@@ -489,6 +502,15 @@ def mark_words(hits: list[Hit], query: str) -> list[Hit]:
         hit.snippet = make_snippet(hit.text.strip() and hit.text or hit.heading or hit.title,
                                    pattern)
     return hits
+
+
+def with_similarity(hits: list[Hit], voice: SemanticVoice) -> None:
+    """Add ``similarity`` (the cosine with the query, and the floor) to each hit's explain."""
+    found = voice.similarities([hit.key for hit in hits])
+    for hit in hits:
+        cosine = found.get(hit.key)
+        hit.explain = {**(hit.explain or {}), "similarity": {
+            "score": None if cosine is None else round(cosine, 4), "floor": voice.floor}}
 
 
 def _text(path) -> str | None:

@@ -37,7 +37,12 @@ STRONG_HITS = 3
 
 @dataclasses.dataclass(frozen=True)
 class RankingSettings:
-    """Weights of the voices, the recency half-life and the per-page cap."""
+    """Weights of the voices, the recency half-life, the per-page cap and the similarity floor.
+
+    ``semantic_floor``: the cosine a section needs for the semantic voice
+    to offer it (calibrated for multilingual-e5-small by
+    ``bench/semantic_floor.py``: nonsense stays below, real answers above).
+    """
 
     lexical: float = 1.0
     semantic: float = 0.4
@@ -45,6 +50,7 @@ class RankingSettings:
     graph: float = 0.3
     half_life_days: float = 30.0
     per_page: int = 2
+    semantic_floor: float = 0.825
 
 
 def recency_prior(seconds: int, now: float, half_life_days: float) -> float:

@@ -10,6 +10,7 @@ times like the lexical one.
 
 from __future__ import annotations
 
+from minarad.index.cjk import script_of
 from minarad.index.engine import LexicalEngine
 from minarad.index.fusion import RankedHit, SearchFilters
 from minarad.index.query import MUST_NOT, parse_query
@@ -17,6 +18,11 @@ from minarad.index.results import hit_from_record
 
 #: How many nearest vectors are read back per hit asked for (filters drop some).
 OVERSAMPLE = 4
+#: How much lower the floor is for a section in another writing system than
+#: the query's (Korean, Japanese, Chinese, Latin): the model's cosines across
+#: languages sit lower (``bench/quality.py``'s cross-language questions reach
+#: 0.80-0.82 where nonsense in one language reaches 0.79-0.825).
+CROSS_SCRIPT_MARGIN = 0.025
 
 
 class SemanticVoice:
@@ -26,14 +32,18 @@ class SemanticVoice:
         engine: the index's lexical engine (records are read from it).
         store: the :class:`~minarad.index.vectors.VectorStore`.
         embedder: the loaded :class:`~minarad.index.embedder.Embedder`.
+        floor: the least cosine a section needs to be offered; when no
+            section reaches it the voice is silent (nothing is close).
     """
 
     name = "semantic"
 
-    def __init__(self, engine: LexicalEngine, store, embedder):
+    def __init__(self, engine: LexicalEngine, store, embedder, floor: float = -1.0):
         self.engine = engine
         self.store = store
         self.embedder = embedder
+        self.floor = floor
+        self._query = None  # the last query's vector (for :meth:`similarities`)
 
     def rank(self, query: str, filters: SearchFilters, limit: int) -> list[RankedHit]:
         """The ``limit`` nearest sections matching ``filters``; the score is the cosine."""
@@ -46,14 +56,36 @@ class SemanticVoice:
         ids, matrix = loaded
         if len(ids) == 0:
             return []
-        scores = matrix @ self.embedder.query(words)
-        return self._hits(ids, scores, clauses, filters, limit)
+        self._query = self.embedder.query(words)
+        scores = matrix @ self._query
+        return self._hits(ids, scores, clauses, filters, limit, script_of(words))
 
-    def _hits(self, ids, scores, clauses, filters: SearchFilters, limit: int) -> list[RankedHit]:
+    def similarities(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], float]:
+        """The cosine of each section ``(path, line)`` with the last ranked query.
+
+        Sections without a vector are left out (nothing when :meth:`rank`
+        embedded no query).
+        """
+        import numpy as np
+
+        loaded = self.store.matrix()
+        if self._query is None or loaded is None or not keys:
+            return {}
+        ids, matrix = loaded
+        out = {}
+        for key, row_id in self.store.ids_of(keys).items():
+            row = int(np.searchsorted(ids, row_id))
+            if row < len(ids) and ids[row] == row_id:
+                out[key] = float(matrix[row] @ self._query)
+        return out
+
+    def _hits(self, ids, scores, clauses, filters: SearchFilters, limit: int,
+              script: str) -> list[RankedHit]:
         import numpy as np
 
         take = min(len(ids), limit * OVERSAMPLE)
         best = np.argpartition(-scores, take - 1)[:take]
+        best = best[scores[best] >= self.floor - CROSS_SCRIPT_MARGIN]
         best = best[np.argsort(-scores[best])]
         keys = self.store.keys_of(ids[best])
         excluded = [c.text.lower() for c in clauses if c.occur == MUST_NOT and c.field is None]
@@ -67,6 +99,8 @@ class SemanticVoice:
             if excluded and any(word in record.text.lower() for word in excluded):
                 continue
             score = float(scores[row])
+            if score < self.floor and script_of(record.text or record.title) == script:
+                continue  # below the floor, in the query's own writing system
             # no marks yet: the search marks the words of the hits it returns
             out.append(RankedHit(hit_from_record(record, score, None), score))
             if len(out) >= limit:

@@ -150,6 +150,19 @@ class VectorStore:
                                  wanted).fetchall()
         return {row[0]: (row[1], row[2]) for row in rows}
 
+    def ids_of(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """``(path, line_start) -> id`` for the sections ``keys`` that have a vector."""
+        reader = self._read_connection()
+        if reader is None:
+            return {}
+        out = {}
+        for path, line in keys:
+            row = reader[1].execute("SELECT id FROM vec WHERE path = ? AND line_start = ?",
+                                    (path, line)).fetchone()
+            if row is not None:
+                out[(path, line)] = int(row[0])
+        return out
+
     # -- the matrix --------------------------------------------------------
 
     def matrix(self):

@@ -34,6 +34,16 @@ class LexicalVoice:
         First the hits holding enough of the meaningful words; when they
         are fewer than ``limit``, hits holding fewer follow (below them).
         """
+        return self.rank_kept(query, filters, limit)
+
+    def rank_kept(self, query: str, filters: SearchFilters, limit: int,
+                  keep_loose=None) -> list[RankedHit]:
+        """:meth:`rank`, keeping a hit holding fewer words only when ``keep_loose(key)``.
+
+        ``keep_loose`` None keeps them all. Hybrid search keeps those the
+        semantic voice offers too, so one stray word of a question close
+        to nothing brings nothing.
+        """
         clauses = parse_query(query or "")
         view = self.engine.reader_view()
         if view is None:
@@ -44,7 +54,9 @@ class LexicalVoice:
         if len(hits) < limit and loose is not None:  # None: the same query, the same hits
             seen = {h.key for h in hits}
             more = _hits(self.engine, view, loose, clauses, limit, by_time=False)
-            hits += [h for h in more if h.key not in seen][:limit - len(hits)]
+            more = [h for h in more if h.key not in seen
+                    and (keep_loose is None or keep_loose(h.key))]
+            hits += more[:limit - len(hits)]
         return [RankedHit(hit, hit.score) for hit in bodiless_after_body_matches(hits)]
 
 

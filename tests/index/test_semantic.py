@@ -39,9 +39,9 @@ def test_a_paraphrase_without_shared_words_is_found(ws, semantic):
     stats = embed(semantic)
     assert stats.embedded == 3 and stats.total == 3
     assert semantic.default_mode() == "hybrid"
-    assert "wiki/db/db.md" not in paths(semantic.search("revert migration", mode="keyword"))
+    assert "wiki/db/db.md" not in paths(semantic.search("downgrade migrations", mode="keyword"))
     for mode in ("semantic", "hybrid"):
-        hits = semantic.search("revert migration", mode=mode, explain=True)
+        hits = semantic.search("downgrade migrations", mode=mode, explain=True)
         assert paths(hits)[0] == "wiki/db/db.md", mode
         assert hits[0].explain["semantic"]["rank"] == 1
 
@@ -54,21 +54,21 @@ def test_embeddings_follow_edits_deletes_and_renames(ws, semantic):
     ws.commit(**{"wiki__pets__pets.md": TAX})  # an edit: only the changed section
     stats = embed(semantic)
     assert (stats.embedded, stats.total) == (1, 2)
-    assert paths(semantic.search("money owed to the state", mode="semantic"))[0] == \
+    assert paths(semantic.search("taxes owed to the government", mode="semantic"))[0] == \
         "wiki/pets/pets.md"
 
     ws.git("mv", "wiki/pets/pets.md", "wiki/money.md")  # a rename: the vector moves
     ws.commit()
     stats = embed(semantic)
     assert (stats.embedded, stats.reused, stats.total) == (0, 1, 2)
-    found = paths(semantic.search("money owed to the state", mode="semantic"))
+    found = paths(semantic.search("taxes owed to the government", mode="semantic"))
     assert found[0] == "wiki/money.md" and "wiki/pets/pets.md" not in found
 
     ws.git("rm", "-q", "wiki/money.md")  # a delete: the vector goes
     ws.commit()
     stats = embed(semantic)
     assert stats.total == 1 and semantic.vectors.count() == 1
-    assert "wiki/money.md" not in paths(semantic.search("money owed to the state",
+    assert "wiki/money.md" not in paths(semantic.search("taxes owed to the government",
                                                         mode="semantic"))
     assert semantic.embedding_status()["coverage"] == 1.0
 
@@ -77,11 +77,11 @@ def test_semantic_hits_respect_the_filters(ws, semantic):
     ws.commit(**{"wiki__db__db.md": UNDO, "notes__db.md": UNDO.replace("Schema", "Notes"),
                  "channels__c1__MEMORY.md": UNDO})
     embed(semantic)
-    assert set(paths(semantic.search("revert migration", mode="semantic"))) == \
+    assert set(paths(semantic.search("downgrade migrations", mode="semantic"))) == \
         {"wiki/db/db.md", "notes/db.md"}
-    assert paths(semantic.search("revert migration", mode="semantic", path="wiki")) == \
+    assert paths(semantic.search("downgrade migrations", mode="semantic", path="wiki")) == \
         ["wiki/db/db.md"]
-    assert "channels/c1/MEMORY.md" in paths(semantic.search("revert migration", mode="semantic",
+    assert "channels/c1/MEMORY.md" in paths(semantic.search("downgrade migrations", mode="semantic",
                                                             channel="c1"))
 
 
@@ -94,3 +94,15 @@ def test_a_rebuild_embeds_again_and_a_model_change_starts_over(ws, semantic, tmp
                   model=ModelChoice("e5-other", MODEL))
     changed = other.catch_up_embeddings()
     assert changed.model == "e5-other" and changed.embedded == 1
+
+
+def test_a_query_close_to_nothing_finds_nothing(ws, semantic):
+    ws.commit(**{"wiki__db__db.md": UNDO, "wiki__pets__pets.md": CAT,
+                 "wiki__money__money.md": TAX})
+    embed(semantic)
+    for mode in ("keyword", "semantic", "hybrid"):
+        assert semantic.search("xylophone quantum banana", mode=mode) == [], mode
+    hits = semantic.search("cat sofa", mode="hybrid", explain=True)
+    assert paths(hits) == ["wiki/pets/pets.md"]
+    similarity = hits[0].explain["similarity"]
+    assert similarity["score"] >= similarity["floor"] == semantic.ranking.semantic_floor > 0
