@@ -204,10 +204,36 @@ def _clause_alternatives(clause: Clause) -> list[_Alternative]:
     if not words:
         return []
     whole = _Alternative(words, bounded=not cjk.has_cjk(clause.text))
+    if whole.bounded and not clause.phrase and len(words) == 1:
+        return [whole] + [_Alternative([form], bounded=True) for form in inflections(words[0])]
     if clause.phrase or whole.bounded:
         return [whole]
     return [whole] + [_Alternative([part], bounded=False)
                       for part in _cjk_parts(clause.text)]
+
+
+#: English endings the stemmed field folds (``deploy``, ``Deploys``, ``deployed``).
+_ENDINGS = ("s", "es", "ed", "d", "ing")
+
+
+def inflections(word: str) -> list[str]:
+    """Other English forms of ``word`` marked in snippets, as the stemmed field finds them.
+
+    The word without a regular ending, then that base with each ending:
+    ``deployed`` gives ``deploy``, ``deploys``, ``deploying``... A rough
+    guess (no irregular forms); words of fewer than three letters and
+    anything but ASCII letters give none.
+    """
+    lowered = word.lower()
+    if len(lowered) < 3 or not (lowered.isascii() and lowered.isalpha()):
+        return []
+    base = lowered
+    for ending in ("ing", "es", "ed", "s"):
+        if lowered.endswith(ending) and len(lowered) - len(ending) >= 3:
+            base = lowered[: -len(ending)]
+            break
+    forms = [base] + [base + ending for ending in _ENDINGS]
+    return [form for form in dict.fromkeys(forms) if form != lowered]
 
 
 #: Parts of a CJK run longer than this are not highlighted whole (but in pieces).

@@ -53,3 +53,9 @@ def test_a_quoted_word_is_matched_as_written(stemmed):
 
 def test_a_nonsense_query_finds_nothing(stemmed):
     assert stemmed.search("xylophone quantum banana", mode="keyword") == []
+
+
+def test_the_snippet_marks_the_inflected_forms(stemmed):
+    hit = stemmed.search("deploy", mode="keyword", per_page=1)[1]
+    assert hit.snippet.render() == \
+        "**Deploys** happen on Tuesday; the release is **deployed** by the on-call engineer."
