@@ -96,6 +96,24 @@ def lookup_blob(object_store: ObjectStore, tree_id: bytes | None,
     return None if stat.S_ISDIR(mode) else (mode, sha)
 
 
+def is_regular_mode(mode: int) -> bool:
+    """True for a regular file's mode (``100644``, ``100755``): what minara checks out."""
+    return stat.S_ISREG(mode)
+
+
+def iter_entries(object_store: ObjectStore, tree_id: bytes | None, prefix: bytes = b""
+                 ) -> Iterator[tuple[bytes, int, bytes]]:
+    """Yield ``(path, mode, id)`` for every entry below a tree but folders, submodules too."""
+    if tree_id is None:
+        return
+    for entry in object_store[tree_id].items():
+        path = prefix + entry.path
+        if stat.S_ISDIR(entry.mode):
+            yield from iter_entries(object_store, entry.sha, path + b"/")
+        else:
+            yield path, entry.mode, entry.sha
+
+
 def iter_files(object_store: ObjectStore, tree_id: bytes | None, prefix: bytes = b""
                ) -> Iterator[tuple[bytes, int, bytes]]:
     """Yield ``(path, mode, blob id)`` for every file below a tree (submodules skipped)."""
