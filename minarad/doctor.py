@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import os
 import shutil
+import stat
 import subprocess
 import time
 from typing import TYPE_CHECKING
@@ -280,7 +281,7 @@ def check_held(store: Store) -> Finding:
     held = held_entries(store)
     left = [e for r in SyncState(store.state_dir).read().values() if isinstance(r, dict)
             for e in r.get("left_out") or []]
-    needs_fix = [e for e in held if not e.fix.startswith("nothing to do")]
+    needs_fix = [e for e in held if stat.S_ISREG(e.mode)]  # symlinks, submodules need none
     shown = [f"{e.path!r} ({e.reason})" for e in needs_fix] + \
         [f"{e['path']!r} ({e['reason']})" for e in left]
     if shown:

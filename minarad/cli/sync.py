@@ -102,7 +102,10 @@ def sync(ctx: CliContext, name: str | None) -> None:
     ours first; listed in the output and by 'minara status'), JSONL
     records united by id, front matter field by field, job state to the
     furthest watermark; a file that cannot be merged keeps both versions
-    (name.conflict-<machine>.<ext>, listed by 'minara status'). A push that
+    (name.conflict-<machine>.<ext>, listed by 'minara status'). What the
+    remote holds that minara cannot check out (a symlink, a submodule, a file
+    too large or ignored here) stays in the tree untouched and is listed; a
+    remote commit git itself would refuse is refused. A push that
     loses a race fetches and merges again. The daemon does this by itself
     when a remote is configured.
 

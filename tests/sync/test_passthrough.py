@@ -141,7 +141,8 @@ def test_a_remote_gitignore_hiding_a_tracked_file_is_taken_and_sync_goes_on(env,
     assert_repo_sound(ws)
 
 
-def _hostile_commit(bare: Path, name: bytes, mode: int, data: bytes) -> str:
+def _hostile_commit(bare: Path, name: bytes, mode: int, data: bytes,
+                    author: bytes = b"Else <else@example.com>") -> str:
     """Commit on ``bare``'s main a tree holding an entry git itself refuses (made with
     dulwich: git's own tools will not write one)."""
     from dulwich.objects import Blob, Commit, Tree
@@ -156,7 +157,7 @@ def _hostile_commit(bare: Path, name: bytes, mode: int, data: bytes) -> str:
         tree.add(name, mode, blob.id)
         commit = Commit()
         commit.tree, commit.parents = tree.id, [parent]
-        commit.author = commit.committer = b"Else <else@example.com>"
+        commit.author = commit.committer = author
         commit.author_time = commit.commit_time = 1_700_000_000
         commit.author_timezone = commit.commit_timezone = 0
         commit.message = b"hostile\n"
@@ -176,16 +177,16 @@ HOSTILE = [
      b'[submodule "x"]\n\tpath = x\n\turl = --upload-pack=touch${IFS}pwned\n'),
     ("gitmodules-climbing-name", b".gitmodules", 0o100644,
      b'[submodule "../../hooks"]\n\tpath = x\n\turl = ./x\n'),
+    ("malformed-author", b"fine.md", 0o100644, b"x\n", b"Else else@example.com"),
 ]
 
 
-@pytest.mark.parametrize("name, mode, data", [h[1:] for h in HOSTILE],
-                         ids=[h[0] for h in HOSTILE])
+@pytest.mark.parametrize("hostile", [h[1:] for h in HOSTILE], ids=[h[0] for h in HOSTILE])
 def test_an_object_git_refuses_is_refused_before_any_ref_and_the_workspace_stays_sound(
-        env, tmp_path, bare, name, mode, data):
+        env, tmp_path, bare, hostile):
     ws = _joined(env, tmp_path, bare)
     before = git(ws, "rev-parse", "refs/remotes/origin/main")
-    bad = _hostile_commit(bare, name, mode, data)
+    bad = _hostile_commit(bare, *hostile)
 
     failed = _run(env, ws, "sync", check=None)
     assert failed.returncode != 0 and bad[:12] in failed.stderr and "refused" in failed.stderr
@@ -199,3 +200,20 @@ def test_an_object_git_refuses_is_refused_before_any_ref_and_the_workspace_stays
     _run(env, ws, "sync", check=None)
     assert "Still writing." in git(ws, "show", "HEAD:USER.md")  # the workspace goes on
     assert_repo_sound(ws)
+
+
+def test_over_the_git_protocol_entries_pass_through_and_a_hostile_commit_is_refused(
+        env, tmp_path, git_server):
+    url, bare = git_server
+    ws = _joined(env, tmp_path, url)
+    _plain_git(bare, tmp_path, _add_symlink)
+    (ws / "USER.md").write_text((ws / "USER.md").read_text() + "\nLocal.\n")
+    _run(env, ws, "sync")  # the remote's pack waits in a quarantine, then is admitted
+    assert _entry(bare, "link.md").startswith("120000") and _entry(ws, "link.md", "HEAD")
+    assert_repo_sound(ws)
+
+    bad = _hostile_commit(bare, b"..", 0o100644, b"x\n")
+    failed = _run(env, ws, "sync", check=None)
+    assert failed.returncode != 0 and bad[:12] in failed.stderr
+    assert_repo_sound(ws)
+    assert not list((ws / ".git" / "objects").glob("tmp_objdir-*"))
