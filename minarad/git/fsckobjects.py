@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
 _MODES = {b"100644", b"100755", b"120000", b"160000", b"40000"}
 _GITLINK = 0o160000
+#: Code points HFS+ ignores in names (as git's ``is_hfs_dotgit`` lists them).
+_HFS_IGNORED = frozenset([0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x202F),
+                          *range(0x206A, 0x2070), 0xFEFF])
 
 
 class HostileObject(MinaraError):
@@ -107,8 +110,6 @@ def _parsed(store: ObjectStore, sha: bytes, kind: bytes, tip: bytes) -> Any:
 
 def _tree_entries(store: ObjectStore, sha: bytes, tip: bytes) -> list[tuple[str, int, bytes]]:
     """The entries of tree ``sha`` from its raw bytes, each name and mode checked."""
-    from minarad.workspace.paths import is_dotgit_name
-
     try:
         type_num, raw = store.get_raw(sha)
     except KeyError:
@@ -130,7 +131,7 @@ def _tree_entries(store: ObjectStore, sha: bytes, tip: bytes) -> list[tuple[str,
         mode = int(mode_raw, 8)
         if name_raw in (b"", b".", b"..") or b"/" in name_raw:
             raise _refused(tip, sha, f"an entry named {name!r}")
-        if is_dotgit_name(name):
+        if _is_dotgit(name):
             raise _refused(tip, sha, f"an entry named {name!r}, which git reads as .git")
         if stat.S_ISLNK(mode) and _fold(name) == ".gitmodules":
             raise _refused(tip, sha, ".gitmodules is a symbolic link")
@@ -144,8 +145,14 @@ def _tree_entries(store: ObjectStore, sha: bytes, tip: bytes) -> list[tuple[str,
 
 
 def _fold(name: str) -> str:
-    """``name`` as a case-insensitive file system may read it (``.GITMODULES``)."""
-    return name.lower().rstrip(". ")
+    """``name`` as NTFS or HFS+ may read it: ignorable code points dropped, lower case,
+    trailing dots and spaces gone (``.GITMODULES.``)."""
+    return "".join(ch for ch in name if ord(ch) not in _HFS_IGNORED).lower().rstrip(". ")
+
+
+def _is_dotgit(name: str) -> bool:
+    """``.git`` as git, NTFS (``.git.``, ``git~1``) or HFS+ (``.g\u200cit``) reads it."""
+    return _fold(name.split(":", 1)[0]) in (".git", "git~1")
 
 
 def _check_gitmodules(store: ObjectStore, sha: bytes, tip: bytes) -> None:

@@ -114,6 +114,24 @@ def iter_entries(object_store: ObjectStore, tree_id: bytes | None, prefix: bytes
             yield path, entry.mode, entry.sha
 
 
+def files_under(object_store: ObjectStore, tree_id: bytes | None, folder: bytes
+                ) -> list[bytes] | None:
+    """Every entry's path below ``folder`` in the tree (submodules too), or None when
+    ``folder`` is not a folder there."""
+    if tree_id is None:
+        return None
+    from dulwich.object_store import tree_lookup_path
+
+    try:
+        mode, sub = tree_lookup_path(object_store.__getitem__, cast("ObjectID", tree_id),
+                                     folder)
+    except KeyError:
+        return None
+    if not stat.S_ISDIR(mode):
+        return None
+    return [p for p, _mode, _sha in iter_entries(object_store, sub, folder + b"/")]
+
+
 def iter_files(object_store: ObjectStore, tree_id: bytes | None, prefix: bytes = b""
                ) -> Iterator[tuple[bytes, int, bytes]]:
     """Yield ``(path, mode, blob id)`` for every file below a tree (submodules skipped)."""

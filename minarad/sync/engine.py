@@ -11,7 +11,6 @@ nothing; the search index catches up from the new HEAD as after any commit.
 from __future__ import annotations
 
 import dataclasses
-import stat
 import time
 from typing import TYPE_CHECKING, cast
 
@@ -326,7 +325,7 @@ def _leave_out_clashes(repo, our_tree, plan: Plan) -> None:
 
 def _place_taken(repo, our_tree, path: str, gone: set[str], plan: Plan) -> bool:
     """True when, after the merge, a folder stands at ``path`` or a file at one of its folders."""
-    from minarad.git.trees import iter_entries, lookup_blob
+    from minarad.git.trees import files_under, lookup_blob
 
     store, raw = repo.object_store, path.encode("utf-8", "surrogateescape")
     parts = path.split("/")
@@ -337,19 +336,8 @@ def _place_taken(repo, our_tree, path: str, gone: set[str], plan: Plan) -> bool:
     written = {p for f in plan.files.values() for p, d in f.writes.items() if d is not None}
     if any(p.startswith(path + "/") for p in written):
         return True
-    if our_tree is None:
-        return False
-    from dulwich.object_store import tree_lookup_path
-
-    try:
-        mode, sub = tree_lookup_path(store.__getitem__, our_tree, raw)
-    except KeyError:
-        return False
-    if not stat.S_ISDIR(mode):
-        return False
-    inside = (p.decode("utf-8", "surrogateescape")
-              for p, _m, _s in iter_entries(store, sub, raw + b"/"))
-    return any(p not in gone for p in inside)
+    inside = files_under(store, our_tree, raw) or []
+    return any(p.decode("utf-8", "surrogateescape") not in gone for p in inside)
 
 
 def _onboarded_elsewhere(repo, our_tree, their_tree) -> dict[str, FileMerge]:

@@ -217,3 +217,27 @@ def test_over_the_git_protocol_entries_pass_through_and_a_hostile_commit_is_refu
     assert failed.returncode != 0 and bad[:12] in failed.stderr
     assert_repo_sound(ws)
     assert not list((ws / ".git" / "objects").glob("tmp_objdir-*"))
+
+
+def test_an_entry_whose_place_a_local_folder_takes_is_listed_and_stays_in_history(
+        env, tmp_path, bare):
+    ws = _joined(env, tmp_path, bare)
+    _plain_git(bare, tmp_path, _add_file("notes/a.md"))
+    _run(env, ws, "sync")
+
+    def folder_to_symlink(clone: Path) -> None:
+        git(clone, "rm", "-rq", "notes")
+        os.symlink("USER.md", clone / "notes")
+        git(clone, "add", "notes")
+
+    clone = _plain_git(bare, tmp_path, folder_to_symlink)
+    (ws / "notes" / "local.md").write_text("written here\n")
+
+    out = _run(env, ws, "sync").stdout
+    assert "only in the remote's commit: 'notes'" in out and "git mv" in out
+    assert _entry(bare, "notes/local.md") and not (ws / "notes" / "a.md").exists()
+    theirs = git(clone, "rev-parse", "HEAD").strip()
+    assert git(bare, "rev-parse", "main^2").strip() == theirs  # the remote's commit stays
+    assert _entry(bare, "notes", theirs).startswith("120000")
+    assert "only in origin's commit: 'notes'" in _run(env, ws, "status", check=None).stdout
+    assert_repo_sound(ws)
