@@ -147,7 +147,9 @@ def _tree_entries(store: ObjectStore, sha: bytes, tip: bytes) -> list[tuple[str,
 def _fold(name: str) -> str:
     """``name`` as NTFS or HFS+ may read it: ignorable code points dropped, lower case,
     trailing dots and spaces gone (``.GITMODULES.``)."""
-    return "".join(ch for ch in name if ord(ch) not in _HFS_IGNORED).lower().rstrip(". ")
+    if not name.isascii():
+        name = "".join(ch for ch in name if ord(ch) not in _HFS_IGNORED)
+    return name.lower().rstrip(". ")
 
 
 def _is_dotgit(name: str) -> bool:

@@ -62,8 +62,11 @@ def quarantine(repo: Repo) -> Iterator[QuarantinedRepo]:
     try:
         os.rmdir(path)  # DiskObjectStore.init makes it with its folders
         store = DiskObjectStore.init(path)
-        store.add_alternate_path(str(objects))
-        yield QuarantinedRepo(repo, store)
+        try:
+            store.add_alternate_path(str(objects))
+            yield QuarantinedRepo(repo, store)
+        finally:
+            store.close()
     finally:
         shutil.rmtree(path, ignore_errors=True)
 
