@@ -51,6 +51,9 @@ class Minara:
 
     def __init__(self, settings: Settings):
         self.settings = settings
+        #: False: a folder with no repository is refused, never created
+        #: (the CLI's explicit ``--workspace DIR``; ``minara init`` creates).
+        self.create_missing = True
         self._store: Store | None = None
         self._index: Index | None = None
         self._knowledge: Knowledge | None = None  # -- knowledge --
@@ -119,8 +122,21 @@ class Minara:
             self.set_up()
 
     def set_up(self) -> list[str]:
-        """Create or adopt the repository and seed missing files; return what was seeded."""
+        """Create or adopt the repository and seed missing files; return what was seeded.
+
+        Raises:
+            NotFound: :attr:`create_missing` is False and the folder holds no
+                repository (``workspace_not_found``): nothing is created.
+        """
         from minarad.store import Store
+
+        if not self.create_missing and not self.has_repository():
+            from minarad.errors import NotFound
+
+            raise NotFound(f"{self.root} is not a minara workspace (no .git there); nothing "
+                           f"was created. Check the path, or create one with "
+                           f"`minara init {self.root}`", code="workspace_not_found",
+                           path=str(self.root))
 
         if self._store is None:
             self._store = Store(self.root, operator=self.settings.operator,
@@ -184,17 +200,19 @@ class Minara:
         return memory_append(self, path, text, author=author, source=source, force=force)
 
     def memory_set(self, path: str, text: str, *, base: str | None, author: str, source: str,
-                   force: bool = False, newline: bool = True,
-                   message: str | None = None) -> WriteResult:
+                   force: bool = False, newline: bool = True, message: str | None = None,
+                   allow_empty: bool = False) -> WriteResult:
         """Replace ``path`` if ``base`` is current (a newline ends the text unless not ``newline``).
 
         Raises:
             VersionConflict: ``base`` is stale (see :meth:`conflict_details`).
+            InvalidInput: an empty identity file without ``allow_empty``.
         """
         from minarad.verbs.memory import memory_set
 
         return memory_set(self, path, text, base=base, author=author, source=source,
-                          force=force, newline=newline, message=message)
+                          force=force, newline=newline, message=message,
+                          allow_empty=allow_empty)
 
     def memory_delete(self, path: str, *, base: str | None, author: str,
                       source: str) -> WriteResult:
@@ -276,8 +294,7 @@ class Minara:
                scope: Scope = "all", mode: str | None = None, kinds: Sequence[str] = (),
                path: str | None = None, channel: str | None = None, since: str | None = None,
                until: str | None = None, limit: int = 10, per_page: int | None = None,
-               explain: bool = False, catch_up: bool = True,
-               keyword_without_model: bool = False) -> SearchResult:
+               explain: bool = False, catch_up: bool = True) -> SearchResult:
         """Search the workspace as every surface does: one sequence, typed results.
 
         See :func:`minarad.verbs.search.search` for the steps and arguments.
@@ -286,8 +303,7 @@ class Minara:
 
         return search(self, query, who=who, role=role, scope=scope, mode=mode, kinds=kinds,
                       path=path, channel=channel, since=since, until=until, limit=limit,
-                      per_page=per_page, explain=explain, catch_up=catch_up,
-                      keyword_without_model=keyword_without_model)
+                      per_page=per_page, explain=explain, catch_up=catch_up)
 
     def search_index(self, query: str, *, role: str | None = None,
                      **filters: Any) -> list[Hit]:

@@ -96,6 +96,7 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "sync_machine": ("MINARA_SYNC_MACHINE", str, ""),
     "sync_username": ("MINARA_SYNC_USERNAME", str, ""),
     "sync_token": ("MINARA_SYNC_TOKEN", str, ""),
+    "sync_max_object_bytes": ("MINARA_SYNC_MAX_OBJECT_BYTES", int, 64 * 1024 * 1024),
     # -- MCP --
     "mcp_http_enabled": ("MINARA_MCP_HTTP_ENABLED", bool, False),
     "mcp_http_host": ("MINARA_MCP_HTTP_HOST", str, "127.0.0.1"),
@@ -197,6 +198,7 @@ class Settings:
     sync_machine: str
     sync_username: str
     sync_token: str
+    sync_max_object_bytes: int
     # -- MCP --
     mcp_http_enabled: bool
     mcp_http_host: str
@@ -295,7 +297,7 @@ _MINIMUM = {
     # -- artifacts and files --
     "files_max_bytes": 1, "sheet_max_rows": 1, "sheet_max_cols": 1,
     # -- sync --
-    "sync_interval_s": 0.1, "sync_debounce_s": 0.0,
+    "sync_interval_s": 0.1, "sync_debounce_s": 0.0, "sync_max_object_bytes": 1,
     # -- MCP --
     "mcp_poll_ms": 10,
     # -- budgets and proposals --

@@ -140,7 +140,7 @@ def test_disk_and_store_get_refuse_alike(minara, env, ws, outside, rel, link):
 def test_context_names_a_symlinked_file_as_not_read(minara, ws, outside, rel, link):
     minara("memory", "get", "MEMORY.md", check=0)
     link(ws, outside)
-    data = minara.json("context", "--at", "2026-11-30T10:00:00")
+    data = minara.json("context", "--now", "2026-11-30T10:00:00")
     assert SECRET.strip() not in data["text"]
     named = [f for b in data["blocks"] for f in b["files"] if f["path"] == rel]
     assert len(named) == 1 and named[0]["readable"] is False
@@ -182,7 +182,7 @@ def test_turn_end_does_not_append_through_a_symlinked_folder(minara, ws, outside
     _link_folder(ws, outside)
     extra = {"WORKSPACE_DAILY_LOG_ENABLED": "1", "WORKSPACE_DAILY_LOG_INTERVAL": "1",
              "WORKSPACE_HEARTBEAT_ENABLED": "0"}
-    proc = minara("turn-end", "--session", "s1", "--surface", "repl", "--at",
+    proc = minara("turn-end", "--session", "s1", "--surface", "repl", "--now",
                   "2026-11-30T10:00:00", input="done\n", check=5, extra_env=extra)
     assert "memory is a symlink" in proc.stderr
     assert sorted(os.listdir(outside)) == ["2026-11-30-s1.md", "secret.md"]

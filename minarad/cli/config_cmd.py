@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from minarad.cli.options import CliContext, emit, json_option, pass_ctx
@@ -32,26 +34,37 @@ def config(ctx: CliContext) -> None:
 
 
 @click.command()
+@click.argument("directory", required=False, metavar="[DIR]")
 @click.option("--from", "from_url", metavar="URL",
               help="Join the workspace another machine keeps at this git remote.")
 @click.option("--remote", "remote_name", default="origin", show_default=True,
               help="The name the remote gets (with --from).")
 @json_option
 @pass_ctx
-def init(ctx: CliContext, from_url: str | None, remote_name: str) -> None:
-    """Create (or adopt) the workspace, seed missing files and commit them.
+def init(ctx: CliContext, directory: str | None, from_url: str | None,
+         remote_name: str) -> None:
+    """Create (or adopt) the workspace in DIR, seed missing files and commit them.
 
-    Safe to run again: nothing that exists is overwritten. Every other
-    command does the same on first use. With --from URL this machine joins
+    DIR is the same as --workspace DIR (default: the configured workspace).
+    Safe to run again: nothing that exists is overwritten. The configured
+    workspace is also set up by the first command that needs it; a folder
+    named with --workspace DIR is only ever created by init (or import), so
+    a mistyped path is refused, not seeded. With --from URL this machine joins
     the workspace kept at that remote: the remote is added and synced once;
     a seeded file nobody changed here gives way to the remote's text (never
     the template twice), and so does a seeded BOOTSTRAP.md when onboarding
     was done there.
 
-    Example: minara --workspace ~/.openclaw/workspace init
+    Example: minara init ~/.openclaw/workspace
 
     Example: minara init --from git@example.org:me/memory.git
     """
+    if directory is not None:
+        given = ctx.flags.get("workspace")
+        if given and os.path.abspath(os.path.expanduser(given)) != \
+                os.path.abspath(os.path.expanduser(directory)):
+            raise click.UsageError(f"DIR {directory} and --workspace {given} differ; give one")
+        ctx.flags["workspace"] = directory
     seeded = ctx.app.set_up()
     store = ctx.app.store
     data: dict = {"workspace": str(store.root), "seeded": seeded}

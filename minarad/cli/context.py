@@ -18,8 +18,16 @@ if TYPE_CHECKING:
 HOOKS = ("claude-code",)
 
 
-def _parse_time(value: str | None) -> dt.datetime:
-    """``--at``: an ISO 8601 time (naive means local), default now."""
+#: What ``context --at`` (which once meant ``--now``) says on stderr.
+AT_NOTICE = ("minara: notice: context --at WHEN now time-travels (the blocks as committed at "
+             "WHEN, as --as-of); for the old meaning, today's files acting as of a time, use "
+             "--now TIME")
+#: What ``turn-end --at`` (now ``--now``) says on stderr.
+TURN_END_AT_NOTICE = "minara: notice: turn-end --at is now --now (--at goes in a later release)"
+
+
+def _parse_time(value: str | None, option: str = "--now") -> dt.datetime:
+    """``--now``: an ISO 8601 time (naive means local), default now."""
     import datetime as dt
 
     if value is None:
@@ -27,9 +35,26 @@ def _parse_time(value: str | None) -> dt.datetime:
     try:
         when = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        raise click.BadParameter(f"{value!r} is not an ISO 8601 time", param_hint="--at") \
+        raise click.BadParameter(f"{value!r} is not an ISO 8601 time", param_hint=option) \
             from None
     return when.astimezone()
+
+
+def _time_travel(at: str | None, as_of: str | None, now: str | None,
+                 report: bool) -> str | None:
+    """The WHEN of ``--at``/``--as-of`` (one name for one meaning), checked against the rest."""
+    if at is not None and as_of is not None and as_of != at:
+        raise click.UsageError("--at and --as-of are one option: give one WHEN")
+    when = at if at is not None else as_of
+    if when is not None and now is not None:
+        raise click.UsageError("--now (act as of a time, reading today's files) does not go "
+                               "with --at/--as-of (the files as committed then)")
+    if when is not None and report:
+        raise click.UsageError("--report measures today's files; it does not go with "
+                               "--at/--as-of")
+    if at is not None:
+        click.echo(AT_NOTICE, err=True)
+    return when
 
 
 def _read_stdin() -> str:
@@ -50,9 +75,10 @@ def _hook_payload(hook: str | None) -> HookPayload | None:
 hook_option = click.option(
     "--hook", type=click.Choice(HOOKS), metavar="HARNESS",
     help="Read the harness's hook payload (JSON) from stdin: claude-code.")
-at_option = click.option(
-    "--at", "at", metavar="TIME",
-    help="The time to act as of, ISO 8601 (naive = local); default now.")
+now_option = click.option(
+    "--now", "now", metavar="TIME",
+    help="Act as of TIME, ISO 8601 (naive = local), reading the files as they are "
+         "today; default now.")
 
 
 @click.command("context")
@@ -74,16 +100,19 @@ at_option = click.option(
 @click.option("--role", metavar="ROLE",
               help="The agent's role: only policies of domains it may read are shown "
                    "[default: general].")
-@at_option
-@click.option("--as-of", "as_of", metavar="WHEN",
+@click.option("--at", "at", metavar="WHEN",
               help="Time travel: the blocks as given at WHEN, from the last commit at or "
-                   "before it (ISO date or time, 'yesterday', '3 days ago').")
+                   "before it (ISO date or time, 'yesterday', '3 days ago'), as "
+                   "'memory get --at' (it once meant --now: a notice on stderr says so).")
+@click.option("--as-of", "as_of", metavar="WHEN", help="The same as --at.")
+@now_option
 @hook_option
 @json_option
 @pass_ctx
 def context(ctx: CliContext, session: str | None, surface: str | None, channel: str | None,
             max_file_chars: int | None, max_total_chars: int | None, report: bool, at: str | None,
-            hook: str | None, agent: str | None, role: str | None, as_of: str | None) -> None:
+            hook: str | None, agent: str | None, role: str | None, as_of: str | None,
+            now: str | None) -> None:
     """Print the memory blocks of a system prompt, in order.
 
     Blocks: identity (SOUL.md, AGENTS.md; cacheable), policies (the active
@@ -99,34 +128,37 @@ def context(ctx: CliContext, session: str | None, surface: str | None, channel: 
     --report lists each file against its budget instead (near: 85% or
     more; over: the agent sees it by name only).
 
-    With --as-of WHEN, the files come from the last commit at or before
-    WHEN and the journal days are WHEN's: what the agent was given then.
+    With --at WHEN (or --as-of WHEN), the files come from the last commit
+    at or before WHEN and the journal days are WHEN's: what the agent was
+    given then. --now TIME keeps today's files and acts as of TIME (its
+    journal days, its session clock).
 
     Example: minara context --session s1 --surface repl --json
 
-    Example: minara context --as-of yesterday
+    Example: minara context --at yesterday
     """
     payload = _hook_payload(hook)
     if payload is not None:
         session, surface = session or payload.session_id, surface or hook
     ctx.app.check_channel_access(channel, agent or ctx.author)
-    if as_of is not None:
-        past, commit = ctx.app.context_at(as_of, channel=channel, session=session,
+    when = _time_travel(at, as_of, now, report)
+    if when is not None:
+        past, commit = ctx.app.context_at(when, channel=channel, session=session,
                                           surface=surface, max_file_chars=max_file_chars,
                                           max_total_chars=max_total_chars, agent=agent)
         emit(ctx, {**past.as_dict(), "commit": commit}, past.text())
         return
-    now = _parse_time(at)
+    moment = _parse_time(now)
     if report:
         from minarad.budgets import render_report
 
         measured = ctx.app.context_report(
-            now=now, channel=channel, session=session, surface=surface,
+            now=moment, channel=channel, session=session, surface=surface,
             max_file_chars=max_file_chars, max_total_chars=max_total_chars, agent=agent,
             role=role)
         emit(ctx, measured.as_dict(), render_report(measured))
         return
-    result = ctx.app.context(now=now, channel=channel, session=session, surface=surface,
+    result = ctx.app.context(now=moment, channel=channel, session=session, surface=surface,
                              max_file_chars=max_file_chars, max_total_chars=max_total_chars,
                              agent=agent, role=role)
     emit(ctx, result.as_dict(), result.text())
@@ -168,12 +200,14 @@ def _turn_text(result: TurnEndResult) -> str:
               help="The agent's reply for this turn ('-' = stdin; default stdin).")
 @click.option("--open-loop", "open_loops", metavar="TEXT", multiple=True,
               help="An open loop to carry to the next session (repeatable; replaces the list).")
-@at_option
+@now_option
+@click.option("--at", "at", metavar="TIME", hidden=True, help="The old name of --now.")
 @hook_option
 @json_option
 @pass_ctx
 def turn_end(ctx: CliContext, session: str | None, surface: str | None, message_file: str | None,
-             open_loops: tuple[str, ...], at: str | None, hook: str | None) -> None:
+             open_loops: tuple[str, ...], now: str | None, at: str | None,
+             hook: str | None) -> None:
     """Write the agent's state back at the end of a turn.
 
     Archives BOOTSTRAP.md when the reply ends onboarding with BOOTSTRAP_DONE
@@ -185,13 +219,19 @@ def turn_end(ctx: CliContext, session: str | None, surface: str | None, message_
     """
     from minarad.turns.turn_end import TurnEnd
 
+    if at is not None:
+        click.echo(TURN_END_AT_NOTICE, err=True)
+        if now is not None and now != at:
+            raise click.UsageError("--at is the old name of --now: give one TIME")
     payload = _hook_payload(hook)
     session = session or (payload.session_id if payload is not None else None)
     surface = surface or hook
     if not session or not surface:
         raise click.UsageError("give --session and --surface (or --hook with its payload)")
     turn = TurnEnd(session=session, surface=surface, message=_message(message_file, payload),
-                   when=_parse_time(at), open_loops=tuple(open_loops) or None)
+                   when=_parse_time(now if now is not None else at,
+                                    "--now" if now is not None else "--at"),
+                   open_loops=tuple(open_loops) or None)
     result = ctx.app.turn_end(turn)
     if payload is None or ctx.as_json:
         emit(ctx, result.to_dict(), _turn_text(result))

@@ -148,13 +148,30 @@ def service() -> None:
     """
 
 
+_ACTIVE = {"active": "running", "inactive": "not running", "activating": "starting",
+           "deactivating": "stopping", "reloading": "reloading",
+           "failed": "failed (journalctl --user -u minarad shows why)"}
+_ENABLED = {"enabled": "starts at login", "enabled-runtime": "starts at login until reboot",
+            "disabled": "does not start at login", "static": "started only by hand",
+            "masked": "masked: cannot be started", "not-found": "not installed",
+            "unknown": "whether it starts at login is unknown"}
+
+
+def _service_state(active: str, enabled: str | None) -> str:
+    """systemd's words (``active``, ``enabled``) as one plain sentence."""
+    said = [_ACTIVE.get(active, f"state {active}")]
+    if enabled:
+        said.append(_ENABLED.get(enabled, f"enablement {enabled}"))
+    return "; ".join(said)
+
+
 def _render_service(report: ServiceReport, verb: str) -> str:
     lines = [f"unit {report.unit}: {verb}"]
     if report.exec_start:
         lines.append(f"  ExecStart={report.exec_start}")
     lines += [f"  ran: {cmd}" for cmd in report.ran]
     if report.active is not None:
-        lines.append(f"  active: {report.active}, enabled: {report.enabled}")
+        lines.append(f"  {_service_state(report.active, report.enabled)}")
     lines += [f"  {note}" for note in report.notes[:2]]
     if report.detached_pid is not None and report.log:
         lines.append(f"  detached minarad: pid {report.detached_pid}, log {report.log}")

@@ -51,7 +51,16 @@ def list_(ctx: CliContext) -> None:
     statuses = ctx.app.jobs()
     emit(ctx, {"jobs": [{"name": s.name, "description": s.description, "enabled": s.enabled,
                          "interval_hours": s.interval_hours} for s in statuses]},
-         "\n".join(f"{s.name:8} {_schedule(s):14} {s.description}" for s in statuses))
+         _table([(s.name, _schedule(s), s.description) for s in statuses]))
+
+
+def _table(rows: list[tuple[str, ...]]) -> str:
+    """Rows as aligned columns (each as wide as its widest cell; the last one free)."""
+    if not rows:
+        return ""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return "\n".join("  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)),
+                                row[-1]]) for row in rows)
 
 
 @jobs.command("status")
@@ -90,7 +99,8 @@ def run(ctx: CliContext, name: str, dry_run: bool) -> None:
 
 @click.command("dream")
 @click.option("--dry-run", is_flag=True, help="Ask the model; show what would be appended.")
-@click.option("--since", metavar="DATE", help="Only journals dated on or after 2026-11-01.")
+@click.option("--since", metavar="DATE",
+              help="Only journals dated on or after DATE (YYYY-MM-DD).")
 @json_option
 @pass_ctx
 def dream(ctx: CliContext, dry_run: bool, since: str | None) -> None:
@@ -110,6 +120,6 @@ def dream(ctx: CliContext, dry_run: bool, since: str | None) -> None:
     try:
         day = dt.date.fromisoformat(since) if since else None
     except ValueError:
-        raise InvalidInput(f"--since {since!r} is not a date like 2026-11-01",
+        raise InvalidInput(f"--since {since!r} is not a date (YYYY-MM-DD)",
                            code="invalid_date") from None
     _emit_run(ctx, ctx.app.run_job("dream", dry_run=dry_run, since=day))

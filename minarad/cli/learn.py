@@ -178,6 +178,8 @@ def promote(ctx: CliContext, dry_run: bool, adopt: bool) -> None:
              f"lower bound {c['stats']['lower_bound']:.3f}" for c in details["candidates"]]
     lines += [f"{'would add' if dry_run else 'added'} {i}" for i in details["added"]]
     lines += [f"{'would remove' if dry_run else 'removed'} {i}" for i in details["removed"]]
+    lines += [f"{'would drop' if dry_run else 'dropped'} hand-written line {t}"
+              for t in details["dropped"]]
     if run.attention:
         lines.append(f"note: {run.attention}")
     lines.append(run.summary + (f" (commit {run.commit[:12]})" if run.commit else ""))

@@ -19,6 +19,13 @@ class MemoryGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), "search"})
 
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        names = self.list_commands(ctx)
+        if args and args[0] not in names and not args[0].startswith("-"):
+            raise click.exceptions.NoSuchCommand(args[0], possibilities=names, ctx=ctx)
+        return super().resolve_command(ctx, args)
+
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name == "search" and "search" not in self.commands:
             from minarad.cli.options import accept_global_options
@@ -140,21 +147,26 @@ def append(ctx: CliContext, file: str, text: str, channel: str | None, force: bo
               help="Change a .gitignore even if it would stop versioning tracked files.")
 @click.option("--no-newline", is_flag=True,
               help="Save TEXT as given (else a newline ends it, as an editor saves).")
+@click.option("--allow-empty", is_flag=True,
+              help="Allow an empty TEXT for an identity file (SOUL.md, USER.md...).")
 @channel_option
 @json_option
 @pass_ctx
 def set_(ctx: CliContext, file: str, text: str, base: str | None, channel: str | None,
-         force: bool, no_newline: bool) -> None:
+         force: bool, no_newline: bool, allow_empty: bool) -> None:
     """Replace FILE with TEXT ('-' for stdin, '@path' for a file).
 
     A newline ends the saved text unless it ends with one already, or
-    --no-newline is given.
+    --no-newline is given. An empty TEXT for an identity file (AGENTS.md,
+    SOUL.md, IDENTITY.md, USER.md, MEMORY.md, TOOLS.md) is refused with
+    empty_identity_file unless --allow-empty is given.
 
     Example: minara memory set USER.md @USER.md --base 4
     """
     body = read_text_arg(text, ctx.settings.max_file_bytes)
     result = ctx.app.memory_set(ctx.path(file, channel), body, base=base, author=ctx.author,
-                                source="cli", force=force, newline=not no_newline)
+                                source="cli", force=force, newline=not no_newline,
+                                allow_empty=allow_empty)
     _render_write(ctx, result)
 
 
@@ -181,7 +193,8 @@ def delete(ctx: CliContext, file: str, base: str | None, channel: str | None) ->
 @click.option("--changed", is_flag=True,
               help="Print only files that changed since this reader's last pull.")
 @click.option("--reader", metavar="ID",
-              help="Who is reading, for --changed [default: the --as author].")
+              help="Who is reading: each pull records what this reader got, and --changed "
+                   "compares with it [default: the --as author].")
 @click.option("--force", is_flag=True,
               help="Overwrite copies edited since the last pull (their edits are discarded).")
 @channel_option
@@ -191,16 +204,17 @@ def pull(ctx: CliContext, directory: str, changed: bool, reader: str | None, for
          channel: str | None) -> None:
     """Copy SOUL.md, AGENTS.md and MEMORY.md into --dir with a version manifest.
 
-    Edit the copies anywhere, then 'minara memory push --dir D'. With
-    --changed, the text of each file that changed since this reader's last
-    pull is printed (files over 12,000 characters by name only), ready to
+    Edit the copies anywhere, then 'minara memory push --dir D'. Every
+    pull records what its reader got; with --changed, the text of each
+    file that changed since this reader's last pull (plain or --changed)
+    is printed (files over 12,000 characters by name only), ready to
     be put on top of the next message. A copy edited since the last pull
     is not overwritten (push it first, or --force to discard the edit), nor
     is any file the folder's manifest does not list.
 
     Example: minara memory pull --dir /tmp/mem --channel team-a
     """
-    reader = reader or (ctx.author if changed else None)
+    reader = reader or ctx.author  # every pull records its reader, for the next --changed
     files = ctx.app.memory_pull(directory, who=ctx.author, channel=channel, reader=reader,
                                 force=force)
     if changed:
@@ -258,9 +272,11 @@ def push(ctx: CliContext, directory: str) -> None:
 @memory.command()
 @click.argument("file")
 @click.option("--limit", type=click.IntRange(min=1), help="Show at most N versions.")
-@click.option("--since", metavar="WHEN", help="Only versions made at or after WHEN "
-                                              "(ISO date or time, 'yesterday', '3 days ago').")
-@click.option("--until", metavar="WHEN", help="Only versions made at or before WHEN.")
+@click.option("--since", metavar="WHEN",
+              help="Only versions made at or after WHEN (ISO date or time, 'today', "
+                   "'yesterday', '3 days ago'; a day starts at its first second).")
+@click.option("--until", metavar="WHEN",
+              help="Only versions made at or before WHEN (a day ends at its last second).")
 @channel_option
 @json_option
 @pass_ctx
@@ -272,12 +288,24 @@ def history(ctx: CliContext, file: str, limit: int | None, channel: str | None, 
 
     Example: minara memory history MEMORY.md --since "3 days ago" --until yesterday
     """
-    entries = ctx.app.memory_history(ctx.path(file, channel), since=since, until=until,
-                                     limit=limit)
+    rel = ctx.path(file, channel)
+    entries = ctx.app.memory_history(rel, since=since, until=until, limit=limit)
     lines = [f"v{e.version:<4} {_short(e.commit)}  {e.time}  {e.author:<16} {e.source:<12} "
              f"{'(deleted) ' if e.deleted else ''}{e.message}" for e in entries]
-    emit(ctx, {"path": ctx.path(file, channel), "versions": [e.to_dict() for e in entries]},
-         "\n".join(lines) if lines else f"{ctx.path(file, channel)}: no versions yet")
+    emit(ctx, {"path": rel, "versions": [e.to_dict() for e in entries]},
+         "\n".join(lines) if lines else _no_versions(ctx, rel, since, until))
+
+
+def _no_versions(ctx: CliContext, rel: str, since: str | None, until: str | None) -> str:
+    """Why the history is empty: no version yet, or none in the asked range."""
+    every = ctx.app.memory_history(rel) if since or until else []
+    if not every:
+        return f"{rel}: no versions yet"
+    import datetime as dt
+
+    times = sorted((e.time for e in every), key=lambda t: dt.datetime.fromisoformat(t))
+    return (f"{rel}: no versions in that range ({len(every)} version(s), made from "
+            f"{times[0]} to {times[-1]})")
 
 
 @memory.command()

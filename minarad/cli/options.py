@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
@@ -27,6 +28,11 @@ if TYPE_CHECKING:
 APP_PROVIDER: ContextVar = ContextVar("minara_app_provider", default=None)
 
 
+#: Commands that may create the workspace a ``--workspace DIR`` names (any other
+#: command refuses a folder that is no workspace: a typo must not seed one).
+CREATORS = frozenset({"init", "import"})
+
+
 class RunHere(BaseException):
     """Raised in the daemon: this command is for the client to run itself.
 
@@ -40,6 +46,8 @@ class CliContext:
 
     flags: dict
     as_json: bool = False
+    #: False when ``--workspace DIR`` names the folder: a typo must not seed a workspace.
+    create_missing: bool = True
     _app: Minara | None = None
     _borrowed: bool = False
 
@@ -54,6 +62,7 @@ class CliContext:
                 from minarad.app import Minara
 
                 self._app = Minara.open(**self.flags)
+                self._app.create_missing = self.create_missing
         return self._app
 
     @property
@@ -126,6 +135,10 @@ def read_text_arg(value: str, max_bytes: int) -> str:
     """Resolve a TEXT argument: ``-`` is stdin, ``@path`` a file, ``@@...`` a literal ``@...``.
 
     The bytes are checked (size, UTF-8) by the store; here they are only read.
+
+    Raises:
+        click.UsageError: ``@path`` names a directory (a usage error, exit 2).
+        NotFound: ``@path`` cannot be read (``input_not_found``).
     """
     from minarad.workspace.content import decode_text
 
@@ -134,6 +147,9 @@ def read_text_arg(value: str, max_bytes: int) -> str:
     if value == "-":
         data = sys.stdin.buffer.read(max_bytes + 1)
     elif value.startswith("@") and len(value) > 1:
+        if os.path.isdir(value[1:]):
+            raise click.UsageError(f"{value[1:]} is a directory; @PATH must name a file "
+                                   f"(@@... is a literal text starting with '@')")
         try:
             with open(value[1:], "rb") as fh:
                 data = fh.read(max_bytes + 1)
@@ -192,6 +208,9 @@ def _set_flag(name: str) -> Callable[[click.Context, click.Parameter, str | None
         cli = ctx.find_object(CliContext)
         if value is not None and cli is not None:
             cli.flags[name] = value
+            if name == "workspace":
+                cli.create_missing = not value or \
+                    ctx.find_root().invoked_subcommand in CREATORS
         return value
 
     return callback

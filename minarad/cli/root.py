@@ -12,7 +12,8 @@ import sys
 import click
 
 from minarad import __version__
-from minarad.cli.options import APP_PROVIDER, CliContext, RunHere, accept_global_options
+from minarad.cli.options import APP_PROVIDER, CREATORS, CliContext, RunHere, \
+    accept_global_options
 from minarad.errors import MinaraError
 
 TYPE_CHECKING = False
@@ -79,6 +80,9 @@ class LazyGroup(click.Group):
 
     def resolve_command(self, ctx: click.Context, args: list[str]
                         ) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and args[0] not in GROUPS and not args[0].startswith("-"):
+            # click suggests from the commands already loaded (none here)
+            raise click.exceptions.NoSuchCommand(args[0], possibilities=list(GROUPS), ctx=ctx)
         name, command, rest = super().resolve_command(ctx, args)
         if name in RUN_BY_CLIENT and APP_PROVIDER.get() is not None:
             raise RunHere(f"{name} runs in the client")
@@ -120,7 +124,8 @@ def cli(ctx: click.Context, workspace: str | None, author: str | None, as_json: 
 
     Example: minara memory append MEMORY.md "- prefers short answers"
     """
-    ctx.obj = CliContext(flags={"workspace": workspace, "author": author}, as_json=as_json)
+    ctx.obj = CliContext(flags={"workspace": workspace, "author": author}, as_json=as_json,
+                         create_missing=not workspace or ctx.invoked_subcommand in CREATORS)
     ctx.call_on_close(ctx.obj.close)
 
 

@@ -62,8 +62,10 @@ def search_options(f: F) -> F:
         click.option("--role", metavar="ROLE",
                      help="Search as this agent role: knowledge domains whose grant for "
                           "it is none give no hits (default: general)."),
-        click.option("--since", metavar="WHEN", help="Changed since: 2026-01-31, 7d, 12h."),
-        click.option("--until", metavar="WHEN", help="Changed until: 2026-01-31, 7d, 12h."),
+        click.option("--since", metavar="WHEN",
+                     help="Changed since WHEN: a date (YYYY-MM-DD), 7d, 12h."),
+        click.option("--until", metavar="WHEN",
+                     help="Changed until WHEN: a date (YYYY-MM-DD), 7d, 12h."),
         click.option("--mode", type=click.Choice(["keyword", "semantic", "hybrid"]),
                      help="Default: hybrid when an embedding model is installed, else keyword."),
         click.option("--per-page", "per_page", type=click.IntRange(0, 1000), metavar="N",

@@ -303,9 +303,11 @@ class Daemon:
         message = "offline edits" if paths is None and self._lost_reason else None
         started = time.monotonic()
         skipped: list[str] = []
+        settling: list[str] = []
         try:
             info = self.store.commit_disk(paths, author=self.settings.operator,
-                                          source="editor", message=message, skipped=skipped)
+                                          source="editor", message=message, skipped=skipped,
+                                          settling=settling)
         except Busy as exc:
             self._wait_busy(taken, exc)
             return False
@@ -317,6 +319,8 @@ class Daemon:
             self._retry_later(taken, self.timings.retry * 5)
             return False
         self._note_skipped(paths, skipped)
+        if settling:  # an editor's save under way: looked at again once it has written
+            self._retry_later({rel: started for rel in settling}, self.timings.retry)
         self._committed(info, taken, paths, started)
         return True
 

@@ -42,10 +42,10 @@ from minarad.daemon.socketpath import SOCKET_MODE, socket_path
 #: editor piping stdin), so that a command never waits for another.
 WORKERS = 4
 MAX_WORKERS = 32
-#: Variables that the platform folders, the home and the user name are read
-#: from outside :mod:`minarad.config`; a client whose values differ runs the
-#: command itself.
-PLATFORM_VARS = ("HOME", "USER", "LOGNAME", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+#: Variables that the platform folders, the home, the user name and the local
+#: time zone (``today``, ``yesterday``, naive times) are read from outside
+#: :mod:`minarad.config`; a client whose values differ runs the command itself.
+PLATFORM_VARS = ("HOME", "USER", "LOGNAME", "TZ", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
                  "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR")
 _CLONE_FS = 0x200
 

@@ -127,20 +127,43 @@ async def get_file(request: Request) -> Response:
 
 
 async def put_file(request: Request) -> Response:
-    """PUT /v1/workspace/files/{path}: ``{"text", "base"?}`` or ``If-Match``; 409 when stale."""
+    """PUT /v1/workspace/files/{path}: ``{"text", "base"?, "allow_empty"?}`` or ``If-Match``.
+
+    409 when stale; an empty identity file is refused unless ``allow_empty``.
+    """
     data = await json_body(request)
     text, base = text_field(data), base_from(request, data)
+    allow_empty = data.get("allow_empty") is True
     author, source = who(request)
     lib, path = library_of(request), _path(request)
     try:
-        result = await call_library(request, lambda: lib.store.write(
-            path, text, base=base, author=author, source=source,
-            message=optional_str(data, "message")))
+        result = await call_library(request, lambda: lib.app.memory_set(
+            path, text, base=base, author=author, source=source, newline=False,
+            message=optional_str(data, "message"), allow_empty=allow_empty))
     except VersionConflict as exc:
-        details = await call_library(request, lib.conflict_details, path)
-        return JSONResponse({**exc.to_dict(), **details}, status_code=409,
-                            headers=etag(details["current_sha256"]))
+        return await _conflict(request, path, exc.to_dict())
+    except InvalidInput as exc:
+        if exc.code not in NOT_A_BASE or not request.headers.get("if-match"):
+            raise
+        return await _conflict(request, path, _if_match_conflict(path, base))
     return JSONResponse(result.to_dict(), headers=etag(result.sha256))
+
+
+#: Refusals of a base that is no version of the file: for an ``If-Match``
+#: they are a mismatch like any other (409 with the current sha256).
+NOT_A_BASE = ("invalid_version", "unknown_base_version")
+
+
+def _if_match_conflict(path: str, base: str | None) -> dict[str, Any]:
+    return VersionConflict(f"{path}: If-Match {base!r} is not the file's current sha256; "
+                           f"nothing was changed", path=path, base=str(base)).to_dict()
+
+
+async def _conflict(request: Request, path: str, error: dict[str, Any]) -> Response:
+    """409: the refusal with the file's current version, sha256 and author (ETag: its sha256)."""
+    details = await call_library(request, library_of(request).conflict_details, path)
+    return JSONResponse({**error, **details}, status_code=409,
+                        headers=etag(details["current_sha256"]))
 
 
 async def append_file(request: Request) -> Response:
@@ -166,8 +189,11 @@ async def delete_file(request: Request) -> Response:
         result = await call_library(request, lambda: lib.app.memory_delete(
             path, base=base, author=author, source=source))
     except VersionConflict as exc:
-        details = await call_library(request, lib.conflict_details, path)
-        return JSONResponse({**exc.to_dict(), **details}, status_code=409)
+        return await _conflict(request, path, exc.to_dict())
+    except InvalidInput as exc:
+        if exc.code not in NOT_A_BASE or not request.headers.get("if-match"):
+            raise
+        return await _conflict(request, path, _if_match_conflict(path, base))
     return JSONResponse(result.to_dict())
 
 

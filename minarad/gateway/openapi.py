@@ -112,7 +112,8 @@ def _paths() -> dict:
         "put": {"summary": "Replace a file; a stale base is refused with 409",
                 "operationId": "putFile", "parameters": [PATH_PARAM, IF_MATCH],
                 "requestBody": _text_body(["text"], text=_s("string"),
-                                          base=_nullable("string"), message=_nullable("string")),
+                                          base=_nullable("string"), message=_nullable("string"),
+                                          allow_empty=_s("boolean")),
                 "responses": {"200": _json(_ref("WriteResult"), headers=ETAG),
                               **_errors(*COMMON, 409)}},
         "delete": {"summary": "Delete a file in a commit (If-Match required)",
@@ -166,9 +167,10 @@ def _paths() -> dict:
                           **_errors(*COMMON, 409)}}},
         "/v1/search": {"get": {
             "summary": "Search with snippets: keyword, semantic or hybrid",
-            "description": "Ranked sections. `mode` keyword (words), semantic (meaning; needs "
-                           "an embedding model, else 400 no_embedding_model) or hybrid (words, "
-                           "meaning, recency and links fused); without it, hybrid when a model "
+            "description": "Ranked sections. `mode` keyword (words), semantic (meaning) or "
+                           "hybrid (words, meaning, recency and links fused); the last two need "
+                           "an embedding model, else 400 no_embedding_model; without it, "
+                           "hybrid when a model "
                            "is installed and has embedded, else keyword. `mode=all|memory` is "
                            "the older spelling of `scope`. Facts and policies of knowledge "
                            "domains whose grant for the role (`role`, else the X-Minara-Role "

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 from minarad.errors import InvalidInput, MinaraError, NotFound
+from minarad.git.fetchguard import FetchLimits, ObjectTooLarge, checked_local, \
+    guarded_network_fetch
 from minarad.git.fsckobjects import check_fetched
 from minarad.git.objects import has_commit
 from minarad.git.quarantine import admit, new_object_ids, quarantine
@@ -215,8 +217,12 @@ def ls_remote(repo: Repo, url: str, creds: Credentials | None = None) -> dict[st
 
 
 def fetch(repo: Repo, name: str, url: str, branch: str,
-          creds: Credentials | None = None) -> str | None:
+          creds: Credentials | None = None, limits: FetchLimits | None = None) -> str | None:
     """Fetch ``branch`` of remote ``name`` into ``repo``; update its remote-tracking ref.
+
+    With ``limits``, every object's size is checked from its header before it
+    is read (:mod:`minarad.git.fetchguard`), and a remote commit refused
+    before is not fetched again.
 
     Returns:
         The commit the remote branch holds (hex), or None when it does not exist yet.
@@ -226,6 +232,7 @@ def fetch(repo: Repo, name: str, url: str, branch: str,
 
     Raises:
         RemoteUnreachable: the remote could not be reached or refused.
+        ObjectTooLarge: the remote holds an object over the limit (``file_too_large``).
         HostileObject: the remote's commit holds an object git would refuse.
     """
     client, path = _client(repo, url, "pull", creds)
@@ -236,13 +243,21 @@ def fetch(repo: Repo, name: str, url: str, branch: str,
     def determine_wants(refs: dict[bytes, bytes], depth: int | None = None) -> list[bytes]:
         sha = refs.get(want)
         seen.append(sha)
+        if sha and limits and sha.decode() in limits.refused:
+            return []
         return [sha] if sha and sha not in repo.object_store else []
 
     with quarantine(repo) as held:
         try:
-            result = _fetch_from(client, path, cast("Repo", held), determine_wants)
+            result = _fetch_from(client, path, cast("Repo", held), determine_wants, limits,
+                                 seen)
+        except MinaraError:
+            raise
         except Exception as exc:  # dulwich raises many kinds: OSError, HangupException, ...
             raise _unreachable(url, exc) from None
+        if seen and seen[-1] and limits and seen[-1].decode() in limits.refused:
+            raise ObjectTooLarge(_refused_again(limits.refused[seen[-1].decode()]),
+                                 code="file_too_large", commit=seen[-1].decode())
         tip = seen[-1] if seen else None
         if tip and tip not in repo.object_store:
             check_fetched(held.object_store, repo.object_store, tip, new_object_ids(held))
@@ -259,6 +274,11 @@ def fetch(repo: Repo, name: str, url: str, branch: str,
                                 f"{branch}; try again", url=shown_url(url))
     repo.refs[ref] = sha
     return sha.decode()
+
+
+def _refused_again(message: str) -> str:
+    again = " (refused before: not fetched again until the remote's branch moves)"
+    return message if message.endswith(again) else message + again
 
 
 def push(repo: Repo, url: str, branch: str, new: str, expected: str | None,
@@ -326,22 +346,31 @@ def _packed_whole(store: ObjectStore, ids: list[Any], ofs_delta: bool = True
                                                ofs_delta=ofs_delta)
 
 
-def _fetch_from(client: Any, path: str, repo: Repo, determine_wants: Any) -> Any:
+def _fetch_from(client: Any, path: str, repo: Repo, determine_wants: Any,
+                limits: FetchLimits | None = None, seen: list | None = None) -> Any:
     """``client.fetch``; from a folder, with the objects read whole (see :func:`_whole_objects`).
 
     Over a network the server makes the pack; from a folder dulwich makes it
-    here, and its way reads the whole remote store to reuse deltas.
+    here, and its way reads the whole remote store to reuse deltas. With
+    ``limits``, sizes are checked first (``seen``: the remote commits wanted,
+    named in a refusal).
     """
     from dulwich.client import FetchPackResult, LocalGitClient
 
     if not isinstance(client, LocalGitClient):
-        return client.fetch(path, repo, determine_wants=determine_wants)
+        if limits is None:
+            return client.fetch(path, repo, determine_wants=determine_wants)
+        return guarded_network_fetch(client, path, repo, determine_wants, limits,
+                                     seen if seen is not None else [])
     from dulwich.repo import Repo
 
     with contextlib.closing(Repo(path)) as remote:
         missing = remote.find_missing_objects(determine_wants, repo.get_graph_walker(), None)
         if missing is not None:
-            repo.object_store.add_pack_data(*_packed_whole(remote.object_store, list(missing)))
+            wanted = list(missing)
+            if limits is not None:
+                wanted = checked_local(remote, wanted, limits, seen if seen is not None else [])
+            repo.object_store.add_pack_data(*_packed_whole(remote.object_store, wanted))
         refs: dict[Ref, ObjectID | None] = dict(remote.get_refs())
         return FetchPackResult(refs, remote.refs.get_symrefs(), b"minarad")
 

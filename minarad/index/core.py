@@ -347,8 +347,8 @@ class Index:
             raise InvalidInput(f"unknown mode {mode!r}; use one of {', '.join(MODES)}",
                                code="unknown_mode")
         if mode != "keyword" and self.model.path is None:
-            raise InvalidInput(f"--mode {mode} needs an embedding model: {self.model.reason}",
-                               code="no_embedding_model")
+            raise InvalidInput(f"{mode} search needs an embedding model: {self.model.reason}; "
+                               f"or use mode keyword", code="no_embedding_model")
         return mode
 
     def _ranked(self, query: str, filters: SearchFilters, limit: int, mode: str,

@@ -53,6 +53,10 @@ def _run_promote(app, *, dry_run: bool, stop, guard=None, **options):
         summary = (f"{verb}promote {len(result.added)}, {verb}demote {len(result.removed)}"
                    if result.changed else f"nothing to change ({len(result.candidates)} "
                                           f"promoted)")
+        if result.changed and result.dropped:
+            summary += f", {verb}drop {len(result.dropped)} hand-written line(s)"
+        if result.changed and result.block_state == "adopted":
+            summary += f" ({'would adopt' if dry_run else 'adopted'} the hand-edited block)"
     return summary, result.commit, result.to_dict(), attention
 
 

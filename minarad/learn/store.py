@@ -95,9 +95,12 @@ class PromotionResult:
             wrote it), ``edited`` (a person changed it: left alone) or
             ``adopted`` (edited, and taken over by ``--adopt``).
         candidates: every graduating entry, in block order.
-        added, removed: ids entering and leaving the block.
+        added, removed: ids entering and leaving the block (an entry whose
+            line a person edited counts as in the block).
         changed: whether MEMORY.md changes (or would).
         commit: the commit, None for a dry run or no change.
+        dropped: lines of an adopted block that name no known entry (a
+            person's own), which the rewrite leaves out.
     """
 
     block_state: str
@@ -108,12 +111,13 @@ class PromotionResult:
     commit: str | None
     dry_run: bool
     problems: list[str]
+    dropped: list[str] = dataclasses.field(default_factory=list)
 
     def to_dict(self) -> dict:
         """JSON-ready."""
         return {"block_state": self.block_state, "changed": self.changed,
                 "commit": self.commit, "dry_run": self.dry_run, "added": self.added,
-                "removed": self.removed, "problems": self.problems,
+                "removed": self.removed, "dropped": self.dropped, "problems": self.problems,
                 "candidates": [e.to_dict() for e in self.candidates]}
 
 
@@ -173,7 +177,7 @@ class LearnStore:
 
     def _entry(self, record: LearnRecord, stats: ev.EvidenceStats, in_block: set) -> LearnEntry:
         return LearnEntry(record, stats, self.rule.graduates(record, stats),
-                          self.rule.reason(record, stats), _key(record) in in_block)
+                          self.rule.reason(record, stats), _listed(record, in_block))
 
     def list(self, *, kind: str | None = None, promoted: bool | None = None,
              candidates: bool = False) -> builtins.list[LearnEntry]:
@@ -220,7 +224,7 @@ class LearnStore:
             if item.deleted:
                 break
             text, _ = self.store.read(MEMORY, item.version)
-            if _key(record) not in _block_keys(text):
+            if not _listed(record, _block_keys(text)):
                 break
             found = item.commit
         return found
@@ -353,6 +357,7 @@ class LearnStore:
             block_state = "adopted"
         added = [e.id for e in candidates if not e.promoted]
         removed = [e.id for e in entries if e.promoted and not e.graduates]
+        dropped = _unknown_lines(block, entries) if block_state == "adopted" else []
         new_text = plan_text(state.memory_text, candidates)
         changed = block_state != "edited" and new_text != state.memory_text
         if block is None and not candidates:
@@ -360,7 +365,7 @@ class LearnStore:
         if block_state == "edited":
             added, removed = [], []
         return PromotionResult(block_state, candidates, added, removed, changed, None,
-                               False, problems)
+                               False, problems, dropped)
 
     def _block_state(self, block: pm.Block | None, state: LearnState) -> str:
         if block is None:
@@ -382,6 +387,8 @@ def _promotion_message(plan: PromotionResult) -> str:
         parts.append(f"promote {len(plan.added)}")
     if plan.removed:
         parts.append(f"demote {len(plan.removed)}")
+    if plan.dropped:
+        parts.append(f"drop {len(plan.dropped)} hand-written line(s)")
     if plan.block_state == "adopted":
         parts.append("adopt the hand-edited block")
     return ", ".join(parts) or "rewrite the promoted learnings block"
@@ -391,6 +398,32 @@ def _key(record: LearnRecord) -> tuple[str, str, str]:
     title = " ".join(record.title.split()) or " ".join(record.detail.split())
     detail = " ".join(record.detail.split()) if record.title else ""
     return (record.kind, title, detail)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _listed(record: LearnRecord, in_block: set) -> bool:
+    """Whether a line of the block (``(kind, title, detail)`` items) names ``record``.
+
+    As rendered, or edited by hand: same kind, and the same title or the
+    same detail (whitespace and case aside).
+    """
+    key = _key(record)
+    if key in in_block:
+        return True
+    title, detail = _norm(key[1]), _norm(key[2])
+    return any(kind == key[0] and (_norm(t) == title or (detail and _norm(d) == detail))
+               for kind, t, d in in_block)
+
+
+def _unknown_lines(block: pm.Block | None, entries: list[LearnEntry]) -> list[str]:
+    """The block's items that name no entry: ``[kind] title`` of each."""
+    if block is None:
+        return []
+    return [f"[{kind}] {title}" for kind, title, detail in pm.parse_block(block.text)
+            if not any(_listed(e.record, {(kind, title, detail)}) for e in entries)]
 
 
 def _block_keys(memory_text: str) -> set:

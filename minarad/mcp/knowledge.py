@@ -14,18 +14,30 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from minarad.errors import VersionConflict
 from minarad.mcp.library import SOURCE, AgentTools
-from minarad.mcp.toolkit import agent_of, run_call
+from minarad.mcp.toolkit import ADDS, REPLACES, agent_of, run_call
 
-Domain = Annotated[str, Field(description="A lowercase domain, e.g. infra, product, people")]
-Topic = Annotated[str, Field(description="A short label, e.g. deploy day")]
+Domain = Annotated[str, Field(description="A lowercase domain (letters, digits, . _ -)",
+                              examples=["infra", "product", "people"])]
+Topic = Annotated[str, Field(description="A short label", examples=["deploy day"])]
 Content = Annotated[str, Field(description="One self-contained statement")]
 Confidence = Annotated[float | None, Field(ge=0, le=1, description="0 to 1 in steps of 0.05 "
-                                                                   "(default 0.7)")]
-RecordId = Annotated[str, Field(description="The id of a fact (f-...)")]
+                                                                   "(default 0.7)",
+                                           examples=[0.8, 0.95])]
+RecordId = Annotated[str, Field(description="The id of a fact (f- and 26 letters and digits, "
+                                            "as propose_fact returned it)")]
+Scope = Annotated[str, Field(description=(
+    "What the fact is about: workspace (everything this workspace serves) or repo:<name> "
+    "(one code repository). A fact is seen by every channel; a channel-only note belongs in "
+    "memory_append with channel"), examples=["workspace", "repo:minarad"])]
+#: consolidate_memory takes the notes it promotes out of the hot files (history keeps
+#: them) and may ask the configured LLM.
+CONSOLIDATES = ToolAnnotations(read_only_hint=False, destructive_hint=True,
+                               idempotent_hint=True, open_world_hint=True)
 Session = Annotated[str | None, Field(description="The session id (default: this "
                                                   "connection's)")]
 
@@ -103,8 +115,7 @@ def add_knowledge_tools(server: MCPServer, tools: AgentTools) -> None:
     """Register the knowledge tools on ``server``."""
 
     async def propose_fact_(domain: Domain, topic: Topic, content: Content, ctx: Context,
-                            confidence: Confidence = None, scope: Annotated[str, Field(
-                                description="workspace, or channel:<id>")] = "workspace"
+                            confidence: Confidence = None, scope: Scope = "workspace"
                             ) -> dict[str, Any]:
         me = agent_of(tools, ctx)
         return await run_call(tools, lambda: propose_fact(me, domain, topic, content,
@@ -147,27 +158,28 @@ def add_knowledge_tools(server: MCPServer, tools: AgentTools) -> None:
         b = None if base is None else str(base)
         return await run_call(tools, lambda: update_my_notes(me, text, b))
 
-    table: list[tuple[Callable[..., Any], str, str]] = [
-        (propose_fact_, "propose_fact", "Record a new fact (one file under knowledge/<domain>/"
-         'facts/, one commit). Example: {"domain": "infra", "topic": "deploy day", "content": '
-         '"Deploys happen on Tuesdays.", "confidence": 0.8}.'),
-        (supersede_fact_, "supersede_fact", "Replace a fact that changed by a new one that "
+    table: list[tuple[Callable[..., Any], str, ToolAnnotations, str]] = [
+        (propose_fact_, "propose_fact", ADDS, "Record a new fact (one file under "
+         'knowledge/<domain>/facts/, one commit). Example: {"domain": "infra", "topic": '
+         '"deploy day", "content": "Deploys happen on Tuesdays.", "confidence": 0.8}.'),
+        (supersede_fact_, "supersede_fact", ADDS, "Replace a fact that changed by a new one that "
          "supersedes it (the old one is kept, marked superseded). "
-         'Example: {"id": "f-01J...", "content": "Deploys happen on Wednesdays."}.'),
-        (propose_policy_, "propose_policy", "Propose a policy (a rule agents follow); needs a "
-         "write grant for your role on the domain, else access_denied. "
+         'Example: {"id": "f-01JD9Q2X7R5K3M8N4P6T0V2W1Y", "content": "Deploys happen on '
+         'Wednesdays."}.'),
+        (propose_policy_, "propose_policy", ADDS, "Propose a policy (a rule agents follow); "
+         "needs a write grant for your role on the domain, else access_denied. "
          'Example: {"domain": "infra", "topic": "freeze", "content": "No deploys on Fridays."}.'),
-        (remember_, "remember", "Note something in this session's hot tier; notes repeated "
+        (remember_, "remember", ADDS, "Note something in this session's hot tier; notes repeated "
          "across sessions (or judged by the LLM) become facts on consolidate_memory. "
          'Example: {"text": "the CI cache is flaky"}.'),
-        (consolidate_memory_, "consolidate_memory", "Turn hot notes into facts: with the "
-         "configured LLM, or notes seen in two or more sessions. Example: {}."),
-        (record_observation_, "record_observation", "Add a timestamped line under "
+        (consolidate_memory_, "consolidate_memory", CONSOLIDATES, "Turn hot notes into facts: "
+         "with the configured LLM, or notes seen in two or more sessions. Example: {}."),
+        (record_observation_, "record_observation", ADDS, "Add a timestamped line under "
          "## Observations in your agents/<you>/NOTES.md. "
          'Example: {"text": "builds are slow on Mondays"}.'),
-        (update_my_notes_, "update_my_notes", "Replace the ## Notes section of your "
+        (update_my_notes_, "update_my_notes", REPLACES, "Replace the ## Notes section of your "
          "agents/<you>/NOTES.md (the rest is kept). A stale base returns conflict=true with "
-         'the current text. Example: {"text": "- working on the release notes", "base": 3}.'),
+         'the current text. Example: {"text": "- working on the release notes"}.'),
     ]
-    for fn, name, description in table:
-        server.add_tool(fn, name=name, description=description)
+    for fn, name, hints, description in table:
+        server.add_tool(fn, name=name, annotations=hints, description=description)

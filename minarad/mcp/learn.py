@@ -15,7 +15,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from minarad.mcp.library import SOURCE, AgentTools
-from minarad.mcp.toolkit import agent_of, run_call
+from minarad.mcp.toolkit import ADDS, ADDS_ONCE, agent_of, run_call
 
 
 def learn_capture(tools: AgentTools, kind: str, title: str, detail: str,
@@ -44,7 +44,8 @@ def add_learn_tools(server: MCPServer, tools: AgentTools) -> None:
             title: Annotated[str, Field(description="A short title")],
             detail: Annotated[str, Field(description="What happened and what to do next time")],
             ctx: Context, tags: Annotated[list[str] | None, Field(
-                description="Optional tags")] = None) -> dict[str, Any]:
+                description="Optional tags", examples=[["deploy", "db"]])] = None
+            ) -> dict[str, Any]:
         me = agent_of(tools, ctx)
         return await run_call(tools, lambda: learn_capture(me, kind, title, detail, tags))
 
@@ -57,11 +58,11 @@ def add_learn_tools(server: MCPServer, tools: AgentTools) -> None:
         me = agent_of(tools, ctx)
         return await run_call(tools, lambda: learn_use(me, id, outcome, note))
 
-    server.add_tool(capture, name="learn_capture", description=(
+    server.add_tool(capture, name="learn_capture", annotations=ADDS_ONCE, description=(
         "Capture something learned so later sessions benefit: one line in learn/<kind>s.jsonl "
         "(a duplicate returns the existing one). Example: {\"kind\": \"lesson\", \"title\": "
         "\"run migrations first\", \"detail\": \"deploys fail when migrations run after the "
         "app starts\"}."))
-    server.add_tool(use, name="learn_use", description=(
+    server.add_tool(use, name="learn_use", annotations=ADDS, description=(
         "Record that you applied a learning and whether it worked; lessons that keep working "
         "are promoted into MEMORY.md. Example: {\"id\": \"0193...\", \"outcome\": \"success\"}."))

@@ -152,9 +152,9 @@ class AgentTools:
         """Recall across the whole workspace; ``mode`` keyword, hybrid or semantic.
 
         No mode: hybrid when an embedding model is installed and has embedded
-        sections, else keyword. ``hybrid`` without a model is keyword (the
-        result's ``mode`` and ``notice`` say so); ``semantic`` without one is
-        an error (``no_embedding_model``) that says how to install one.
+        sections, else keyword. ``semantic`` or ``hybrid`` without a model is
+        an error (``no_embedding_model``) that says how to install one, as in
+        the CLI and the HTTP API.
         """
         return self._search(query, memory_only=False, kind=kind, path=None, channel=channel,
                             since=since, limit=limit, mode=mode)
@@ -172,13 +172,9 @@ class AgentTools:
             found = self.app.search(query, who=self.agent, role=self.role,
                                     scope="memory" if memory_only else "all", mode=mode,
                                     kinds=kind or (), path=path, channel=channel, since=since,
-                                    limit=max(1, min(limit, 100)), keyword_without_model=True)
-        result: dict[str, Any] = {"query": query, "mode": found.mode,
-                                  "results": [h.to_dict() for h in found.hits],
-                                  "index_lag": found.lag}
-        if found.notice:
-            result["notice"] = found.notice
-        return result
+                                    limit=max(1, min(limit, 100)))
+        return {"query": query, "mode": found.mode, "results": [h.to_dict() for h in found.hits],
+                "index_lag": found.lag}
 
     # -- context and resources ---------------------------------------------------------
 

@@ -2,11 +2,12 @@
 
 :func:`build_server` wraps an :class:`~minarad.mcp.library.AgentTools` in an
 ``MCPServer``. Each tool is a thin function whose signature is its JSON
-schema (with a description and an example an LLM can follow); a library
-error becomes a tool error (``isError``) whose text is the error's JSON
-(``{"error": code, "message": ...}``), and an argument that is missing, of
-the wrong type or a path that climbs out of the workspace is refused the
-same way: the server keeps serving.
+schema (with a description and an example an LLM can follow) and carries
+annotations saying whether it reads, adds or replaces; a library error
+becomes a tool error (``isError``) whose text and structured content are the
+error's JSON (``{"error": code, "message": ...}``), and an argument that is
+missing, of the wrong type or a path that climbs out of the workspace is
+refused the same way (:mod:`minarad.mcp.errors`): the server keeps serving.
 
 The same server object serves stdio (:func:`serve_stdio`) and the daemon's
 streamable HTTP endpoint (:mod:`minarad.mcp.http`).
@@ -22,15 +23,15 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
-from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from minarad import __version__
 from minarad.errors import MinaraError
 from minarad.mcp.changes import ChangeFeed, resource_uri
+from minarad.mcp.errors import build_project_server
 from minarad.mcp.library import RESOURCE_FILES, AgentTools
-from minarad.mcp.toolkit import Channel, File, Kinds, Limit, Mode, Query, Since, Text, agent_of, \
-    run_call
+from minarad.mcp.toolkit import ADDS, READS, REPLACES, Channel, File, Kinds, Limit, Mode, Query, \
+    SearchChannel, Since, Text, agent_of, run_call
 
 INSTRUCTIONS = """\
 minara keeps this agent's memory as Markdown files in a git-versioned workspace.
@@ -43,11 +44,9 @@ commit by you; nothing is lost."""
 
 def add_memory_tools(server: MCPServer, tools: AgentTools) -> None:
     """memory_get, memory_append, memory_set, memory_history."""
-    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True)
-
     async def memory_get(file: File, ctx: Context, version: Annotated[
             int | str | None, Field(description="An old version: number, blob id or sha256; "
-                                                "omit for now")] = None,
+                                                "omit for now", examples=[1])] = None,
             channel: Channel = None) -> dict[str, Any]:
         me, v = agent_of(tools, ctx), None if version is None else str(version)
         return await run_call(tools, lambda: me.memory_get(file, v, channel))
@@ -58,7 +57,8 @@ def add_memory_tools(server: MCPServer, tools: AgentTools) -> None:
         return await run_call(tools, lambda: me.memory_append(file, text, channel))
 
     async def memory_set(file: File, text: Text, base: Annotated[int | str, Field(
-            description="The version you read (memory_get's version; 0 for a new file)")],
+            description="The version you read (memory_get's version; 0 for a new file)",
+            examples=[0])],
             ctx: Context, channel: Channel = None) -> dict[str, Any]:
         me = agent_of(tools, ctx)
         return await run_call(tools, lambda: me.memory_set(file, text, str(base), channel))
@@ -68,53 +68,54 @@ def add_memory_tools(server: MCPServer, tools: AgentTools) -> None:
         me = agent_of(tools, ctx)
         return await run_call(tools, lambda: me.memory_history(file, limit, channel))
 
-    server.add_tool(memory_get, annotations=read_only, description=(
+    server.add_tool(memory_get, annotations=READS, description=(
         "Read a workspace file with its version. Keep the version: memory_set needs it. "
         'Example: {"file": "MEMORY.md"}; an old one: {"file": "MEMORY.md", "version": 3}.'))
-    server.add_tool(memory_append, description=(
+    server.add_tool(memory_append, annotations=ADDS, description=(
         "Append text as new line(s) at the end of a file (created if missing); one commit, "
         'never conflicts. Example: {"file": "MEMORY.md", "text": "- prefers short answers"}.'))
-    server.add_tool(memory_set, annotations=ToolAnnotations(destructive_hint=True), description=(
+    server.add_tool(memory_set, annotations=REPLACES, description=(
         "Replace a whole file, only if it is still at the version you read (base). If someone "
         "changed it since, nothing is saved and the result has conflict=true with "
         "current_version and current_text: merge and call again. Example: "
-        '{"file": "USER.md", "text": "# User\\n- name: Ana\\n", "base": 4}.'))
-    server.add_tool(memory_history, annotations=read_only, description=(
+        '{"file": "notes/ana.md", "text": "# Ana\\n- prefers tea\\n", "base": 0}.'))
+    server.add_tool(memory_history, annotations=READS, description=(
         "List the versions of a file, newest first: version, author, time, source, message. "
         'Example: {"file": "MEMORY.md", "limit": 5}.'))
 
 
 def add_search_tools(server: MCPServer, tools: AgentTools) -> None:
     """memory_search and search_memory."""
-    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True)
 
     async def memory_search(query: Query, ctx: Context, kind: Kinds = None, path: Annotated[
-            str | None, Field(description="Only under this path prefix")] = None,
-            channel: Channel = None, since: Since = None, limit: Limit = 10,
+            str | None, Field(description="Only under this path prefix",
+                              examples=["memory/"])] = None,
+            channel: SearchChannel = None, since: Since = None, limit: Limit = 10,
             mode: Mode = None) -> dict[str, Any]:
         me = agent_of(tools, ctx)
         return await run_call(tools, lambda: me.memory_search(
             query, kind=kind, path=path, channel=channel, since=since, limit=limit, mode=mode))
 
     async def search_memory(query: Query, ctx: Context, mode: Mode = None,
-                            kind: Kinds = None, since: Since = None, channel: Channel = None,
+                            kind: Kinds = None, since: Since = None,
+                            channel: SearchChannel = None,
                             limit: Limit = 10) -> dict[str, Any]:
         me = agent_of(tools, ctx)
         return await run_call(tools, lambda: me.search_memory(
             query, mode=mode, kind=kind, since=since, channel=channel, limit=limit))
 
-    server.add_tool(memory_search, annotations=read_only, description=(
+    server.add_tool(memory_search, annotations=READS, description=(
         "Search memory files only (MEMORY.md, journals, channel memory, learned lessons): "
         "ranked sections with snippets; modes as search_memory. "
         'Example: {"query": "deploy rollback", "since": "7d"}.'))
-    server.add_tool(search_memory, annotations=read_only, description=(
+    server.add_tool(search_memory, annotations=READS, description=(
         "Recall: search everything the agent knows (memory, journals, wiki, lessons), best "
         "first, each hit with path, heading, lines, version and a snippet. Modes: keyword "
         "(words), semantic (meaning: finds paraphrases; needs an embedding model) and hybrid "
         "(words, meaning, recency and links fused), the default when a model is installed "
-        "(keyword otherwise; the result's mode says which ran). Knowledge domains your role "
-        "may not read never show. "
-        'Example: {"query": "what did we decide about the release", "mode": "hybrid"}.'))
+        "(keyword otherwise; the result's mode says which ran). semantic and hybrid without "
+        "a model fail with no_embedding_model. Knowledge domains your role may not read never "
+        'show. Example: {"query": "what did we decide about the release", "mode": "keyword"}.'))
 
 
 def add_resources(server: MCPServer, tools: AgentTools) -> None:
@@ -217,8 +218,9 @@ def build_server(tools: AgentTools, *, poll_s: float | None = 0.5
             finally:
                 group.cancel_scope.cancel()
 
-    server: MCPServer = MCPServer("minara", version=__version__, instructions=INSTRUCTIONS,
-                                  lifespan=lifespan, subscriptions=bus, log_level="WARNING")
+    server: MCPServer = build_project_server(
+        name="minara", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan,
+        subscriptions=bus, log_level="WARNING")
     add_tool_groups(server, tools)
     add_resources(server, tools)
     add_prompt(server, tools)
@@ -227,7 +229,15 @@ def build_server(tools: AgentTools, *, poll_s: float | None = 0.5
 
 
 def serve_stdio(tools: AgentTools, *, poll_s: float = 0.5) -> None:
-    """Serve ``tools`` on stdin/stdout until the client closes them."""
+    """Serve ``tools`` on stdin/stdout until the client closes them.
+
+    What the server logs goes to stderr in the daemon's format, one line a
+    record (warnings and up; everything with ``MINARA_DEBUG=1``).
+    """
+    from minarad.config import debug_requested
+    from minarad.daemon.main import configure_logging
+
+    configure_logging("DEBUG" if debug_requested() else "WARNING", journal=False)
     server, _feed = build_server(tools, poll_s=poll_s)
     try:
         anyio.run(_serve_stdio, server)

@@ -12,15 +12,17 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from minarad.errors import VersionConflict
 from minarad.mcp.library import AgentTools
-from minarad.mcp.toolkit import Channel, Limit, Query, Text, agent_of, run_call
+from minarad.mcp.toolkit import READS, REPLACES, Limit, Text, WikiChannel, WikiQuery, agent_of, \
+    run_call
 
-PagePath = Annotated[str, Field(description="A page path of lowercase segments, e.g. "
-                                            "handbook/deploy (file wiki/handbook/deploy.md)")]
+PagePath = Annotated[str, Field(description="A page path of lowercase segments (handbook/deploy "
+                                            "is the file wiki/handbook/deploy.md)",
+                                examples=["handbook/deploy"])]
+Channel = WikiChannel
 
 
 def wiki_list(tools: AgentTools, prefix: str = "", channel: str | None = None) -> dict:
@@ -71,22 +73,24 @@ def wiki_search(tools: AgentTools, query: str, channel: str | None = None,
 
 def add_wiki_tools(server: MCPServer, tools: AgentTools) -> None:
     """Register the wiki's tools on ``server``."""
-    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True)
 
     async def list_(ctx: Context, prefix: Annotated[str, Field(
-            description="Only this page and those under it; empty for all")] = "",
+            description="Only this page and those under it; empty for all",
+            examples=["handbook"])] = "",
             channel: Channel = None) -> dict[str, Any]:
         me = agent_of(tools, ctx)
         return await run_call(tools, lambda: wiki_list(me, prefix, channel))
 
     async def get(path: PagePath, ctx: Context, version: Annotated[int | str | None, Field(
-            description="An old version (number, blob id or sha256); omit for now")] = None,
+            description="An old version (number, blob id or sha256); omit for now",
+            examples=[1])] = None,
             channel: Channel = None) -> dict[str, Any]:
         me, v = agent_of(tools, ctx), None if version is None else str(version)
         return await run_call(tools, lambda: wiki_get(me, path, v, channel))
 
     async def put(path: PagePath, text: Text, ctx: Context, title: Annotated[str | None, Field(
-            description="The page's title (kept in its front matter)")] = None,
+            description="The page's title (kept in its front matter)",
+            examples=["Deploying"])] = None,
             base: Annotated[int | str | None, Field(
                 description="The version you read; omit to save whatever is there")] = None,
             channel: Channel = None) -> dict[str, Any]:
@@ -94,21 +98,21 @@ def add_wiki_tools(server: MCPServer, tools: AgentTools) -> None:
         b = None if base is None else str(base)
         return await run_call(tools, lambda: wiki_put(me, path, text, title, b, channel))
 
-    async def search(query: Query, ctx: Context, channel: Channel = None,
+    async def search(query: WikiQuery, ctx: Context, channel: Channel = None,
                      limit: Limit = 10) -> dict[str, Any]:
         me = agent_of(tools, ctx)
         return await run_call(tools, lambda: wiki_search(me, query, channel, limit))
 
-    server.add_tool(list_, name="wiki_list", annotations=read_only, description=(
+    server.add_tool(list_, name="wiki_list", annotations=READS, description=(
         "List wiki pages (path, title, file). Example: {\"prefix\": \"handbook\"}."))
-    server.add_tool(get, name="wiki_get", annotations=read_only, description=(
+    server.add_tool(get, name="wiki_get", annotations=READS, description=(
         "Read a wiki page: text, title, version and the pages linking to it. "
         'Example: {"path": "handbook/deploy"}.'))
-    server.add_tool(put, name="wiki_put", description=(
+    server.add_tool(put, name="wiki_put", annotations=REPLACES, description=(
         "Create or save a wiki page (one commit). Link pages with [[other/page]]. With base, a "
         "page changed since you read it is not saved: the result has conflict=true and the "
         'current text. Example: {"path": "handbook/deploy", "text": "# Deploy\\n\\nSee '
-        '[[handbook/rollback]].", "base": 2}.'))
-    server.add_tool(search, name="wiki_search", annotations=read_only, description=(
+        '[[handbook/rollback]]."}.'))
+    server.add_tool(search, name="wiki_search", annotations=READS, description=(
         "Search wiki pages: the best section of each page, with a snippet. "
         'Example: {"query": "rollback"}.'))

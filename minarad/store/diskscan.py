@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
 def commit_disk(store: Store, paths: Iterable[str] | None = None, *,
                 author: str | None = None, source: str = "editor",
-                message: str | None = None, skipped: list[str] | None = None
-                ) -> CommitInfo | None:
+                message: str | None = None, skipped: list[str] | None = None,
+                settling: list[str] | None = None) -> CommitInfo | None:
     """Commit what is on disk for ``paths`` (None: the whole tree) in one commit.
 
     A path missing on disk is a deletion. With ``paths=None`` the tree is
@@ -32,6 +32,8 @@ def commit_disk(store: Store, paths: Iterable[str] | None = None, *,
     Files that cannot be versioned (over the size limit, unreadable) are
     left out and named in the returned ``skipped``, and appended to the
     ``skipped`` list when one is given (also when nothing is committed).
+    A file an editor is saving in place (emptied just now, see
+    :mod:`minarad.store.settle`) is left out and appended to ``settling``.
 
     Returns:
         The commit, or None when disk already equals HEAD.
@@ -48,6 +50,8 @@ def commit_disk(store: Store, paths: Iterable[str] | None = None, *,
             _scan_paths(store, paths, found)
         if skipped is not None:
             skipped.extend(found.skipped)
+        if settling is not None:
+            settling.extend(found.settling)
         if not found.changes:
             return None
         info = store.commit_changes(found.changes, found.stats,

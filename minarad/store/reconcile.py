@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from minarad.errors import Forbidden, InvalidInput
 from minarad.git import index as gitindex
+from minarad.store.settle import half_saved
 from minarad.workspace.content import git_blob_id
 from minarad.workspace.paths import UNREADABLE_NAME, is_utf8_name, normalize_path, shown_path
 
@@ -29,6 +30,8 @@ class DiskChanges:
     changes: dict = dataclasses.field(default_factory=dict)
     stats: dict = dataclasses.field(default_factory=dict)
     skipped: list = dataclasses.field(default_factory=list)
+    #: Paths an editor is saving in place (emptied just now): left for a later round.
+    settling: list = dataclasses.field(default_factory=list)
 
 
 def unchanged_by_stat(index_path: str, on_disk: dict, committed: dict) -> set[str]:
@@ -102,7 +105,9 @@ def collect(store: Store, rel: str, committed: str | None, may_delete: bool, out
         if committed is not None and may_delete:
             out.changes[rel] = None
         return
-    if len(data) > store.max_file_bytes:
+    if half_saved(data, st, committed):
+        out.settling.append(rel)
+    elif len(data) > store.max_file_bytes:
         out.skipped.append(f"{rel}: larger than {store.max_file_bytes:,} bytes")
     elif git_blob_id(data) != committed or (
             committed_mode is not None and st is not None

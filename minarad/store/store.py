@@ -307,8 +307,8 @@ class Store:
     @contextlib.contextmanager
     def transaction(self, *, author: str, source: str = "cli", message: str | None = None,
                     parents: Iterable[str] = (), force: bool = False,
-                    fast_forward: str | None = None,
-                    expect_head: str | None = None) -> Iterator[Transaction]:
+                    fast_forward: str | None = None, expect_head: str | None = None,
+                    verb: str | None = None) -> Iterator[Transaction]:
         """Collect changes to any number of paths and commit them as ONE commit.
 
         ``with store.transaction(author="agent") as tx:`` then ``tx.write``,
@@ -328,12 +328,14 @@ class Store:
                 HEAD moves to it instead of to a new commit (remote sync).
             expect_head: refuse (``head_moved``) unless HEAD is still this commit
                 once editor changes to the paths are committed.
+            verb: the subject's words when the changes alone would not say them
+                (``move a/ -> b/ (2 files), fixing links in 1 file``).
         """
         from minarad.store.transaction import Transaction
 
         tx = Transaction(self, author=author, source=source, message=message,
                          parents=parents, force=force, fast_forward=fast_forward,
-                         expect_head=expect_head)
+                         expect_head=expect_head, verb=verb)
         yield tx
         tx.commit()
 
@@ -350,10 +352,11 @@ class Store:
 
     def commit_disk(self, paths: Iterable[str] | None = None, *, author: str | None = None,
                     source: str = "editor", message: str | None = None,
-                    skipped: list[str] | None = None) -> CommitInfo | None:
+                    skipped: list[str] | None = None,
+                    settling: list[str] | None = None) -> CommitInfo | None:
         """Commit what is on disk for ``paths`` (None: the whole tree) in one commit."""
         return diskscan.commit_disk(self, paths, author=author, source=source,
-                                    message=message, skipped=skipped)
+                                    message=message, skipped=skipped, settling=settling)
 
     def committed_files(self) -> dict[str, str]:
         """HEAD's files: ``path -> blob hex``."""

@@ -177,11 +177,35 @@ def context_at(app: Minara, when: dt.datetime, **options: Any) -> tuple[Context,
     return context, commit
 
 
+_DAY_RE = re.compile(r"\d{4}-\d{2}-\d{2}|today|yesterday")
+
+
+def period(since: str | None, until: str | None,
+           now: dt.datetime | None = None) -> tuple[dt.datetime | None, dt.datetime | None]:
+    """The moments ``since`` and ``until`` name (each WHEN, or None).
+
+    A day (a date, ``today``, ``yesterday``) given as ``since`` means its
+    first second, as ``until`` its last: ``--since yesterday --until
+    yesterday`` is all of yesterday.
+
+    Raises:
+        InvalidInput: a WHEN names no time (``invalid_time``), or ``since``
+            is after ``until`` (``invalid_period``).
+    """
+    start = parse_when(since, now) if since else None
+    if start is not None and since and _DAY_RE.fullmatch(since.strip().lower()):
+        start = dt.datetime.combine(start.date(), dt.time(0, 0)).astimezone()
+    end = parse_when(until, now) if until else None
+    if start is not None and end is not None and start > end:
+        raise InvalidInput(f"--since {since!r} ({start.isoformat(timespec='seconds')}) is after "
+                           f"--until {until!r} ({end.isoformat(timespec='seconds')})",
+                           code="invalid_period")
+    return start, end
+
+
 def in_period(entries: list, since: str | None, until: str | None) -> list:
-    """The history entries made between ``since`` and ``until`` (each WHEN, or None)."""
-    start = parse_when(since, None).timestamp() if since else float("-inf")
-    if since and re.fullmatch(r"\d{4}-\d{2}-\d{2}|today|yesterday", since.strip().lower()):
-        start -= 86399  # a day as a start means its beginning
-    end = parse_when(until).timestamp() if until else float("inf")
-    return [e for e in entries
-            if start <= dt.datetime.fromisoformat(e.time).timestamp() <= end]
+    """The history entries made between ``since`` and ``until`` (see :func:`period`)."""
+    start, end = period(since, until)
+    low = start.timestamp() if start else float("-inf")
+    high = end.timestamp() if end else float("inf")
+    return [e for e in entries if low <= dt.datetime.fromisoformat(e.time).timestamp() <= high]

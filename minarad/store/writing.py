@@ -73,11 +73,14 @@ def _absorb_read(store: Store, rel: str) -> tuple[bytes | None, os.stat_result |
     """Read ``rel`` and commit it if it differs from the cache (as an editor edit).
 
     A file over the size limit is never committed (it stays unversioned,
-    as a whole-tree commit leaves it).
+    as a whole-tree commit leaves it); a file an editor is saving in place
+    (emptied just now) is waited for (:mod:`minarad.store.settle`).
     """
-    data, st = store.read_disk(rel)
+    from minarad.store.settle import read_settled
+
     latest = store.history_db.latest(rel)
     committed = latest.blob if latest else None
+    data, st = read_settled(store, rel, committed)  # never an editor's save half done
     if (git_blob_id(data) if data is not None else None) != committed \
             and not store.over_limit(data):
         store.commit_changes({rel: data}, {rel: st} if st is not None else {},
@@ -108,7 +111,7 @@ def check_base(store: Store, rel: str, current: FileVersion, base: object,
     if kind == "version" and value > current.version:
         raise InvalidInput(f"{rel}: base version {value} does not exist (the file is at "
                            f"version {current.version})", code="unknown_base_version")
-    if kind != "version":
+    if kind == "blob":  # a sha256 that is not the current one is a conflict, whatever it is
         try:
             store.resolve_version(rel, base)
         except NotFound:

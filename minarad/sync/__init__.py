@@ -51,14 +51,32 @@ def sync_remote(store: Store, settings, name: str, *, commit_edits: bool = True)
     state = SyncState(store.state_dir)
     try:
         result = sync(store, name, machine=machine_name(settings), creds=credentials(settings),
-                      commit_edits=commit_edits)
+                      commit_edits=commit_edits, limits=fetch_limits(settings, state, name))
     except MinaraError as exc:
-        state.record_failure(name, exc.message)
+        state.record_failure(name, exc.message, refused=refused_commit(exc))
         raise
     merged = result.action in ("merge", "fast-forward")
     state.record_success(name, result.head, clashed=list(result.clashed) if merged else None,
                          left_out=[e.to_dict() for e in result.left_out] if merged else None)
     return result
+
+
+def fetch_limits(settings, state: SyncState, name: str):
+    """What a fetch from ``name`` accepts: objects up to ``sync_max_object_bytes`` (never
+    below ``max_file_bytes``), and not the remote commit refused last time."""
+    from minarad.git.fetchguard import FetchLimits
+
+    refused = state.read().get(name, {}).get("refused") or {}
+    known = {refused["commit"]: refused["message"]} \
+        if isinstance(refused, dict) and refused.get("commit") else {}
+    return FetchLimits(max(settings.sync_max_object_bytes, settings.max_file_bytes), known)
+
+
+def refused_commit(exc) -> str | None:
+    """The remote commit a fetch refused for an object over the limit, else None."""
+    from minarad.git.fetchguard import ObjectTooLarge
+
+    return exc.details.get("commit") if isinstance(exc, ObjectTooLarge) else None
 
 
 def remote_names(store: Store) -> list[str]:

@@ -79,12 +79,13 @@ def current_branch(store: Store) -> str:
 
 
 def sync(store: Store, name: str, *, machine: str, author: str = "minara-sync", creds=None,
-         retries: int = PUSH_RETRIES, commit_edits: bool = True) -> SyncResult:
+         retries: int = PUSH_RETRIES, commit_edits: bool = True, limits=None) -> SyncResult:
     """Sync the workspace with remote ``name``: fetch, integrate, push.
 
     With ``commit_edits``, edits on disk are committed first (a scan of the
     whole tree), so they travel too; a running daemon commits them itself,
-    so it and the CLI beside it skip the scan.
+    so it and the CLI beside it skip the scan. ``limits``
+    (:class:`minarad.git.fetchguard.FetchLimits`) bound what a fetch accepts.
 
     Raises:
         NotFound: no such remote.
@@ -98,7 +99,7 @@ def sync(store: Store, name: str, *, machine: str, author: str = "minara-sync", 
     if commit_edits:
         store.commit_disk()
     with sync_lock(store):
-        return _sync_locked(store, name, url, branch, machine, author, creds, retries)
+        return _sync_locked(store, name, url, branch, machine, author, creds, retries, limits)
 
 
 def sync_lock(store: Store):
@@ -114,11 +115,12 @@ def sync_lock(store: Store):
     return FileLock(store.state_dir / "sync.lock")
 
 
-def _sync_locked(store: Store, name, url, branch, machine, author, creds, retries) -> SyncResult:
+def _sync_locked(store: Store, name, url, branch, machine, author, creds, retries,
+                 limits=None) -> SyncResult:
     from minarad.git import remotes
 
     for attempt in range(retries + 1):
-        theirs = remotes.fetch(store.repo, name, url, branch, creds)
+        theirs = remotes.fetch(store.repo, name, url, branch, creds, limits)
         crash_point("sync-after-fetch")
         action, merged, conflicts, clashed, plan = integrate(store, name, theirs,
                                                              machine=machine, author=author)

@@ -42,7 +42,8 @@ class SyncState:
         """A sync with ``name`` ended well at ``head``; ``clashed``: files where both sides
         changed the same lines (both versions kept in place); ``left_out``: the remote's
         entries the merge could not hold; both shown until the next merge."""
-        values: dict = dict(last_sync=_now(), last_head=head, last_error=None, failures=0)
+        values: dict = dict(last_sync=_now(), last_head=head, last_error=None, failures=0,
+                            refused=None)
         before = self.read().get(name, {})
         if clashed is not None and (clashed or "clashed" in before):
             values["clashed"] = clashed
@@ -50,10 +51,14 @@ class SyncState:
             values["left_out"] = left_out
         self._update(name, **values)
 
-    def record_failure(self, name: str, message: str) -> None:
-        """A sync with ``name`` failed with ``message``."""
+    def record_failure(self, name: str, message: str, refused: str | None = None) -> None:
+        """A sync with ``name`` failed with ``message``; ``refused``: the remote commit its
+        fetch refused (an object over the limit), not fetched again while the remote holds it."""
         failures = int(self.read().get(name, {}).get("failures") or 0) + 1
-        self._update(name, last_error=message, last_error_at=_now(), failures=failures)
+        values: dict = dict(last_error=message, last_error_at=_now(), failures=failures)
+        if refused:
+            values["refused"] = {"commit": refused, "message": message}
+        self._update(name, **values)
 
     def forget(self, name: str) -> None:
         """Drop what is recorded of ``name`` (the remote was removed)."""

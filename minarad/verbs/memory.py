@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from minarad.errors import InvalidInput
+
 if TYPE_CHECKING:
     from minarad.app import Minara
     from minarad.store.copies import PulledFile, PushedFile
@@ -111,18 +113,34 @@ def memory_append(app: Minara, path: str, text: str, *, author: str, source: str
 
 def memory_set(app: Minara, path: str, text: str, *, base: str | None, author: str,
                source: str, force: bool = False, newline: bool = True,
-               message: str | None = None) -> WriteResult:
+               message: str | None = None, allow_empty: bool = False) -> WriteResult:
     """Replace ``path`` with ``text`` if ``base`` (when given) is still its version.
 
     With ``newline``, a newline ends the saved text unless one does already.
+    An identity file (SOUL.md, USER.md, MEMORY.md...) is not emptied unless
+    ``allow_empty``: an empty text there is far more often a slip than a wish.
 
     Raises:
         VersionConflict: ``base`` is stale (see :func:`conflict_details`).
+        InvalidInput: an empty text for an identity file (``empty_identity_file``).
     """
+    if not allow_empty and not text.strip():
+        refuse_emptying(path)
     result: WriteResult = app.store.write(path, as_saved(text) if newline else text,
                                           base=base, author=author, source=source,
                                           message=message, force=force)
     return result
+
+
+def refuse_emptying(path: str) -> None:
+    """Refuse to save an empty text over an identity file (``empty_identity_file``)."""
+    from minarad.workspace.layout import SEEDED_FILES
+
+    if path in SEEDED_FILES:
+        raise InvalidInput(f"{path}: refusing to empty an identity file (the text is empty "
+                           f"or blank); nothing was changed. To empty it on purpose, pass "
+                           f"--allow-empty (allow_empty: true over HTTP)",
+                           code="empty_identity_file", path=path)
 
 
 def memory_delete(app: Minara, path: str, *, base: str | None, author: str,

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from minarad.app import Minara
-    from minarad.index import Index
     from minarad.index.results import CatchUpStats, Hit
 
 #: How long a search waits for another process to finish updating the index.
@@ -34,7 +33,6 @@ class SearchResult:
         mode: the mode the search ran in (keyword, semantic or hybrid).
         hits: best first.
         stats: the catch-up before the search (None: the index was searched as it was).
-        notice: why the mode differs from the one asked for (hybrid without a model).
     """
 
     query: str
@@ -42,7 +40,6 @@ class SearchResult:
     mode: str
     hits: list[Hit]
     stats: CatchUpStats | None
-    notice: str | None = None
 
     def index_state(self) -> dict[str, Any] | None:
         """``{indexed_commit, lag, busy}`` of the catch-up, or None without one."""
@@ -56,12 +53,10 @@ class SearchResult:
         return self.stats.lag if self.stats is not None and self.stats.busy else 0
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form: query, scope, mode, results, index (and notice, when one)."""
+        """JSON-ready form: query, scope, mode, results, index."""
         data: dict[str, Any] = {"query": self.query, "scope": self.scope, "mode": self.mode,
                                 "results": [hit.to_dict() for hit in self.hits],
                                 "index": self.index_state()}
-        if self.notice:
-            data["notice"] = self.notice
         return data
 
 
@@ -69,8 +64,7 @@ def search(app: Minara, query: str, *, who: str | None, role: str | None = None,
            scope: Scope = "all", mode: str | None = None, kinds: Sequence[str] = (),
            path: str | None = None, channel: str | None = None, since: str | None = None,
            until: str | None = None, limit: int = 10, per_page: int | None = None,
-           explain: bool = False, catch_up: bool = True,
-           keyword_without_model: bool = False) -> SearchResult:
+           explain: bool = False, catch_up: bool = True) -> SearchResult:
     """Search the workspace as every surface does: one sequence, typed results.
 
     Sets a new workspace up, refuses ``who`` a channel it is not a member
@@ -85,7 +79,8 @@ def search(app: Minara, query: str, *, who: str | None, role: str | None = None,
         role: the caller's role, checked against ``knowledge/grants.json``.
         scope: ``all``, or ``memory`` for memory files only.
         mode: keyword, semantic or hybrid (None: hybrid when a model has
-            embedded, else keyword).
+            embedded, else keyword); semantic or hybrid without a model is
+            refused (``no_embedding_model``) on every surface.
         kinds: only these kinds (an unknown one: ``unknown_kind``).
         path: only under this path prefix.
         channel: the caller's channel, whose files join the shared ones.
@@ -95,11 +90,10 @@ def search(app: Minara, query: str, *, who: str | None, role: str | None = None,
         per_page: at most this many sections of a page (None: the setting).
         explain: keep each voice's rank and score.
         catch_up: catch the index up first (False: search it as it is).
-        keyword_without_model: hybrid without a model is keyword (with a
-            notice) instead of an error.
 
     Raises:
-        InvalidInput: a bad query, kind, time, mode or grants file.
+        InvalidInput: a bad query, kind, time, mode or grants file, or
+            ``no_embedding_model``.
         Forbidden: ``access_denied`` for the channel.
     """
     app.ensure_set_up()  # a new workspace is seeded first, as every command does
@@ -109,31 +103,10 @@ def search(app: Minara, query: str, *, who: str | None, role: str | None = None,
     stats = index.catch_up(wait=WRITER_WAIT_SECONDS) if catch_up else None
     if kinds:
         index.check_kinds(list(kinds))
-    used, notice = settle_mode(index, mode, keyword_without_model)
+    used = mode or index.default_mode()
     hits = app.search_index(query, role=role, kind=list(kinds) or None, path=path or None,
                             channel=channel or None, since=since or None,
                             until=until or None, limit=limit, memory_only=scope == "memory",
                             mode=used, per_page=per_page, explain=explain)
-    return SearchResult(query=query, scope=scope, mode=used, hits=hits, stats=stats,
-                        notice=notice)
+    return SearchResult(query=query, scope=scope, mode=used, hits=hits, stats=stats)
 
-
-def settle_mode(index: Index, mode: str | None,
-                keyword_without_model: bool) -> tuple[str, str | None]:
-    """The mode to search in, and a notice when it is not the one asked for.
-
-    None is the index's default (hybrid when a model has embedded, else
-    keyword). With ``keyword_without_model``, hybrid without a model is
-    keyword (the notice says why) and semantic without one is refused
-    here; otherwise the index refuses both (``no_embedding_model``).
-    """
-    from minarad.errors import InvalidInput
-
-    if mode is None:
-        return index.default_mode(), None
-    if not keyword_without_model or mode == "keyword" or index.model.path is not None:
-        return mode, None
-    if mode == "semantic":
-        raise InvalidInput(f"semantic search needs an embedding model: {index.model.reason}; "
-                           f"or use mode keyword", code="no_embedding_model")
-    return "keyword", f"keyword search: {index.model.reason}"

@@ -337,7 +337,9 @@ class Wiki:
                                                      if len(pairs) > 1 else "")
         if rewrites:
             message += f"; links rewritten in {len(rewrites)} page(s)"
-        with self.store.transaction(author=author, source=source, message=message) as tx:
+        verb = _move_verb(page_file(old, channel), page_file(new, channel), moved, rewrites)
+        with self.store.transaction(author=author, source=source, message=message,
+                                    verb=verb) as tx:
             for src, dst in moved.items():
                 tx.rename(src, dst)
             for rel, (text, version) in rewrites.items():
@@ -457,3 +459,23 @@ def _nodes(level: dict, parent: str, titles: dict) -> builtins.list[TreeNode]:
         out.append(TreeNode(segment, name, titles.get(name),
                             tuple(_nodes(level[segment], name, titles))))
     return out
+
+
+def _move_verb(top_old: str, top_new: str, moved: dict[str, str], rewrites: dict) -> str:
+    """A move's commit words, with or without link fixes: one vocabulary.
+
+    ``rename wiki/a.md -> wiki/b.md`` (one page), ``move wiki/a/ -> wiki/b/
+    (N files)`` (the pages under a, with ``wiki/a.md, `` first when a is a
+    page too), then ``, fixing links in N files`` when links were rewritten.
+    """
+    if len(moved) == 1:
+        (src, dst), = moved.items()
+        verb = f"rename {src} -> {dst}"
+    else:
+        old_dir, new_dir = top_old[:-len(".md")] + "/", top_new[:-len(".md")] + "/"
+        pages = top_old in moved
+        verb = (f"move {top_old + ', ' if pages else ''}{old_dir} -> "
+                f"{top_new + ', ' if pages else ''}{new_dir} ({len(moved)} files)")
+    if rewrites:
+        verb += f", fixing links in {len(rewrites)} file{'s' if len(rewrites) > 1 else ''}"
+    return verb

@@ -48,6 +48,7 @@ def test_bad_values_are_clear_errors(minara, tmp_path):
 
 
 def test_workspace_from_flag_and_env(minara, env, tmp_path):
+    minara("--workspace", tmp_path / "flagged", "init", check=0)
     minara("--workspace", tmp_path / "flagged", "memory", "get", "SOUL.md", check=0)
     assert (tmp_path / "flagged" / ".git").is_dir()
     assert not os.path.exists(env["MINARA_WORKSPACE_DIR"])

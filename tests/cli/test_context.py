@@ -208,23 +208,27 @@ def test_two_turn_bootstrap(env, ws):
 def test_turn_end_usage(env):
     proc = run(env, "turn-end", "--session", "s1", input="", check=False)
     assert proc.returncode == 2 and "--surface" in proc.stderr
-    proc = run(env, "turn-end", "--session", "s1", "--surface", "x", "--at", "soon",
+    proc = run(env, "turn-end", "--session", "s1", "--surface", "x", "--now", "soon",
                check=False)
     assert proc.returncode == 2
+    proc = run(env, "turn-end", "--session", "s1", "--surface", "x", "--at",
+               "2026-11-30T10:00:00", input="")  # the old name of --now: works, with a notice
+    assert proc.stderr == "minara: notice: turn-end --at is now --now (--at goes in a later " \
+                          "release)\n"
 
 
 def test_journal_at_midnight_in_local_time(env, ws):
     log = {"WORKSPACE_DAILY_LOG_ENABLED": "1", "WORKSPACE_DAILY_LOG_INTERVAL": "1",
            "TZ": "Asia/Seoul"}
     for at in ("2026-11-29T14:59:59Z", "2026-11-29T15:00:01Z"):
-        run(env, "turn-end", "--session", "web-7", "--surface", "api", "--at", at,
+        run(env, "turn-end", "--session", "web-7", "--surface", "api", "--now", at,
             input=f"reply at {at}\n", **log)
     assert sorted(p.name for p in (ws / "memory").iterdir()) == [
         "2026-11-29-web-7.md", "2026-11-30-web-7.md"]
-    data = context_json(env, "--at", "2026-11-30T09:00:00+09:00", **log)
+    data = context_json(env, "--now", "2026-11-30T09:00:00+09:00", **log)
     assert files(data, "memory_snapshot")[-2:] == [
         "memory/2026-11-29-web-7.md", "memory/2026-11-30-web-7.md"]
-    data = context_json(env, "--at", "2026-12-01T09:00:00+09:00", **log)
+    data = context_json(env, "--now", "2026-12-01T09:00:00+09:00", **log)
     assert files(data, "memory_snapshot")[-1] == "memory/2026-11-30-web-7.md"
 
 
@@ -232,7 +236,7 @@ def test_non_ascii_and_punctuated_sessions_do_not_share_a_journal(env, ws):
     log = {"WORKSPACE_DAILY_LOG_ENABLED": "1", "WORKSPACE_DAILY_LOG_INTERVAL": "1"}
     said = {}
     for session in ("세션", "작업", "s-3", "s 3"):
-        said[session] = run(env, "turn-end", "--session", session, "--surface", "repl", "--at",
+        said[session] = run(env, "turn-end", "--session", session, "--surface", "repl", "--now",
                             "2026-11-29T10:00:00Z", input=f"reply of {session}\n", **log).stdout
     assert said["작업"].startswith("turn 1 of session 작업;")
     assert said["s 3"].startswith("turn 1 of session s 3;")
@@ -240,7 +244,7 @@ def test_non_ascii_and_punctuated_sessions_do_not_share_a_journal(env, ws):
     assert len(names) == 4 and {"2026-11-29-세션.md", "2026-11-29-작업.md",
                                 "2026-11-29-s-3.md"} <= set(names)
     assert "reply of 작업" not in (ws / "memory/2026-11-29-세션.md").read_text()
-    data = context_json(env, "--at", "2026-11-29T11:00:00Z", **log)
+    data = context_json(env, "--now", "2026-11-29T11:00:00Z", **log)
     assert len([f for f in files(data, "memory_snapshot") if f.startswith("memory/")]) == 4
 
 
@@ -248,7 +252,7 @@ def test_legacy_journal_is_read(env, ws):
     run(env, "context")
     (ws / "memory").mkdir()
     (ws / "memory/2026-11-29.md").write_text("# legacy day\n")
-    data = context_json(env, "--at", "2026-11-29T10:00:00Z")
+    data = context_json(env, "--now", "2026-11-29T10:00:00Z")
     assert "memory/2026-11-29.md" in files(data, "memory_snapshot")
     assert "# legacy day" in data["text"]
 

@@ -208,7 +208,7 @@ def test_push_into_another_workspace_is_refused(minara, tmp_path):
     minara("memory", "pull", "--dir", d, check=0)
     (d / "MEMORY.md").write_text("- from workspace A\n")
     other = tmp_path / "other"
-    minara("--workspace", other, "memory", "get", "MEMORY.md", check=0)
+    minara("init", other, check=0)
     before = (other / "MEMORY.md").read_text()
     proc = minara("--workspace", other, "memory", "push", "--dir", d, check=1)
     assert "was pulled from" in proc.stderr

@@ -27,6 +27,7 @@ def test_workspace_and_json_after_the_subcommand(minara, env, tmp_path):
     other = tmp_path / "other"
     data = json.loads(minara("config", "--workspace", other, "--json", check=0).stdout)
     assert data["settings"]["workspace"] == {"value": str(other), "source": "flag"}
+    minara("init", "--workspace", other, check=0)
     minara("memory", "append", "MEMORY.md", "- plumbago elsewhere", "-w", other, check=0)
     assert "- plumbago elsewhere" in (other / "MEMORY.md").read_text()
     got = minara("memory", "get", "MEMORY.md", "-w", other, check=0).stdout

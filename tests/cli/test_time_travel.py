@@ -81,3 +81,32 @@ def test_when_forms():
     assert parse_when("2026-11-29T10:00:00Z", now).timestamp() == \
         dt.datetime(2026, 11, 29, 10, tzinfo=dt.timezone.utc).timestamp()
     assert parse_when("yesterday", now).date() == dt.date(2026, 11, 29)
+
+
+def test_history_says_when_a_range_holds_no_version(travelled, minara):
+    empty = minara("memory", "history", "MEMORY.md", "--until", "2000-01-01", check=0)
+    assert empty.stdout.startswith("MEMORY.md: no versions in that range (3 version(s), made "
+                                   "from ")
+    assert "no versions yet" not in empty.stdout
+    day = (dt.date.today() - dt.timedelta(days=2)).isoformat()
+    data = minara.json("memory", "history", "MEMORY.md", "--since", day, "--until", day)
+    assert [v["version"] for v in data["versions"]] == [2]
+    inverted = minara("--json", "memory", "history", "MEMORY.md", "--since", "today",
+                      "--until", "yesterday", check=1)
+    assert '"invalid_period"' in inverted.stderr and "is after" in inverted.stderr
+
+
+def test_context_at_time_travels_and_now_acts_as_of_a_time(travelled, minara):
+    then = minara("context", "--at", "5 days ago", check=0)
+    assert "- five days ago" in then.stdout and "- today" not in then.stdout
+    assert then.stderr.count("\n") == 1 and "--at WHEN now time-travels" in then.stderr \
+        and "--now TIME" in then.stderr
+    assert minara("context", "--as-of", "5 days ago", check=0).stdout == then.stdout
+    five = (dt.datetime.now().astimezone() - dt.timedelta(days=5)).isoformat()
+    acted = minara("context", "--now", five, check=0)
+    assert "- today" in acted.stdout and "journal of five days ago" in acted.stdout
+    assert acted.stderr == ""
+    both = minara("context", "--at", "yesterday", "--now", five, check=2)
+    assert "does not go with --at" in both.stderr
+    assert "does not go with" in minara("context", "--at", "yesterday", "--report",
+                                        check=2).stderr

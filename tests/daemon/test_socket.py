@@ -270,8 +270,11 @@ def test_another_workspace_or_configuration_is_run_by_the_client(sockd, sock_env
     before = served(sockd)
     other = tmp_path / "other"
     code, _, err = run(sock_env, "-w", str(other), "memory", "get", "MEMORY.md")
+    assert code == 4 and b"minara init" in err and not other.exists(), err
+    code, _, err = run(sock_env, "init", str(other))
+    assert code == 0 and (other / ".git").is_dir(), err
+    code, _, err = run(sock_env, "-w", str(other), "memory", "get", "MEMORY.md")
     assert code == 0, err
-    assert (other / ".git").is_dir()
     code, _, err = run(sock_env, "memory", "get", "notes.md",
                        extra={"MINARA_MAX_FILE_BYTES": "10"})
     assert code != 0 and b"10" in err  # this configuration's limit, not the daemon's
@@ -360,3 +363,20 @@ def test_commands_waiting_on_their_stdin_do_not_hold_up_others(sockd, sock_env, 
     text = Path(ws, "notes.md").read_text()
     assert all(text.count(f"- streamed {n}\n") == 1 for n in range(5))
     assert served(sockd) >= 6
+
+
+def test_pulls_record_their_reader_and_times_are_the_callers_through_the_socket(
+        sockd, sock_env, ws, tmp_path):
+    seed(sock_env, ws)
+    sockd.start()
+    before = served(sockd)
+    folder = str(tmp_path / "copy")
+    assert run(sock_env, "memory", "pull", "--dir", folder)[0] == 0
+    code, out, err = run(sock_env, "memory", "pull", "--dir", folder, "--changed")
+    assert (code, out) == (0, b"") and b"nothing changed since tester's last pull" in err
+    assert served(sockd) == before + 2, sockd.log()
+    # 'today' is the caller's: one in another time zone runs the command itself
+    code, _, err = run(sock_env, "memory", "history", "notes.md", "--since", "today",
+                       "--until", "yesterday", extra={"TZ": "Etc/GMT-14"})
+    assert code == 1 and b"T00:00:00+14:00) is after" in err, err
+    assert served(sockd) == before + 2

@@ -41,6 +41,8 @@ def test_modes_and_filters_without_a_model(gateway):
     semantic = search(gateway, q="quokka", mode="semantic")
     assert semantic.status_code == 400 and semantic.json()["error"] == "no_embedding_model"
     assert "minara models install" in semantic.json()["message"]
+    hybrid = search(gateway, q="quokka", mode="hybrid")  # as the CLI and MCP answer
+    assert hybrid.status_code == 400 and hybrid.json()["error"] == "no_embedding_model"
     assert search(gateway, q="quokka", mode="telepathy").status_code == 400
 
 

@@ -36,10 +36,12 @@ def payload(result) -> dict:
 
 
 def error_of(result) -> dict:
-    """A tool error's JSON body (``{"error": code, "message": ...}``)."""
+    """A tool error's JSON body (``{"error": code, "message": ...}``): the whole text, and
+    the structured content too."""
     assert result.is_error, result.structured_content
-    text = result.content[0].text
-    return json.loads(text[text.index("{"):])
+    body = json.loads(result.content[0].text)
+    assert result.structured_content == body
+    return body
 
 
 @pytest.fixture

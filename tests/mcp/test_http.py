@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 from pathlib import Path
 
 import httpx
@@ -114,7 +115,9 @@ def test_tools_over_http_and_a_resource_notification_after_an_editor_save(served
     assert {"memory_get", "memory_append", "memory_set", "search_memory"} <= tools
     assert appended["changed"]
     assert error_of(bad)["error"] == "path_outside_workspace"
-    assert wrong.is_error and "validation" in wrong.content[0].text
+    assert error_of(wrong) == wrong.structured_content
+    assert wrong.structured_content["error"] == "invalid_input"
+    assert wrong.structured_content["field"] == "text"
     assert event.uri == MEMORY
     assert text.endswith("- over http\n- saved in an editor\n")
     assert got["version"] == appended["version"] + 1 and got["author"] == "the-operator"
@@ -129,3 +132,16 @@ def test_the_endpoint_file_names_no_secret(served):
     url, token, ws = served
     record = json.loads((ws / ".git" / "minara" / "mcp-http.json").read_text())
     assert record["url"] == url and token not in json.dumps(record)
+
+
+def test_the_sdk_logs_in_the_daemons_format(served, tmp_path):
+    url, token, _ws = served
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    foreign = httpx.post(url, json=body, timeout=TIMEOUT, headers={
+        "Authorization": f"Bearer {token}", "Host": "evil.example"})
+    assert foreign.status_code in (400, 421)
+    log = (tmp_path / "minarad-1.log").read_text()
+    lines = [line for line in log.splitlines() if "Invalid Host header" in line]
+    assert len(lines) == 1, log
+    assert re.match(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} WARNING ", lines[0]), lines[0]
+    assert "transport_security.py" not in log and not re.search("[╭│╰]", log)

@@ -95,7 +95,7 @@ def test_a_stale_base_returns_the_conflict_with_the_current_text(mcp_env, ws, mi
 
 
 BAD_CALLS = [
-    ("memory_get", {}, "validation"),                                   # missing argument
+    ("memory_get", {}, "file is required"),                             # missing argument
     ("memory_get", {"file": 5}, "valid string"),                        # wrong type
     ("memory_append", {"file": "MEMORY.md", "text": ["a"]}, "valid string"),
     ("memory_history", {"file": "MEMORY.md", "limit": "many"}, "valid integer"),
@@ -106,7 +106,7 @@ BAD_CALLS = [
     ("memory_get", {"file": "nope.md"}, "file_not_found"),
     ("memory_set", {"file": "MEMORY.md", "text": "x", "base": 99}, "unknown_base_version"),
     ("memory_append", {"file": "MEMORY.md", "text": "x", "channel": "../x"}, "invalid_channel"),
-    ("search_memory", {"query": "x", "mode": "telepathy"}, "invalid_mode"),
+    ("search_memory", {"query": "x", "mode": "telepathy"}, "'keyword', 'semantic' or 'hybrid'"),
     ("search_memory", {"query": "x", "mode": "semantic"}, "minara models install"),
     ("memory_search", {"query": "  "}, "empty_query"),
     ("no_such_tool", {}, "no_such_tool"),

@@ -14,6 +14,9 @@ from tests.sync.conftest import tree_of
 
 
 def _run(env, ws, *args, check=0):
+    """``minara -w WS ARGS``; a machine's workspace is set up (``minara init``) on first use."""
+    if args[:1] != ("init",) and not (ws / ".git").exists():
+        subprocess.run([MINARA, "init", str(ws)], capture_output=True, env=env, check=True)
     proc = subprocess.run([MINARA, "-w", str(ws), *map(str, args)], capture_output=True,
                           text=True, env=env, timeout=120)
     if check is not None:

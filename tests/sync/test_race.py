@@ -193,6 +193,7 @@ def test_a_cli_sync_racing_the_daemons_sync_loses_nothing(env, tmp_path, bare, m
                               text=True, env=env, timeout=120)
         assert proc.returncode == 0, f"{args}: {proc.stdout}{proc.stderr}"
 
+    minara("init")
     minara("remote", "add", "origin", bare)
     minara("sync")
     (tmp_path / "log").mkdir()

@@ -1,0 +1,318 @@
+"""Object sizes checked before a fetch reads or inflates them.
+
+A remote can hold blobs of any size in a pack of a few megabytes (zeros
+compress a thousandfold), and dulwich reads every object it fetches whole.
+Here the size an object declares is read from its header (a loose object's
+``blob <size>``, a pack entry's header, a delta's result size) and a fetch
+refuses one over the limit before inflating it: from a folder the remote's
+objects are measured before the pack is made; over a network the incoming
+pack is parsed as it streams in and the fetch stops at the first object too
+large (also when an object inflates past the size it declared).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import zlib
+from typing import TYPE_CHECKING, Any, cast
+
+from minarad.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from dulwich.objects import RawObjectID
+
+_OFS_DELTA, _REF_DELTA = 6, 7
+_TYPES = {1: "commit", 2: "tree", 3: "blob", 4: "tag", _OFS_DELTA: "object",
+          _REF_DELTA: "object"}
+_CHUNK = 1 << 16
+
+
+class ObjectTooLarge(InvalidInput):
+    """The remote holds an object over the fetch's size limit: nothing was fetched."""
+
+    code = "file_too_large"
+
+
+@dataclasses.dataclass
+class FetchLimits:
+    """What a fetch accepts: ``max_object_bytes`` per object, and the remote commits
+    already refused (commit -> message), not fetched again until the remote moves."""
+
+    max_object_bytes: int
+    refused: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+def too_large(what: str, size: int, limit: int, commit: str | None) -> ObjectTooLarge:
+    """The refusal of ``what`` (a path or an object) of ``size`` bytes."""
+    at = f" at {commit[:10]}" if commit else ""
+    return ObjectTooLarge(
+        f"the remote's history{at} holds {what} of {size:,} bytes, over the {limit:,}-byte "
+        f"limit for a fetched object (MINARA_SYNC_MAX_OBJECT_BYTES); nothing was fetched; "
+        f"remove it from the remote's history or raise the limit", code="file_too_large",
+        object=what, size=size, limit=limit, commit=commit)
+
+
+def _varint_size(data: bytes, pos: int) -> tuple[int, int]:
+    """A delta header's size (7 bits a byte, low first) at ``pos``; (size, next pos)."""
+    size = shift = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        size |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return size, pos
+
+
+def _entry_header(data: bytes) -> tuple[int, int, int] | None:
+    """A pack entry's ``(type, size, header length)``, or None when ``data`` is too short.
+
+    The length counts the delta base (an offset or an object id) after the header.
+    """
+    if not data:
+        return None
+    byte, pos = data[0], 1
+    kind, size, shift = (byte >> 4) & 7, byte & 0x0F, 4
+    while byte & 0x80:
+        if pos >= len(data):
+            return None
+        byte = data[pos]
+        pos += 1
+        size |= (byte & 0x7F) << shift
+        shift += 7
+    if kind == _OFS_DELTA:
+        while True:
+            if pos >= len(data):
+                return None
+            pos += 1
+            if not data[pos - 1] & 0x80:
+                break
+    elif kind == _REF_DELTA:
+        pos += 20
+        if pos > len(data):
+            return None
+    return kind, size, pos
+
+
+def _delta_result_size(head: bytes) -> int | None:
+    """The result size a delta's first bytes declare, or None when they are too few."""
+    try:
+        _base, pos = _varint_size(head, 0)
+        return _varint_size(head, pos)[0]
+    except IndexError:
+        return None
+
+
+def _inflate_head(read: Callable[[int], bytes], want: int = 32) -> bytes:
+    """The first ``want`` bytes of the zlib stream ``read`` returns, inflating no more."""
+    inflate, out = zlib.decompressobj(), b""
+    while len(out) < want:
+        chunk = read(256)
+        if not chunk:
+            break
+        out += inflate.decompress(chunk, want - len(out))
+        while inflate.unconsumed_tail and len(out) < want:
+            out += inflate.decompress(inflate.unconsumed_tail, want - len(out))
+        if inflate.eof:
+            break
+    return out
+
+
+def stored_size(objects_dir: str, sha: str, object_format: Any = None) -> int | None:
+    """The size object ``sha`` declares in the object store at ``objects_dir``, read from
+    its header (its result size for a delta); None when it is in neither form here."""
+    loose = os.path.join(objects_dir, sha[:2], sha[2:])
+    try:
+        with open(loose, "rb") as f:
+            head = _inflate_head(f.read)
+        return int(head.split(b"\0", 1)[0].split(b" ", 1)[1])
+    except FileNotFoundError:
+        pass
+    except (ValueError, IndexError, zlib.error):
+        return None
+    return _packed_size(os.path.join(objects_dir, "pack"), sha, object_format)
+
+
+def _packed_size(pack_dir: str, sha: str, object_format: Any) -> int | None:
+    from dulwich.pack import load_pack_index
+
+    try:
+        names = [n for n in os.listdir(pack_dir) if n.endswith(".idx")]
+    except OSError:
+        return None
+    for name in names:
+        index = load_pack_index(os.path.join(pack_dir, name), object_format)
+        try:
+            offset = index.object_offset(cast("RawObjectID", bytes.fromhex(sha)))
+        except KeyError:
+            continue
+        finally:
+            index.close()
+        with open(os.path.join(pack_dir, name[:-4] + ".pack"), "rb") as f:
+            f.seek(offset)
+            parsed = _entry_header(f.read(64))
+            if parsed is None:
+                return None
+            kind, size, length = parsed
+            if kind not in (_OFS_DELTA, _REF_DELTA):
+                return size
+            f.seek(offset + length)
+            return _delta_result_size(_inflate_head(f.read))
+    return None
+
+
+def check_missing(store: Any, missing: Iterable[tuple[Any, Any]], limit: int,
+                  named: Callable[[str], str], commit: str | None) -> list[tuple[Any, Any]]:
+    """The objects a fetch from a folder would copy from ``store`` (dulwich's ``(sha, hint)``
+    pairs), each measured from its header first.
+
+    Raises:
+        ObjectTooLarge: one is over ``limit`` (named by ``named(sha)``).
+    """
+    kept = []
+    for sha, hint in missing:
+        hexsha = sha.decode() if isinstance(sha, bytes) else str(sha)
+        size = stored_size(os.fspath(store.path), hexsha, store.object_format)
+        if size is not None and size > limit:
+            raise too_large(named(hexsha), size, limit, commit)
+        kept.append((sha, hint))
+    return kept
+
+
+def path_of(store: Any, commit: str | None, sha: str) -> str:
+    """``'path' (blob <sha>)`` for blob ``sha`` in ``commit``'s tree, else ``object <sha>``."""
+    from dulwich.objects import Tree
+
+    short = f"object {sha[:10]}"
+    if commit is None:
+        return short
+    try:
+        todo = [(b"", store[store[commit.encode()].tree])]
+        while todo:
+            prefix, tree = todo.pop()
+            for entry in tree.iteritems():
+                name = prefix + entry.path
+                if entry.sha.decode() == sha:
+                    return f"'{name.decode('utf-8', 'replace')}' (blob {sha[:10]})"
+                if entry.mode & 0o170000 == 0o040000:
+                    sub = store[entry.sha]
+                    if isinstance(sub, Tree):
+                        todo.append((name + b"/", sub))
+    except (KeyError, AttributeError, ValueError):
+        pass
+    return short
+
+
+class PackGuard:
+    """Parses a pack as it streams in and refuses an object over ``limit``.
+
+    ``write`` takes the pack's bytes in any chunks and passes them on to
+    ``sink``; it raises :class:`ObjectTooLarge` at the header of the first
+    object declaring more than ``limit`` bytes (a delta: its result size), or
+    as soon as one inflates past the size it declared. Inflated bytes are
+    counted and dropped, a chunk at a time, so memory stays flat.
+    """
+
+    def __init__(self, sink: Callable[[bytes], Any], limit: int, commit: str | None = None):
+        self.sink, self.limit, self.commit = sink, limit, commit
+        self._buf = b""
+        self._left: int | None = None  # entries still to come; None before the header
+        self._inflate: Any = None
+        self._entry = (0, 0)  # (type, declared size) of the entry being inflated
+        self._seen = 0
+        self._delta_head = b""
+        self.objects = 0
+
+    def write(self, data: bytes) -> None:
+        """Check ``data`` (the next bytes of the pack), then pass it on."""
+        self._buf += data
+        self._parse()
+        self.sink(data)
+
+    def _parse(self) -> None:
+        while self._buf:
+            if self._left is None:
+                if len(self._buf) < 12:
+                    return
+                self._left, self._buf = int.from_bytes(self._buf[8:12], "big"), self._buf[12:]
+            elif self._left == 0:
+                self._buf = b""  # the trailer
+            elif self._inflate is None:
+                if not self._start_entry():
+                    return
+            else:
+                self._feed()
+
+    def _start_entry(self) -> bool:
+        parsed = _entry_header(self._buf[:64])
+        if parsed is None:
+            if len(self._buf) >= 64:
+                raise ValueError("the remote sent a pack entry with a damaged header")
+            return False
+        kind, size, length = parsed
+        self.objects += 1
+        if kind not in (_OFS_DELTA, _REF_DELTA) and size > self.limit:
+            raise self._refuse(kind, size)
+        self._entry, self._seen, self._delta_head = (kind, size), 0, b""
+        self._inflate, self._buf = zlib.decompressobj(), self._buf[length:]
+        return True
+
+    def _feed(self) -> None:
+        kind, declared = self._entry
+        data, self._buf = self._buf, b""
+        while data and not self._inflate.eof:
+            out = self._inflate.decompress(data, _CHUNK)
+            data = self._inflate.unconsumed_tail
+            self._seen += len(out)
+            if self._seen > max(declared, 0) or (kind in (_OFS_DELTA, _REF_DELTA)
+                                                 and self._seen > self.limit):
+                raise self._refuse(kind, self._seen)
+            if kind in (_OFS_DELTA, _REF_DELTA) and len(self._delta_head) < 32:
+                self._delta_head += out[:32]
+                result = _delta_result_size(self._delta_head)
+                if result is not None and result > self.limit:
+                    raise self._refuse(kind, result)
+        if self._inflate.eof:
+            self._buf = self._inflate.unused_data + data
+            self._inflate = None
+            self._left = (self._left or 1) - 1
+
+    def _refuse(self, kind: int, size: int) -> ObjectTooLarge:
+        what = f"a {_TYPES.get(kind, 'object')} (object {self.objects} of the pack)"
+        return too_large(what, size, self.limit, self.commit)
+
+
+def checked_local(remote: Any, missing: list[tuple[Any, Any]], limits: FetchLimits,
+                  seen: list) -> list[tuple[Any, Any]]:
+    """The objects a fetch from the folder repository ``remote`` copies, each measured
+    first (see :func:`check_missing`); a refusal names the blob's path."""
+    commit = seen[-1].decode() if seen and seen[-1] else None
+    store = remote.object_store
+    return check_missing(store, missing, limits.max_object_bytes,
+                         lambda sha: path_of(store, commit, sha), commit)
+
+
+def guarded_network_fetch(client: Any, path: str, repo: Any, determine_wants: Any,
+                          limits: FetchLimits, seen: list) -> Any:
+    """``client.fetch`` with the incoming pack parsed by a :class:`PackGuard` on its way
+    to a spooled file; nothing is kept when it refuses."""
+    from tempfile import SpooledTemporaryFile
+
+    spool = SpooledTemporaryFile(max_size=8 << 20, prefix="incoming-",
+                                 dir=getattr(repo.object_store, "path", None))
+    with spool:
+        guard = PackGuard(spool.write, limits.max_object_bytes)
+
+        def wants(refs: Any, depth: int | None = None) -> Any:
+            found = determine_wants(refs, depth)
+            guard.commit = seen[-1].decode() if seen and seen[-1] else None
+            return found
+
+        result = client.fetch_pack(path, wants, repo.get_graph_walker(), guard.write)
+        if spool.tell():
+            spool.seek(0)
+            repo.object_store.add_thin_pack(spool.read, None)
+    return result

@@ -1,0 +1,160 @@
+"""A small remote holding huge compressible blobs: ``minara sync`` refuses them from their
+headers, fast and in bounded memory, and does not fetch the same commit again.
+
+The remote is made by the stock git CLI (loose objects, a repacked pack with
+deltas, and served by ``git daemon``); the memory measured is the peak RSS of
+the real ``minara sync`` process (``wait4``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+
+import pytest
+
+from tests.conftest import MINARA, git
+from tests.daemon.conftest import DaemonProcess, wait_until
+
+BLOB = 80 * 1024 * 1024  # 80 MB of zeros: about 80 KB once compressed
+LIMIT = 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def hostile_source(tmp_path_factory):
+    """A bare repository (loose objects) whose commit holds two ~80 MB blobs and a note."""
+    base = tmp_path_factory.mktemp("hostile")
+    src, bare = base / "src", base / "hostile.git"
+    git(base, "init", "-q", "-b", "main", str(src))
+    for n in (1, 2):
+        with open(src / f"big{n}.md", "wb") as f:
+            f.truncate(BLOB + n)  # distinct blobs, so a repack stores one as a delta
+    (src / "note.md").write_text("hello\n")
+    git(src, "add", "-A")
+    git(src, "-c", "user.name=x", "-c", "user.email=x@y", "commit", "-qm", "big blobs")
+    git(base, "init", "-q", "--bare", "-b", "main", str(bare))
+    git(src, "push", "-q", str(bare), "main")
+    return bare
+
+
+def _sync(env, ws) -> tuple[int, dict, int]:
+    """``minara --json sync`` as a real process: (exit code, its JSON, peak RSS in bytes)."""
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen([MINARA, "-w", str(ws), "--json", "sync"], env=env,
+                                stdout=out, stderr=subprocess.STDOUT)
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        return proc.returncode, json.loads(out.read() or b"{}"), usage.ru_maxrss * 1024
+
+
+def _limited(env, ws) -> dict:
+    return {**env, "MINARA_WORKSPACE_DIR": str(ws), "MINARA_MAX_FILE_BYTES": str(LIMIT),
+            "MINARA_SYNC_MAX_OBJECT_BYTES": str(LIMIT)}
+
+
+@pytest.mark.parametrize("kind", ["loose", "packed", "git-daemon"])
+def test_huge_blobs_are_refused_from_their_headers_in_bounded_memory(
+        env, tmp_path, hostile_source, git_server, kind):
+    ws = tmp_path / "ws"
+    e = _limited(env, ws)
+    if kind == "git-daemon":
+        url, remote = git_server
+        shutil.rmtree(remote)
+    else:
+        url = remote = tmp_path / "remote.git"
+    shutil.copytree(hostile_source, remote)
+    if kind == "packed":
+        git(remote, "repack", "-q", "-a", "-d", "-f")
+    subprocess.run([MINARA, "-w", str(ws), "remote", "add", "origin", str(url)], env=e,
+                   check=True, capture_output=True)
+
+    code, answer, peak = _sync(e, ws)
+    assert code == 1 and answer["error"] == "file_too_large", answer
+    assert f"{LIMIT:,}-byte limit" in answer["message"]
+    assert peak < BLOB, f"minara sync peaked at {peak / 1e6:.0f} MB for an {BLOB / 1e6:.0f} MB blob"
+    if kind != "git-daemon":  # from a folder the refusal names the file
+        assert "'big1.md'" in answer["message"] or "'big2.md'" in answer["message"]
+    assert git(ws, "for-each-ref", "refs/remotes") == ""  # nothing recorded, nothing kept
+    assert not [p for p in (ws / ".git/objects/pack").iterdir() if p.suffix == ".pack"] or \
+        sum(p.stat().st_size for p in (ws / ".git/objects/pack").iterdir()) < LIMIT
+    git(ws, "fsck", "--strict", "--no-progress")
+
+    code, again, peak = _sync(e, ws)  # the same remote commit is not fetched again
+    assert code == 1 and again["error"] == "file_too_large"
+    assert "refused before" in again["message"] and peak < BLOB
+
+    work = tmp_path / "work"  # the remote moves: fetched (and measured) again
+    git(tmp_path, "clone", "-q", "--no-checkout", str(remote), str(work))
+    git(work, "-c", "user.name=x", "-c", "user.email=x@y", "commit", "-q", "--allow-empty",
+        "-m", "moved")
+    git(work, "push", "-q", "origin", "main")
+    code, moved, peak = _sync(e, ws)
+    assert code == 1 and moved["error"] == "file_too_large" and peak < BLOB
+    assert "refused before" not in moved["message"]
+    assert git(remote, "rev-parse", "main").strip()[:10] in moved["message"]
+
+
+@pytest.mark.slow
+def test_the_daemon_does_not_fetch_a_refused_commit_on_every_retry(
+        env, tmp_path, hostile_source):
+    ws, remote = tmp_path / "ws", tmp_path / "remote.git"
+    shutil.copytree(hostile_source, remote)
+    e = {**_limited(env, ws), "MINARA_SYNC_INTERVAL": "1",
+         "MINARA_STATE_DIR": str(tmp_path / "state")}
+    subprocess.run([MINARA, "-w", str(ws), "remote", "add", "origin", str(remote)], env=e,
+                   check=True, capture_output=True)
+    (tmp_path / "log").mkdir()
+    daemon = DaemonProcess(e, tmp_path / "log").start()
+
+    def last_error() -> str:
+        out = subprocess.run([MINARA, "-w", str(ws), "--json", "status"], env=e,
+                             capture_output=True, text=True).stdout
+        return json.loads(out)["sync"]["remotes"][0].get("last_error") or ""
+
+    try:
+        wait_until(lambda: "refused before" in last_error(), what="a retry that fetched nothing")
+        daemon.proc.send_signal(signal.SIGTERM)
+        _pid, _status, usage = os.wait4(daemon.proc.pid, 0)
+    finally:
+        daemon.stop()
+    assert usage.ru_maxrss * 1024 < BLOB
+    assert "big1.md" in last_error() or "big2.md" in last_error()
+
+
+def test_the_stream_guard_reads_real_packs_in_any_chunks(tmp_path):
+    """The parser the network fetch uses walks a pack made by git (deltas against
+    offsets) to its end in any chunking, and stops at the first object over a limit."""
+    from minarad.git.fetchguard import ObjectTooLarge, PackGuard
+
+    repo = tmp_path / "r"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    for round_ in range(4):  # similar texts, changed a little each commit: deltas
+        for n in range(15):
+            body = "".join(f"line {i} of note {n}\n" for i in range(200 + round_ * 7))
+            (repo / f"note{n}.md").write_text(body)
+        git(repo, "add", "-A")
+        git(repo, "-c", "user.name=x", "-c", "user.email=x@y", "commit", "-qm", f"r{round_}")
+    git(repo, "repack", "-q", "-a", "-d", "-f")
+    pack_dir = repo / ".git/objects/pack"
+    idx = next(pack_dir.glob("*.idx"))
+    listed = git(repo, "verify-pack", "-v", str(idx)).splitlines()
+    entries = [line.split() for line in listed if len(line.split()) >= 5
+               and line.split()[1] in ("commit", "tree", "blob")]
+    assert any(len(e) == 7 for e in entries)  # some are deltas
+    data = idx.with_suffix(".pack").read_bytes()
+    for chunk in (1, 7, 4096, len(data)):
+        sink = bytearray()
+        guard = PackGuard(sink.extend, limit=1 << 20)
+        for at in range(0, len(data), chunk):
+            guard.write(data[at:at + chunk])
+        assert guard.objects == len(entries) and bytes(sink) == data
+    largest = max(int(e[2]) for e in entries if len(e) == 5)
+    with pytest.raises(ObjectTooLarge):
+        guard = PackGuard(lambda b: None, limit=largest - 1)
+        for at in range(0, len(data), 4096):
+            guard.write(data[at:at + 4096])
