@@ -17,6 +17,9 @@ _BIG = 100_000
 
 
 def _run(env, ws, *args, check: int | None = 0) -> subprocess.CompletedProcess:
+    """``minara -w WS ARGS``; the workspace is set up (``minara init``) on first use."""
+    if not (ws / ".git").exists():
+        subprocess.run([MINARA, "init", str(ws)], capture_output=True, env=env, check=True)
     proc = subprocess.run([MINARA, "-w", str(ws), *map(str, args)], capture_output=True,
                           text=True, env={**env, "MINARA_MAX_FILE_BYTES": str(_BIG)},
                           timeout=120)
