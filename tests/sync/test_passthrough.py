@@ -104,6 +104,8 @@ def test_what_minara_cannot_check_out_passes_through_and_sync_goes_on(env, tmp_p
     assert_repo_sound(ws)  # git fsck --strict, git status clean (skip-worktree)
     git(bare, "fsck", "--strict", "--no-progress")
     assert f"not checked out: {path!r}" in _run(env, ws, "status", check=None).stdout
+    doctor = _run(env, ws, "doctor", check=None).stdout
+    assert "sync-held" in doctor and (repr(path) in doctor or "submodule(s) kept" in doctor)
 
     (ws / "MEMORY.md").write_text((ws / "MEMORY.md").read_text() + "\n- one more\n")
     assert "pushed" in _run(env, ws, "sync").stdout  # sync keeps working
