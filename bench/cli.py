@@ -1,6 +1,7 @@
 """Wall time of ``minara memory get``, ``memory search`` and ``memory append``, median of N.
 
-``get`` is shown beside ``cat``; ``append`` (a commit each time) beside
+``get`` is shown beside ``cat``, and the slash verbs (``minara soul``, the
+``minara workspace`` listing) beside ``get``; ``append`` (a commit each time) beside
 ``git add && git commit`` of the same line on an identical copy of the
 workspace; ``memory search`` (click-free) beside the same search through
 the click command. The workspace holds ``--files`` notes (10,000 by default) so
@@ -79,6 +80,8 @@ def main() -> None:
         ("minara memory get MEMORY.md", [minara, "memory", "get", "MEMORY.md"]),
         ("minara --json memory get MEMORY.md", [minara, "--json", "memory", "get",
                                                 "MEMORY.md"]),
+        ("minara soul", [minara, "soul"]),
+        ("minara workspace (the listing)", [minara, "workspace"]),
         ("minara memory search fact", [minara, "memory", "search", "fact"]),
         ("minara --json memory search fact", [minara, "--json", "memory", "search", "fact"]),
         ("memory search fact (through click)", [sys.executable, "-c", CLICK_ONLY, "memory",
@@ -93,6 +96,8 @@ def main() -> None:
     get = results["minara memory get MEMORY.md"]
     print(f"  get / cat ratio {get / results['cat MEMORY.md']:.0f}x; "
           f"get minus bare python {get - results['python -c pass']:.1f} ms (goal: get <= 60 ms)")
+    print(f"  soul / get {results['minara soul'] / get:.2f}x; workspace listing / get "
+          f"{results['minara workspace (the listing)'] / get:.2f}x (goal: about 1x)")
     search = results["minara memory search fact"]
     print(f"  search / get {search / get:.1f}x; search / search through click "
           f"{search / results['memory search fact (through click)']:.2f}x; search minus bare "

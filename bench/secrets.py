@@ -11,8 +11,12 @@ Measured in the same run, on this machine, and printed as ratios:
 - ``import minarad.secrets`` and a first scan (which imports detect-secrets)
   in a fresh process, against ``python -c pass``;
 - a scan of the file a ``minara memory append`` wrote, against that append;
+- an editor save committed by ``Store.commit_disk`` (what the daemon runs:
+  it screens the changed file before committing), against the scan alone;
 - ``scan_history`` over a repository of N commits (one file changed each,
-  built with ``git fast-import``), against ``git log -p`` of the same repo.
+  built with ``git fast-import``), against ``git log -p`` of the same repo;
+- the push check of a sync (the last 10 commits of that repository), against
+  ``git log -p -10``.
 
 Usage: python bench/secrets.py [--runs N] [--commits N]
 """
@@ -95,6 +99,28 @@ def bench_append(runs: int) -> None:
           f"{scan:5.2f} ms   share {100 * scan / append:4.2f}%")
 
 
+def bench_commit_disk(runs: int) -> None:
+    from minarad.secrets import scan_text
+    from minarad.store import Store
+
+    text = corpus(10_000)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "ws", operator="bench")
+        store.ensure()
+        target = Path(tmp) / "ws" / "notes.md"
+        times = []
+        for n in range(runs):
+            target.write_text(f"{n}\n{text}")
+            start = time.perf_counter()
+            store.commit_disk(["notes.md"], source="editor")
+            times.append((time.perf_counter() - start) * 1000)
+        store.close()
+    commit = statistics.median(times)
+    scan = median_ms(lambda: scan_text(text), runs)
+    print(f"editor save of 10 KB committed (commit_disk): {commit:6.2f} ms   its scan: "
+          f"{scan:5.2f} ms   share {100 * scan / commit:4.1f}%")
+
+
 def make_history(ws: Path, commits: int) -> None:
     """A repository of ``commits`` commits, each appending a line to one of 100 files."""
     subprocess.run(["git", "init", "-q", "-b", "main", str(ws)], check=True)
@@ -120,8 +146,21 @@ def bench_history(commits: int) -> None:
         log = median_ms(lambda: subprocess.run(["git", "-C", str(ws), "log", "-p"], check=True,
                                                stdout=subprocess.DEVNULL), 1)
         scan = median_ms(lambda: scan_history(ws), 1)
-    print(f"history of {commits} commits: scan_history {scan / 1000:5.2f} s   "
-          f"git log -p {log / 1000:5.2f} s   ratio {scan / log:5.2f}")
+        print(f"history of {commits} commits: scan_history {scan / 1000:5.2f} s   "
+              f"git log -p {log / 1000:5.2f} s   ratio {scan / log:5.2f}")
+        bench_push_check(ws)
+
+
+def bench_push_check(ws: Path) -> None:
+    from minarad.secrets.push import check_push
+
+    head = subprocess.run(["git", "-C", str(ws), "rev-parse", "HEAD", "HEAD~10"], check=True,
+                          capture_output=True, text=True).stdout.split()
+    check = median_ms(lambda: check_push(ws, "origin", head[0], head[1]), 5)
+    log = median_ms(lambda: subprocess.run(["git", "-C", str(ws), "log", "-p", "-10"],
+                                           check=True, stdout=subprocess.DEVNULL), 5)
+    print(f"push check of 10 new commits: {check:6.1f} ms   git log -p -10: {log:6.1f} ms   "
+          f"ratio {check / log:5.2f}")
 
 
 def main() -> None:
@@ -134,6 +173,7 @@ def main() -> None:
     bench_scan(runs * 5)
     bench_import(runs)
     bench_append(max(3, runs // 2))
+    bench_commit_disk(runs)
     bench_history(args.commits)
 
 

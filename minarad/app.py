@@ -319,14 +319,14 @@ class Minara:
             **filters: the other arguments of :meth:`minarad.index.Index.search`.
 
         Raises:
-            InvalidInput: as the index's search, or ``invalid_grants``.
+            InvalidInput: as the index's search.
         """
         return self.index.search(query, hidden_paths=self.hidden_search_paths(role), **filters)
 
     def hidden_search_paths(self, role: str | None) -> tuple[str, ...]:
-        """``knowledge/<domain>`` for each domain ``role`` may not read (reads fail open)."""
-        hidden = self.knowledge.grants().hidden_domains(role)
-        return tuple(f"knowledge/{domain}" for domain in sorted(hidden))
+        """``knowledge/<domain>`` for each domain ``role`` may not read (reads fail open);
+        all of ``knowledge`` while ``grants.json`` cannot be read."""
+        return self.knowledge.hidden_search_paths(role)
 
     # -- the parts built on the store (each adds its property here) -----------
     # -- learn store, promotion, dreaming, scheduler --
@@ -389,7 +389,7 @@ class Minara:
             from minarad.artifacts import ArtifactStore
 
             store = self.__dict__["_artifacts"] = ArtifactStore(
-                self.data_dir / "artifacts.sqlite3")
+                self.data_dir / "artifacts.sqlite3", secrets_root=self.root)
         return store
 
     @property

@@ -85,6 +85,8 @@ class ContextFile:
         included: whether its text is in the prompt.
         omitted: why it is not (``None`` when included).
         readable: False when minara refused to read it (a symlink, a FIFO...).
+        redacted: each credential replaced by ``[REDACTED:<rule>]`` in ``text``,
+            as ``{"line", "rule", "fingerprint"}`` (never the value).
     """
 
     path: str
@@ -96,6 +98,7 @@ class ContextFile:
     included: bool = True
     omitted: str | None = None
     readable: bool = True
+    redacted: list[dict] = dataclasses.field(default_factory=list)
 
     def as_dict(self) -> dict:
         """Return the file's metadata (without its text) for ``--json``."""
@@ -149,6 +152,11 @@ class Context:
         """The whole context as one prompt fragment."""
         return render_context(self)
 
+    def redactions(self) -> list[str]:
+        """``path:line: rule (fingerprint)`` for each credential replaced in the files."""
+        return [f"{f.path}:{r['line']}: {r['rule']} ({r['fingerprint']})"
+                for b in self.blocks for f in b.files for r in f.redacted]
+
     def as_dict(self) -> dict:
         """Return the context for ``--json``."""
         return {"workspace": str(self.root), "session": self.session, "surface": self.surface,
@@ -171,10 +179,12 @@ def read_context_file(root: Path, path: str, role: str,
         max_bytes: the largest file read (the ``max_file_bytes`` setting).
 
     Returns:
-        The file; ``None`` when it does not exist. A file minara refuses to
+        The file, each credential in it replaced by ``[REDACTED:<rule>]``
+        (:mod:`minarad.secrets.prompt`); ``None`` when it does not exist. A file minara refuses to
         read (a symlink, a folder, a FIFO, too large, not UTF-8) is returned
         as not readable, with the reason, so the prompt names it.
     """
+    from minarad.secrets.prompt import redact_for_prompt
     from minarad.workspace.reader import read_workspace_file
 
     try:
@@ -185,8 +195,11 @@ def read_context_file(root: Path, path: str, role: str,
     except (Forbidden, InvalidInput) as exc:
         return ContextFile(path=path, role=role, chars=0, blob_id="", sha256="",
                            included=False, omitted=exc.message, readable=False)
+    text, findings = redact_for_prompt(text, path, root)
     return ContextFile(path=path, role=role, chars=len(text), blob_id=git_blob_id(data),
-                       sha256=sha256_hex(data), text=text)
+                       sha256=sha256_hex(data), text=text,
+                       redacted=[{"line": f.line, "rule": f.rule, "fingerprint": f.fingerprint}
+                                 for f in findings])
 
 
 def journal_days(today: dt.date) -> tuple[dt.date, dt.date]:

@@ -156,6 +156,18 @@ def _git_status(store: Store) -> tuple[list[str], str]:
     return proc.stdout.splitlines(), ""
 
 
+def check_held_back(store: Store) -> Finding:
+    """No saved file is held back for holding a credential (it would never be committed)."""
+    from minarad.secrets.holdback import HOW_TO_ALLOW, held_on_disk
+
+    held = held_on_disk(store)
+    if held:
+        return Finding("secrets", "warn", f"{len(held)} saved file(s) held back, not "
+                       f"committed, for holding a credential: "
+                       + "; ".join(str(h) for h in held[:3]), HOW_TO_ALLOW)
+    return _ok("secrets", "no saved file holds a credential")
+
+
 def check_history(store: Store, fix: bool) -> Finding:
     """The per-file history cache reflects HEAD."""
     import sqlite3
@@ -317,6 +329,28 @@ def check_remotes(store: Store, settings) -> list[Finding]:
     return out
 
 
+def check_knowledge(app) -> Finding:
+    """``knowledge/grants.json`` reads, and every record file reads as a record.
+
+    An unreadable grants file withholds every knowledge record (searches,
+    context); an unreadable record is skipped everywhere. Both name the file
+    and line; neither is rewritten.
+    """
+    knowledge = app.knowledge
+    grants = knowledge.grants_problem()
+    if grants is not None:
+        where = grants.message.removesuffix("; fix it by hand")
+        return Finding("knowledge", "warn", f"{where}: knowledge records are withheld from "
+                       f"search and context until it is fixed",
+                       "fix knowledge/grants.json by hand")
+    problems = knowledge.problems()
+    if problems:
+        more = f" (and {len(problems) - 1} more: minara fact list)" if len(problems) > 1 else ""
+        return Finding("knowledge", "warn", f"{problems[0]}{more}; skipped until fixed",
+                       "fix the record's front matter by hand")
+    return _ok("knowledge", "grants and records read")
+
+
 def check_disk(root) -> Finding:
     """Free space on the workspace's file system."""
     free = shutil.disk_usage(root).free
@@ -334,8 +368,9 @@ def run_checks(app, daemon_status, *, fix: bool = False) -> list[Finding]:
     if findings[-1].status == "fail":
         return findings + [check_disk(app.root)]
     following = daemon_status is not None and bool(daemon_status.running)
-    findings += [check_clean(store, fix), check_history(store, fix),
+    findings += [check_clean(store, fix), check_held_back(store), check_history(store, fix),
                  check_index(app, fix, following), check_embeddings(app, fix, following),
                  check_daemon(daemon_status), check_inotify(app.root), check_conflicts(store),
-                 check_held(store), *check_remotes(store, app.settings), check_disk(app.root)]
+                 check_knowledge(app), check_held(store),
+                 *check_remotes(store, app.settings), check_disk(app.root)]
     return findings

@@ -51,9 +51,18 @@ class ArtifactStore:
         path: the database file, e.g. ``<data>/artifacts.sqlite3``.
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, *, secrets_root: str | os.PathLike | None = None):
         self.path = Path(path)
         self._local = threading.local()
+        self.secrets_root = secrets_root
+
+    def _guarded(self, name: str, text: str) -> str:
+        """``text`` redacted, or refused (``secret_detected``), when it holds a credential."""
+        if self.secrets_root is None:
+            return text
+        from minarad.secrets.guard import guard_text
+
+        return guard_text(Path(self.secrets_root), name, text)[0]
 
     def _db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
@@ -88,6 +97,7 @@ class ArtifactStore:
             who: who creates it (recorded in the audit table).
         """
         now, artifact_id = _now(), new_id(check_type(type_))
+        title = self._guarded(f"artifact {artifact_id} title", title)
         db = self._db()
         with _transaction(db):
             db.execute(f"INSERT INTO artifacts ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
@@ -106,7 +116,15 @@ class ArtifactStore:
         current = self.get(artifact_id)
         stored = validate_data(current.type, data)
         text = json.dumps(stored, ensure_ascii=False, separators=(",", ":"))
-        return self._end(current, COMPLETED, who, data=text)
+        clean = self._guarded(f"artifact {artifact_id}", text)
+        if clean is not text:
+            try:
+                json.loads(clean)
+            except ValueError:
+                raise InvalidInput(f"artifact {artifact_id}: a credential could not be redacted "
+                                   f"inside its JSON; take it out of the data",
+                                   code="secret_detected") from None
+        return self._end(current, COMPLETED, who, data=clean)
 
     def fail(self, artifact_id: str, message: str, *, who: str) -> Artifact:
         """Move a running artifact to ``error`` with ``message``.
@@ -118,6 +136,7 @@ class ArtifactStore:
         if not message.strip():
             raise InvalidInput("say why the artifact failed (an empty message)",
                                code="invalid_artifact_error")
+        message = self._guarded(f"artifact {artifact_id} error", message)
         return self._end(self.get(artifact_id), ERROR, who, error=message)
 
     def _end(self, current: Artifact, state: str, who: str, *, data: str | None = None,

@@ -12,6 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as dt
 
+    from minarad.context import Context
     from minarad.turns.harness import HookPayload
     from minarad.turns.turn_end import TurnEndResult
 
@@ -123,7 +124,9 @@ def context(ctx: CliContext, session: str | None, surface: str | None, channel: 
     one-time notice when SOUL.md changed since the last session. Workspace
     text comes before anything derived and wins over it. File text is
     verbatim except that a '<' starting a minara-block or file tag (any
-    case) is written as '&lt;', so no file can fake a block.
+    case) is written as '&lt;', so no file can fake a block. A credential
+    in a file is replaced by [REDACTED:<rule>] and named on stderr (file,
+    line, rule, fingerprint; never the value).
 
     --report lists each file against its budget instead (near: 85% or
     more; over: the agent sees it by name only).
@@ -147,6 +150,7 @@ def context(ctx: CliContext, session: str | None, surface: str | None, channel: 
                                           surface=surface, max_file_chars=max_file_chars,
                                           max_total_chars=max_total_chars, agent=agent)
         emit(ctx, {**past.as_dict(), "commit": commit}, past.text())
+        _note_redactions(past)
         return
     moment = _parse_time(now)
     if report:
@@ -162,6 +166,13 @@ def context(ctx: CliContext, session: str | None, surface: str | None, channel: 
                              max_file_chars=max_file_chars, max_total_chars=max_total_chars,
                              agent=agent, role=role)
     emit(ctx, result.as_dict(), result.text())
+    _note_redactions(result)
+
+
+def _note_redactions(result: Context) -> None:
+    """Name each credential replaced in the prompt on stderr (never the value)."""
+    for line in result.redactions():
+        click.echo(f"minara: note: {line} replaced by [REDACTED:...] in the context", err=True)
 
 
 def _message(message_file: str | None, payload: HookPayload | None) -> str:

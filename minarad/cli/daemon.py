@@ -50,7 +50,18 @@ def _render_status(st: DaemonStatus) -> str:
     if st.skipped_count > SHOWN_SKIPPED:
         lines.append(f"  not versioned: {st.skipped_count - SHOWN_SKIPPED} more "
                      f"(minara status --json lists up to 100)")
+    lines += render_held_back(st.held_back)
     return "\n".join(lines)
+
+
+def render_held_back(held: list[dict]) -> list[str]:
+    """One line per credential in a held-back save, then how to allow one."""
+    lines = [f"  held back (holds a credential, not committed): {h['path']}:{f['line']}:"
+             f"{f['column']}: {f['rule']} {f['fingerprint']}"
+             for h in held for f in h["findings"]]
+    if held:
+        lines.append(f"    {held[0]['how_to_allow']}")
+    return lines
 
 
 def _render_sync(notes: dict) -> list[str]:
@@ -94,11 +105,19 @@ def _render_socket(sock: dict[str, object]) -> str:
     return "  socket:   not served (minara commands run in their own process)"
 
 
+def _knowledge_line(note: dict) -> str:
+    """``path:line: message (effect)`` of a knowledge file that cannot be read."""
+    where = f"{note.get('path', 'knowledge')}:{note.get('line', 1)}: "
+    message = note["message"].removeprefix(where)
+    return f"{where}{message} ({note['effect']})"
+
+
 def _render_notes(notes: dict) -> list[str]:
     lines = _render_sync(notes)
     lines += [f"  budget: {b['path']} is {b['state']} ({b['chars']:,} of {b['budget']:,} "
               f"characters){'; the agent sees it by name only' if b['state'] == 'over' else ''}"
               for b in notes.get("budgets", [])]
+    lines += [f"  knowledge: {_knowledge_line(k)}" for k in notes.get("knowledge", [])]
     for key, label in (("tracked_ignored", "ignored but tracked"), ("untracked", "git shows ??")):
         entries = notes[key]
         lines += [f"  {label}: {n['path']}: {n['reason']}" for n in entries[:SHOWN_SKIPPED]]
@@ -116,7 +135,9 @@ def status(ctx: CliContext) -> None:
 
     Shows pid, start time, watcher kind, the daemon's own last commit,
     pending paths and the files it cannot version (too large, unreadable,
-    symlinks), as the running daemon last reported them. Running or not,
+    symlinks) and the saves it holds back because they hold a credential
+    (file, line, rule, fingerprint, and how to allow one), as the running
+    daemon last reported them. Running or not,
     it shows HEAD's last commit (whoever made it), lists tracked files that
     .gitignore ignores, explains each file 'git status' shows as
     untracked (??), and names the context files near or over their budget

@@ -69,7 +69,16 @@ def get(ctx: CliContext, file: str, version: str | None, channel: str | None,
 
     Example: minara memory get MEMORY.md --at "3 days ago"
     """
-    rel = ctx.path(file, channel)
+    show_file(ctx, ctx.path(file, channel), version, at)
+
+
+def show_file(ctx: CliContext, rel: str, version: str | None = None,
+              at: str | None = None) -> None:
+    """Print workspace file ``rel`` as ``memory get`` does (every verb that prints a file).
+
+    Now, at ``version`` or as committed ``at`` a moment; without either and
+    without ``--json`` straight from disk (no git), through the one read path.
+    """
     if at is not None:
         _get_at(ctx, rel, at)
         return

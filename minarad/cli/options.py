@@ -223,7 +223,33 @@ def _global_params() -> list:
               for name, (opts, help_) in GLOBAL_OPTIONS.items()]
     params.append(click.Option(["--debug"], is_flag=True, expose_value=False, hidden=True,
                                help="Print the traceback of an error (global option)."))
+    params.append(redact_param(hidden=True))
     return params
+
+
+#: What ``--redact`` does, in every command's help that shows it.
+REDACT_HELP = ("Write a text holding a credential with each value replaced by "
+               "[REDACTED:<rule>] instead of refusing it (secret_detected, exit 6).")
+
+
+def _redact(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    if value:
+        from minarad.secrets.guard import redacting
+
+        ctx.with_resource(redacting())
+    return value
+
+
+def redact_option(f: F) -> F:
+    """Give ``f`` the ``--redact`` flag (shown in its help)."""
+    return click.option("--redact", is_flag=True, expose_value=False, callback=_redact,
+                        help=REDACT_HELP)(f)
+
+
+def redact_param(hidden: bool = False) -> click.Option:
+    """``--redact``: this command's writes redact credentials instead of being refused."""
+    return click.Option(["--redact"], is_flag=True, expose_value=False, callback=_redact,
+                        hidden=hidden, help=REDACT_HELP)
 
 
 def accept_global_options(command: click.Command) -> click.Command:

@@ -13,7 +13,7 @@ import click
 
 from minarad import __version__
 from minarad.cli.options import APP_PROVIDER, CREATORS, CliContext, RunHere, \
-    accept_global_options
+    accept_global_options, redact_option
 from minarad.errors import MinaraError
 
 TYPE_CHECKING = False
@@ -23,6 +23,11 @@ if TYPE_CHECKING:
 #: command name -> "module:attribute", loaded only when that command runs.
 GROUPS = {
     "memory": "minarad.cli.memory:memory",
+    # -- the REPL's slash verbs: a workspace file by name --
+    "soul": "minarad.cli.slash:soul",
+    "identity": "minarad.cli.slash:identity",
+    "heartbeat": "minarad.cli.slash:heartbeat",
+    "workspace": "minarad.cli.slash:workspace",
     "config": "minarad.cli.config_cmd:config",
     "import": "minarad.cli.importer:import_",
     "init": "minarad.cli.config_cmd:init",
@@ -110,6 +115,7 @@ class LazyGroup(click.Group):
 @click.option("--debug", is_flag=True,
               help="Print the traceback behind an error [env MINARA_DEBUG=1].")
 @click.version_option(__version__, prog_name="minara")
+@redact_option
 @click.pass_context
 def cli(ctx: click.Context, workspace: str | None, author: str | None, as_json: bool,
         debug: bool) -> None:
@@ -119,8 +125,9 @@ def cli(ctx: click.Context, workspace: str | None, author: str | None, as_json: 
     write is refused with memory_version_conflict (exit 3).
 
     Exit codes: 0 ok, 1 error, 2 usage, 3 version conflict, 4 not found,
-    5 forbidden. The global options (--workspace, --as, --json, --debug)
-    may also follow the subcommand.
+    5 forbidden, 6 secret detected (a credential in the text: nothing was
+    written). The global options (--workspace, --as, --json, --debug,
+    --redact) may also follow the subcommand.
 
     Example: minara memory append MEMORY.md "- prefers short answers"
     """

@@ -144,8 +144,12 @@ def run_search(ctx: CliContext, query: str, *, memory_only: bool, kind: tuple[st
     note = lag_note(found.stats)
     if note and not ctx.as_json:
         click.echo(note, err=True)
-    emit(ctx, search_json(query, found.hits, found.stats),
-         render_hits(found.hits, sys.stdout.isatty()))
+    if found.withheld and not ctx.as_json:
+        click.echo(f"minara: warning: {found.withheld['message']}", err=True)
+    data = search_json(query, found.hits, found.stats)
+    if found.withheld:
+        data["withheld"] = found.withheld
+    emit(ctx, data, render_hits(found.hits, sys.stdout.isatty()))
 
 
 @click.group("index")

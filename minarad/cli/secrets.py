@@ -1,4 +1,4 @@
-"""``minara secrets``: credentials in the workspace's files and history (detection only)."""
+"""``minara secrets``: credentials in the workspace's files and history: find, purge."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from minarad.errors import MinaraError, NotFound
 
 @click.group("secrets")
 def secrets() -> None:
-    """Credentials in the workspace: find them (writes are not checked yet).
+    """Credentials in the workspace: find them, erase them from history.
 
     Example: minara secrets scan --history
     """
@@ -54,3 +54,39 @@ def scan(ctx: CliContext, paths: tuple[str, ...], history: bool) -> None:
     if found:
         raise MinaraError(f"{len(found)} credential(s) found; allow one with its fingerprint "
                           f"in .minara-secrets-allow", code="secrets_found")
+
+
+@secrets.command("purge")
+@click.argument("fingerprints", nargs=-1, required=True)
+@click.option("--yes", is_flag=True, help="Confirm: history is rewritten, with no undo.")
+@click.option("--force", is_flag=True, help="Purge even though the workspace has a remote.")
+@json_option
+@pass_ctx
+def purge(ctx: CliContext, fingerprints: tuple[str, ...], yes: bool, force: bool) -> None:
+    """Erase credentials from every commit and file, by fingerprint (from a finding).
+
+    Each version of each file that held the value is rewritten with
+    [REDACTED:<rule>] in its place (the rest of the file and its history
+    stay), as is the file on disk; reflogs are emptied and the old objects
+    removed, so no object of the repository holds it. This cannot be undone,
+    and other clones keep the old commits: with a remote configured it is
+    refused unless --force (then push with care: the remote refuses a
+    rewritten branch). Rotate the credential too: it was on disk.
+
+    Example: minara secrets purge 6e2391432f76c988 --yes
+    """
+    import re
+
+    from minarad.secrets.purge import purge_fingerprints
+
+    bad = [f for f in fingerprints if not re.fullmatch(r"[0-9a-f]{16}", f)]
+    if bad:
+        raise click.BadParameter(f"{len(bad)} not a fingerprint (16 hex characters, as "
+                                 f"'minara secrets scan --history' prints them)",
+                                 param_hint="FINGERPRINTS")
+    if not yes:
+        raise click.UsageError("a purge rewrites history and cannot be undone: add --yes")
+    result = purge_fingerprints(ctx.app.store, list(fingerprints), force=force)
+    emit(ctx, result.to_dict(), f"purged {len(fingerprints)} credential(s) from history "
+         f"({len(result.refs_rewritten)} ref(s) rewritten, {result.objects_removed} objects "
+         f"removed); files rewritten on disk: {', '.join(result.paths) or 'none'}")

@@ -37,6 +37,7 @@ from minarad.daemon.watcher import (
 )
 from minarad.errors import Busy, MinaraError
 from minarad.crashpoints import crash_point
+from minarad.secrets.holdback import HeldFiles, announce_held
 from minarad.workspace.paths import UNREADABLE_NAME, is_utf8_name, shown_path
 
 _WAKE = object()
@@ -127,10 +128,14 @@ class Daemon:
         self._state = {"pid": os.getpid(), "since": _now_iso(), "workspace": self.root,
                        "watcher": None, "state": "starting", "last_commit": None,
                        "pending": [], "pending_count": 0, "skipped": [], "skipped_count": 0,
-                       "waiting_for": None, "waiting_code": None}
+                       "held_back": [], "waiting_for": None, "waiting_code": None}
         #: Files left out of the repository (too large, unreadable, symlinks), each
         #: logged once per path and reason.
         self.skipped = SkippedPaths()
+        #: Saves not committed because they hold a credential (see ``secrets.holdback``).
+        self.held = HeldFiles()
+        #: Called with the newly held-back files (``HeldFile`` list) of each scan.
+        self.on_held: list[Callable[[list], None]] = []
         self._state_dirty = True
         self._state_written = 0.0
         self._next_ping = 0.0
@@ -304,10 +309,11 @@ class Daemon:
         started = time.monotonic()
         skipped: list[str] = []
         settling: list[str] = []
+        held: list = []
         try:
             info = self.store.commit_disk(paths, author=self.settings.operator,
                                           source="editor", message=message, skipped=skipped,
-                                          settling=settling)
+                                          settling=settling, held=held)
         except Busy as exc:
             self._wait_busy(taken, exc)
             return False
@@ -321,8 +327,19 @@ class Daemon:
         self._note_skipped(paths, skipped)
         if settling:  # an editor's save under way: looked at again once it has written
             self._retry_later({rel: started for rel in settling}, self.timings.retry)
+        self._note_held(paths, held)
         self._committed(info, taken, paths, started)
         return True
+
+    def _note_held(self, paths, held: list) -> None:
+        """Log and announce each newly held-back save; rescan them when the allowlist moved."""
+        announce_held(self.held.update(_normalized(paths), held), self.on_held)
+        if self.held.rescan_after(paths):
+            now = time.monotonic()
+            for rel in self.held.paths():
+                self.debouncer.touch(rel, now)
+        self._state["held_back"] = self.held.as_list()
+        self._state_dirty = True
 
     def _note_skipped(self, paths, skipped: list[str]) -> None:
         """Log what a scan left out, once per path and reason; keep it for the state file."""

@@ -109,7 +109,9 @@ class DaemonStatus:
     ``"<path>: <reason>"`` (e.g. ``"huge.md: larger than 5,242,880 bytes"``).
     While ``state`` is ``"waiting"``, ``waiting_for`` says why (a stale git
     lock and how to remove it, a detached HEAD, a damaged repository) and
-    ``waiting_code`` is that error's code.
+    ``waiting_code`` is that error's code. ``held_back`` lists the saved
+    files not committed because they hold a credential: path, findings
+    (line, column, rule, fingerprint; never the value) and how to allow one.
     """
 
     workspace: str
@@ -123,6 +125,7 @@ class DaemonStatus:
     pending_count: int = 0
     skipped: list = dataclasses.field(default_factory=list)
     skipped_count: int = 0
+    held_back: list = dataclasses.field(default_factory=list)
     waiting_for: str | None = None
     waiting_code: str | None = None
     updated_at: str | None = None
@@ -153,6 +156,7 @@ def read_status(workspace: str | os.PathLike) -> DaemonStatus:
         status.state = "stopped"
         status.pending, status.pending_count = [], 0
         status.skipped, status.skipped_count = [], 0
+        status.held_back = []
         status.waiting_for = status.waiting_code = None
     return status
 

@@ -43,6 +43,11 @@ def library_of(request: Request) -> Library:
 
 
 async def call_library(request: Request, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Await ``fn`` on the library's thread; redacting credentials when the body asked so."""
+    if getattr(request.state, "redact", False):
+        from minarad.secrets.guard import call_redacting
+
+        return await library_of(request).call(call_redacting, True, fn, *args, **kwargs)
     return await library_of(request).call(fn, *args, **kwargs)
 
 
@@ -73,7 +78,16 @@ async def json_body(request: Request) -> dict:
         raise InvalidInput("the body's JSON is nested too deeply", code="invalid_json") from None
     if not isinstance(data, dict):
         raise InvalidInput("the body must be a JSON object", code="invalid_json")
+    request.state.redact = _redact_field(data)
     return data
+
+
+def _redact_field(data: dict) -> bool:
+    """``"redact": true``: a credential in the written text is redacted, not refused (422)."""
+    value = data.get("redact", False)
+    if not isinstance(value, bool):
+        raise InvalidInput("field 'redact' must be true or false", code="invalid_input")
+    return value
 
 
 def text_field(data: dict, name: str = "text") -> str:
@@ -320,7 +334,8 @@ async def status(request: Request) -> Response:
 
 
 async def events(request: Request) -> Response:
-    """GET /v1/events: server-sent events, one ``commit`` event per commit."""
+    """GET /v1/events: server-sent events, one ``commit`` event per commit, and a
+    ``secret_held_back`` event when the daemon holds back a save holding a credential."""
     import asyncio
 
     feed = request.app.state.feed
@@ -337,6 +352,9 @@ async def events(request: Request) -> Response:
                     continue
                 if event is None:
                     break
+                if event.get("event") == "secret_held_back":
+                    yield f"event: secret_held_back\ndata: {json.dumps(event)}\n\n"
+                    continue
                 yield (f"event: commit\nid: {event['commit']}\n"
                        f"data: {json.dumps(event, ensure_ascii=False)}\n\n")
         finally:

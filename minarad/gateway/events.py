@@ -78,6 +78,11 @@ class CommitFeed:
         """True once :meth:`stop` was called."""
         return self._stop.is_set()
 
+    def held_back(self, files: list) -> None:
+        """Tell subscribers of saves held back because they hold a credential (the daemon's
+        ``on_held`` callback): a ``secret_held_back`` event, never the value."""
+        self._publish({"event": "secret_held_back", "files": [f.to_dict() for f in files]})
+
     def wake(self, _info: object = None) -> None:
         """Look at HEAD now (the daemon's ``after_commit`` callback)."""
         self._wake.set()

@@ -106,9 +106,13 @@ def _policies_tab(data: dict) -> str:
             f'<button type="button" class="delete secondary">Delete</button></div></li>')
     sections = "".join(f'<section><h2>{escape(domain)}</h2><ul class="records">{"".join(rows)}'
                        f'</ul></section>' for domain, rows in groups.items())
+    problems = "".join(f'<li>{escape(p["path"])}:{escape(str(p["line"]))}: '
+                       f'{escape(p["message"])}</li>' for p in data.get("problems", []))
     return (f'<p id="policy-count"><strong>{data["count"]}</strong> active '
             f'{"policy" if data["count"] == 1 else "policies"}</p>'
-            f'{sections or "<p>No policies yet.</p>"}')
+            f'{sections or "<p>No policies yet.</p>"}'
+            + (f'<h2>Not read (fix these files by hand)</h2><ul id="policy-problems">'
+               f'{problems}</ul>' if problems else ""))
 
 
 def _graph_tab() -> str:

@@ -83,6 +83,7 @@ def _json(schema: dict, description: str = "OK", headers: dict | None = None) ->
 def _errors(*codes: int) -> dict:
     text = {400: "Bad input", 401: "No or wrong credentials", 403: "Refused (path, Host, CSRF)",
             404: "Not found", 409: "Version conflict", 413: "Body too large",
+            422: "A credential in a written text (secret_detected)",
             428: "If-Match required", 503: "Repository busy"}
     return {str(c): _json(_ref("Conflict" if c == 409 else "Error"), text[c]) for c in codes}
 
@@ -93,12 +94,15 @@ PATH_PARAM = {"name": "path", "in": "path", "required": True,
 ETAG = {"ETag": {"description": "The sha256 of the text, quoted", "schema": _s("string")}}
 IF_MATCH = {"name": "If-Match", "in": "header", "required": False,
             "description": "The sha256 (or version) you read", "schema": _s("string")}
-COMMON = (400, 401, 403, 404, 413, 503)
+COMMON = (400, 401, 403, 404, 413, 422, 503)
+#: Every JSON body may ask for credentials to be redacted rather than refused (422).
+REDACT = {"type": "boolean", "description": "Write a credential as [REDACTED:<rule>] instead "
+                                            "of refusing the text with 422 secret_detected"}
 
 
 def _text_body(required: list[str], **props: Any) -> dict:
     return {"required": True, "content": {"application/json": {"schema": {
-        "type": "object", "required": required, "properties": props}}}}
+        "type": "object", "required": required, "properties": {**props, "redact": REDACT}}}}}
 
 
 def _paths() -> dict:
@@ -174,7 +178,9 @@ def _paths() -> dict:
                            "is installed and has embedded, else keyword. `mode=all|memory` is "
                            "the older spelling of `scope`. Facts and policies of knowledge "
                            "domains whose grant for the role (`role`, else the X-Minara-Role "
-                           "header, else general) is none never show.",
+                           "header, else general) is none never show; while "
+                           "knowledge/grants.json cannot be read none does, and `withheld` "
+                           "(the invalid_grants error: path, line, message) says why.",
             "operationId": "search",
             "parameters": [
                 {"name": "q", "in": "query", "required": True, "schema": _s("string")},
@@ -208,7 +214,8 @@ def _paths() -> dict:
                                                        "scope": _s("string"),
                                                        "mode": _s("string"),
                                                        "results": _s("array", items=_ref("Hit")),
-                                                       "index": _s("object")}}),
+                                                       "index": _s("object"),
+                                                       "withheld": _s("object")}}),
                           **_errors(400, 401, 403, 503)}}},
         "/v1/status": {"get": {
             "summary": "Daemon, index, repository and gateway status", "operationId": "status",
@@ -224,7 +231,9 @@ def _paths() -> dict:
                           **_errors(401, 403)}}},
         "/v1/events": {"get": {
             "summary": "Server-sent events: one `commit` event per commit (paths with "
-                       "versions, author, source)", "operationId": "events",
+                       "versions, author, source); a `secret_held_back` event names a save "
+                       "the daemon did not commit (file, line, rule, fingerprint)",
+            "operationId": "events",
             "responses": {"200": {"description": "An event stream",
                                   "content": {"text/event-stream": {"schema": _s("string")}}},
                           **_errors(401, 403)}}},

@@ -293,6 +293,8 @@ async def search(request: Request) -> Response:
         count = f'{len(items)} result{"" if len(items) == 1 else "s"}'
         shown = (f'<p class="meta" id="search-used">{count}, {found["mode"]} '
                  f'search as role {escape(opts.role or "general")}</p>')
+        if found.get("withheld"):
+            shown += f'<p id="search-withheld">{escape(found["withheld"]["message"])}</p>'
         results = shown + (f'<ol class="results">{"".join(items)}</ol>' if items
                            else '<p id="no-results">No results.</p>')
     body = f'<h1>Search</h1>{search_form(q, opts)}{results}'

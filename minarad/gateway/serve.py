@@ -118,6 +118,7 @@ def start_gateway(daemon: Daemon, app: Minara) -> Callable[[], None] | None:
         sock.close()
         raise
     daemon.after_commit.append(feed.wake)
+    daemon.on_held.append(feed.held_back)
     record_address(app.settings.state_dir, app.settings.workspace, url)
     logger.info("gateway: {} (minara ui prints a login link; minara token the API token)", url)
 

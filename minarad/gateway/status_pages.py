@@ -75,11 +75,23 @@ def daemon_rows(d: dict) -> list[tuple[str, str]]:
             ("Waiting for changes to settle",
              escape(_plural(d["pending_count"], "file") if d.get("pending_count") else "none")),
             ("Not versioned", escape(f"{d['skipped_count']} files")
-             if d.get("skipped_count") else "")]
+             if d.get("skipped_count") else ""),
+            ("Held back (holds a credential)", held_back_html(d.get("held_back") or []))]
     if d.get("waiting_for"):
         rows.insert(1, ("Waiting because", f'<span class="error">{escape(d["waiting_for"])}'
                                            '</span>'))
     return rows
+
+
+def held_back_html(held: list[dict]) -> str:
+    """Each credential of a held-back save (file, line, rule, fingerprint) and how to allow it."""
+    if not held:
+        return ""
+    items = "".join(f"<li><code>{escape(h['path'])}</code> line {escape(f['line'])}: "
+                    f"{escape(f['rule'])} <code>{escape(f['fingerprint'])}</code></li>"
+                    for h in held for f in h["findings"])
+    return (f'<ul class="error" id="held-back">{items}</ul>'
+            f"<p>{escape(held[0]['how_to_allow'])}</p>")
 
 
 def index_rows(i: dict) -> list[tuple[str, str]]:

@@ -12,9 +12,10 @@ missing commit is a damaged repository (``repository_damaged``).
 
 from __future__ import annotations
 
+import stat
 from typing import TYPE_CHECKING, cast
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from minarad.git.objects import missing_objects_are_damage
 
@@ -120,32 +121,70 @@ def follow_history(repo: Repo, head: str, known: Callable[[str], bool] = lambda 
     return HistoryWalk(repo, head, known, first_parent, limit)
 
 
-def blobs_introduced(repo: Repo) -> Iterator[tuple[str, str, bytes]]:
+def blobs_introduced(repo: Repo, include: list[str] | None = None,
+                     exclude: Sequence[str] = ()) -> Iterator[tuple[str, str, bytes]]:
     """``(commit id, path, blob id)`` for each blob a commit brought in, children first.
 
-    Every commit reachable from a ref; a merge counts only what none of its
-    parents had. Paths that are not UTF-8 are shown with U+FFFD.
+    Every commit reachable from a ref (or from ``include``, and not from
+    ``exclude``: the commits a push would send); a merge counts only what
+    none of its parents had. Paths that are not UTF-8 are shown with U+FFFD.
     """
-    from dulwich.diff_tree import tree_changes
     from dulwich.objects import Commit as CommitType
     from dulwich.walk import ORDER_TOPO
 
-    store = repo.object_store
+    objects = repo.object_store
     heads = {sha for sha in repo.get_refs().values()
-             if sha in store and isinstance(store[sha], CommitType)}
+             if sha in objects and isinstance(objects[sha], CommitType)} \
+        if include is None else {c.encode() for c in include}
     if not heads:
         return
-    for entry in repo.get_walker(include=list(heads), order=ORDER_TOPO):
+    trees = _TreeEntries(objects)
+    for entry in repo.get_walker(include=list(heads), exclude=[c.encode() for c in exclude],
+                                 order=ORDER_TOPO):
         commit = entry.commit
-        parent_trees = [store[p].tree for p in commit.parents]
-        for change in tree_changes(store, parent_trees[0] if parent_trees else None,
-                                   commit.tree):
-            new = change.new
-            if new is None or new.sha is None or new.path is None:
+        parent_trees = [objects[p].tree for p in commit.parents]
+        for path, sha in trees.added(parent_trees[0] if parent_trees else None, commit.tree):
+            if any(_blob_at(objects, tree, path) == sha for tree in parent_trees[1:]):
                 continue
-            if any(_blob_at(store, tree, new.path) == new.sha for tree in parent_trees[1:]):
+            yield commit.id.decode(), path.decode("utf-8", "replace"), sha
+
+
+class _TreeEntries:
+    """Trees read once each (a walk reads each commit's tree again as its child's parent
+    tree), and the blobs one tree has that another has not at the same path."""
+
+    #: Trees kept before all are let go.
+    SIZE = 8192
+
+    def __init__(self, store: ObjectStore):
+        self._store = store
+        self._kept: dict[bytes, dict[bytes, tuple[int, bytes]]] = {}
+
+    def entries(self, tree_id: bytes) -> dict[bytes, tuple[int, bytes]]:
+        """``name -> (mode, id)`` of a tree."""
+        found = self._kept.get(tree_id)
+        if found is None:
+            if len(self._kept) >= self.SIZE:
+                self._kept.clear()
+            found = self._kept[tree_id] = {e.path: (e.mode, e.sha)
+                                           for e in self._store[tree_id].items()}
+        return found
+
+    def added(self, old: bytes | None, new: bytes,
+              prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
+        """``(path, blob id)`` of each file of ``new`` that ``old`` lacks or holds otherwise."""
+        if old == new:
+            return
+        before = self.entries(old) if old is not None else {}
+        for name, (mode, sha) in self.entries(new).items():
+            was = before.get(name)
+            if was is not None and was[1] == sha:
                 continue
-            yield commit.id.decode(), new.path.decode("utf-8", "replace"), new.sha
+            if stat.S_ISDIR(mode):
+                sub = was[1] if was is not None and stat.S_ISDIR(was[0]) else None
+                yield from self.added(sub, sha, prefix + name + b"/")
+            elif mode != 0o160000:  # a submodule's commit is no blob
+                yield prefix + name, sha
 
 
 def _blob_at(store: ObjectStore, tree_id: bytes, path: bytes) -> bytes | None:

@@ -1,7 +1,8 @@
-"""Rewrite history without some paths, then make the old objects really gone.
+"""Rewrite history without some paths (or blobs), then make the old objects really gone.
 
 Used only by a purge (:mod:`minarad.store.purge`): every commit reachable
-from any ref that held one of the paths is written again without them (its
+from any ref that held one of the paths (or blobs: ``rewrite_blobs`` puts
+another blob in their place) is written again without them (its
 descendants too, since their parents change), the refs are moved, the
 reflogs are emptied and every object no ref reaches any more is removed
 (loose objects deleted, packs rewritten). Commits that never held the
@@ -10,6 +11,7 @@ paths, and their ancestors, keep their ids.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import binascii
@@ -39,28 +41,74 @@ def rewrite_without_paths(repo: Repo, paths: list[str]) -> dict[bytes, tuple[byt
     Returns:
         ``ref -> (old id, new id)`` for each ref that moved.
     """
+    from minarad.git.trees import apply_changes
+
     store = repo.object_store
     changes = {p.encode("utf-8"): None for p in paths}
+    return _rewrite_refs(repo, lambda tree: apply_changes(store, tree, changes))
+
+
+def rewrite_blobs(repo: Repo, mapping: dict[bytes, bytes]) -> dict[bytes, tuple[bytes, bytes]]:
+    """Write every commit that held a blob of ``mapping`` again with its replacement.
+
+    Args:
+        repo: an open dulwich repository.
+        mapping: old blob id -> new blob id (hex, bytes; the new blobs are stored).
+
+    Returns:
+        ``ref -> (old id, new id)`` for each ref that moved.
+    """
+    store = repo.object_store
+    memo: dict[bytes, bytes] = {}
+    return _rewrite_refs(repo, lambda tree: _map_tree(store, tree, mapping, memo))
+
+
+def _map_tree(store: ObjectStore, tree_id: bytes, mapping: dict, memo: dict) -> bytes:
+    """``tree_id`` with each blob of ``mapping`` replaced, at any depth (memoised)."""
+    from dulwich.objects import Tree
+
+    if tree_id in memo:
+        return memo[tree_id]
+    old = store[tree_id]
+    new = Tree()
+    for entry in old.items():
+        sha = entry.sha
+        if stat.S_ISDIR(entry.mode):
+            sha = _map_tree(store, sha, mapping, memo)
+        elif entry.mode != 0o160000:
+            sha = mapping.get(sha, sha)
+        new.add(entry.path, entry.mode, sha)
+    if new.id != tree_id:
+        add_object(store, new)
+    memo[tree_id] = new.id
+    return new.id
+
+
+def _rewrite_refs(repo: Repo, tree_of: Callable[[bytes], bytes]
+                  ) -> dict[bytes, tuple[bytes, bytes]]:
+    """Rewrite every ref's commits with ``tree_of`` applied to their trees; move the refs."""
+    store = repo.object_store
     new_of: dict[bytes, bytes] = {}
     moved: dict[bytes, tuple[bytes, bytes]] = {}
     for name, sha in sorted(repo.refs.as_dict().items()):
         if name == b"HEAD":
             continue
-        new = _rewrite_object(store, sha, changes, new_of)
+        new = _rewrite_object(store, sha, tree_of, new_of)
         if new != sha:
             repo.refs.set_if_equals(name, sha, new)
             moved[name] = (sha, new)
     return moved
 
 
-def _rewrite_object(store: ObjectStore, sha: bytes, changes: dict, new_of: dict) -> bytes:
+def _rewrite_object(store: ObjectStore, sha: bytes, tree_of: Callable[[bytes], bytes],
+                    new_of: dict) -> bytes:
     """The id ``sha`` (a commit, or a tag of one) has once rewritten."""
     if sha not in store:
         return sha
     obj = store[sha]
     if obj.type_name == b"tag":
         target = obj.object[1]
-        new_target = _rewrite_object(store, target, changes, new_of)
+        new_target = _rewrite_object(store, target, tree_of, new_of)
         if new_target == target:
             return sha
         tag = obj.copy()
@@ -70,14 +118,13 @@ def _rewrite_object(store: ObjectStore, sha: bytes, changes: dict, new_of: dict)
         return tag.id
     if obj.type_name != b"commit":
         return sha
-    _rewrite_commits(store, sha, changes, new_of)
+    _rewrite_commits(store, sha, tree_of, new_of)
     return new_of[sha]
 
 
-def _rewrite_commits(store: ObjectStore, tip: bytes, changes: dict, new_of: dict) -> None:
+def _rewrite_commits(store: ObjectStore, tip: bytes, tree_of: Callable[[bytes], bytes],
+                     new_of: dict) -> None:
     """Rewrite ``tip`` and its ancestors, parents first (no recursion: histories are long)."""
-    from minarad.git.trees import apply_changes
-
     stack = [tip]
     while stack:
         sha = stack[-1]
@@ -91,7 +138,7 @@ def _rewrite_commits(store: ObjectStore, tip: bytes, changes: dict, new_of: dict
             stack.extend(pending)
             continue
         stack.pop()
-        tree = apply_changes(store, commit.tree, changes)
+        tree = tree_of(commit.tree)
         parents = [new_of.get(p, p) for p in commit.parents]
         if tree == commit.tree and parents == commit.parents:
             new_of[sha] = sha

@@ -11,11 +11,11 @@ import dataclasses
 import json
 import posixpath
 import re
-from collections.abc import Sequence
 
 from minarad.workspace.layout import ROLES, is_memory_path, role_of
 from minarad.workspace.links import linked_paths, wiki_link_path  # noqa: F401 (re-exported)
-from minarad.workspace.markdown import front_matter_text, parse_front_matter, parse_sections
+from minarad.workspace.markdown import front_matter_problems, front_matter_text, \
+    parse_front_matter, parse_sections
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".txt")
 LEARN_KINDS = {"lessons": "lesson", "corrections": "correction", "errors": "error"}
@@ -119,9 +119,30 @@ def documents_for_file(info: FileInfo, data: bytes, max_bytes: int,
         problems.append(Problem(info.path, 0, "file is not valid UTF-8; bad bytes replaced"))
     if info.path.endswith(".jsonl"):
         docs, more = jsonl_documents(info, text, evidence)
+    elif not_a_record(info.path, text, problems):
+        return [], problems
     else:
         docs, more = markdown_documents(info, text)
     return docs, problems + more
+
+
+def not_a_record(path: str, text: str, problems: list[Problem]) -> bool:
+    """True for a knowledge record file that is not readable as a record (problem added).
+
+    Such a file is skipped everywhere (listings, context, the MCP and HTTP
+    surfaces read the catalogue, which skips it too), so search must not find it either.
+    """
+    from minarad.knowledge.records import RecordError, parse_record, parse_record_path
+
+    if parse_record_path(path) is None:
+        return False
+    try:
+        parse_record(path, text)
+    except RecordError as exc:
+        problems.append(Problem(path, exc.problem.line, f"{exc.problem.message}; not read as "
+                                                        f"a record until it is fixed"))
+        return True
+    return False
 
 
 def _cut_at_line(data: bytes, limit: int) -> bytes:
@@ -137,8 +158,7 @@ def markdown_documents(info: FileInfo, text: str) -> tuple[list[IndexDoc], list[
     the heading paths of the sections under it (and its links in the next).
     """
     front_matter, _body = parse_front_matter(text)
-    errors = front_matter.errors + front_matter_value_errors(front_matter.raw, front_matter.errors)
-    problems = [Problem(info.path, 1, error) for error in sorted(errors, key=_front_matter_line)]
+    problems = [Problem(info.path, 1, error) for error in front_matter_problems(front_matter)]
     sections = parse_sections(text)
     file_title = _file_title(front_matter, sections)
     docs, carried_links = [], []
@@ -167,50 +187,6 @@ def _opens_next(sections, number: int) -> bool:
     """True when the section after ``number`` is nested under it."""
     following = sections[number + 1] if number + 1 < len(sections) else None
     return following is not None and following.level > sections[number].level
-
-
-_FM_VALUE_RE = re.compile(r"^(?:\s*-\s+|[^\s#-][^:]*:\s+)(\S.*?)\s*$")
-_FM_LINE_RE = re.compile(r"front matter line (\d+):")
-_FM_CLOSERS = {"[": "]", "{": "}", '"': '"', "'": "'"}
-
-
-def front_matter_value_errors(raw: str, known: Sequence[str] = ()) -> list[str]:
-    """Front matter values that open a list, a mapping or a quote and never close it.
-
-    The front matter parser reads ``title: [unclosed`` as text; YAML would
-    refuse it. Lines already in ``known`` (the parser's own errors) are not
-    repeated.
-
-    Args:
-        raw: the front matter block with its fences.
-        known: errors already found, as ``front matter line N: ...``.
-
-    Returns:
-        ``front matter line N: ...`` messages, in line order.
-    """
-    errors = []
-    for number, line in enumerate(raw.splitlines()[1:-1], start=2):
-        match = _FM_VALUE_RE.match(line)
-        prefix = f"front matter line {number}:"
-        if match is None or any(e.startswith(prefix) for e in known):
-            continue
-        value = match.group(1)
-        opener = value[0]
-        closer = _FM_CLOSERS.get(opener)
-        if closer is not None and not _closes(value, opener, closer):
-            errors.append(f"{prefix} {opener!r} is not closed in {line.strip()[:60]!r}")
-    return errors
-
-
-def _front_matter_line(error: str) -> int:
-    match = _FM_LINE_RE.match(error)
-    return int(match.group(1)) if match else 0
-
-
-def _closes(value: str, opener: str, closer: str) -> bool:
-    if opener == closer:
-        return value.find(closer, 1) > 0
-    return value.count(opener) <= value.count(closer)
 
 
 def _file_title(front_matter: dict, sections) -> str:

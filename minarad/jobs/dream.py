@@ -21,6 +21,7 @@ import re
 import threading
 
 from minarad.errors import MinaraError, NotFound
+from minarad.secrets.guard import with_note
 
 DREAM_STATE = ".dreamed-state.json"
 MEMORY = "MEMORY.md"
@@ -348,12 +349,13 @@ def run_dream(app, *, dry_run: bool = False, since: dt.date | None = None,
     if propose and section:
         with guard or contextlib.nullcontext():
             _check_stop(stop)
-            result.proposal = _propose(app, memory, section, marks, len(pieces)).id
+            result.proposal = _propose(app, memory, section, marks, len(pieces),
+                                       client.redacted).id
         return result
     with guard or contextlib.nullcontext():
         _check_stop(stop)
-        with store.transaction(author=AUTHOR, source=AUTHOR,
-                               message=f"dream {len(pieces)} journal part(s)") as tx:
+        message = with_note(f"dream {len(pieces)} journal part(s)", client.redacted)
+        with store.transaction(author=AUTHOR, source=AUTHOR, message=message) as tx:
             if section:
                 tx.append(MEMORY, section)
             tx.write(DREAM_STATE, render_watermark(marks))
@@ -361,13 +363,14 @@ def run_dream(app, *, dry_run: bool = False, since: dt.date | None = None,
     return result
 
 
-def _propose(app, memory: str, section: str, marks: dict, count: int):
+def _propose(app, memory: str, section: str, marks: dict, count: int, redacted: list):
     """File the section and the watermark as a proposal instead of committing them."""
     text = memory if not memory or memory.endswith("\n") else memory + "\n"
     lines = section.count("\n- ")
     return app.proposals.create(
         "dream", {MEMORY: text + section, DREAM_STATE: render_watermark(marks)},
-        f"dream {count} journal part(s): {lines} line(s) for MEMORY.md\n\n"
+        with_note(f"dream {count} journal part(s): {lines} line(s) for MEMORY.md",
+                  redacted) + "\n\n"
         "Proposed, not applied (WORKSPACE_DREAM_MODE=propose). Accepting appends the "
         "section; accepting or rejecting moves the watermark past these journals.",
         author=AUTHOR)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from minarad.knowledge.records import KnowledgeRecord, RecordProblem
     from minarad.store.store import Store
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 _PREFIX = "knowledge/"
 _COLUMNS = ("path", "kind", "id", "domain", "topic", "content", "confidence", "scope", "active",
             "author", "agent_role", "session", "created", "updated", "supersedes",

@@ -218,19 +218,22 @@ def _new_fact(domain, topic, content, confidence, author, session, supersedes=""
 
 
 def _commit(knowledge, mode, files, facts, superseded, consumed, skipped, author,
-            source) -> Consolidation:
-    """One transaction: new facts, superseded ones marked, consumed notes taken out."""
+            source, redacted=()) -> Consolidation:
+    """One transaction: new facts, superseded ones marked, consumed notes taken out.
+
+    ``redacted``: credentials taken out of the model's answer (the message says so).
+    """
     from minarad.knowledge.records import render_record, update_record_text
     from minarad.knowledge.service import blob_of, utc_now
+    from minarad.secrets.guard import with_note
 
     if not facts and not consumed:
         return Consolidation(mode, [], [], 0, skipped, None)
     by_file: dict[str, set[str]] = {}
     for note in consumed:
         by_file.setdefault(note.path, set()).add(note.line)
-    with knowledge.store.transaction(author=author, source=source,
-                                     message=f"consolidate hot notes ({mode}): "
-                                             f"{len(facts)} facts") as tx:
+    message = with_note(f"consolidate hot notes ({mode}): {len(facts)} facts", redacted)
+    with knowledge.store.transaction(author=author, source=source, message=message) as tx:
         for fact in facts:
             tx.create(fact.path, render_record(fact))
         for old, text, new_id in superseded:
@@ -262,7 +265,8 @@ def _with_llm(knowledge, files, *, author, role, source) -> Consolidation:
                                            limit=MAX_FACTS_SHOWN)
     messages = [{"role": "system", "content": SYSTEM_PROMPT},
                 {"role": "user", "content": _user_prompt(existing, notes)}]
-    answer = ChatClient.from_settings(knowledge.app.settings).complete(messages)
+    client = ChatClient.from_settings(knowledge.app.settings)
+    answer = client.complete(messages)
     proposals = parse_answer(answer)
     facts: list = []
     superseded: list = []
@@ -278,7 +282,8 @@ def _with_llm(knowledge, files, *, author, role, source) -> Consolidation:
         facts.append(fact)
         if old is not None:
             superseded.append((old[0], old[1], fact.id))
-    return _commit(knowledge, "llm", files, facts, superseded, notes, skipped, author, source)
+    return _commit(knowledge, "llm", files, facts, superseded, notes, skipped, author, source,
+                   client.redacted)
 
 
 def _user_prompt(existing, notes) -> str:

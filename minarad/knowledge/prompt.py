@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from minarad.knowledge.grants import role_of
+from minarad.knowledge.grants import Grants, role_of
 from minarad.knowledge.records import KnowledgeRecord
 
 HEADER = ("Active policies: rules this agent follows, reviewed by people. Only active "
@@ -35,7 +35,8 @@ def policies_text(policies: list[KnowledgeRecord], role: str | None, max_chars: 
         parts += ["", f"Not inlined (over the {max_chars:,}-character budget): "
                       f"{', '.join(skipped)}; read them with `minara policy show ID`."]
     if problems:
-        parts += ["", "Not read (fix these files by hand):"] + [f"- {p}" for p in problems]
+        parts += [""] if parts[-1] else []
+        parts += ["Not read (fix these files by hand):"] + [f"- {p}" for p in problems]
     return "\n".join(parts) + "\n"
 
 
@@ -53,7 +54,6 @@ def read_active_policies(root, role: str | None, max_bytes: int
     import os
 
     from minarad.errors import MinaraError
-    from minarad.knowledge.grants import GRANTS_PATH, Grants, parse_grants
     from minarad.knowledge.records import RecordError, parse_record
     from minarad.workspace.reader import read_workspace_text
 
@@ -63,8 +63,11 @@ def read_active_policies(root, role: str | None, max_bytes: int
         except MinaraError:
             return None
 
-    grants_text = read(GRANTS_PATH)
-    hidden = (Grants() if grants_text is None else parse_grants(grants_text)).hidden_domains(role)
+    try:  # no policy is shown until the grants can be read
+        hidden = _readable_grants(root, max_bytes).hidden_domains(role)
+    except MinaraError as err:
+        return [], [f"{err.message.removesuffix('; fix it by hand')}; every policy is "
+                    f"withheld until it is fixed"]
     found, problems = [], []
     for domain in _folders(os.path.join(root, "knowledge")):
         if domain in hidden or domain.startswith(("_", ".")):
@@ -82,6 +85,22 @@ def read_active_policies(root, role: str | None, max_bytes: int
             elif policy.active and not policy.superseded:
                 found.append(policy)
     return sorted(found, key=lambda p: (p.domain, p.topic, p.id)), problems
+
+
+def _readable_grants(root, max_bytes: int) -> Grants:
+    """The grants table (none yet: every read allowed).
+
+    Raises:
+        MinaraError: ``grants.json`` cannot be read (invalid, a symlink, too large).
+    """
+    from minarad.errors import NotFound
+    from minarad.knowledge.grants import GRANTS_PATH, parse_grants
+    from minarad.workspace.reader import read_workspace_text
+
+    try:
+        return parse_grants(read_workspace_text(root, GRANTS_PATH, max_bytes=max_bytes))
+    except NotFound:
+        return Grants()
 
 
 def _folders(path: str) -> list[str]:

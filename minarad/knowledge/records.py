@@ -207,7 +207,7 @@ def parse_record(path: str, text: str) -> KnowledgeRecord:
     Raises:
         RecordError: the file is not a readable record (file and line named).
     """
-    from minarad.workspace.markdown import parse_front_matter
+    from minarad.workspace.markdown import front_matter_problems, parse_front_matter
 
     place = parse_record_path(path)
     if place is None:
@@ -220,8 +220,9 @@ def parse_record(path: str, text: str) -> KnowledgeRecord:
         line = 1
         message = fm.errors[0] if fm.errors else "no front matter block (--- ... ---)"
         raise RecordError(RecordProblem(path, line, message))
-    if fm.errors:
-        raise RecordError(RecordProblem(path, _line_of_error(fm.errors[0]), fm.errors[0]))
+    problems = front_matter_problems(fm)
+    if problems:
+        raise RecordError(RecordProblem(path, _line_of_error(problems[0]), problems[0]))
     return _record_from_fields(path, kind, domain, record_id, fm, body)
 
 

@@ -145,6 +145,31 @@ class Knowledge:
         text = self._read(GRANTS_PATH)
         return Grants() if text is None else parse_grants(text)
 
+    def grants_problem(self) -> MinaraError | None:
+        """Why ``grants.json`` cannot be read (None: it reads, or there is none).
+
+        While it cannot be read, searches and the context withhold every
+        knowledge record (none is ever shown to a role it may be hidden from)
+        and say this error, which names the file and line.
+        """
+        try:
+            self.grants()
+        except (InvalidInput, Forbidden) as err:
+            return err
+        return None
+
+    def hidden_search_paths(self, role: str | None) -> tuple[str, ...]:
+        """``knowledge/<domain>`` for each domain ``role`` may not read (reads fail open).
+
+        While ``grants.json`` cannot be read, all of ``knowledge`` (see
+        :meth:`grants_problem`): no record reaches a role it may be hidden from.
+        """
+        try:
+            hidden = self.grants().hidden_domains(role)
+        except (InvalidInput, Forbidden):
+            return ("knowledge",)
+        return tuple(f"knowledge/{domain}" for domain in sorted(hidden))
+
     def check_grant(self, role: str | None, domain: str) -> str:
         """The level ``role`` has in ``domain``: none, read or write."""
         return self.grants().level(role, check_domain(domain))
@@ -170,7 +195,7 @@ class Knowledge:
     def _check_policy_write(self, role: str | None, domain: str) -> None:
         if not self.grants().can_write(role, domain):
             raise Forbidden(f"role {role_of(role)} may not write policies in {domain} "
-                            f"(grant {role_of(role)} {domain} write first)",
+                            f"(minara grant set {role_of(role)} {domain} write gives it)",
                             code="access_denied", role=role_of(role), domain=domain)
 
     # -- reading records ---------------------------------------------------------------------
@@ -270,6 +295,7 @@ class Knowledge:
         """
         from minarad.knowledge.records import parse_record_path
 
+        self.grants()  # an unreadable grants file is this search's error (file and line)
         self.app.index.catch_up(wait=2.5)
         catalogue, out, seen = self.catalogue, [], set()
         for hit in self.app.search_index(query, role=role, path="knowledge", mode="keyword",

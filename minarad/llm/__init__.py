@@ -13,19 +13,28 @@ completion), ``llm_answer_too_large`` (over :data:`MAX_ANSWER_BYTES`, cut
 while reading) and ``llm_empty_answer``. Unreachable, time-outs, 429 and 5xx are
 retried with backoff; other answers are not.
 
+A credential in a request's messages is replaced by ``[REDACTED:<rule>]``
+before it is sent, and one in an answer (or in an error body) before anyone
+sees it; :attr:`ChatClient.redacted` lists what was redacted from answers, so
+that a job's commit message can say so.
+
 httpx is imported on first use, so commands that never talk to a model do
 not pay for it.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from typing import TYPE_CHECKING
 
 from minarad.errors import MinaraError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from minarad.config import Settings
+    from minarad.secrets.findings import Finding
 
 
 class LLMError(MinaraError):
@@ -53,10 +62,14 @@ class ChatClient:
             deadline, not a time-out per read).
         retries: further tries after a retryable failure.
         backoff_s: the first pause between tries (doubled each time).
+        secrets_root: the workspace whose ``.minara-secrets-allow`` applies to answers.
+
+    Attributes:
+        redacted: the credentials redacted from this client's answers so far.
     """
 
     def __init__(self, base_url: str, model: str, *, api_key: str = "", timeout_s: float = 60.0,
-                 retries: int = 2, backoff_s: float = 0.5):
+                 retries: int = 2, backoff_s: float = 0.5, secrets_root: str | Path | None = None):
         if not base_url or not model:
             raise LLMError("no LLM configured: set MINARA_LLM_BASE_URL and MINARA_LLM_MODEL "
                            "(any OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1)",
@@ -67,13 +80,16 @@ class ChatClient:
         self.timeout_s = timeout_s
         self.retries = max(0, retries)
         self.backoff_s = backoff_s
+        self.secrets_root = secrets_root
+        self.redacted: list[Finding] = []
 
     @classmethod
     def from_settings(cls, settings: Settings, **overrides) -> ChatClient:
         """A client for the configured model (``llm_not_configured`` when there is none)."""
         values: dict = dict(base_url=settings.llm_base_url, model=settings.llm_model,
                             api_key=settings.llm_api_key, timeout_s=settings.llm_timeout_s,
-                            retries=settings.llm_retries)
+                            retries=settings.llm_retries,
+                            secrets_root=os.path.expanduser(os.fspath(settings.workspace)))
         values.update(overrides)
         return cls(values.pop("base_url"), values.pop("model"), **values)
 
@@ -84,7 +100,8 @@ class ChatClient:
         Raises:
             LLMError: after the last try failed, with the reason's code.
         """
-        body: dict = {"model": self.model, "messages": messages, "temperature": temperature}
+        body: dict = {"model": self.model, "messages": [self._outgoing(m) for m in messages],
+                      "temperature": temperature}
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
         last: LLMError | None = None
@@ -92,11 +109,31 @@ class ChatClient:
             if attempt:
                 time.sleep(self.backoff_s * (2 ** (attempt - 1)))
             try:
-                return self._post(body)
+                return self._clean(self._post(body))
             except _Retry as exc:
                 last = exc.error
         assert last is not None
         raise last
+
+    def _outgoing(self, message: dict) -> dict:
+        """``message`` with every credential in its text redacted: the provider never sees one.
+
+        Jobs send what the workspace holds (journals, MEMORY.md); a credential
+        there (an editor save held back, a file from before the check) stays
+        on this machine.
+        """
+        content = message.get("content")
+        if not isinstance(content, str):
+            return message
+        from minarad.secrets.guard import redact_answer
+
+        return {**message, "content": redact_answer(content, root=self.secrets_root)}
+
+    def _clean(self, text: str) -> str:
+        """``text`` with every credential redacted (and recorded in :attr:`redacted`)."""
+        from minarad.secrets.guard import redact_answer
+
+        return redact_answer(text, root=self.secrets_root, found=self.redacted)
 
     def _post(self, body: dict) -> str:
         import httpx
@@ -119,7 +156,7 @@ class ChatClient:
         response = httpx.Response(response.status_code, headers=response.headers, content=raw)
         if response.status_code != 200:
             error = LLMError(f"the LLM at {self.base_url} answered HTTP {response.status_code}: "
-                             f"{response.text[:200]}", code="llm_http_error",
+                             f"{self._clean(response.text[:200])}", code="llm_http_error",
                              status=response.status_code)
             if response.status_code in _RETRYABLE:
                 raise _Retry(error)

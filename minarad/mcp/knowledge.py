@@ -19,7 +19,7 @@ from pydantic import Field
 
 from minarad.errors import VersionConflict
 from minarad.mcp.library import SOURCE, AgentTools
-from minarad.mcp.toolkit import ADDS, REPLACES, agent_of, run_call
+from minarad.mcp.toolkit import ADDS, REPLACES, Redact, agent_of, run_call
 
 Domain = Annotated[str, Field(description="A lowercase domain (letters, digits, . _ -)",
                               examples=["infra", "product", "people"])]
@@ -115,28 +115,30 @@ def add_knowledge_tools(server: MCPServer, tools: AgentTools) -> None:
     """Register the knowledge tools on ``server``."""
 
     async def propose_fact_(domain: Domain, topic: Topic, content: Content, ctx: Context,
-                            confidence: Confidence = None, scope: Scope = "workspace"
-                            ) -> dict[str, Any]:
+                            confidence: Confidence = None, scope: Scope = "workspace",
+                            redact: Redact = False) -> dict[str, Any]:
         me = agent_of(tools, ctx)
         return await run_call(tools, lambda: propose_fact(me, domain, topic, content,
-                                                          confidence, scope))
+                                                          confidence, scope), redact=redact)
 
     async def supersede_fact_(id: RecordId, ctx: Context, content: Annotated[
             str | None, Field(description="The new statement (default: unchanged)")] = None,
             topic: Annotated[str | None, Field(description="A new topic")] = None,
-            confidence: Confidence = None) -> dict[str, Any]:
+            confidence: Confidence = None, redact: Redact = False) -> dict[str, Any]:
         me = agent_of(tools, ctx)
         return await run_call(tools, lambda: supersede_fact(me, id, content, topic,
-                                                            confidence))
+                                                            confidence), redact=redact)
 
     async def propose_policy_(domain: Domain, topic: Topic, content: Content,
-                              ctx: Context) -> dict[str, Any]:
+                              ctx: Context, redact: Redact = False) -> dict[str, Any]:
         me = agent_of(tools, ctx)
-        return await run_call(tools, lambda: propose_policy(me, domain, topic, content))
+        return await run_call(tools, lambda: propose_policy(me, domain, topic, content),
+                              redact=redact)
 
-    async def remember_(text: Content, ctx: Context, session: Session = None) -> dict[str, Any]:
+    async def remember_(text: Content, ctx: Context, session: Session = None,
+                        redact: Redact = False) -> dict[str, Any]:
         me = agent_of(tools, ctx)
-        return await run_call(tools, lambda: remember(me, text, session))
+        return await run_call(tools, lambda: remember(me, text, session), redact=redact)
 
     async def consolidate_memory_(ctx: Context, session: Annotated[str | None, Field(
             description="Only this session's notes (default: every session)")] = None,
@@ -146,17 +148,18 @@ def add_knowledge_tools(server: MCPServer, tools: AgentTools) -> None:
         me = agent_of(tools, ctx)
         return await run_call(tools, lambda: consolidate_memory(me, session, domain))
 
-    async def record_observation_(text: Content, ctx: Context) -> dict[str, Any]:
+    async def record_observation_(text: Content, ctx: Context,
+                                  redact: Redact = False) -> dict[str, Any]:
         me = agent_of(tools, ctx)
-        return await run_call(tools, lambda: record_observation(me, text))
+        return await run_call(tools, lambda: record_observation(me, text), redact=redact)
 
     async def update_my_notes_(text: Annotated[str, Field(
             description="The new body of ## Notes")], ctx: Context, base: Annotated[
-            int | str | None, Field(description="The NOTES.md version you read")] = None
-            ) -> dict[str, Any]:
+            int | str | None, Field(description="The NOTES.md version you read")] = None,
+            redact: Redact = False) -> dict[str, Any]:
         me = agent_of(tools, ctx)
         b = None if base is None else str(base)
-        return await run_call(tools, lambda: update_my_notes(me, text, b))
+        return await run_call(tools, lambda: update_my_notes(me, text, b), redact=redact)
 
     table: list[tuple[Callable[..., Any], str, ToolAnnotations, str]] = [
         (propose_fact_, "propose_fact", ADDS, "Record a new fact (one file under "

@@ -15,7 +15,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from minarad.mcp.library import SOURCE, AgentTools
-from minarad.mcp.toolkit import ADDS, ADDS_ONCE, agent_of, run_call
+from minarad.mcp.toolkit import ADDS, ADDS_ONCE, Redact, agent_of, run_call
 
 
 def learn_capture(tools: AgentTools, kind: str, title: str, detail: str,
@@ -44,10 +44,11 @@ def add_learn_tools(server: MCPServer, tools: AgentTools) -> None:
             title: Annotated[str, Field(description="A short title")],
             detail: Annotated[str, Field(description="What happened and what to do next time")],
             ctx: Context, tags: Annotated[list[str] | None, Field(
-                description="Optional tags", examples=[["deploy", "db"]])] = None
-            ) -> dict[str, Any]:
+                description="Optional tags", examples=[["deploy", "db"]])] = None,
+            redact: Redact = False) -> dict[str, Any]:
         me = agent_of(tools, ctx)
-        return await run_call(tools, lambda: learn_capture(me, kind, title, detail, tags))
+        return await run_call(tools, lambda: learn_capture(me, kind, title, detail, tags),
+                              redact=redact)
 
     async def use(id: Annotated[str, Field(description="The learning's id (or a unique "
                                                        "prefix of it)")],

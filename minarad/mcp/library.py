@@ -173,8 +173,12 @@ class AgentTools:
                                     scope="memory" if memory_only else "all", mode=mode,
                                     kinds=kind or (), path=path, channel=channel, since=since,
                                     limit=max(1, min(limit, 100)))
-        return {"query": query, "mode": found.mode, "results": [h.to_dict() for h in found.hits],
-                "index_lag": found.lag}
+        result: dict[str, Any] = {"query": query, "mode": found.mode,
+                                  "results": [h.to_dict() for h in found.hits],
+                                  "index_lag": found.lag}
+        if found.withheld:
+            result["withheld"] = found.withheld
+        return result
 
     # -- context and resources ---------------------------------------------------------
 
@@ -186,10 +190,13 @@ class AgentTools:
                                     surface="mcp", agent=self.agent, role=self.role).text()
 
     def read_resource(self, path: str) -> str:
-        """The text of a resource file, through the one read path."""
+        """The text of a resource file, through the one read path; a credential in it
+        is replaced by ``[REDACTED:<rule>]``, as in the prompt."""
+        from minarad.secrets.prompt import redact_for_prompt
+
         with self.lock:
             self.app.ensure_set_up()
-            return self.app.read_text(path)
+            return redact_for_prompt(self.app.read_text(path), path, self.app.root)[0]
 
     def committed_blobs(self, paths: tuple[str, ...] = RESOURCE_FILES) -> dict[str, str | None]:
         """``{path: blob id at HEAD}`` (None when absent) of ``paths``."""

@@ -30,8 +30,9 @@ from minarad.errors import MinaraError
 from minarad.mcp.changes import ChangeFeed, resource_uri
 from minarad.mcp.errors import build_project_server
 from minarad.mcp.library import RESOURCE_FILES, AgentTools
+from minarad.mcp.prompts import add_slash_prompts
 from minarad.mcp.toolkit import ADDS, READS, REPLACES, Channel, File, Kinds, Limit, Mode, Query, \
-    SearchChannel, Since, Text, agent_of, run_call
+    Redact, SearchChannel, Since, Text, agent_of, run_call
 
 INSTRUCTIONS = """\
 minara keeps this agent's memory as Markdown files in a git-versioned workspace.
@@ -39,7 +40,8 @@ Read a file with memory_get (note its version), add a line with memory_append
 (never conflicts), replace a file with memory_set(base=the version you read).
 Recall with search_memory. Keep durable facts with propose_fact, passing notes
 with remember, your own working notes with update_my_notes. Every write is a
-commit by you; nothing is lost."""
+commit by you; nothing is lost. A text holding a credential is refused
+(secret_detected); with redact=true it is written with [REDACTED:<rule>] instead."""
 
 
 def add_memory_tools(server: MCPServer, tools: AgentTools) -> None:
@@ -52,16 +54,18 @@ def add_memory_tools(server: MCPServer, tools: AgentTools) -> None:
         return await run_call(tools, lambda: me.memory_get(file, v, channel))
 
     async def memory_append(file: File, text: Text, ctx: Context,
-                            channel: Channel = None) -> dict[str, Any]:
+                            channel: Channel = None, redact: Redact = False) -> dict[str, Any]:
         me = agent_of(tools, ctx)
-        return await run_call(tools, lambda: me.memory_append(file, text, channel))
+        return await run_call(tools, lambda: me.memory_append(file, text, channel),
+                              redact=redact)
 
     async def memory_set(file: File, text: Text, base: Annotated[int | str, Field(
             description="The version you read (memory_get's version; 0 for a new file)",
             examples=[0])],
-            ctx: Context, channel: Channel = None) -> dict[str, Any]:
+            ctx: Context, channel: Channel = None, redact: Redact = False) -> dict[str, Any]:
         me = agent_of(tools, ctx)
-        return await run_call(tools, lambda: me.memory_set(file, text, str(base), channel))
+        return await run_call(tools, lambda: me.memory_set(file, text, str(base), channel),
+                              redact=redact)
 
     async def memory_history(file: File, ctx: Context, limit: Limit = 20,
                              channel: Channel = None) -> dict[str, Any]:
@@ -224,6 +228,7 @@ def build_server(tools: AgentTools, *, poll_s: float | None = 0.5
     add_tool_groups(server, tools)
     add_resources(server, tools)
     add_prompt(server, tools)
+    add_slash_prompts(server, tools)
     add_subscriptions(server, feed)
     return server, feed
 

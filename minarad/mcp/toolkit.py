@@ -61,6 +61,9 @@ Mode = Annotated[Literal["keyword", "semantic", "hybrid"] | None, Field(descript
     "semantic and hybrid need an embedding model (minara models install), else the call "
     "fails with no_embedding_model. Default: hybrid when a model is installed and has "
     "embedded the workspace, else keyword"))]
+Redact = Annotated[bool, Field(description=(
+    "If the text holds a credential (an API key, a token, a private key...), write it with "
+    "each value replaced by [REDACTED:<rule>] instead of failing with secret_detected"))]
 
 #: The annotations of each kind of tool (every tool works on this workspace only).
 READS = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
@@ -82,8 +85,18 @@ def tool_error(err: MinaraError) -> ToolError:
     return ProjectToolError(err)
 
 
-async def run_call(tools: AgentTools, call: Callable[[], Any]) -> Any:
-    """Run a library call on the tools' worker; a library error becomes a tool error."""
+async def run_call(tools: AgentTools, call: Callable[[], Any], *, redact: bool = False) -> Any:
+    """Run a library call on the tools' worker; a library error becomes a tool error.
+
+    With ``redact``, a credential in a text it writes is redacted instead of refused.
+    """
+    if redact:
+        from minarad.secrets.guard import call_redacting
+
+        plain = call
+
+        def call() -> Any:
+            return call_redacting(True, plain)
     try:
         return await tools.run(call)
     except MinaraError as err:

@@ -16,8 +16,8 @@ from pydantic import Field
 
 from minarad.errors import VersionConflict
 from minarad.mcp.library import AgentTools
-from minarad.mcp.toolkit import READS, REPLACES, Limit, Text, WikiChannel, WikiQuery, agent_of, \
-    run_call
+from minarad.mcp.toolkit import READS, REPLACES, Limit, Redact, Text, WikiChannel, WikiQuery, \
+    agent_of, run_call
 
 PagePath = Annotated[str, Field(description="A page path of lowercase segments (handbook/deploy "
                                             "is the file wiki/handbook/deploy.md)",
@@ -93,10 +93,11 @@ def add_wiki_tools(server: MCPServer, tools: AgentTools) -> None:
             examples=["Deploying"])] = None,
             base: Annotated[int | str | None, Field(
                 description="The version you read; omit to save whatever is there")] = None,
-            channel: Channel = None) -> dict[str, Any]:
+            channel: Channel = None, redact: Redact = False) -> dict[str, Any]:
         me = agent_of(tools, ctx)
         b = None if base is None else str(base)
-        return await run_call(tools, lambda: wiki_put(me, path, text, title, b, channel))
+        return await run_call(tools, lambda: wiki_put(me, path, text, title, b, channel),
+                              redact=redact)
 
     async def search(query: WikiQuery, ctx: Context, channel: Channel = None,
                      limit: Limit = 10) -> dict[str, Any]:

@@ -192,7 +192,9 @@ def compact(app, path: str, *, target: int | None = None, allow_unmatched: bool 
         if checked.unmatched:
             message += "\n\nLines with no source in the original (review them):\n" + \
                 "\n".join(f"- {u}" for u in checked.unmatched)
-        proposal = proposals.create(JOB, {rel: checked.text}, message)
+        from minarad.secrets.guard import with_note
+
+        proposal = proposals.create(JOB, {rel: checked.text}, with_note(message, client.redacted))
     return Compaction(path=rel, before_chars=len(original), after_chars=len(checked.text),
                       target=target, unmatched=checked.unmatched, proposal=proposal,
                       text=checked.text)

@@ -12,17 +12,23 @@ the time.
 GitHub fine-grained tokens, ...), written here from the vendors' published
 prefixes and clearly ours.
 
-Importing detect-secrets costs about 0.1 s (it imports ``requests``), so this
-module imports it only when the rules are first built.
+Importing detect-secrets costs about 0.1 s (it imports ``requests``), more than
+a whole CLI write. So the plugins' patterns are kept, once read, in a small
+cache file per detect-secrets version (in the user's cache folder), and a
+plugin is imported only to confirm a candidate its pattern found: a text
+holding no candidate never imports detect-secrets.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import json
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 #: (module under ``detect_secrets.plugins``, class, rule id, group holding the value).
 #: Group 0 is the whole match; 1 is group 1 in the patterns that have one (the
@@ -110,17 +116,80 @@ class Rule:
 
 @functools.lru_cache(maxsize=1)
 def load_rules() -> tuple[Rule, ...]:
-    """All enabled rules, compiled once per process (imports detect-secrets)."""
+    """All enabled rules, compiled once per process.
+
+    The plugins' patterns come from the cache file when it is there (see the
+    module's docstring), else from detect-secrets, which then writes it.
+    """
     rules: list[Rule] = []
-    for module, cls, rule_id, group in DETECT_SECRETS_PLUGINS:
-        plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), cls)()
-        confirm = _confirmer(plugin)
-        for pattern in plugin.denylist:
-            rules.append(Rule(rule_id, _per_line(pattern), min(group, pattern.groups),
-                              confirm, _gate(rule_id, pattern)))
+    for (module, cls, rule_id, group), sources in zip(DETECT_SECRETS_PLUGINS,
+                                                      _plugin_patterns(), strict=True):
+        confirm = _confirmer(module, cls)
+        for source, flags in sources:
+            pattern = re.compile(source, flags | re.MULTILINE)  # plugins scan line by line
+            rules.append(Rule(rule_id, pattern, min(group, pattern.groups), confirm,
+                              _gate(rule_id, pattern)))
     for rule_id, source in OUR_RULES.items():
         rules.append(Rule(rule_id, re.compile(source), 0, None))
     return tuple(rules)
+
+
+def _plugin_patterns() -> list[list[tuple[str, int]]]:
+    """Each plugin's ``denylist`` as (source, flags), from the cache file or the plugins."""
+    cache = _cache_file()
+    if cache is not None:
+        try:
+            with open(cache, encoding="utf-8") as fh:
+                cached: Any = json.load(fh)
+            if isinstance(cached, list) and len(cached) == len(DETECT_SECRETS_PLUGINS):
+                return [[(str(src), int(flags)) for src, flags in plugin] for plugin in cached]
+        except (OSError, ValueError, TypeError):
+            pass  # missing or damaged: read the plugins again
+    read = [[(p.pattern, p.flags) for p in _plugin(module, cls).denylist]
+            for module, cls, _, _ in DETECT_SECRETS_PLUGINS]
+    if cache is not None:
+        _write_cache(cache, read)
+    return read
+
+
+def _cache_file() -> str | None:
+    """The patterns' cache file for the installed detect-secrets (None: not installed).
+
+    Its name holds the installed package's place and modification time, so
+    an upgrade reads the plugins again (``importlib.metadata`` would cost
+    more than the import it saves).
+    """
+    import hashlib
+    from importlib.util import find_spec
+
+    spec = find_spec("detect_secrets")
+    if spec is None or not spec.origin:
+        return None
+    try:
+        stamp = os.stat(os.path.join(os.path.dirname(spec.origin), "plugins")).st_mtime_ns
+    except OSError:
+        return None
+    key = hashlib.sha256(f"{spec.origin}\0{stamp}".encode()).hexdigest()[:16]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "minara", f"secret-rules-{key}.json")
+
+
+def _write_cache(path: str, patterns: list[list[tuple[str, int]]]) -> None:
+    """Write the cache atomically; a folder that cannot be written only costs speed."""
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        temp = f"{path}.{os.getpid()}.tmp"
+        with open(temp, "w", encoding="utf-8") as fh:
+            json.dump(patterns, fh)
+        os.replace(temp, path)
+    except OSError:
+        pass
+
+
+@functools.cache
+def _plugin(module: str, cls: str) -> Any:
+    """The detect-secrets plugin (imports detect-secrets on first use)."""
+    return getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), cls)()
 
 
 def _gate(rule_id: str, pattern: re.Pattern[str]) -> tuple[str, ...]:
@@ -150,13 +219,8 @@ def _compiled(source: str) -> re.Pattern[str]:
     return re.compile(source)
 
 
-def _per_line(pattern: re.Pattern[str]) -> re.Pattern[str]:
-    """The plugin's pattern with ``^``/``$`` at line ends (plugins scan a line at a time)."""
-    return re.compile(pattern.pattern, pattern.flags | re.MULTILINE)
-
-
-def _confirmer(plugin) -> Callable[[str], bool]:
+def _confirmer(module: str, cls: str) -> Callable[[str], bool]:
     """A check that the plugin itself still reports ``text`` (e.g. a JWT that decodes)."""
     def confirm(text: str) -> bool:
-        return any(True for _ in plugin.analyze_string(text))
+        return any(True for _ in _plugin(module, cls).analyze_string(text))
     return confirm

@@ -7,7 +7,7 @@ one on disk at the workspace root, for files and history alike.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,13 +61,16 @@ def scan_files(root: str | Path, paths: Iterable[str] = (), *,
     return out
 
 
-def scan_history(root: str | Path, *,
-                 allow: Allowlist | None = None) -> list[PathFinding]:
+def scan_history(root: str | Path, *, allow: Allowlist | None = None,
+                 include: list[str] | None = None,
+                 exclude: Sequence[str] = ()) -> list[PathFinding]:
     """Findings in every commit reachable from a ref: each credential once per path.
 
     A credential is reported at the oldest commit that brought it into that
     path. A blob is scanned once however many commits hold it; a merge counts
-    only what none of its parents had.
+    only what none of its parents had. ``include``/``exclude`` narrow the
+    walk to the commits reachable from the first and not from the second
+    (what a push sends).
     """
     from minarad.git.history import blobs_introduced
     from minarad.git.objects import read_blob
@@ -77,7 +80,7 @@ def scan_history(root: str | Path, *,
     cache: dict[bytes, list[Finding]] = {}
     oldest: dict[tuple[str, str], PathFinding] = {}
     with contextlib.closing(open_repo(root)) as repo:
-        for commit, path, blob_id in blobs_introduced(repo):
+        for commit, path, blob_id in blobs_introduced(repo, include, exclude):
             if blob_id not in cache:
                 data = read_blob(repo.object_store, blob_id.decode())
                 text = _text(data) if len(data) <= MAX_BYTES else None

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 def commit_disk(store: Store, paths: Iterable[str] | None = None, *,
                 author: str | None = None, source: str = "editor",
                 message: str | None = None, skipped: list[str] | None = None,
-                settling: list[str] | None = None) -> CommitInfo | None:
+                settling: list[str] | None = None,
+                held: list | None = None) -> CommitInfo | None:
     """Commit what is on disk for ``paths`` (None: the whole tree) in one commit.
 
     A path missing on disk is a deletion. With ``paths=None`` the tree is
@@ -34,6 +35,9 @@ def commit_disk(store: Store, paths: Iterable[str] | None = None, *,
     ``skipped`` list when one is given (also when nothing is committed).
     A file an editor is saving in place (emptied just now, see
     :mod:`minarad.store.settle`) is left out and appended to ``settling``.
+    A changed file holding a credential is held back: left on disk, out of
+    the commit, and appended to ``held`` when given
+    (:class:`minarad.secrets.holdback.HeldFile`).
 
     Returns:
         The commit, or None when disk already equals HEAD.
@@ -52,6 +56,7 @@ def commit_disk(store: Store, paths: Iterable[str] | None = None, *,
             skipped.extend(found.skipped)
         if settling is not None:
             settling.extend(found.settling)
+        _hold_back(store, found, held)
         if not found.changes:
             return None
         info = store.commit_changes(found.changes, found.stats,
@@ -59,6 +64,18 @@ def commit_disk(store: Store, paths: Iterable[str] | None = None, *,
                                     message=message, verb=_disk_verb(store, found.changes))
         return CommitInfo(info.commit, info.paths, info.source, info.author,
                           tuple(found.skipped))
+
+
+def _hold_back(store: Store, found: DiskChanges, held: list | None) -> None:
+    """Take the changed files that hold a credential out of ``found.changes``."""
+    from minarad.secrets.holdback import screen_changes
+
+    caught = screen_changes(store.root, found.changes)
+    for file in caught:
+        del found.changes[file.path]
+        found.stats.pop(file.path, None)
+    if held is not None:
+        held.extend(caught)
 
 
 def _disk_verb(store: Store, changes: dict[str, bytes | None]) -> str | None:

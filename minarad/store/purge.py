@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from minarad.errors import Forbidden, InvalidInput
+from minarad.errors import Forbidden, InvalidInput, NotFound
 from minarad.store.models import Record
 
 if TYPE_CHECKING:
@@ -70,6 +71,47 @@ def purge_paths(store: Store, paths: list[str], *, force: bool = False) -> Purge
         store.catch_up()
     return PurgeResult(tuple(rels), {k.decode(): v[1].decode() for k, v in moved.items()},
                        removed, head)
+
+
+def purge_blobs(store: Store, plan: Callable[[Store], tuple[dict, dict]], *,
+                force: bool = False) -> PurgeResult:
+    """Replace blobs in every commit (a value erased from a file's every version).
+
+    ``plan(store)``, called under the lock, returns ``(mapping, files)``:
+    old blob id -> new blob id (bytes, the new blobs stored), and the files
+    on disk to rewrite (path -> bytes). The commits that held a blob are
+    written again, reflogs emptied, ``.git/index`` rebuilt from the new HEAD
+    and the old objects removed, as for :func:`purge_paths`.
+
+    Raises:
+        Forbidden: a remote is configured and ``force`` is not given
+            (``purge_with_remote``).
+        NotFound: ``plan`` found nothing to replace.
+    """
+    from minarad.git.rewrite import expire_reflogs, prune_unreachable, rewrite_blobs
+    from minarad.store.commit import update_index
+    from minarad.workspace.files import write_file_at
+
+    with store.lock():
+        store.check_writable()
+        refuse_with_remote(store, force)
+        store.catch_up()
+        mapping, files = plan(store)
+        if not mapping and not files:
+            raise NotFound("nothing to purge: no commit and no file holds it",
+                           code="purge_nothing_found")
+        for rel, data in files.items():
+            write_file_at(store.root, rel, data)
+        moved = rewrite_blobs(store.repo, mapping)
+        expire_reflogs(os.fspath(store.git_dir))
+        head = store.head()
+        if head is not None:
+            update_index(store, {}, store.repo[head.encode()].tree, rebuild=True)
+        removed = prune_unreachable(store.repo, keep=_index_blobs(store))
+        store.close()
+        store.catch_up()
+    return PurgeResult(tuple(sorted(files)), {k.decode(): v[1].decode()
+                                              for k, v in moved.items()}, removed, head)
 
 
 def refuse_with_remote(store: Store, force: bool = False) -> None:

@@ -254,9 +254,11 @@ class Store:
         """Commit an uncommitted disk change of ``rel``; return (bytes, FileVersion)."""
         return writing.absorb(self, rel)
 
-    def absorb_with_mark(self, rel: str) -> tuple[bytes | None, FileVersion, Mark | None]:
-        """As :meth:`absorb` plus the fingerprint as read, the repository checked already."""
-        return writing.absorb_with_mark(self, rel)
+    def absorb_with_mark(self, rel: str, refuse_held: bool = True
+                         ) -> tuple[bytes | None, FileVersion, Mark | None]:
+        """As :meth:`absorb` plus the fingerprint as read, the repository checked already
+        (see :func:`writing.absorb_with_mark` for ``refuse_held``)."""
+        return writing.absorb_with_mark(self, rel, refuse_held)
 
     def read_with_mark(self, rel: str) -> tuple[bytes | None, FileVersion, Mark | None]:
         """As :meth:`absorb_with_mark`, without committing a disk change."""
@@ -353,10 +355,13 @@ class Store:
     def commit_disk(self, paths: Iterable[str] | None = None, *, author: str | None = None,
                     source: str = "editor", message: str | None = None,
                     skipped: list[str] | None = None,
-                    settling: list[str] | None = None) -> CommitInfo | None:
-        """Commit what is on disk for ``paths`` (None: the whole tree) in one commit."""
+                    settling: list[str] | None = None,
+                    held: list | None = None) -> CommitInfo | None:
+        """Commit what is on disk for ``paths`` (None: the whole tree) in one commit;
+        files holding a credential are held back (see :func:`diskscan.commit_disk`)."""
         return diskscan.commit_disk(self, paths, author=author, source=source,
-                                    message=message, skipped=skipped, settling=settling)
+                                    message=message, skipped=skipped, settling=settling,
+                                    held=held)
 
     def committed_files(self) -> dict[str, str]:
         """HEAD's files: ``path -> blob hex``."""

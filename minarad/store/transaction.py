@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from minarad.errors import Busy, InvalidInput, NotFound
+from minarad.secrets.guard import guard_text, is_checked, with_note
 from minarad.store.diskchange import (Mark, PathState, Undo, change_disk, failures_named,
                                       mark_of, move_files, plain_moves, undo_all)
 from minarad.store.models import CommitInfo, Record, WriteResult
@@ -40,6 +41,7 @@ from minarad.workspace.content import decode_text, encode_text, git_blob_id, sha
 from minarad.workspace.files import DiskChanged, DiskReplaced, cut_back_at
 
 if TYPE_CHECKING:
+    from minarad.secrets.findings import Finding
     from minarad.store.store import Store
 
 #: How many times a write re-reads files an editor keeps saving before giving up.
@@ -81,7 +83,12 @@ class Transaction:
                  verb: str | None = None):
         self.store = store
         self.fast_forward, self.expect_head = fast_forward, expect_head
-        self.author, self.source, self.message = author, source, message
+        self.author, self.source = author, source
+        #: Texts from an agent are checked for credentials (see minarad.secrets.guard).
+        self.checked = is_checked(source)
+        #: What was redacted from them (named in the commit message).
+        self.redacted: list[Finding] = []
+        self.message = self._guarded_text("commit message", message) if message else message
         self.parents = tuple(parents)
         self.force = force
         self.verb = verb
@@ -108,18 +115,21 @@ class Transaction:
                 ``.git/minara/rejected/`` and name the file in the error.
         """
         rel = self.store.check_writable_path(path)
+        content = self._guarded(rel, content)
         rejected = content if keep_rejected and isinstance(content, str) else None
         self._ops.append(("write", rel, self._encode(rel, content), base, rejected))
 
     def create(self, path: str, content: str | bytes) -> None:
         """Create ``path``; the transaction fails (``file_exists``) if it exists then."""
         rel = self.store.check_writable_path(path)
+        content = self._guarded(rel, content)
         self._ops.append(("create", rel, self._encode(rel, content)))
 
     def append(self, path: str, text: str) -> None:
         """Add ``text`` as new line(s) at the end of ``path`` (creating it); never conflicts."""
         rel = self.store.check_writable_path(path)
         encode_text(text, self.store.max_file_bytes, rel)
+        text = self._guarded_text(rel, text)
         if not text.strip():
             raise InvalidInput(f"{rel}: nothing to append (the text is empty or blank)",
                                code="empty_append", path=rel)
@@ -156,6 +166,31 @@ class Transaction:
         in the repository already. ``path`` is the entry's name as it is.
         """
         self._tree_only[path] = entry
+
+    def _guarded(self, rel: str, content: str | bytes) -> str | bytes:
+        """``content`` checked for credentials when an agent writes it (see
+        :meth:`_guarded_text`); bytes that are not UTF-8 text are left as they are."""
+        if isinstance(content, str):
+            return self._guarded_text(rel, content)
+        if not self.checked:
+            return content
+        try:
+            text = bytes(content).decode("utf-8")
+        except UnicodeDecodeError:
+            return content
+        clean = self._guarded_text(rel, text)
+        return content if clean is text else clean.encode("utf-8")
+
+    def _guarded_text(self, rel: str, text: str) -> str:
+        """``text`` redacted, or refused with SecretDetected, when it holds a credential."""
+        if not self.checked:
+            return text
+        clean, found = guard_text(self.store.root, rel, text,
+                                  rejected_dir=self.store.state_dir / "rejected")
+        if not found:
+            return text
+        self.redacted += found
+        return clean
 
     def _encode(self, rel: str, content: str | bytes) -> bytes:
         if isinstance(content, str):
@@ -279,6 +314,7 @@ class Transaction:
         store.check_writable()
         store.catch_up()
         targets = self._rename_targets()
+        replaced = self._replaced_paths()
         for rel in self.paths():
             if rel in adopted:
                 states[rel] = self._read_adopted(rel)
@@ -286,7 +322,7 @@ class Transaction:
             if rel in targets:
                 data, current, mark = store.read_with_mark(rel)
             else:
-                data, current, mark = store.absorb_with_mark(rel)
+                data, current, mark = store.absorb_with_mark(rel, rel not in replaced)
             store.refuse_unversioned(rel, data)
             states[rel] = PathState(rel, data, current, mark, data)
         for op in self._ops:
@@ -296,6 +332,12 @@ class Transaction:
             if s.after is not None and s.after != s.before:
                 check_gitignore_change(store, s.rel, s.after, force=self.force)
         return states
+
+    def _replaced_paths(self) -> set[str]:
+        """Paths only written whole or deleted: a held-back text there is dropped, not kept."""
+        whole = {op[1] for op in self._ops if op[0] in ("write", "delete")}
+        return whole - {p for op in self._ops if op[0] not in ("write", "delete")
+                        for p in _op_paths(op)}
 
     def _mark_in_place(self, states: dict[str, PathState]) -> None:
         """Paths only appended to are appended in place (``O_APPEND``)."""
@@ -404,7 +446,8 @@ class Transaction:
         root = self.store.root
         modes = {s.rel: s.mode for s in changed if s.mode is not None}
         prepared = prepare_commit(self.store, {s.rel: s.after for s in changed},
-                                  author=self.author, source=self.source, message=self.message,
+                                  author=self.author, source=self.source,
+                                  message=with_note(self.message or "", self.redacted) or None,
                                   verb=self._verb(changed), modes=modes, parents=self.parents,
                                   reuse=self.fast_forward, tree_only=self._tree_only)
         undos: list[tuple[str, Undo]] = []

@@ -52,14 +52,18 @@ def absorb(store: Store, rel: str) -> tuple[bytes | None, FileVersion]:
     return data, current
 
 
-def absorb_with_mark(store: Store, rel: str) -> tuple[bytes | None, FileVersion, Mark | None]:
+def absorb_with_mark(store: Store, rel: str, refuse_held: bool = True
+                     ) -> tuple[bytes | None, FileVersion, Mark | None]:
     """As :meth:`absorb`, plus the file's fingerprint as read (None: no file), for
     a caller that has just checked the repository and caught the cache up.
+    A file holding a credential is refused (``secret_held_back``) unless not
+    ``refuse_held`` (a write that replaces or deletes it: then it is read, not
+    committed).
 
     Raises:
         DiskChanged: the file changed while it was read.
     """
-    data, st, current = _absorb_read(store, rel)
+    data, st, current = _absorb_read(store, rel, refuse_held=refuse_held)
     return data, current, _mark(rel, data, st)
 
 
@@ -69,13 +73,18 @@ def read_with_mark(store: Store, rel: str) -> tuple[bytes | None, FileVersion, M
     return data, store.version_of(rel, data), _mark(rel, data, st)
 
 
-def _absorb_read(store: Store, rel: str) -> tuple[bytes | None, os.stat_result | None, FileVersion]:
+def _absorb_read(store: Store, rel: str, refuse_held: bool = False
+                 ) -> tuple[bytes | None, os.stat_result | None, FileVersion]:
     """Read ``rel`` and commit it if it differs from the cache (as an editor edit).
 
     A file over the size limit is never committed (it stays unversioned,
-    as a whole-tree commit leaves it); a file an editor is saving in place
-    (emptied just now) is waited for (:mod:`minarad.store.settle`).
+    as a whole-tree commit leaves it), nor is one holding a credential (held
+    back, as the daemon holds it back); a write over such a file is refused
+    with ``refuse_held`` (``secret_held_back``), since it would commit it. A
+    file an editor is saving in place (emptied just now) is waited for
+    (:mod:`minarad.store.settle`).
     """
+    from minarad.secrets.holdback import refuse_held_back, screen_changes
     from minarad.store.settle import read_settled
 
     latest = store.history_db.latest(rel)
@@ -83,6 +92,11 @@ def _absorb_read(store: Store, rel: str) -> tuple[bytes | None, os.stat_result |
     data, st = read_settled(store, rel, committed)  # never an editor's save half done
     if (git_blob_id(data) if data is not None else None) != committed \
             and not store.over_limit(data):
+        held = screen_changes(store.root, {rel: data})
+        if held and refuse_held:
+            refuse_held_back(held[0])
+        if held:
+            return data, st, store.version_of(rel, data)
         store.commit_changes({rel: data}, {rel: st} if st is not None else {},
                             author=store.operator, source="editor", verb="edit")
     return data, st, store.version_of(rel, data)

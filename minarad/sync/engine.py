@@ -82,6 +82,9 @@ def sync(store: Store, name: str, *, machine: str, author: str = "minara-sync", 
          retries: int = PUSH_RETRIES, commit_edits: bool = True, limits=None) -> SyncResult:
     """Sync the workspace with remote ``name``: fetch, integrate, push.
 
+    A push that would publish a credential is refused after the fetch and
+    merge (:mod:`minarad.secrets.push`).
+
     With ``commit_edits``, edits on disk are committed first (a scan of the
     whole tree), so they travel too; a running daemon commits them itself,
     so it and the CLI beside it skip the scan. ``limits``
@@ -118,6 +121,7 @@ def sync_lock(store: Store):
 def _sync_locked(store: Store, name, url, branch, machine, author, creds, retries,
                  limits=None) -> SyncResult:
     from minarad.git import remotes
+    from minarad.secrets.push import check_push
 
     for attempt in range(retries + 1):
         theirs = remotes.fetch(store.repo, name, url, branch, creds, limits)
@@ -130,6 +134,7 @@ def _sync_locked(store: Store, name, url, branch, machine, author, creds, retrie
         if head is None or head == theirs:
             return SyncResult(name, action, head, False, merged, conflicts, attempt, clashed,
                               held, left_out)
+        check_push(store.root, name, head, theirs)
         try:
             remotes.push(store.repo, url, branch, head, theirs, creds)
         except remotes.PushRejected:

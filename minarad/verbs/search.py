@@ -33,6 +33,8 @@ class SearchResult:
         mode: the mode the search ran in (keyword, semantic or hybrid).
         hits: best first.
         stats: the catch-up before the search (None: the index was searched as it was).
+        withheld: why knowledge records were left out (``grants.json`` cannot be
+            read: the error, naming the file and line), else None.
     """
 
     query: str
@@ -40,6 +42,7 @@ class SearchResult:
     mode: str
     hits: list[Hit]
     stats: CatchUpStats | None
+    withheld: dict[str, Any] | None = None
 
     def index_state(self) -> dict[str, Any] | None:
         """``{indexed_commit, lag, busy}`` of the catch-up, or None without one."""
@@ -53,10 +56,12 @@ class SearchResult:
         return self.stats.lag if self.stats is not None and self.stats.busy else 0
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form: query, scope, mode, results, index."""
+        """JSON-ready form: query, scope, mode, results, index (and withheld, when set)."""
         data: dict[str, Any] = {"query": self.query, "scope": self.scope, "mode": self.mode,
                                 "results": [hit.to_dict() for hit in self.hits],
                                 "index": self.index_state()}
+        if self.withheld:
+            data["withheld"] = self.withheld
         return data
 
 
@@ -92,8 +97,9 @@ def search(app: Minara, query: str, *, who: str | None, role: str | None = None,
         catch_up: catch the index up first (False: search it as it is).
 
     Raises:
-        InvalidInput: a bad query, kind, time, mode or grants file, or
-            ``no_embedding_model``.
+        InvalidInput: a bad query, kind, time or mode, or ``no_embedding_model``
+            (a grants file that cannot be read withholds knowledge records
+            instead: ``SearchResult.withheld``).
         Forbidden: ``access_denied`` for the channel.
     """
     app.ensure_set_up()  # a new workspace is seeded first, as every command does
@@ -108,5 +114,20 @@ def search(app: Minara, query: str, *, who: str | None, role: str | None = None,
                             channel=channel or None, since=since or None,
                             until=until or None, limit=limit, memory_only=scope == "memory",
                             mode=used, per_page=per_page, explain=explain)
-    return SearchResult(query=query, scope=scope, mode=used, hits=hits, stats=stats)
+    return SearchResult(query=query, scope=scope, mode=used, hits=hits, stats=stats,
+                        withheld=withheld_knowledge(app) if scope == "all" else None)
+
+
+def withheld_knowledge(app: Minara) -> dict[str, Any] | None:
+    """Why knowledge records are left out of every search, or None when they are not.
+
+    A ``grants.json`` that cannot be read withholds every record (the search
+    still finds memory and wiki pages): this is its error, naming the file and
+    line, with a message that says what was withheld.
+    """
+    problem = app.knowledge.grants_problem()
+    if problem is None:
+        return None
+    message = f"{problem.message} (until then, knowledge records are withheld from search)"
+    return {**problem.to_dict(), "message": message}
 

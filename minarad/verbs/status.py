@@ -45,7 +45,8 @@ def status(app: Minara) -> WorkspaceStatus:
     from minarad.daemon.state import read_status
 
     daemon = read_status(app.settings.workspace)
-    notes = {**workspace_notes(app), "budgets": budget_notes(app)}
+    notes = {**workspace_notes(app), "budgets": budget_notes(app),
+             "knowledge": knowledge_notes(app)}
     return WorkspaceStatus(daemon=daemon, head=head_commit(app), notes=notes)
 
 
@@ -92,6 +93,27 @@ def head_commit(app: Minara) -> dict[str, Any] | None:
                 "at": iso_time(commit.author_time, commit.author_timezone)}
     except (KeyError, OSError, ValueError, MinaraError):
         return None  # a damaged repository: the daemon's status line says what is wrong
+
+
+def knowledge_notes(app: Minara) -> list[dict[str, Any]]:
+    """Knowledge files that cannot be read (grants, records): path, line, message, effect.
+
+    An unreadable ``grants.json`` withholds every record from search and
+    context; an unreadable record is skipped. Empty without a ``knowledge/``.
+    """
+    if not (app.root / "knowledge").is_dir() or not app.has_repository():
+        return []
+    try:
+        knowledge = app.knowledge
+        notes: list[dict[str, Any]] = []
+        grants = knowledge.grants_problem()
+        if grants is not None:
+            notes.append({**grants.details, "message": grants.message,
+                          "effect": "knowledge records are withheld from search and context"})
+        notes += [{**p.to_dict(), "effect": "skipped everywhere"} for p in knowledge.problems()]
+    except (OSError, MinaraError):
+        return []
+    return notes
 
 
 def budget_notes(app: Minara) -> list[dict[str, Any]]:

@@ -171,6 +171,49 @@ def parse_front_matter(text: str) -> tuple[FrontMatter, str]:
     return FrontMatter(fields, raw, errors), text[len(raw):]
 
 
+def front_matter_problems(front_matter: FrontMatter) -> list[str]:
+    """Every problem of a parsed block, in line order: the one reading of "malformed".
+
+    The parser's own errors, and values that open a list, a mapping or a
+    quote and never close it (the parser reads ``topic: "unclosed`` as text;
+    YAML would refuse it). The search index reports these, and a knowledge
+    record with any of them is not read as a record, on every surface.
+
+    Returns:
+        ``front matter line N: ...`` messages (or the parser's message for a
+        block that is not closed).
+    """
+    errors = list(front_matter.errors)
+    for number, line in enumerate(front_matter.raw.splitlines()[1:-1], start=2):
+        match = _FM_VALUE_RE.match(line)
+        prefix = f"front matter line {number}:"
+        if match is None or any(e.startswith(prefix) for e in errors):
+            continue
+        value = match.group(1)
+        opener = value[0]
+        closer = _FM_CLOSERS.get(opener)
+        if closer is not None and not _closes(value, opener, closer):
+            errors.append(f"{prefix} {opener!r} is not closed in {line.strip()[:60]!r}")
+    return sorted(errors, key=front_matter_error_line)
+
+
+_FM_VALUE_RE = re.compile(r"^(?:\s*-\s+|[^\s#-][^:]*:\s+)(\S.*?)\s*$")
+_FM_LINE_RE = re.compile(r"front matter line (\d+):")
+_FM_CLOSERS = {"[": "]", "{": "}", '"': '"', "'": "'"}
+
+
+def front_matter_error_line(error: str) -> int:
+    """The file line a :func:`front_matter_problems` message names (0: none)."""
+    match = _FM_LINE_RE.match(error)
+    return int(match.group(1)) if match else 0
+
+
+def _closes(value: str, opener: str, closer: str) -> bool:
+    if opener == closer:
+        return value.find(closer, 1) > 0
+    return value.count(opener) <= value.count(closer)
+
+
 def render_front_matter(front_matter: FrontMatter, body: str) -> str:
     """Put a parsed block back in front of its body (inverse of :func:`parse_front_matter`)."""
     return front_matter.raw + body

@@ -53,6 +53,22 @@ def test_get_reads_the_disk_without_git_or_search(seeded, env, ws):
     assert loaded(proc) == []
 
 
+def test_the_slash_verbs_read_the_disk_without_git_or_search(seeded, minara, env, ws):
+    minara("memory", "set", "HEARTBEAT.md", "# Heartbeat\n\n- last: tea\n", check=0)
+    minara("channel", "members", "team-a", "--add", "someone", check=0)
+    for args, path in [(["soul"], "SOUL.md"), (["identity"], "IDENTITY.md"),
+                       (["heartbeat"], "HEARTBEAT.md"), (["workspace", "user"], "USER.md"),
+                       (["workspace", "memory", "--channel", "team-a", "--as", "someone"],
+                        "channels/team-a/MEMORY.md")]:
+        proc = probe(env, *args)
+        assert proc.returncode == 0 and proc.stdout == (ws / path).read_text(), args
+        assert loaded(proc) == [], args
+    for args in (["workspace"], ["--json", "workspace"]):
+        proc = probe(env, *args)
+        assert proc.returncode == 0 and "HEARTBEAT.md" in proc.stdout
+        assert loaded(proc) == [], args
+
+
 @pytest.mark.parametrize("args,code,line", [
     (["memory", "get", "missing.md"], 4, "minara: error: missing.md does not exist"),
     (["memory", "get", "../outside.md"], 5, "minara: error: path '../outside.md' leaves"),

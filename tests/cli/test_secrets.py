@@ -15,8 +15,7 @@ GITHUB = TOKENS["github-token"]
 def test_scan_lists_files_and_history_never_the_value_and_exits_1(minara, ws):
     minara("init", check=0)
     assert minara("secrets", "scan", check=0).stdout.strip() == "no credentials found"
-    minara("memory", "append", "MEMORY.md", f"- deploy token {GITHUB}", check=0)
-    leak = git(ws, "rev-parse", "HEAD").strip()
+    leak = _commit_by_hand(ws, f"- deploy token {GITHUB}")
     minara("memory", "append", "MEMORY.md", "- more", check=0)
     proc = minara("secrets", "scan", "--history", check=1)
     fp = fingerprint("github-token", GITHUB)
@@ -31,11 +30,19 @@ def test_scan_lists_files_and_history_never_the_value_and_exits_1(minara, ws):
 
 def test_the_allowlist_silences_a_finding_and_reports_its_bad_lines(minara, ws):
     minara("init", check=0)
-    minara("memory", "append", "MEMORY.md", f"- {GITHUB}", check=0)
+    _commit_by_hand(ws, f"- {GITHUB}")
     (ws / ALLOW_FILE).write_text(f"{fingerprint('github-token', GITHUB)}\nnot-a-rule\n")
     proc = minara("secrets", "scan", "--history", check=0)
     [line] = proc.stdout.splitlines()
     assert line.startswith(f"warning: {ALLOW_FILE}:2: 'not-a-rule' is neither a rule id")
+
+
+def _commit_by_hand(ws, line: str) -> str:
+    """Append ``line`` to MEMORY.md and commit it with git (minara refuses to write it)."""
+    with open(ws / "MEMORY.md", "a") as f:
+        f.write(f"{line}\n")
+    git(ws, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qam", "by hand")
+    return git(ws, "rev-parse", "HEAD").strip()
 
 
 def _line(ws) -> int:

@@ -169,7 +169,9 @@ def test_reads_are_byte_for_byte_the_same_through_the_socket_and_in_process(sock
     reads = [("memory", "get", "notes.md"), ("--json", "memory", "get", "notes.md"),
              ("--json", "memory", "history", "notes.md"), ("status",), ("--json", "status"),
              ("search", "tea"), ("wiki", "get", "topics/tea"), ("fact", "list"),
-             ("context",), ("memory", "get", "nope.md"), ("--help",)]
+             ("context",), ("memory", "get", "nope.md"), ("--help",),
+             ("soul",), ("workspace",), ("--json", "workspace", "user"), ("heartbeat",),
+             ("workspace", "nope")]
     for args in reads:
         before = served(sockd)
         through = run(sock_env, *args)

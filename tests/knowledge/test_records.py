@@ -59,6 +59,9 @@ def test_the_files_place_is_its_domain_and_id():
     ("---\ntopic: x\nconfidence: 0.8\nthis is not yaml\n---\nbody\n", 4, "cannot read"),
     ("---\nconfidence: 0.8\n---\nbody\n", 1, "topic"),
     ("---\ntopic: x\nconfidence: 0.8\n---\n\n", 5, "empty"),
+    # what the search index calls malformed, a record is not: one reading everywhere
+    ('---\nconfidence: 0.8\ntopic: "unclosed\n---\nbody\n', 3, "is not closed"),
+    ("---\ntopic: x\nconfidence: 0.8\ntags: [a, b\n---\nbody\n", 4, "is not closed"),
 ])
 def test_broken_files_name_the_line(text, line, words):
     with pytest.raises(RecordError) as err:

@@ -96,3 +96,16 @@ def test_settings_configure_the_client_and_hide_the_key(llm, env):
     with pytest.raises(LLMError) as err:
         ChatClient.from_settings(load_settings({}, env=env))
     assert err.value.code == "llm_not_configured"
+
+
+def test_a_credential_in_the_request_never_reaches_the_provider(llm):
+    from tests.secrets.samples import samples
+
+    rule, line, value = samples()[0]
+    c = client(llm)
+    c.complete([{"role": "system", "content": "keep memory"},
+                {"role": "user", "content": f"journal:\n{line}\nnothing else"}])
+    sent = llm.requests[-1]["messages"]
+    assert value not in str(sent)
+    assert f"[REDACTED:{rule}]" in sent[1]["content"] and sent[0]["content"] == "keep memory"
+    assert c.redacted == []  # the answers held none

@@ -164,7 +164,8 @@ def test_resources_and_the_session_context_prompt(mcp_env, ws, minara):
     listed, soul, prompts, prompt = run(session())
     assert {str(r.uri) for r in listed} == RESOURCES
     assert soul.text == (ws / "SOUL.md").read_text()
-    assert [p.name for p in prompts] == ["session_context"]
+    assert [p.name for p in prompts] == ["session_context", "soul", "identity", "heartbeat",
+                                         "workspace"]
     context = minara("context", "--surface", "mcp", check=0).stdout
     assert prompt.messages[0].content.text.strip() == context.strip()
 

@@ -70,6 +70,7 @@ def test_huge_blobs_are_refused_from_their_headers_in_bounded_memory(
     shutil.copytree(hostile_source, remote)
     if kind == "packed":
         git(remote, "repack", "-q", "-a", "-d", "-f")
+    subprocess.run([MINARA, "init", str(ws)], env=e, check=True, capture_output=True)
     subprocess.run([MINARA, "-w", str(ws), "remote", "add", "origin", str(url)], env=e,
                    check=True, capture_output=True)
 
@@ -106,6 +107,7 @@ def test_the_daemon_does_not_fetch_a_refused_commit_on_every_retry(
     shutil.copytree(hostile_source, remote)
     e = {**_limited(env, ws), "MINARA_SYNC_INTERVAL": "1",
          "MINARA_STATE_DIR": str(tmp_path / "state")}
+    subprocess.run([MINARA, "init", str(ws)], env=e, check=True, capture_output=True)
     subprocess.run([MINARA, "-w", str(ws), "remote", "add", "origin", str(remote)], env=e,
                    check=True, capture_output=True)
     (tmp_path / "log").mkdir()
