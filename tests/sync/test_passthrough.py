@@ -10,22 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MINARA, assert_repo_sound, git
+from tests.conftest import assert_repo_sound, git
+from tests.sync.conftest import run_on
 
 _USER = ["-c", "user.name=Else", "-c", "user.email=else@example.com"]
 _BIG = 100_000
 
 
 def _run(env, ws, *args, check: int | None = 0) -> subprocess.CompletedProcess:
-    """``minara -w WS ARGS``; the workspace is set up (``minara init``) on first use."""
-    if not (ws / ".git").exists():
-        subprocess.run([MINARA, "init", str(ws)], capture_output=True, env=env, check=True)
-    proc = subprocess.run([MINARA, "-w", str(ws), *map(str, args)], capture_output=True,
-                          text=True, env={**env, "MINARA_MAX_FILE_BYTES": str(_BIG)},
-                          timeout=120)
-    if check is not None:
-        assert proc.returncode == check, f"{args}: {proc.returncode}\n{proc.stdout}{proc.stderr}"
-    return proc
+    return run_on(env, ws, *args, check=check, extra_env={"MINARA_MAX_FILE_BYTES": str(_BIG)})
 
 
 def _joined(env, tmp_path: Path, bare: Path) -> Path:
