@@ -242,11 +242,23 @@ def test_a_title_over_sections_does_not_outrank_the_text(ws, index):
     index.catch_up()
     hits = index.search("deploy", limit=20)
     assert [h.heading for h in hits if h.path == "wiki/ops/deploy.md"] == ["Deploy > Rollback"]
-    steps, alone = (next(i for i, h in enumerate(hits) if h.heading == heading)
-                    for heading in ("Notes > Steps", "Notes > Deploy"))
-    assert steps < alone
-    assert all(h.snippet.text.strip() for h in hits)
-    assert "[Deploy]" in hits[alone].snippet.render("[", "]")
+    assert [h.heading for h in hits if h.path == "wiki/ops/notes.md"] == ["Notes > Steps"]
+    assert all(h.snippet.highlights for h in hits)
+
+
+def test_front_matter_and_bare_headings_are_never_hits(ws, index):
+    ws.commit(**{"wiki__boats.md": ("---\ntitle: Boats\ntopic: regatta\n---\n# Boats\n\n"
+                                     "## Rigging\n\n## Sails\n\nHoist the mainsail first.\n"),
+                 "wiki__club.md": "# Club\n\nMembers meet on Sundays.\n"})
+    index.catch_up()
+    hits = index.search("regatta", limit=20)
+    assert [(h.path, h.heading, h.line_start) for h in hits] == [
+        ("wiki/boats.md", "Boats > Sails", 9)]
+    assert hits[0].snippet.text == "Hoist the mainsail first."
+    hits = index.search("rigging", limit=20)
+    assert [(h.path, h.heading) for h in hits] == [("wiki/boats.md", "Boats > Sails")]
+    hits = index.search("boats OR sundays OR rigging OR sails", limit=20, per_page=0)
+    assert sorted(h.heading for h in hits) == ["Boats > Sails", "Club"]
 
 
 def test_channel_search_keeps_shared_files(corpus):
