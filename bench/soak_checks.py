@@ -202,7 +202,8 @@ def run_checks(soak: Soak, ledger: Ledger, hostile, elapsed: float, rss_mb: floa
     for name, repo in (("workspace", soak.ws), ("remote", soak.bare)):
         fsck = _git(repo, "fsck", "--strict", "--no-progress")
         said = (fsck.stdout + fsck.stderr).decode(errors="replace").splitlines()
-        said = [line for line in said if not line.endswith(".lock")]  # the planted locks
+        said = [line for line in said  # the planted locks, and commits a push race left
+                if not line.endswith(".lock") and not line.startswith("dangling ")]
         checks.append(check(f"git fsck --strict ({name})", fsck.returncode == 0,
                             f"exit {fsck.returncode} {' | '.join(said)[:300]}".strip()))
     checks.append(check("daemon peak RSS", rss_mb < rss_bound,
@@ -215,7 +216,8 @@ def run_checks(soak: Soak, ledger: Ledger, hostile, elapsed: float, rss_mb: floa
         checks.append(check(f"hostile {kind}", row["verdict"] == "sync went on"
                             and row["kept"] == "yes", f"{row['verdict']}; kept: {row['kept']}"))
     return {"seconds": elapsed, "rss_mb": rss_mb, "checks": checks, "hostile": kinds,
-            "notes": dict(ledger.notes),
+            "notes": {**ledger.notes,
+                      "remote pushes that lost a race and were tried again": hostile.races},
             "writers": {k: {"ok": ledger.ok[k], "rate": ledger.ok[k] / elapsed,
                             "errors": sum(ledger.errors.get(k, Counter()).values())}
                         for k in set(ledger.ok) | set(ledger.errors)},
@@ -236,7 +238,7 @@ def _hostile_rows(hostile) -> dict:
     on_remote = hostile.remote_entries()
     rows = {}
     for result in hostile.results:
-        kept = "not pushed" if not result.entries else (
+        kept = "withdrawn" if result.withdrawn else "not pushed" if not result.entries else (
             "yes" if all(e in on_remote for e in result.entries) else "no: " + ", ".join(
                 e.decode("utf-8", "backslashreplace") for e in result.entries
                 if e not in on_remote))

@@ -9,7 +9,9 @@ kind (:data:`KINDS`). After each hostile commit an ordinary edit follows
 at once: the kind *lets sync through* when that edit reaches the
 workspace's HEAD within the judging time, and it is *kept on the remote*
 when its entries are still in the remote's main at the end (a merge must
-never drop an entry it does not manage).
+never drop an entry it does not manage). A kind that wedged sync is then
+withdrawn (the other clone drops that commit and force-pushes, as its
+author would), so that the next kind is judged on its own.
 
 Used by ``bench/soak_live.py``; not run on its own.
 """
@@ -55,8 +57,10 @@ class KindResult:
     kind: str
     entries: list[bytes] = field(default_factory=list)
     marker: str = ""
+    commit: str = ""
     pushed_at: float = 0.0
     verdict: str = "not pushed"
+    withdrawn: bool = False
 
 
 class HostileRemote:
@@ -79,7 +83,8 @@ class HostileRemote:
         self.results = [KindResult(kind) for kind in kinds]
         self.serial = 0
         self.races = 0
-        self.wedged_by: str | None = None
+        self.last_commit = ""
+        self.zeros = ""
 
     def prepare(self) -> None:
         """Clone the remote; huge blobs are never checked out here (sparse checkout)."""
@@ -103,7 +108,7 @@ class HostileRemote:
             waiting.verdict = "not judged: the run ended"
 
     def _next_due(self, due: list[float]) -> KindResult | None:
-        for when, result in zip(due, self.results):
+        for when, result in zip(due, self.results, strict=True):
             if result.verdict == "not pushed":
                 return result if time.monotonic() >= when else None
         return None
@@ -115,9 +120,28 @@ class HostileRemote:
             return None
         if time.monotonic() - result.pushed_at > self.judge_s:
             result.verdict = f"sync wedged: the next edit missing after {self.judge_s:g} s"
-            self.wedged_by = self.wedged_by or result.kind
+            if not self._withdraw(result):
+                result.verdict += " (could not withdraw it: later kinds not judged)"
+                for later in self.results:
+                    if later.verdict == "not pushed":
+                        later.verdict = f"not judged: {result.kind} wedged sync for good"
             return None
         return result
+
+    def _withdraw(self, result: KindResult) -> bool:
+        """Drop the hostile commit from the remote's main (rebase, forced push)."""
+        self._fresh()
+        done = subprocess.run(["git", "-C", self.clone, "rebase", "-q", "--onto",
+                               f"{result.commit}^", result.commit], env=GIT_ENV,
+                              capture_output=True)
+        if done.returncode != 0:
+            subprocess.run(["git", "-C", self.clone, "rebase", "--abort"], env=GIT_ENV,
+                           capture_output=True)
+            return False
+        pushed = subprocess.run(["git", "-C", self.clone, "push", "-q", "--force", "origin",
+                                 "HEAD:main"], env=GIT_ENV, capture_output=True)
+        result.entries, result.withdrawn = [], pushed.returncode == 0
+        return result.withdrawn
 
     # -- pushes ---------------------------------------------------------------------------
 
@@ -129,19 +153,21 @@ class HostileRemote:
         git(self.clone, "fetch", "-q", "origin")
         git(self.clone, "reset", "-q", "--hard", "origin/main")
 
-    def _commit_and_push(self, message: str, change: Callable[[], object]) -> bool:
+    def _commit_and_push(self, message: str, change: Callable[[], object], tries: int = 5
+                         ) -> bool:
         """Apply ``change`` on the remote's latest main and push; False if every try lost.
 
         ``change`` edits the clone's files; it may return index entries
         (``mode,blob,path``) to add by hand, for what a folder cannot hold.
         """
-        for _ in range(5):
+        for _ in range(tries):
             self._fresh()
             entries = change()
             git(self.clone, "add", "-A", "-f", ".")
             for entry in entries or ():
                 git(self.clone, "update-index", "--add", "--cacheinfo", entry)
             git(self.clone, "commit", "-q", "--allow-empty", "-m", message)
+            self.last_commit = git(self.clone, "rev-parse", "HEAD").decode().strip()
             if subprocess.run(["git", "-C", self.clone, "push", "-q", "origin", "HEAD:main"],
                               env=GIT_ENV, capture_output=True).returncode == 0:
                 return True
@@ -184,14 +210,14 @@ class HostileRemote:
         with open(full, "w") as fh:
             fh.write("\n".join(lines) + "\n")
 
-    def _push_hostile(self, result: KindResult) -> KindResult:
+    def _push_hostile(self, result: KindResult) -> KindResult | None:
         serial = self.serial
         ok = self._commit_and_push(f"remote: hostile {result.kind}",
-                                   lambda: self._add_hostile(result, serial))
+                                   lambda: self._add_hostile(result, serial), tries=20)
         if not ok:
-            result.verdict = "not pushed: lost every race"
-            return None  # type: ignore[return-value]
-        result.pushed_at = time.monotonic()
+            result.verdict, result.entries = "not pushed: lost every race", []
+            return None
+        result.pushed_at, result.commit = time.monotonic(), self.last_commit
         result.marker = self._push_ordinary()
         result.verdict = "judging"
         return result
@@ -223,7 +249,8 @@ class HostileRemote:
 
     def _add_submodule(self, root: bytes, n: int, by_hand: list[str]) -> list[bytes]:
         name = b"hostile/sub-%d" % n
-        os.makedirs(os.path.join(root, name), exist_ok=True)  # as a clone leaves a submodule not checked out
+        # an empty folder: what a clone leaves for a submodule it did not check out
+        os.makedirs(os.path.join(root, name), exist_ok=True)
         target = git(self.clone, "rev-parse", "HEAD").strip().decode()
         by_hand.append(f"160000,{target},{name.decode()}")
         return [name]
@@ -238,7 +265,9 @@ class HostileRemote:
         text = b"hostile/text-%d.md" % n
         _write(root, text, (b"y" * 99 + b"\n") * 61_000)  # 6.1 MB of text
         big = b"hostile/big-%d.bin" % n
-        blob = _hash_zeros(self.clone, self.oversize_mb * 1024 * 1024)
+        if not self.zeros:  # once: a try that lost the push race must not hash it again
+            self.zeros = _hash_zeros(self.clone, self.oversize_mb * 1024 * 1024)
+        blob = self.zeros
         by_hand.append(f"100644,{blob},{big.decode()}")
         return [text, big]
 

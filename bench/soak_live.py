@@ -101,16 +101,27 @@ def cli(env: dict, *args, timeout: float = 300) -> subprocess.CompletedProcess:
 def start(root: str, args) -> Soak:
     """The workspace, its remote and a running daemon with its endpoints."""
     env = make_env(root, args.debounce_ms)
-    ws, bare = env["MINARA_WORKSPACE_DIR"], os.path.join(root, "remote.git")
+    bare = os.path.join(root, "remote.git")
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", bare], check=True)
     for argv in (("init",), ("remote", "add", "origin", bare), ("sync",)):
         done = cli(env, *argv)
         if done.returncode != 0:
             raise RuntimeError(f"minara {' '.join(argv)}: {done.stderr}")
-    log = open(os.path.join(root, "minarad.log"), "wb")
-    daemon = subprocess.Popen([MINARAD, "--log-level", "INFO"], env=env, stdout=log,
-                              stderr=subprocess.STDOUT)
     log_path = os.path.join(root, "minarad.log")
+    with open(log_path, "wb") as log:
+        daemon = subprocess.Popen([MINARAD, "--log-level", "INFO"], env=env, stdout=log,
+                                  stderr=subprocess.STDOUT)
+    try:
+        return _connect(env, root, bare, daemon, log_path)
+    except BaseException:
+        daemon.kill()
+        daemon.wait()
+        raise
+
+
+def _connect(env: dict, root: str, bare: str, daemon: subprocess.Popen, log_path: str) -> Soak:
+    """Wait for the daemon, its gateway and its MCP endpoint; the soak's handle on them."""
+    ws = env["MINARA_WORKSPACE_DIR"]
     wait_for(lambda: "ready:" in open(log_path, errors="replace").read()
              or daemon.poll() is not None, "minarad ready")
     if daemon.poll() is not None:
@@ -138,13 +149,33 @@ def peak_rss_mb(pid: int) -> float:
 def run(args) -> int:
     root = tempfile.mkdtemp(prefix="minara-soak-live-")
     soak = start(root, args)
+    try:
+        result = soak_for(soak, args)
+    finally:
+        exit_status = stop_daemon(soak)
+    if exit_status != 0:
+        result["checks"].append({"check": "daemon stops cleanly", "ok": False,
+                                 "detail": f"exit status {exit_status}"})
+    print_report(result)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(result, fh, indent=2)
+    failed = [c for c in result["checks"] if not c["ok"]]
+    if args.keep or failed:
+        print(f"kept: {root} (minarad.log, ws, remote.git, clone)")
+    else:
+        shutil.rmtree(root, ignore_errors=True)
+    return 1 if failed else 0
+
+
+def soak_for(soak: Soak, args) -> dict:
+    """Run every writer for ``args.minutes``, stop them, check; return the figures."""
     ledger = Ledger()
     stop = threading.Event()
     seconds = args.minutes * 60
-    began = time.monotonic()
-    soak.began = began
-    hostile = HostileRemote(soak.bare, os.path.join(root, "clone"), ledger, soak.head_has,
-                            kinds=args.hostile, start=seconds * 0.1, end=seconds * 0.6,
+    began = soak.began = time.monotonic()
+    hostile = HostileRemote(soak.bare, os.path.join(soak.root, "clone"), ledger, soak.head_has,
+                            kinds=args.hostile, start=seconds * 0.05, end=seconds * 0.7,
                             judge_s=args.judge_s, oversize_mb=args.oversize_mb,
                             shared_path=soak.shared_path, pause=args.remote_pause)
     hostile.prepare()
@@ -158,36 +189,24 @@ def run(args) -> int:
                for w in workers]
     threads.append(threading.Thread(target=hostile.run, args=(began, stop), name="remote",
                                     daemon=True))
-    print(f"soak: {args.minutes:g} min in {root}; hostile kinds: "
+    print(f"soak: {args.minutes:g} min in {soak.root}; hostile kinds: "
           f"{', '.join(args.hostile) or 'none'}", flush=True)
     soak.odd_local_name(b"caf\xe9.md")
-    for t in threads:
-        t.start()
-    while time.monotonic() - began < seconds and soak.daemon.poll() is None:
-        time.sleep(min(1.0, seconds - (time.monotonic() - began)) if seconds > 1 else 0.1)
-        soak.sample_rss()
-        if not soak.odd_dir_made and time.monotonic() - began > seconds / 2:
-            soak.odd_local_name(b"d\xe9/a.md")
-    stop.set()
-    for t in threads:
-        t.join(timeout=300)
+    try:
+        for t in threads:
+            t.start()
+        while time.monotonic() - began < seconds and soak.daemon.poll() is None:
+            time.sleep(max(0.0, min(1.0, seconds - (time.monotonic() - began))))
+            soak.sample_rss()
+            if not soak.odd_dir_made and time.monotonic() - began > seconds / 2:
+                soak.odd_local_name(b"d\xe9/a.md")
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=300)
     elapsed = time.monotonic() - began
-    result = run_checks(soak, ledger, hostile, elapsed, peak_rss_mb(soak.daemon.pid)
-                        if soak.daemon.poll() is None else soak.rss_max, args.rss_mb)
-    result["daemon_exit"] = stop_daemon(soak)
-    if result["daemon_exit"] != 0:
-        result["checks"].append({"check": "daemon stops cleanly", "ok": False,
-                                 "detail": f"exit status {result['daemon_exit']}"})
-    print_report(result, hostile)
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(result, fh, indent=2)
-    failed = [c for c in result["checks"] if not c["ok"]]
-    if args.keep or failed:
-        print(f"kept: {root} (minarad.log, ws, remote.git, clone)")
-    else:
-        shutil.rmtree(root, ignore_errors=True)
-    return 1 if failed else 0
+    rss = peak_rss_mb(soak.daemon.pid) if soak.daemon.poll() is None else soak.rss_max
+    return run_checks(soak, ledger, hostile, elapsed, rss, args.rss_mb)
 
 
 def stop_daemon(soak: Soak) -> int:
@@ -201,7 +220,7 @@ def stop_daemon(soak: Soak) -> int:
         return soak.daemon.wait()
 
 
-def print_report(result: dict, hostile: HostileRemote) -> None:
+def print_report(result: dict) -> None:
     print(f"\nran {result['seconds']:.0f} s; daemon peak RSS {result['rss_mb']:.0f} MB")
     print(f"{'writer':15} {'acked':>7} {'per s':>7} {'errors':>7}")
     for kind, row in sorted(result["writers"].items()):
@@ -215,8 +234,6 @@ def print_report(result: dict, hostile: HostileRemote) -> None:
     for kind, row in result["hostile"].items():
         print(f"hostile {kind:10} {row['verdict']}; kept on the remote: {row['kept']}"
               f"  ({KIND_DOC[kind]})")
-    if hostile.races:
-        print(f"remote pushes that lost a race and were tried again: {hostile.races}")
     for check in result["checks"]:
         print(f"{'PASS' if check['ok'] else 'FAIL'} {check['check']}: {check['detail']}")
 
@@ -245,7 +262,7 @@ def main() -> int:
     parser.add_argument("--sync-every", type=float, default=5.0, help="seconds between syncs")
     parser.add_argument("--remote-pause", type=float, default=3.0,
                         help="seconds between the other clone's pushes")
-    parser.add_argument("--judge-s", type=float, default=45.0,
+    parser.add_argument("--judge-s", type=float, default=30.0,
                         help="how long a hostile kind's next edit may take to arrive")
     parser.add_argument("--oversize-mb", type=int, default=200)
     parser.add_argument("--debounce-ms", type=int, default=300)
