@@ -22,7 +22,7 @@ WRITERS = {"editor-rename", "cli", "http", "mcp", "remote", "sync"}
 
 def test_a_short_live_soak_finds_every_write_and_passes_every_check(tmp_path):
     figures = tmp_path / "soak.json"
-    done = subprocess.run([sys.executable, str(SOAK), "--minutes", "0.25", "--hostile", "none",
+    done = subprocess.run([sys.executable, str(SOAK), "--minutes", "0.2", "--hostile", "none",
                            "--editors", "1", "--cli", "1", "--http", "1", "--mcp", "1",
                            "--remote-pause", "1", "--sync-every", "3", "--json", str(figures)],
                           capture_output=True, text=True, timeout=300)
