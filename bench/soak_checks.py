@@ -208,6 +208,9 @@ def run_checks(soak: Soak, ledger: Ledger, hostile, elapsed: float, rss_mb: floa
                             f"exit {fsck.returncode} {' | '.join(said)[:300]}".strip()))
     checks.append(check("daemon peak RSS", rss_mb < rss_bound,
                         f"{rss_mb:.0f} MB (bound {rss_bound:.0f} MB)"))
+    sync_rss = soak.cli_rss.get("sync", 0.0)
+    checks.append(check("minara sync peak RSS", sync_rss < rss_bound,
+                        f"{sync_rss:.0f} MB (bound {rss_bound:.0f} MB)"))
     checks.append(check("no unexpected error", not ledger.unexpected,
                         str(dict(ledger.unexpected)) if ledger.unexpected else "none"))
     checks.append(_odd_names_listed(soak))
@@ -215,7 +218,8 @@ def run_checks(soak: Soak, ledger: Ledger, hostile, elapsed: float, rss_mb: floa
     for kind, row in kinds.items():
         checks.append(check(f"hostile {kind}", row["verdict"] == "sync went on"
                             and row["kept"] == "yes", f"{row['verdict']}; kept: {row['kept']}"))
-    return {"seconds": elapsed, "rss_mb": rss_mb, "checks": checks, "hostile": kinds,
+    return {"seconds": elapsed, "rss_mb": rss_mb, "cli_rss_mb": dict(soak.cli_rss),
+            "checks": checks, "hostile": kinds,
             "notes": {**ledger.notes,
                       "remote pushes that lost a race and were tried again": hostile.races},
             "writers": {k: {"ok": ledger.ok[k], "rate": ledger.ok[k] / elapsed,

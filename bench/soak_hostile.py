@@ -1,17 +1,18 @@
 """The live soak's remote side: another clone pushing to the shared bare repository.
 
 A person on another machine who uses plain git: fetch, reset to the
-remote's main, edit, commit, push (a push that loses the race is simply
-tried again). Most pushes are ordinary edits (a line of its own file, a
-line appended to the file every local writer appends to, the clashing
-line three of ``soak/clash.md``); now and then a hostile commit of one
-kind (:data:`KINDS`). After each hostile commit an ordinary edit follows
-at once: the kind *lets sync through* when that edit reaches the
-workspace's HEAD within the judging time, and it is *kept on the remote*
-when its entries are still in the remote's main at the end (a merge must
-never drop an entry it does not manage). A kind that wedged sync is then
-withdrawn (the other clone drops that commit and force-pushes, as its
-author would), so that the next kind is judged on its own.
+remote's main, edit, commit, push (a push that loses the race is rebased
+on the remote's new main and pushed again). Most pushes are ordinary
+edits (a line of its own file, a line appended to the file every local
+writer appends to, the clashing line three of ``soak/clash.md``); now and
+then a hostile commit of one kind (:data:`KINDS`). An ordinary edit
+follows each hostile commit at once: the kind *let sync go on* when that
+edit reaches the workspace's HEAD within the judging time, and it is
+*kept on the remote* when its entries are still in the remote's main at
+the end (a merge must never drop an entry it does not manage). A kind
+that wedged sync is then withdrawn (the other clone drops that commit and
+force-pushes, as its author would), so that the next kind is judged on
+its own.
 
 Used by ``bench/soak_live.py``; not run on its own.
 """
@@ -37,7 +38,7 @@ KIND_DOC = {
     "symlink": "a symbolic link, mode 120000 (hostile/link-N)",
     "submodule": "a submodule entry, mode 160000 (hostile/sub-N)",
     "ignored": "paths the workspace's .gitignore ignores (wiki/.DS_Store, draft-N.tmp)",
-    "oversize": "blobs over the size limit: 6 MB of text and one of --oversize-mb zeros",
+    "oversize": "blobs over the size limit: 6.1 MB of text and --oversize-mb of zeros",
 }
 
 
@@ -84,12 +85,25 @@ class HostileRemote:
         self.serial = 0
         self.races = 0
         self.last_commit = ""
-        self.zeros = ""
+        self.zeros = self.text = ""
 
     def prepare(self) -> None:
-        """Clone the remote; huge blobs are never checked out here (sparse checkout)."""
+        """Clone the remote; huge blobs are never checked out here (sparse checkout).
+
+        The oversize blobs are made once and pushed to ``refs/hostile/big`` (a
+        ref sync does not fetch), so that a push naming them later sends no
+        data and a push that lost a race is quick to try again.
+        """
         subprocess.run(["git", "clone", "-q", self.bare, self.clone], env=GIT_ENV, check=True)
         git(self.clone, "sparse-checkout", "set", "--no-cone", "/*", "!/hostile/big-*")
+        if any(r.kind == "oversize" for r in self.results):
+            self.zeros = _hash_zeros(self.clone, self.oversize_mb * 1024 * 1024)
+            self.text = git(self.clone, "hash-object", "-w", "--stdin",
+                            data=(b"y" * 99 + b"\n") * 61_000).decode().strip()  # 6.1 MB
+            listing = f"100644 blob {self.zeros}\tbig.bin\n100644 blob {self.text}\tbig.md\n"
+            tree = git(self.clone, "mktree", data=listing.encode()).decode().strip()
+            commit = git(self.clone, "commit-tree", tree, "-m", "huge blobs").decode().strip()
+            git(self.clone, "push", "-q", "origin", f"{commit}:refs/hostile/big")
 
     def run(self, began: float, stop: threading.Event) -> None:
         """Push edits until ``stop``; one hostile kind at a time, judged before the next."""
@@ -160,18 +174,29 @@ class HostileRemote:
         ``change`` edits the clone's files; it may return index entries
         (``mode,blob,path``) to add by hand, for what a folder cannot hold.
         """
-        for _ in range(tries):
-            self._fresh()
-            entries = change()
-            git(self.clone, "add", "-A", "-f", ".")
-            for entry in entries or ():
-                git(self.clone, "update-index", "--add", "--cacheinfo", entry)
-            git(self.clone, "commit", "-q", "--allow-empty", "-m", message)
+        for attempt in range(tries):
+            if attempt == 0 or tries > 5 or not self._rebased():  # hostile: made anew
+                self._fresh()
+                entries = change()
+                git(self.clone, "add", "-A", "-f", ".")
+                for entry in entries or ():
+                    git(self.clone, "update-index", "--add", "--cacheinfo", entry)
+                git(self.clone, "commit", "-q", "--allow-empty", "-m", message)
             self.last_commit = git(self.clone, "rev-parse", "HEAD").decode().strip()
             if subprocess.run(["git", "-C", self.clone, "push", "-q", "origin", "HEAD:main"],
                               env=GIT_ENV, capture_output=True).returncode == 0:
                 return True
             self.races += 1
+        return False
+
+    def _rebased(self) -> bool:
+        """Replay the commit that lost the push race on the remote's new main (pull --rebase)."""
+        git(self.clone, "fetch", "-q", "origin")
+        if subprocess.run(["git", "-C", self.clone, "rebase", "-q", "origin/main"], env=GIT_ENV,
+                          capture_output=True).returncode == 0:
+            return True
+        subprocess.run(["git", "-C", self.clone, "rebase", "--abort"], env=GIT_ENV,
+                       capture_output=True)
         return False
 
     def _push_ordinary(self) -> str:
@@ -262,13 +287,8 @@ class HostileRemote:
         return names
 
     def _add_oversize(self, root: bytes, n: int, by_hand: list[str]) -> list[bytes]:
-        text = b"hostile/text-%d.md" % n
-        _write(root, text, (b"y" * 99 + b"\n") * 61_000)  # 6.1 MB of text
-        big = b"hostile/big-%d.bin" % n
-        if not self.zeros:  # once: a try that lost the push race must not hash it again
-            self.zeros = _hash_zeros(self.clone, self.oversize_mb * 1024 * 1024)
-        blob = self.zeros
-        by_hand.append(f"100644,{blob},{big.decode()}")
+        text, big = b"hostile/big-%d.md" % n, b"hostile/big-%d.bin" % n
+        by_hand += [f"100644,{self.text},{text.decode()}", f"100644,{self.zeros},{big.decode()}"]
         return [text, big]
 
     def remote_entries(self) -> set[bytes]:

@@ -221,7 +221,9 @@ def stop_daemon(soak: Soak) -> int:
 
 
 def print_report(result: dict) -> None:
-    print(f"\nran {result['seconds']:.0f} s; daemon peak RSS {result['rss_mb']:.0f} MB")
+    print(f"\nran {result['seconds']:.0f} s; daemon peak RSS {result['rss_mb']:.0f} MB; "
+          "minara's peak RSS by command: " + ", ".join(
+              f"{c} {mb:.0f} MB" for c, mb in sorted(result["cli_rss_mb"].items())))
     print(f"{'writer':15} {'acked':>7} {'per s':>7} {'errors':>7}")
     for kind, row in sorted(result["writers"].items()):
         print(f"{kind:15} {row['ok']:7d} {row['rate']:7.1f} {row['errors']:7d}")

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -43,6 +44,9 @@ class Soak:
     rss_max: float = 0.0
     odd_dir_made: bool = False
     odd_names: list[bytes] = field(default_factory=list)
+    #: The peak RSS (MB) of any ``minara`` process, by command (``sync``, ``memory``...).
+    cli_rss: dict[str, float] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def git(self, *args, check: bool = False) -> subprocess.CompletedProcess:
         return subprocess.run(["git", "-C", self.ws, *args], capture_output=True, check=check)
@@ -77,12 +81,31 @@ class Soak:
         """Run ``minara --json ARGS``; return (ok, error code, JSON answer)."""
         argv = [os.fsencode(self.minara), b"--json", *(a if isinstance(a, bytes) else a.encode()
                                                        for a in args)]
-        done = subprocess.run(argv, env=self.env, capture_output=True, timeout=timeout)
-        if done.returncode == 0:
-            return True, "", _json(done.stdout)
-        answer = _json(done.stderr) or _json(done.stdout) or {
-            "message": done.stderr.decode(errors="replace")[-300:]}
-        return False, str(answer.get("error") or f"exit_{done.returncode}"), answer
+        code, out, err, rss = run_measured(argv, self.env, timeout)
+        with self.lock:
+            self.cli_rss[args[0]] = max(self.cli_rss.get(args[0], 0.0), rss)
+        if code == 0:
+            return True, "", _json(out)
+        answer = _json(err) or _json(out) or {"message": err.decode(errors="replace")[-300:]}
+        return False, str(answer.get("error") or f"exit_{code}"), answer
+
+
+def run_measured(argv: list, env: dict, timeout: float) -> tuple[int, bytes, bytes, float]:
+    """Run ``argv``; return (exit status, stdout, stderr, the process's peak RSS in MB)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=err)
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                proc.kill()
+            time.sleep(0.01)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return proc.returncode, out.read(), err.read(), usage.ru_maxrss / 1024
 
 
 def _json(raw: bytes) -> dict:
