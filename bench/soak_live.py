@@ -173,12 +173,12 @@ def soak_for(soak: Soak, args) -> dict:
     ledger = Ledger()
     stop = threading.Event()
     seconds = args.minutes * 60
-    began = soak.began = time.monotonic()
     hostile = HostileRemote(soak.bare, os.path.join(soak.root, "clone"), ledger, soak.head_has,
                             kinds=args.hostile, start=seconds * 0.05, end=seconds * 0.7,
                             judge_s=args.judge_s, oversize_mb=args.oversize_mb,
                             shared_path=soak.shared_path, pause=args.remote_pause)
     hostile.prepare()
+    began = soak.began = time.monotonic()
     workers = [EditorWriter(soak, ledger, i, "rename" if i % 2 == 0 else "inplace")
                for i in range(args.editors)]
     workers += [CliWriter(soak, ledger, i) for i in range(args.cli)]
