@@ -214,6 +214,10 @@ def run_checks(soak: Soak, ledger: Ledger, hostile, elapsed: float, rss_mb: floa
     checks.append(check("no unexpected error", not ledger.unexpected,
                         str(dict(ledger.unexpected)) if ledger.unexpected else "none"))
     checks.append(_odd_names_listed(soak))
+    with open(soak.log_path, errors="replace") as fh:
+        tracebacks = fh.read().count("Traceback")
+    checks.append(check("no traceback in the daemon's log", not tracebacks,
+                        f"{tracebacks} traceback(s) in {soak.log_path}"))
     kinds = _hostile_rows(hostile)
     for kind, row in kinds.items():
         checks.append(check(f"hostile {kind}", row["verdict"] == "sync went on"
