@@ -199,8 +199,9 @@ class HostileRemote:
                        capture_output=True)
         return False
 
-    def _push_ordinary(self) -> str:
-        verb = ("line", "shared", "clash")[self.serial % 3]
+    def _push_ordinary(self, verb: str = "") -> str:
+        """Push one ordinary edit (``verb``: line, shared or clash; by turns if empty)."""
+        verb = verb or ("line", "shared", "clash")[self.serial % 3]
         token = self._token(verb)
         if verb == "line":
             ok = self._commit_and_push(f"remote: {token}", lambda: self._append("soak/remote.md",
@@ -243,7 +244,8 @@ class HostileRemote:
             result.verdict, result.entries = "not pushed: lost every race", []
             return None
         result.pushed_at, result.commit = time.monotonic(), self.last_commit
-        result.marker = self._push_ordinary()
+        # a line of its own file: never overwritten, so at HEAD once it was merged
+        result.marker = self._push_ordinary("line")
         result.verdict = "judging"
         return result
 
