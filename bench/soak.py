@@ -6,6 +6,8 @@ The first failing round stops the soak; its full pytest output (with the
 minimal failing sequence hypothesis printed) is kept in the log folder.
 
 A round takes several minutes, so the last one may end after the deadline.
+``bench/soak_live.py`` soaks a running daemon instead (every kind of writer
+and a hostile remote at once).
 
 Run: python bench/soak.py [--minutes 10] [--logs DIR]
 """

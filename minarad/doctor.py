@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import os
 import shutil
+import stat
 import subprocess
 import time
 from typing import TYPE_CHECKING
@@ -284,15 +285,42 @@ def check_conflicts(store: Store) -> Finding:
     return _ok("sync-conflicts", "none")
 
 
+def check_held(store: Store) -> Finding:
+    """The remote's entries not checked out here, and those a merge could not hold."""
+    from minarad.store.held import held_entries
+    from minarad.sync.state import SyncState
+
+    held = held_entries(store)
+    left = [e for r in SyncState(store.state_dir).read().values() if isinstance(r, dict)
+            for e in r.get("left_out") or []]
+    needs_fix = [e for e in held if stat.S_ISREG(e.mode)]  # symlinks, submodules need none
+    shown = [f"{e.path!r} ({e.reason})" for e in needs_fix] + \
+        [f"{e['path']!r} ({e['reason']})" for e in left]
+    if shown:
+        fixes = sorted({e.fix for e in needs_fix} | {e["fix"] for e in left})
+        return Finding("sync-held", "warn", f"{len(shown)} remote entr(ies) not checked out: "
+                       + "; ".join(shown[:5]), " / ".join(fixes[:3]))
+    return _ok("sync-held", f"{len(held)} symlink(s) or submodule(s) kept in the tree, not "
+               f"checked out" if held else "none")
+
+
 def check_remotes(store: Store, settings) -> list[Finding]:
-    """Every remote answers."""
+    """Every remote answers, and its last sync did not fail."""
     from minarad.git import remotes
     from minarad.sync import credentials
+    from minarad.sync.state import SyncState
 
     out = []
+    state = SyncState(store.state_dir).read()
     for name, url in remotes.list_remotes(store.repo).items():
         try:
             remotes.ls_remote(store.repo, url, credentials(settings))
+            error = (state.get(name) or {}).get("last_error")
+            if error:
+                out.append(Finding(f"remote:{name}", "warn", f"{remotes.shown_url(url)} "
+                                   f"reachable, but its last sync failed: {error}",
+                                   "see the error: it names what to change"))
+                continue
             out.append(_ok(f"remote:{name}", f"{remotes.shown_url(url)} reachable"))
         except MinaraError as exc:
             out.append(Finding(f"remote:{name}", "warn", exc.message,
@@ -343,6 +371,6 @@ def run_checks(app, daemon_status, *, fix: bool = False) -> list[Finding]:
     findings += [check_clean(store, fix), check_held_back(store), check_history(store, fix),
                  check_index(app, fix, following), check_embeddings(app, fix, following),
                  check_daemon(daemon_status), check_inotify(app.root), check_conflicts(store),
-                 check_knowledge(app),
+                 check_knowledge(app), check_held(store),
                  *check_remotes(store, app.settings), check_disk(app.root)]
     return findings

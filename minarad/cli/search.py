@@ -69,12 +69,12 @@ def search_options(f: F) -> F:
         click.option("--mode", type=click.Choice(["keyword", "semantic", "hybrid"]),
                      help="Default: hybrid when an embedding model is installed, else keyword."),
         click.option("--per-page", "per_page", type=click.IntRange(0, 1000), metavar="N",
-                     help="At most N sections of one page (default 2; 0: no limit)."),
+                     help="At most N sections of each page (default 2; 0: no limit)."),
         click.option("--pages", is_flag=True, help="One hit per page (--per-page 1)."),
         click.option("--explain", is_flag=True,
                      help="Show each voice's rank and score for each hit."),
         click.option("--limit", "-n", type=click.IntRange(1, 1000), default=10, show_default=True,
-                     help="How many results."),
+                     help="How many pages (each with its best sections)."),
         click.option("--no-catch-up", "no_catch_up", is_flag=True,
                      help="Search the index as it is, without catching up with HEAD first."),
         json_option,
@@ -96,8 +96,8 @@ def search(ctx: CliContext, query: tuple[str, ...], **filters: Any) -> None:
     in plain language ranks by its meaningful words ("how", "a", "어떻게"
     are left out). Korean, Japanese and Chinese words match with a
     particle or ending too (가상메모리를 finds 가상메모리와); quoted, only
-    exactly. At most 2 sections of a page are shown (--per-page N,
-    --pages). With an embedding model (minara models install) the
+    exactly. --limit counts pages, each with its best 2 sections
+    under it (--per-page N, --pages). With an embedding model (minara models install) the
     search is hybrid: words, meaning, recency and links. Channel files
     show only with --channel ID. Facts and policies of a knowledge
     domain whose grant for --role (default general) is none never show.

@@ -83,6 +83,10 @@ def render_result(result: SyncResult) -> str:
     lines += [f"  kept both versions: {c} (resolve it, then delete it)" for c in result.conflicts]
     lines += [f"  lines clashed in {p}: both versions kept where they were, ours first "
               f"(pick one)" for p in result.clashed]
+    lines += [f"  kept in the tree, not checked out: {e.path!r}: {e.reason}; fix: {e.fix}"
+              for e in result.held]
+    lines += [f"  only in the remote's commit: {e.path!r}: {e.reason}; fix: {e.fix}"
+              for e in result.left_out]
     return "\n".join(lines)
 
 
@@ -98,7 +102,10 @@ def sync(ctx: CliContext, name: str | None) -> None:
     ours first; listed in the output and by 'minara status'), JSONL
     records united by id, front matter field by field, job state to the
     furthest watermark; a file that cannot be merged keeps both versions
-    (name.conflict-<machine>.<ext>, listed by 'minara status'). A push that
+    (name.conflict-<machine>.<ext>, listed by 'minara status'). What the
+    remote holds that minara cannot check out (a symlink, a submodule, a file
+    too large or ignored here) stays in the tree untouched and is listed; a
+    remote commit git itself would refuse is refused. A push that
     loses a race fetches and merges again. The daemon does this by itself
     when a remote is configured.
 

@@ -40,6 +40,9 @@ _HEADER = struct.Struct(">4sLL")
 _FIXED = struct.Struct(">10L20sH")
 _FIXED_SIZE = 62
 _MODES = (0o100644, 0o100755, 0o120000, 0o160000)
+#: An entry's flag for "extended flags follow" (version 3), and the skip-worktree one.
+_EXTENDED = 0x4000
+_SKIP_WORKTREE = 0x4000
 
 
 class IndexFormatUnsupported(Exception):
@@ -92,11 +95,15 @@ def _header(data: bytes) -> tuple[int, int]:
     return version, count
 
 
-def stat_entry(path: bytes, sha_hex: str, mode: int, st: os.stat_result | None) -> bytes:
+def stat_entry(path: bytes, sha_hex: str, mode: int, st: os.stat_result | None,
+               skip_worktree: bool = False) -> bytes:
     """Serialise one stage-0 index entry (version 2 layout).
 
     A ``None`` stat writes zeros, which makes git re-hash the file before
     trusting it: the safe choice when disk may differ from the blob.
+    ``skip_worktree`` writes a version 3 entry flagged skip-worktree: an
+    entry of the commit that is not checked out, which ``git status`` then
+    leaves alone (a symlink, a submodule, a file minara cannot hold).
     """
     if st is None:
         times = (0, 0, 0, 0, 0, 0, 0, 0, 0)
@@ -108,9 +115,17 @@ def stat_entry(path: bytes, sha_hex: str, mode: int, st: os.stat_result | None) 
         size = st.st_size & 0xFFFFFFFF
     fields = list(times)
     fields[6] = mode
-    fixed = _FIXED.pack(*fields, size, bytes.fromhex(sha_hex), min(len(path), 0xFFF))
-    length = (_FIXED_SIZE + len(path) + 8) & ~7
-    return fixed + path + b"\x00" * (length - _FIXED_SIZE - len(path))
+    flags = min(len(path), 0xFFF) | (_EXTENDED if skip_worktree else 0)
+    fixed = _FIXED.pack(*fields, size, bytes.fromhex(sha_hex), flags)
+    if skip_worktree:
+        fixed += _SKIP_WORKTREE.to_bytes(2, "big")
+    length = (len(fixed) + len(path) + 8) & ~7
+    return fixed + path + b"\x00" * (length - len(fixed) - len(path))
+
+
+def _is_extended(entry: bytes | None) -> bool:
+    """True for a serialised entry that needs index version 3 (extended flags)."""
+    return entry is not None and bool(((entry[60] << 8) | entry[61]) & _EXTENDED)
 
 
 def _walk_entries(data: bytes, count: int) -> tuple[list[bytes], list[int]]:
@@ -304,7 +319,9 @@ def splice_index(data: bytes, changes: dict[bytes, bytes | None],
         IndexDamaged: the index is cut short or damaged.
     """
     version, count = _header(data)
-    if known_layout:
+    if any(_is_extended(e) for e in changes.values()):
+        version = 3
+    if known_layout and version == 2:  # the search cannot tell extended entries apart
         spliced = _splice_known_layout(data, changes)
         if spliced is not None:
             return spliced
@@ -327,7 +344,8 @@ def splice_index(data: bytes, changes: dict[bytes, bytes | None],
 
 def build_index(entries: dict[bytes, bytes]) -> bytes:
     """Serialise a whole index from path -> entry bytes (no extensions)."""
-    body = _HEADER.pack(b"DIRC", 2, len(entries)) + b"".join(
+    version = 3 if any(_is_extended(e) for e in entries.values()) else 2
+    body = _HEADER.pack(b"DIRC", version, len(entries)) + b"".join(
         entries[p] for p in sorted(entries))
     return body + hashlib.sha1(body).digest()
 
@@ -401,7 +419,8 @@ def update_index(index_path: str, changes: dict[bytes, bytes | None],
 
 def update_index_to_tree(index_path: str, object_store: ObjectStore, tree_id: bytes,
                          changes: dict[bytes, tuple | None], *, record_path: str | None = None,
-                         rebuild: bool = False) -> None:
+                         rebuild: bool = False,
+                         not_checked_out: frozenset[bytes] = frozenset()) -> None:
     """Bring ``.git/index`` to a commit's tree, given the paths that commit changed.
 
     The changed entries are spliced in (:func:`update_index`); an index that
@@ -413,21 +432,25 @@ def update_index_to_tree(index_path: str, object_store: ObjectStore, tree_id: by
         object_store: the repository's object store.
         tree_id: the root tree of the commit HEAD now points to.
         changes: path -> ``(blob hex, mode, os.stat_result or None)``, or None
-            for a path the commit removed.
+            for a path the commit removed; a fourth item, true, flags the entry
+            skip-worktree (not checked out).
         record_path: see :func:`update_index`.
         rebuild: write the whole index from ``tree_id`` without reading the old one.
+        not_checked_out: paths of the tree that are not on disk; a rebuilt
+            index flags them skip-worktree, as symlinks and submodules are.
 
     Raises:
         Busy: another git process holds ``index.lock``.
     """
-    entries = {p: (None if v is None else stat_entry(p, v[0], v[1], v[2]))
+    entries = {p: (None if v is None else stat_entry(p, v[0], v[1], v[2], bool(v[3:4] and v[3])))
                for p, v in changes.items()}
 
     def full_rebuild(_changes: dict[bytes, bytes | None]) -> bytes:
-        from minarad.git.trees import iter_files
+        from minarad.git.trees import iter_entries, is_regular_mode
 
-        whole = {p: stat_entry(p, sha.decode(), mode, None)
-                 for p, mode, sha in iter_files(object_store, tree_id)}
+        whole = {p: stat_entry(p, sha.decode(), mode, None,
+                               not is_regular_mode(mode) or p in not_checked_out)
+                 for p, mode, sha in iter_entries(object_store, tree_id)}
         whole.update({p: e for p, e in entries.items() if e is not None})
         return build_index(whole)
 

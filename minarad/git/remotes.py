@@ -22,7 +22,9 @@ from urllib.parse import urlsplit
 from minarad.errors import InvalidInput, MinaraError, NotFound
 from minarad.git.fetchguard import FetchLimits, ObjectTooLarge, checked_local, \
     guarded_network_fetch
+from minarad.git.fsckobjects import check_fetched
 from minarad.git.objects import has_commit
+from minarad.git.quarantine import admit, new_object_ids, quarantine
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -225,9 +227,13 @@ def fetch(repo: Repo, name: str, url: str, branch: str,
     Returns:
         The commit the remote branch holds (hex), or None when it does not exist yet.
 
+    The objects wait in a quarantine until checked (:mod:`minarad.git.fsckobjects`):
+    a commit git itself would refuse is refused, and nothing of it is kept.
+
     Raises:
         RemoteUnreachable: the remote could not be reached or refused.
         ObjectTooLarge: the remote holds an object over the limit (``file_too_large``).
+        HostileObject: the remote's commit holds an object git would refuse.
     """
     client, path = _client(repo, url, "pull", creds)
     want = f"refs/heads/{branch}".encode()
@@ -241,15 +247,21 @@ def fetch(repo: Repo, name: str, url: str, branch: str,
             return []
         return [sha] if sha and sha not in repo.object_store else []
 
-    try:
-        result = _fetch_from(client, path, repo, determine_wants, limits, seen)
-    except MinaraError:
-        raise
-    except Exception as exc:  # dulwich raises many kinds: OSError, HangupException, ...
-        raise _unreachable(url, exc) from None
-    if seen and seen[-1] and limits and seen[-1].decode() in limits.refused:
-        raise ObjectTooLarge(_refused_again(limits.refused[seen[-1].decode()]),
-                             code="file_too_large", commit=seen[-1].decode())
+    with quarantine(repo) as held:
+        try:
+            result = _fetch_from(client, path, cast("Repo", held), determine_wants, limits,
+                                 seen)
+        except MinaraError:
+            raise
+        except Exception as exc:  # dulwich raises many kinds: OSError, HangupException, ...
+            raise _unreachable(url, exc) from None
+        if seen and seen[-1] and limits and seen[-1].decode() in limits.refused:
+            raise ObjectTooLarge(_refused_again(limits.refused[seen[-1].decode()]),
+                                 code="file_too_large", commit=seen[-1].decode())
+        tip = seen[-1] if seen else None
+        if tip and tip not in repo.object_store:
+            check_fetched(held.object_store, repo.object_store, tip, new_object_ids(held))
+        admit(repo, held)
     # The refs as negotiated, not ``result.refs``: a local remote answers with its
     # refs read again after the pack was made, which may name a commit pushed
     # meanwhile whose objects this fetch did not bring.

@@ -96,6 +96,42 @@ def lookup_blob(object_store: ObjectStore, tree_id: bytes | None,
     return None if stat.S_ISDIR(mode) else (mode, sha)
 
 
+def is_regular_mode(mode: int) -> bool:
+    """True for a regular file's mode (``100644``, ``100755``): what minara checks out."""
+    return stat.S_ISREG(mode)
+
+
+def iter_entries(object_store: ObjectStore, tree_id: bytes | None, prefix: bytes = b""
+                 ) -> Iterator[tuple[bytes, int, bytes]]:
+    """Yield ``(path, mode, id)`` for every entry below a tree but folders, submodules too."""
+    if tree_id is None:
+        return
+    for entry in object_store[tree_id].items():
+        path = prefix + entry.path
+        if stat.S_ISDIR(entry.mode):
+            yield from iter_entries(object_store, entry.sha, path + b"/")
+        else:
+            yield path, entry.mode, entry.sha
+
+
+def files_under(object_store: ObjectStore, tree_id: bytes | None, folder: bytes
+                ) -> list[bytes] | None:
+    """Every entry's path below ``folder`` in the tree (submodules too), or None when
+    ``folder`` is not a folder there."""
+    if tree_id is None:
+        return None
+    from dulwich.object_store import tree_lookup_path
+
+    try:
+        mode, sub = tree_lookup_path(object_store.__getitem__, cast("ObjectID", tree_id),
+                                     folder)
+    except KeyError:
+        return None
+    if not stat.S_ISDIR(mode):
+        return None
+    return [p for p, _mode, _sha in iter_entries(object_store, sub, folder + b"/")]
+
+
 def iter_files(object_store: ObjectStore, tree_id: bytes | None, prefix: bytes = b""
                ) -> Iterator[tuple[bytes, int, bytes]]:
     """Yield ``(path, mode, blob id)`` for every file below a tree (submodules skipped)."""

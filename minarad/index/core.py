@@ -25,8 +25,8 @@ from minarad.index.results import (CatchUpStats, Hit, IndexStatus, finished,  # 
 from minarad.index.schema import SCHEMA_VERSION, StoredRecord
 from minarad.index.state import folder_size, index_dir_for, is_valid_state  # noqa: F401
 from minarad.index.embedder import Embedder, ModelChoice, choose_model
-from minarad.index.ranking import (MODES, RankingSettings, apply_recency, cap_per_page,
-                                   fuse_explained, graph_list, page_aware)
+from minarad.index.ranking import (MODES, RankingSettings, apply_recency, fuse_explained,
+                                   graph_list, group_by_page, page_aware, page_count)
 from minarad.index.semantic import SemanticVoice
 from minarad.index.vectors import EmbedStats, VectorStore, catch_up_embeddings, embeddings_dir_for
 from minarad.index.voices import LexicalVoice, bodiless_after_body_matches
@@ -301,7 +301,8 @@ class Index:
             path: a path prefix such as ``wiki/handbook``.
             channel: the caller's channel; its files join the shared ones.
             since: a datetime, a date, ISO text, ``7d``/``12h``, or epoch seconds.
-            limit: how many hits at most.
+            limit: how many pages at most (an entry counts as one), each with
+                its best ``per_page`` sections grouped under it.
             memory_only: only memory files (MEMORY.md, journals, channel memory, learn).
             until: only documents changed at or before this (as ``since``).
             mode: ``keyword``, ``semantic`` or ``hybrid`` (None: hybrid when an
@@ -354,7 +355,10 @@ class Index:
 
     def _ranked(self, query: str, filters: SearchFilters, limit: int, mode: str,
                 per_page: int, explain: bool = False) -> list[Hit]:
-        """Ask the voices of ``mode``, fuse, weigh pages, cap.
+        """Ask the voices of ``mode``, fuse, weigh pages, group the best ``limit`` pages.
+
+        When the candidates hold fewer than ``limit`` pages (many sections of
+        a few pages matched), the voices are asked once more, four times as deep.
 
         The semantic voice offers only sections at or above the similarity
         floor, so a query close to nothing answers what its words match (in
@@ -375,30 +379,47 @@ class Index:
         if len(voices) > 1:
             legacy = [(v.voice.rank(query, filters, depth), v.weight) for v in voices]
             return fuse(legacy, limit)
+        for widen in (1, 4):
+            hits, exhausted, semantic = self._fused(query, filters, limit, mode, widen)
+            hits = bodiless_after_body_matches(hits)
+            if exhausted or page_count(hits) >= limit:
+                break
+        hits = group_by_page(hits, per_page, max(limit, 0))
+        if explain and semantic is not None:
+            with_similarity(hits, semantic)
+        return mark_words(hits, query)
+
+    def _fused(self, query: str, filters: SearchFilters, limit: int, mode: str,
+               widen: int) -> tuple[list[Hit], bool, SemanticVoice | None]:
+        """The voices of ``mode`` fused and pages weighed, each asked ``widen`` times its
+        usual depth; True when none filled its depth (asking deeper finds no more);
+        the semantic voice that ranked (None in keyword mode)."""
         r = self.ranking
+        depth = max(limit * 3, FUSION_CANDIDATES) * widen
         lists: list[tuple[str, list[RankedHit], float]] = []
+        exhausted = True
         semantic = None
         if mode != "keyword" and self.embedder is not None:
             semantic = SemanticVoice(self.engine, self.vectors, self.embedder, r.semantic_floor)
-            lists.append(("semantic", semantic.rank(query, filters,
-                                                    max(limit * 2, SEMANTIC_DEPTH)), r.semantic))
+            wide = max(limit * 2, SEMANTIC_DEPTH) * widen
+            close = semantic.rank(query, filters, wide)
+            exhausted = len(close) < wide
+            lists.append(("semantic", close, r.semantic))
         if mode != "semantic":
-            lexical = self._voices[0].voice
-            close = {item.hit.key for item in lists[0][1]} if lists else None
-            ranked = (lexical.rank(query, filters, depth) if close is None
-                      or not isinstance(lexical, LexicalVoice)
-                      else lexical.rank_kept(query, filters, depth, close.__contains__))
-            lists.insert(0, ("lexical", ranked, r.lexical))
+            voice = self._voices[0].voice
+            keys = {item.hit.key for item in lists[0][1]} if lists else None
+            lexical = (voice.rank(query, filters, depth)
+                       if keys is None or not isinstance(voice, LexicalVoice)
+                       else voice.rank_kept(query, filters, depth, keys.__contains__))
+            exhausted = exhausted and len(lexical) < depth
+            lists.insert(0, ("lexical", lexical, r.lexical))
         candidates = fuse_explained(lists)
         if r.graph > 0 and candidates:
             lists.append(("graph", graph_list(self.engine, candidates, filters,
                                               add_pages=mode != "keyword"), r.graph))
             candidates = fuse_explained(lists)
-        hits = page_aware(apply_recency(candidates, r.recency, r.half_life_days))
-        hits = cap_per_page(bodiless_after_body_matches(hits), per_page)[:max(limit, 0)]
-        if explain and semantic is not None:
-            with_similarity(hits, semantic)
-        return mark_words(hits, query)
+        return (page_aware(apply_recency(candidates, r.recency, r.half_life_days)), exhausted,
+                semantic)
 
     def known_kinds(self) -> list[str]:
         """The kinds and roles a ``kind`` filter may name (those of JSONL entries too)."""

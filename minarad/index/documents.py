@@ -151,36 +151,70 @@ def _cut_at_line(data: bytes, limit: int) -> bytes:
 
 
 def markdown_documents(info: FileInfo, text: str) -> tuple[list[IndexDoc], list[Problem]]:
-    """One document per section; the front matter's text goes to the first.
+    """One document per section that holds text; front matter and bare headings are none.
 
-    A heading with no text of its own, followed by a section nested under
-    it (``# Title`` then ``## Part``), is no document: its title lives on in
-    the heading paths of the sections under it (and its links in the next).
+    - The front matter is no document: its text values and tags are
+      searchable words of the page's first document (its ``title`` is every
+      document's title), and never its snippet.
+    - A heading with no text under it is no document either. Nested under
+      it, its title lives on in the heading paths of the sections below
+      (``# Title`` then ``## Part``); otherwise it is a searchable word of
+      the next document (the previous one at the end of the file), so it
+      still helps its page match. Its links go with it.
+    - A file with no text beyond these gives one document for the page
+      (its first lines), so every page can be found.
     """
     front_matter, _body = parse_front_matter(text)
     problems = [Problem(info.path, 1, error) for error in front_matter_problems(front_matter)]
     sections = parse_sections(text)
     file_title = _file_title(front_matter, sections)
-    docs, carried_links = [], []
+    docs: list[IndexDoc] = []
+    carried_links: list[str] = []
+    carried_words: list[str] = []
     for number, section in enumerate(sections):
         body = section.body
-        if number == 0 and front_matter.raw:
-            body = body[len(front_matter.raw):] if body.startswith(front_matter.raw) else body
-        has_meta = number == 0 and bool(front_matter)
-        if not body.strip() and not has_meta:
-            if section.title and _opens_next(sections, number):
-                carried_links += extract_links(info.path, section.text)
-            if not section.title or _opens_next(sections, number):
-                continue
+        if number == 0 and front_matter.raw and body.startswith(front_matter.raw):
+            body = body[len(front_matter.raw):]
+        if not body.strip():
+            carried_links += extract_links(info.path, section.text)
+            if section.title and not _opens_next(sections, number):
+                carried_words.append(section.title)
+            continue
         doc = _section_doc(info, section, body, file_title)
-        if carried_links:
-            doc.links = list(dict.fromkeys(carried_links + doc.links))
-            carried_links = []
-        if has_meta:
-            doc.meta = "\n".join(front_matter_text(front_matter))
-            doc.tags = _tags(front_matter.get("tags"))
+        doc.links = list(dict.fromkeys(carried_links + doc.links))
+        doc.meta = "\n".join(carried_words)
+        carried_links, carried_words = [], []
         docs.append(doc)
+    if not docs and sections:
+        docs.append(_page_doc(info, sections, file_title))
+    elif docs and (carried_links or carried_words):
+        _fold_into(docs[-1], carried_links, carried_words)
+    if docs and front_matter:
+        first = docs[0]
+        first.meta = "\n".join(filter(None, [*front_matter_text(front_matter), first.meta]))
+        first.tags = _tags(front_matter.get("tags"))
     return docs, problems
+
+
+def _fold_into(doc: IndexDoc, links: list[str], words: list[str]) -> None:
+    """Give ``doc`` the links and heading words of bare headings after it."""
+    doc.links = list(dict.fromkeys(doc.links + links))
+    doc.meta = "\n".join(filter(None, [doc.meta, *words]))
+
+
+def _page_doc(info: FileInfo, sections, file_title: str) -> IndexDoc:
+    """The one document of a file holding no text but headings and front matter."""
+    headed = [s for s in sections if s.title]
+    doc = IndexDoc(
+        path=info.path, kind="section", role=role_of(info.path), title=file_title,
+        heading=" > ".join(headed[0].heading_path) if headed else "", text="",
+        line_start=sections[0].start_line,
+        line_end=max(sections[-1].end_line, sections[0].start_line),
+        time=info.time, blob=info.blob, channel=channel_of(info.path),
+        links=[link for s in sections for link in extract_links(info.path, s.text)])
+    doc.links = list(dict.fromkeys(doc.links))
+    doc.meta = "\n".join(s.title for s in headed[1:])
+    return doc
 
 
 def _opens_next(sections, number: int) -> bool:

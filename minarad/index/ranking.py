@@ -11,7 +11,8 @@
    weight, every ``half_life_days`` (``--since``/``--until`` filter).
 5. Page-aware: a section gains from the other sections of its page that
    were found (a page whose sections together match ranks well).
-6. At most ``per_page`` sections of one page are kept (0: no cap).
+6. The best ``limit`` pages are kept, each with at most ``per_page`` of
+   its sections grouped under it (0: every section found).
 
 ``explain`` keeps each voice's rank and score on every hit.
 """
@@ -215,19 +216,26 @@ def _is_strong(hit: Hit, window: int) -> bool:
                for name in ("lexical", "semantic"))
 
 
-def cap_per_page(hits: list[Hit], per_page: int) -> list[Hit]:
-    """At most ``per_page`` sections of each page (0: every hit), order kept.
+def group_by_page(hits: list[Hit], per_page: int, limit: int) -> list[Hit]:
+    """The best ``limit`` pages, each with its best ``per_page`` sections under it.
 
-    Entries (a learn store's lines, one file holding many) are not capped.
+    Pages come in the order of their best section; a page's sections follow
+    it, best first (``per_page`` 0: every section found). An entry (a learn
+    store's line, one file holding many) is a page of its own.
     """
-    if per_page <= 0:
-        return hits
-    seen: dict[str, int] = {}
-    out = []
+    groups: dict[tuple, list[Hit]] = {}
     for hit in hits:
-        if hit.kind == "section":
-            seen[hit.path] = seen.get(hit.path, 0) + 1
-            if seen[hit.path] > per_page:
+        key = (hit.path,) if hit.kind == "section" else hit.key
+        group = groups.get(key)
+        if group is None:
+            if len(groups) >= limit:
                 continue
-        out.append(hit)
-    return out
+            group = groups[key] = []
+        if per_page <= 0 or len(group) < per_page:
+            group.append(hit)
+    return [hit for group in groups.values() for hit in group]
+
+
+def page_count(hits: Sequence[Hit]) -> int:
+    """How many pages (entries count one each) ``hits`` come from."""
+    return len({(h.path,) if h.kind == "section" else h.key for h in hits})

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 #: Bump when the schema or the document rules change; an index built with
 #: another version is rebuilt by the next writer.
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10  # 9: no front matter or bare heading documents; 10: stems
 
 CJK_TOKENIZER = "minara_cjk"
 EXACT_TOKENIZER = "minara_exact"

@@ -85,7 +85,7 @@ class PreparedCommit:
 def prepare_commit(store: Store, changes: dict, *, author: str, source: str,
                    message: str | None = None, verb: str | None = None,
                    modes: dict | None = None, parents: Iterable[str] = (),
-                   reuse: str | None = None) -> PreparedCommit:
+                   reuse: str | None = None, tree_only: dict | None = None) -> PreparedCommit:
     """Write a commit's objects and lock its branch, without moving HEAD.
 
     Everything that can fail before a commit exists happens here (full
@@ -104,6 +104,9 @@ def prepare_commit(store: Store, changes: dict, *, author: str, source: str,
             of a merge.
         reuse: an existing descendant of HEAD whose tree is HEAD's with
             ``changes`` (a fast-forward): HEAD moves to it, no commit is made.
+        tree_only: path -> ``(mode, object id hex)`` or None: entries the
+            commit's tree takes (or drops) without a file on disk (see
+            :mod:`minarad.store.held`); the index flags them skip-worktree.
 
     Raises:
         Busy: the branch is locked by another git, or HEAD moved.
@@ -119,11 +122,11 @@ def prepare_commit(store: Store, changes: dict, *, author: str, source: str,
         head = store.head()
         if reuse:
             commit, index_changes, recorded = _reuse_commit(store, head, changes, modes or {},
-                                                            reuse)
+                                                            reuse, tree_only or {})
         else:
             commit, index_changes, recorded = _build_commit(store, head, changes, modes or {},
                                                             author, source, message, verb,
-                                                            parents)
+                                                            parents, tree_only or {})
         ref_file = lock_head_branch(store.repo, head, commit.id)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -165,7 +168,7 @@ def finish_commit(prepared: PreparedCommit, stats: dict) -> CommitInfo:
         raise
     crash_point("commit-after-head")
     _log_move(prepared)
-    index_changes = {p.encode(): None if v is None else (*v, stats.get(p))
+    index_changes = {p.encode(): None if v is None else (v[0], v[1], stats.get(p), *v[2:])
                      for p, v in prepared.index_changes.items()}
     if _update_index_or_defer(store, index_changes, prepared.tree_id):
         crash_point("commit-after-index")
@@ -221,12 +224,12 @@ def _update_index_or_defer(store: Store, index_changes: dict, tree_id: bytes) ->
         return False
 
 
-def _stage(store: Store, changes: dict, modes: dict) -> tuple[dict, dict, list]:
+def _stage(store: Store, changes: dict, modes: dict, tree_only: dict) -> tuple[dict, dict, list]:
     """Write the blobs; return tree changes, index changes and history rows."""
     from minarad.git.commits import write_blob
 
     tree_changes: dict[bytes, tuple[int, bytes] | None] = {}
-    index_changes: dict[str, tuple[str, int] | None] = {}
+    index_changes: dict[str, tuple | None] = {}
     recorded: list[tuple[str, str | None, int | None]] = []
     for rel in sorted(changes):
         data = changes[rel]
@@ -239,16 +242,20 @@ def _stage(store: Store, changes: dict, modes: dict) -> tuple[dict, dict, list]:
         tree_changes[rel.encode()] = (mode, blob_id)
         recorded.append((rel, blob_id.decode(), mode))
         index_changes[rel] = (blob_id.decode(), mode)
+    for rel, entry in sorted(tree_only.items()):  # last: takes the place of a file gone
+        tree_changes[rel.encode()] = None if entry is None else (entry[0], entry[1].encode())
+        index_changes[rel] = None if entry is None else (entry[1], entry[0], True)
     return tree_changes, index_changes, recorded
 
 
 def _build_commit(store: Store, head: str | None, changes: dict, modes: dict, author: str,
                   source: str, message: str | None, verb: str | None,
-                  parents: Iterable[str] = ()) -> tuple[Any, dict, list]:
+                  parents: Iterable[str] = (), tree_only: dict | None = None
+                  ) -> tuple[Any, dict, list]:
     """Write the blobs, trees and commit object for ``changes`` on top of ``head``."""
     from minarad.git.commits import build_commit, identity
 
-    tree_changes, index_changes, recorded = _stage(store, changes, modes)
+    tree_changes, index_changes, recorded = _stage(store, changes, modes, tree_only or {})
     paths = [r[0] for r in recorded]
     commit = build_commit(store.repo.object_store,
                           ([head.encode()] if head else []) + [p.encode() for p in parents],
@@ -258,11 +265,11 @@ def _build_commit(store: Store, head: str | None, changes: dict, modes: dict, au
 
 
 def _reuse_commit(store: Store, head: str | None, changes: dict, modes: dict,
-                  reuse: str) -> tuple[Any, dict, list]:
+                  reuse: str, tree_only: dict) -> tuple[Any, dict, list]:
     """Stage ``changes`` and check that ``reuse`` holds HEAD's tree with them (a fast-forward)."""
     from minarad.git.trees import apply_changes
 
-    tree_changes, index_changes, recorded = _stage(store, changes, modes)
+    tree_changes, index_changes, recorded = _stage(store, changes, modes, tree_only)
     repo = store.repo
     tree = apply_changes(repo.object_store, repo[head.encode()].tree if head else None,
                          tree_changes)
@@ -283,12 +290,17 @@ def file_mode(store: Store, rel: str) -> int:
 
 
 def update_index(store: Store, index_changes: dict, tree_id: bytes, rebuild: bool = False) -> None:
-    """Splice ``index_changes`` (path -> (blob, mode, stat) or None) into ``.git/index``."""
-    from minarad.git.index import update_index_to_tree
+    """Splice ``index_changes`` (path -> (blob, mode, stat) or None) into ``.git/index``.
 
+    A rebuilt index flags the held entries (:mod:`minarad.store.held`) skip-worktree.
+    """
+    from minarad.git.index import update_index_to_tree
+    from minarad.store.held import held_paths
+
+    held = frozenset(p.encode() for p in held_paths(store))  # a stat when none is recorded
     update_index_to_tree(str(store.git_dir / "index"), store.repo.object_store, tree_id,
                          index_changes, record_path=str(store.state_dir / "index-checksum"),
-                         rebuild=rebuild)
+                         rebuild=rebuild, not_checked_out=held)
 
 
 def repair_damaged_index(store: Store) -> str | None:

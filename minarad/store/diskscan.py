@@ -7,10 +7,12 @@ A whole-tree scan trusts the stat data in ``.git/index`` (see
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from minarad.errors import Forbidden
+from minarad.store.held import held_paths
 from minarad.store.models import CommitInfo
 from minarad.workspace.paths import check_no_symlink
 
@@ -88,9 +90,9 @@ def _disk_verb(store: Store, changes: dict[str, bytes | None]) -> str | None:
 def _scan_paths(store: Store, paths: Iterable[str], found: DiskChanges) -> None:
     from minarad.store import reconcile
 
-    ignore = store.ignore_filter()
+    ignore, held = store.ignore_filter(), held_paths(store)
     for rel in sorted({reconcile.normalized_or_as_given(p) for p in paths}):
-        if not ignore(rel):
+        if not ignore(rel) and not (rel in held and store.read_disk(rel)[0] is None):
             latest = store.history_db.latest(rel)
             reconcile.collect(store, rel, latest.blob if latest else None, True, found,
                               latest.mode if latest else None)
@@ -103,8 +105,10 @@ def _scan_whole_tree(store: Store, found: DiskChanges) -> None:
     links: list[str] = []
     on_disk, errors = scan_tree(store.root, store.ignore_filter(), links)
     found.skipped += [_symlink_reason(store, rel) for rel in sorted(links)]
-    entries = committed_entries(store)
-    committed = {rel: blob for rel, (blob, _mode) in entries.items()}
+    entries, held = committed_entries(store), held_paths(store)
+    # a held entry (a symlink, a file this machine cannot hold) is not on disk: no deletion
+    committed = {rel: blob for rel, (blob, mode) in entries.items()
+                 if stat.S_ISREG(mode) and rel not in held}
     clean = reconcile.unchanged_by_stat(str(store.git_dir / "index"), on_disk, committed)
     for rel in sorted((set(on_disk) | set(committed)) - clean):
         blob, mode = entries.get(rel, (None, None))

@@ -95,6 +95,7 @@ class Transaction:
         self.result: TransactionResult | None = None
         self.info: CommitInfo | None = None
         self._ops: list[tuple] = []
+        self._tree_only: dict[str, tuple[int, str] | None] = {}
         self._carried: dict[str, tuple[Mark, int]] = {}
         self._in_place_suffix: dict[str, bytes] = {}
         self._in_place_before: dict[str, bytes] = {}
@@ -154,6 +155,17 @@ class Transaction:
         """
         rel = self.store.check_writable_path(path)
         self._ops.append(("adopt", rel))
+
+    def carry(self, path: str, entry: tuple[int, str] | None) -> None:
+        """Put ``entry`` (``(mode, object id hex)``, None: drop it) at ``path`` in the
+        commit's tree only: no file is read or written, and the index flags it
+        skip-worktree (see :mod:`minarad.store.held`).
+
+        For a merge's or fast-forward's entries minara does not check out (a
+        symlink, a submodule, a file it cannot hold here); the object must be
+        in the repository already. ``path`` is the entry's name as it is.
+        """
+        self._tree_only[path] = entry
 
     def _guarded(self, rel: str, content: str | bytes) -> str | bytes:
         """``content`` checked for credentials when an agent writes it (see
@@ -283,7 +295,7 @@ class Transaction:
             raise Busy("HEAD moved while the change was prepared (an edit was committed "
                        "meanwhile); try again", code="head_moved")
         changed = [s for s in states.values() if s.after != s.before]
-        if not changed and not self.parents and not self.fast_forward:
+        if not changed and not self.parents and not self.fast_forward and not self._tree_only:
             return TransactionResult(None, _results(states, None), ())
         self.info = self._commit_with_disk_changes(changed)
         return TransactionResult(self.info.commit, _results(states, self.info.commit),
@@ -437,7 +449,7 @@ class Transaction:
                                   author=self.author, source=self.source,
                                   message=with_note(self.message or "", self.redacted) or None,
                                   verb=self._verb(changed), modes=modes, parents=self.parents,
-                                  reuse=self.fast_forward)
+                                  reuse=self.fast_forward, tree_only=self._tree_only)
         undos: list[tuple[str, Undo]] = []
         stats: dict[str, os.stat_result] = {}
         moves = plain_moves(changed)

@@ -56,7 +56,8 @@ def sync_remote(store: Store, settings, name: str, *, commit_edits: bool = True)
         state.record_failure(name, exc.message, refused=refused_commit(exc))
         raise
     merged = result.action in ("merge", "fast-forward")
-    state.record_success(name, result.head, clashed=list(result.clashed) if merged else None)
+    state.record_success(name, result.head, clashed=list(result.clashed) if merged else None,
+                         left_out=[e.to_dict() for e in result.left_out] if merged else None)
     return result
 
 
@@ -99,8 +100,11 @@ def sync_all(store: Store, settings, *, commit_edits: bool = True) -> list:
 
 
 def status(store: Store) -> dict:
-    """Per remote: URL, ahead/behind (as of the last fetch), last sync, last error;
-    and the conflict copies in HEAD that wait to be resolved."""
+    """Per remote: URL, ahead/behind (as of the last fetch), last sync, last error, the
+    remote's entries its last merge could not hold (``left_out``); the conflict copies in
+    HEAD that wait to be resolved; and HEAD's entries not checked out (``held``)."""
+    from minarad.store.held import held_entries
+
     from minarad.git import remotes
     from minarad.sync.engine import current_branch
 
@@ -115,7 +119,8 @@ def status(store: Store) -> dict:
         ahead, behind = remotes.ahead_behind(store.repo, store.head(), tracking)
         out.append({"name": name, "url": remotes.shown_url(url), "ahead": ahead,
                     "behind": behind, **state.get(name, {})})
-    return {"remotes": out, "conflicts": conflict_copies(store)}
+    return {"remotes": out, "conflicts": conflict_copies(store),
+            "held": [e.to_dict() for e in held_entries(store)]}
 
 
 def conflict_copies(store: Store) -> list[str]:

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, cast
 
 from minarad.crashpoints import crash_point
 from minarad.errors import Busy, InvalidInput
+from minarad.store.held import HeldEntry
 from minarad.store.models import Record
-from minarad.sync.rules import CLASHED, FileMerge, merge_file
+from minarad.sync.rules import CLASHED, FileMerge, conflict_name, merge_file
 
 if TYPE_CHECKING:
     from minarad.git.diff import FileChange
@@ -35,6 +36,9 @@ class SyncResult(Record):
 
     ``action`` is ``up-to-date``, ``pushed`` (only ours was new),
     ``fast-forward``, ``merge``; ``pushed`` says whether the remote moved.
+    ``held``: the remote's entries this sync kept in the tree without
+    checking them out; ``left_out``: those only the remote's commit holds
+    (each a :class:`minarad.store.held.HeldEntry`, with the reason and fix).
     """
 
     remote: str
@@ -45,6 +49,19 @@ class SyncResult(Record):
     conflicts: tuple = ()
     retries: int = 0
     clashed: tuple = ()
+    held: tuple = ()
+    left_out: tuple = ()
+
+
+@dataclasses.dataclass
+class Plan:
+    """What bringing the remote's commit in does: files written or deleted on disk, entries
+    carried in the tree only (held), and entries the merge cannot hold (left out)."""
+
+    files: dict[str, FileMerge] = dataclasses.field(default_factory=dict)
+    carried: dict[str, tuple[int, str] | None] = dataclasses.field(default_factory=dict)
+    held: list[HeldEntry] = dataclasses.field(default_factory=list)
+    left_out: list[HeldEntry] = dataclasses.field(default_factory=list)
 
 
 def current_branch(store: Store) -> str:
@@ -109,12 +126,14 @@ def _sync_locked(store: Store, name, url, branch, machine, author, creds, retrie
     for attempt in range(retries + 1):
         theirs = remotes.fetch(store.repo, name, url, branch, creds, limits)
         crash_point("sync-after-fetch")
-        action, merged, conflicts, clashed = integrate(store, name, theirs, machine=machine,
-                                                       author=author)
+        action, merged, conflicts, clashed, plan = integrate(store, name, theirs,
+                                                             machine=machine, author=author)
         crash_point("sync-after-merge")
         head = store.head()
+        held, left_out = tuple(plan.held), tuple(plan.left_out)
         if head is None or head == theirs:
-            return SyncResult(name, action, head, False, merged, conflicts, attempt, clashed)
+            return SyncResult(name, action, head, False, merged, conflicts, attempt, clashed,
+                              held, left_out)
         check_push(store.root, name, head, theirs)
         try:
             remotes.push(store.repo, url, branch, head, theirs, creds)
@@ -124,15 +143,15 @@ def _sync_locked(store: Store, name, url, branch, machine, author, creds, retrie
         crash_point("sync-after-push")
         remotes.set_tracking(store.repo, name, branch, head)
         return SyncResult(name, "pushed" if action == "up-to-date" else action, head, True,
-                          merged, conflicts, attempt, clashed)
+                          merged, conflicts, attempt, clashed, held, left_out)
     raise Busy(f"remote {name} kept moving: {retries + 1} pushes lost the race; try again",
                code="sync_race", remote=name)
 
 
 def integrate(store: Store, name: str, theirs: str | None, *, machine: str, author: str
-              ) -> tuple[str, tuple, tuple, tuple]:
+              ) -> tuple[str, tuple, tuple, tuple, Plan]:
     """Bring ``theirs`` into HEAD; return ``(action, merged paths, conflict copies, paths
-    whose lines clashed)``."""
+    whose lines clashed, the plan applied)``."""
     for _ in range(_HEAD_RETRIES):
         try:
             with store.lock():
@@ -148,24 +167,25 @@ def _integrate_once(store: Store, name, theirs, machine, author):
 
     repo, head = store.repo, store.head()
     if theirs is None or theirs == head or (head and remotes.is_ancestor(repo, theirs, head)):
-        return "up-to-date", (), (), ()
+        return "up-to-date", (), (), (), Plan()
     if head is None or remotes.is_ancestor(repo, head, theirs):
-        plans = plan_fast_forward(store, head, theirs)
+        whole = plan_fast_forward(store, head, theirs)
         try:
-            _apply(store, name, plans, author, head, fast_forward=theirs)
-            return "fast-forward", tuple(sorted(plans)), (), ()
+            _apply(store, name, whole, author, head, fast_forward=theirs)
+            return "fast-forward", tuple(sorted(whole.files)), (), (), whole
         except InvalidInput as exc:  # file modes differ: a merge commit says the same
             if exc.code != "fast_forward_mismatch":
                 raise
     # head is None only before the first commit, whose sync fast-forwards (or fails above)
     head = cast(str, head)
-    plans = plan_merge(store, remotes.merge_base(repo, head, theirs), head, theirs, machine)
-    _apply(store, name, plans, author, head, parents=(theirs,))
+    whole = plan_merge(store, remotes.merge_base(repo, head, theirs), head, theirs, machine)
+    _apply(store, name, whole, author, head, parents=(theirs,))
+    plans = whole.files
     conflicts = tuple(p for plan in plans.values() if plan.how == "conflict copy"
                       for p in plan.writes if p not in plans)
     clashed = tuple(sorted(p for p, plan in plans.items() if plan.how == CLASHED))
     return ("merge", tuple(sorted(p for p, plan in plans.items() if plan.writes)), conflicts,
-            clashed)
+            clashed, whole)
 
 
 def _tree(repo, commit: str | None):
@@ -179,7 +199,9 @@ def _blob_at(repo, tree, path: str) -> bytes | None:
     from minarad.git.trees import lookup_blob
 
     found = lookup_blob(repo.object_store, tree, path.encode("utf-8", "surrogateescape"))
-    return read_blob(repo.object_store, found[1].decode()) if found else None
+    if found is None or found[0] == 0o160000:  # a submodule's commit is not here
+        return None
+    return read_blob(repo.object_store, found[1].decode())
 
 
 def _remote_changes(repo: Repo, old_tree: bytes | None, new_tree: bytes | None
@@ -204,39 +226,125 @@ def _remote_changes(repo: Repo, old_tree: bytes | None, new_tree: bytes | None
     return changes
 
 
-def plan_fast_forward(store: Store, head: str | None, theirs: str) -> dict[str, FileMerge]:
-    """Every file that differs from HEAD to ``theirs``, as ``theirs`` has it."""
-    from minarad.git.diff import is_regular
-    from minarad.git.objects import read_blob
-
+def plan_fast_forward(store: Store, head: str | None, theirs: str) -> Plan:
+    """Every entry that differs from HEAD to ``theirs``, as ``theirs`` has it."""
     repo = store.repo
-    plans = {}
-    for change in _remote_changes(repo, _tree(repo, head), _tree(repo, theirs)):
-        if change.blob is None or is_regular(change.mode):
-            data = read_blob(repo.object_store, change.blob) if change.blob else None
-            plans[change.path] = FileMerge({change.path: data}, "theirs")
-    return plans
+    our_tree, plan = _tree(repo, head), Plan()
+    held_here = held_paths(store)
+    for change in _remote_changes(repo, our_tree, _tree(repo, theirs)):
+        if change.blob is None:
+            if _held_here(repo, our_tree, change.path, held_here):
+                plan.carried[change.path] = None
+            else:
+                plan.files[change.path] = FileMerge({change.path: None}, "theirs")
+            continue
+        data = _hold_or_read(store, change, plan)
+        if data is None:  # held: a file ours had checked out there goes from disk
+            if _checked_out(repo, our_tree, change.path, held_here):
+                plan.files[change.path] = FileMerge({change.path: None}, "theirs")
+            continue
+        plan.files[change.path] = FileMerge({change.path: data}, "theirs")
+    _leave_out_clashes(repo, our_tree, plan)
+    return plan
 
 
 def plan_merge(store: Store, base: str | None, head: str, theirs: str,
-               machine: str) -> dict[str, FileMerge]:
-    """Merge every file ``theirs`` changed since ``base`` into HEAD's (see :mod:`rules`)."""
-    from minarad.git.diff import is_regular
-    from minarad.git.objects import read_blob
-
+               machine: str) -> Plan:
+    """Merge every entry ``theirs`` changed since ``base`` into HEAD's (see :mod:`rules`)."""
     repo = store.repo
-    base_tree, our_tree = _tree(repo, base), _tree(repo, head)
-    plans: dict[str, FileMerge] = {}
+    base_tree, our_tree, plan = _tree(repo, base), _tree(repo, head), Plan()
+    plans, held_here = plan.files, held_paths(store)
     for change in _remote_changes(repo, base_tree, _tree(repo, theirs)):
-        if change.blob is not None and not is_regular(change.mode):
+        ours = _blob_at(repo, our_tree, change.path)
+        base_data = _blob_at(repo, base_tree, change.path)
+        if change.blob is None and _held_here(repo, our_tree, change.path, held_here):
+            plan.carried[change.path] = None  # never changed here: their delete stands
             continue
-        other = read_blob(repo.object_store, change.blob) if change.blob else None
-        plan = merge_file(change.path, _blob_at(repo, base_tree, change.path),
-                          _blob_at(repo, our_tree, change.path), other, machine)
-        plans[change.path] = _free_conflict_names(repo, our_tree, plan, plans)
+        other = _hold_or_read(store, change, plan) if change.blob else None
+        if change.blob is not None and other is None:  # held in the tree, not on disk
+            if _checked_out(repo, our_tree, change.path, held_here):
+                keep = {} if ours == base_data else {conflict_name(change.path, machine): ours}
+                file = FileMerge({change.path: None, **keep},
+                                 "conflict copy" if keep else "theirs")
+                plans[change.path] = _free_conflict_names(repo, our_tree, file, plans)
+            continue
+        file = merge_file(change.path, base_data, ours, other, machine)
+        plans[change.path] = _free_conflict_names(repo, our_tree, file, plans)
     if base is None:
         plans.update(_onboarded_elsewhere(repo, our_tree, _tree(repo, theirs)))
-    return plans
+    _leave_out_clashes(repo, our_tree, plan)
+    return plan
+
+
+def held_paths(store: Store) -> frozenset[str]:
+    """The paths HEAD holds without a file on disk (see :mod:`minarad.store.held`)."""
+    from minarad.store.held import held_paths as recorded
+
+    return recorded(store)
+
+
+def _held_here(repo, our_tree, path: str, held_here: frozenset[str]) -> bool:
+    """True when HEAD holds ``path`` without a file on disk."""
+    from minarad.git.diff import is_regular
+    from minarad.git.trees import lookup_blob
+
+    found = lookup_blob(repo.object_store, our_tree, path.encode("utf-8", "surrogateescape"))
+    return found is not None and (path in held_here or not is_regular(found[0]))
+
+
+def _checked_out(repo, our_tree, path: str, held_here: frozenset[str]) -> bool:
+    """True when HEAD holds ``path`` as a file on disk."""
+    from minarad.git.trees import lookup_blob
+
+    found = lookup_blob(repo.object_store, our_tree, path.encode("utf-8", "surrogateescape"))
+    return found is not None and not _held_here(repo, our_tree, path, held_here)
+
+
+def _hold_or_read(store: Store, change: FileChange, plan: Plan) -> bytes | None:
+    """The remote's file to check out, or None when it is held (carried in the tree)."""
+    from minarad.git.diff import is_regular
+    from minarad.git.objects import read_blob
+    from minarad.sync.passthrough import why_held
+
+    blob, mode = cast(str, change.blob), cast(int, change.mode)
+    data = read_blob(store.repo.object_store, blob) if is_regular(mode) else None
+    why = why_held(store, change.path, mode, len(data) if data is not None else None)
+    if why is None:
+        return data
+    plan.carried[change.path] = (mode, blob)
+    plan.held.append(HeldEntry(change.path, mode, blob, *why))
+    return None
+
+
+def _leave_out_clashes(repo, our_tree, plan: Plan) -> None:
+    """A held entry whose place a folder (or a file on its way) takes stays out of the tree."""
+    from minarad.sync.passthrough import clashing_reason
+
+    gone = {p for p, f in plan.files.items() for p, d in f.writes.items() if d is None}
+    gone |= {p for p, e in plan.carried.items() if e is None}
+    for entry in list(plan.held):
+        if _place_taken(repo, our_tree, entry.path, gone, plan):
+            del plan.carried[entry.path]
+            plan.held.remove(entry)
+            reason, fix = clashing_reason(entry.path)
+            plan.left_out.append(dataclasses.replace(entry, reason=reason, fix=fix))
+
+
+def _place_taken(repo, our_tree, path: str, gone: set[str], plan: Plan) -> bool:
+    """True when, after the merge, a folder stands at ``path`` or a file at one of its folders."""
+    from minarad.git.trees import files_under, lookup_blob
+
+    store, raw = repo.object_store, path.encode("utf-8", "surrogateescape")
+    parts = path.split("/")
+    for depth in range(1, len(parts)):
+        folder = "/".join(parts[:depth])
+        if folder not in gone and lookup_blob(store, our_tree, folder.encode()) is not None:
+            return True
+    written = {p for f in plan.files.values() for p, d in f.writes.items() if d is not None}
+    if any(p.startswith(path + "/") for p in written):
+        return True
+    inside = files_under(store, our_tree, raw) or []
+    return any(p.decode("utf-8", "surrogateescape") not in gone for p in inside)
 
 
 def _onboarded_elsewhere(repo, our_tree, their_tree) -> dict[str, FileMerge]:
@@ -278,15 +386,26 @@ def _free_conflict_names(repo, our_tree, plan: FileMerge, plans: dict) -> FileMe
     return FileMerge(writes, plan.how)
 
 
-def _apply(store: Store, name: str, plans: dict, author: str, head, *, fast_forward=None,
+def _apply(store: Store, name: str, whole: Plan, author: str, head, *, fast_forward=None,
            parents=()) -> None:
+    from minarad.store.held import record_held
+
+    plans = whole.files
     lines = [f"{path}: {plan.how}" for path, plan in sorted(plans.items())
              if plan.writes and plan.how != "theirs"]
+    lines += [f"{e.path}: held in the tree, not checked out ({e.reason})" for e in whole.held]
     message = (f"merge from {name}" + ("\n\n" + "\n".join(lines) if lines else "")
                if parents else f"fast-forward to {name}")
+    # force: the remote's .gitignore is taken as an editor's change would be, and
+    # ``minara status`` lists the tracked files it hides
     with store.transaction(author=author, source=f"sync:{name}", message=message,
                            parents=parents, fast_forward=fast_forward,
-                           expect_head=head) as tx:
+                           expect_head=head, force=True) as tx:
+        for path, entry in whole.carried.items():
+            tx.carry(path, entry)
+        # recorded first: a record counts only while HEAD holds its entry, and a scan
+        # of the disk right after the commit must already leave these entries alone
+        record_held(store, whole.held, [p for p, e in whole.carried.items() if e is None])
         for plan in plans.values():
             for path, data in plan.writes.items():
                 if data is None:

@@ -37,13 +37,18 @@ class SyncState:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(self.path, json.dumps(data, indent=2).encode() + b"\n")
 
-    def record_success(self, name: str, head: str | None, clashed: list | None = None) -> None:
+    def record_success(self, name: str, head: str | None, clashed: list | None = None,
+                       left_out: list | None = None) -> None:
         """A sync with ``name`` ended well at ``head``; ``clashed``: files where both sides
-        changed the same lines (both versions kept in place), shown until the next merge."""
+        changed the same lines (both versions kept in place); ``left_out``: the remote's
+        entries the merge could not hold; both shown until the next merge."""
         values: dict = dict(last_sync=_now(), last_head=head, last_error=None, failures=0,
                             refused=None)
-        if clashed is not None and (clashed or "clashed" in self.read().get(name, {})):
+        before = self.read().get(name, {})
+        if clashed is not None and (clashed or "clashed" in before):
             values["clashed"] = clashed
+        if left_out is not None and (left_out or "left_out" in before):
+            values["left_out"] = left_out
         self._update(name, **values)
 
     def record_failure(self, name: str, message: str, refused: str | None = None) -> None:

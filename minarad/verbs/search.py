@@ -91,7 +91,7 @@ def search(app: Minara, query: str, *, who: str | None, role: str | None = None,
         channel: the caller's channel, whose files join the shared ones.
         since: changed since (ISO date or time, ``7d``, ``12h``).
         until: changed until (as ``since``).
-        limit: how many hits at most.
+        limit: how many pages at most, each with its best sections (``per_page``).
         per_page: at most this many sections of a page (None: the setting).
         explain: keep each voice's rank and score.
         catch_up: catch the index up first (False: search it as it is).

@@ -47,6 +47,9 @@ def test_pages_and_explain_options(minara):
     assert sorted(pages) == ["wiki/nuts/nuts.md", "wiki/tree/tree.md"]
     every = [h["path"] for h in minara.json("search", "walnut", "--per-page", "0")["results"]]
     assert every.count("wiki/nuts/nuts.md") == 4
+    two = [h["path"] for h in minara.json("search", "walnut", "-n", "2")["results"]]
+    nuts, tree = ["wiki/nuts/nuts.md"] * 2, ["wiki/tree/tree.md"]
+    assert two in (nuts + tree, tree + nuts)  # -n counts pages; a page's sections together
     text = minara("search", "walnut", "--explain", "-n", "1", check=0).stdout
     assert "explain: lexical #1" in text
 

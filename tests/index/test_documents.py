@@ -15,22 +15,28 @@ def docs(path, text, max_bytes=1_000_000):
 def test_markdown_file_gives_a_document_per_section():
     found, problems = docs("channels/c9/MEMORY.md",
                            "---\ntitle: Team\ntags: a, b\n---\n# Memory\n\n## Facts\n\nx\n")
-    assert [(d.heading, d.line_start, d.line_end) for d in found] == [
-        ("", 1, 4), ("Memory > Facts", 7, 9)]
-    assert {d.title for d in found} == {"Team"}
+    assert [(d.heading, d.line_start, d.line_end) for d in found] == [("Memory > Facts", 7, 9)]
+    assert found[0].title == "Team" and found[0].text == "\nx\n"
     assert found[0].meta == "Team\na, b" and found[0].tags == ["a", "b"]
-    assert {(d.role, d.channel) for d in found} == {("channel_memory", "c9")}
+    assert (found[0].role, found[0].channel) == ("channel_memory", "c9")
     assert problems == []
 
 
-def test_a_heading_alone_folds_into_the_sections_under_it():
+def test_a_heading_alone_folds_into_the_sections_under_it_or_the_next():
     found, _ = docs("wiki/a.md", ("# Guide [[x/y]]\n\n## Part\n\ntext\n### Deeper\n\nmore\n"
-                                  "## Empty\n## Sibling\n\nwords\n## Last\n"))
-    assert [(d.heading, d.line_start) for d in found] == [
-        ("Guide [[x/y]] > Part", 3), ("Guide [[x/y]] > Part > Deeper", 6),
-        ("Guide [[x/y]] > Empty", 9), ("Guide [[x/y]] > Sibling", 10),
-        ("Guide [[x/y]] > Last", 13)]
-    assert found[0].links == ["wiki/x/y.md"]
+                                  "## Empty [[z]]\n## Sibling\n\nwords\n## Last\n"))
+    assert [(d.heading, d.line_start, d.meta) for d in found] == [
+        ("Guide [[x/y]] > Part", 3, ""), ("Guide [[x/y]] > Part > Deeper", 6, ""),
+        ("Guide [[x/y]] > Sibling", 10, "Empty [[z]]\nLast")]
+    assert found[0].links == ["wiki/x/y.md"] and found[2].links == ["wiki/z.md"]
+
+
+def test_a_page_of_headings_and_front_matter_only_is_one_document():
+    found, _ = docs("wiki/a.md", "---\ntitle: Plans\ntopic: boats\n---\n# Ideas\n## Later\n")
+    assert [(d.heading, d.text, d.line_start, d.line_end) for d in found] == [
+        ("Ideas", "", 1, 6)]
+    assert found[0].title == "Plans" and found[0].meta == "Plans\nboats\nLater"
+    assert docs("wiki/b.md", "---\ntopic: boats\n---\n")[0][0].meta == "boats"
 
 
 def test_unclosed_front_matter_values_are_problems():

@@ -92,7 +92,7 @@ def test_filters(corpus, ws):
         "wiki/handbook/deploy.md", "wiki/handbook/onboarding.md"}
     assert set(paths(corpus.search("deploy", path="wiki/handbook/"))) == {
         "wiki/handbook/deploy.md", "wiki/handbook/onboarding.md"}
-    assert len(corpus.search("deploy", limit=1)) == 1
+    assert len({h.path for h in corpus.search("deploy", limit=1)}) == 1  # one page
 
 
 def test_since_uses_the_commit_that_last_changed_the_file(corpus, ws):
@@ -242,11 +242,23 @@ def test_a_title_over_sections_does_not_outrank_the_text(ws, index):
     index.catch_up()
     hits = index.search("deploy", limit=20)
     assert [h.heading for h in hits if h.path == "wiki/ops/deploy.md"] == ["Deploy > Rollback"]
-    steps, alone = (next(i for i, h in enumerate(hits) if h.heading == heading)
-                    for heading in ("Notes > Steps", "Notes > Deploy"))
-    assert steps < alone
-    assert all(h.snippet.text.strip() for h in hits)
-    assert "[Deploy]" in hits[alone].snippet.render("[", "]")
+    assert [h.heading for h in hits if h.path == "wiki/ops/notes.md"] == ["Notes > Steps"]
+    assert all(h.snippet.highlights for h in hits)
+
+
+def test_front_matter_and_bare_headings_are_never_hits(ws, index):
+    ws.commit(**{"wiki__boats.md": ("---\ntitle: Boats\ntopic: regatta\n---\n# Boats\n\n"
+                                     "## Rigging\n\n## Sails\n\nHoist the mainsail first.\n"),
+                 "wiki__club.md": "# Club\n\nMembers meet on Sundays.\n"})
+    index.catch_up()
+    hits = index.search("regatta", limit=20)
+    assert [(h.path, h.heading, h.line_start) for h in hits] == [
+        ("wiki/boats.md", "Boats > Sails", 9)]
+    assert hits[0].snippet.text == "Hoist the mainsail first."
+    hits = index.search("rigging", limit=20)
+    assert [(h.path, h.heading) for h in hits] == [("wiki/boats.md", "Boats > Sails")]
+    hits = index.search("boats OR sundays OR rigging OR sails", limit=20, per_page=0)
+    assert sorted(h.heading for h in hits) == ["Boats > Sails", "Club"]
 
 
 def test_channel_search_keeps_shared_files(corpus):
@@ -266,3 +278,19 @@ def test_a_reader_sees_a_new_channel_after_the_writer_commits(ws, corpus):
     assert paths(reader.search("kiwis")) == ["wiki/fruit.md"]
     assert sorted(paths(reader.search("kiwis", channel="c3"))) == ["channels/c3/MEMORY.md",
                                                                   "wiki/fruit.md"]
+
+
+def test_limit_counts_pages_each_with_its_best_sections_under_it(ws, index):
+    many = "".join(f"## Part {n}\n\notter otter notes {n}\n\n" for n in range(60))
+    ws.commit(**{"wiki__many.md": f"# Many\n\n{many}",
+                 "wiki__b.md": "# B\n\nAn otter, once, in a long text about rivers and lakes.\n",
+                 "wiki__c.md": "# C\n\nRivers, lakes and one otter seen from a boat at dawn.\n",
+                 "wiki__d.md": "# D\n\nNothing here.\n"})
+    index.catch_up()
+    hits = index.search("otter", limit=3)
+    assert [h.path for h in hits][:2] == ["wiki/many.md"] * 2
+    assert sorted(h.path for h in hits[2:]) == ["wiki/b.md", "wiki/c.md"]
+    assert [h.path for h in index.search("otter", limit=3, per_page=1)] == [
+        "wiki/many.md", *(h.path for h in hits[2:])]
+    every = index.search("otter", limit=2, per_page=0)
+    assert [h.path for h in every] == ["wiki/many.md"] * 60 + [hits[2].path]

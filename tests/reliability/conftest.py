@@ -7,12 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git
+from minarad.workspace.content import git_blob_id
+from tests.conftest import git, git_bytes
 from tests.daemon.conftest import SCRUB, DaemonProcess
 
 #: The exit status of a process stopped at a crash point (``minarad.crashpoints``).
 CRASHED = 86
 ZERO = "0" * 40
+#: ``MINARA_SOAK=1`` (``bench/soak.py``): longer random runs, every case with every leftover.
+SOAK = os.environ.get("MINARA_SOAK", "") not in ("", "0")
 
 
 def path_history(ws, path: str) -> list[str | None]:
@@ -55,6 +58,35 @@ def age_git_locks(ws) -> list[str]:
         os.utime(lock, (1_000_000_000, 1_000_000_000))
         aged.append(str(lock.relative_to(ws)))
     return aged
+
+
+def leave_object_lock(ws, data: bytes, age: float = 3600) -> str:
+    """The 0-byte ``.git/objects/xx/<id>.lock`` a writer killed while storing ``data`` leaves.
+
+    It is made ``age`` seconds old; returns its path.
+    """
+    blob_id = git_blob_id(data)
+    folder = Path(ws, ".git", "objects", blob_id[:2])
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = folder / f"{blob_id[2:]}.lock"
+    lock.write_bytes(b"")
+    then = lock.stat().st_mtime - age
+    os.utime(lock, (then, then))
+    return str(lock)
+
+
+def status_paths(ws) -> list[bytes]:
+    """Every path ``git status`` names (raw bytes; untracked files one by one), sorted."""
+    out = git_bytes(ws, "status", "--porcelain", "-z", "--untracked-files=all")
+    return sorted(entry[3:] for entry in out.split(b"\0") if entry)
+
+
+def assert_sound_but_for(ws, odd) -> None:
+    """``git fsck --strict`` passes; ``git status`` names only the ``odd`` names, untracked."""
+    git(ws, "fsck", "--strict", "--no-progress")
+    out = git_bytes(ws, "status", "--porcelain", "-z", "--untracked-files=all")
+    entries = sorted(entry for entry in out.split(b"\0") if entry)
+    assert entries == sorted(b"?? " + name for name in odd), f"git status: {entries}"
 
 
 @pytest.fixture

@@ -5,20 +5,38 @@ of the write path (see ``minarad.crashpoints``). After each crash the
 next ``minara`` call must leave a sound repository (``git fsck --strict``,
 ``git status`` clean) in which the interrupted write is present exactly
 once, in the file and in its history, and the history cache agrees with git.
+
+Each case also meets one leftover of an earlier disaster, in rotation
+(``MINARA_SOAK=1``: every case meets each): a stale 0-byte
+``.git/objects/xx/<id>.lock`` that a writer killed while storing exactly
+the content about to be written left behind, or a file whose name is not
+UTF-8 in the workspace (never versioned; every other file still is, and a
+write to such a name is refused with path_not_utf8).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from minarad.workspace.content import git_blob_id
 from minarad.crashpoints import CRASH_EXIT_CODE
-from tests.conftest import assert_repo_sound, git
-from tests.daemon.conftest import tree_equals_disk, wait_until
-from tests.reliability.conftest import CRASHED, age_git_locks, commits_adding, path_history
+from minarad.workspace.content import git_blob_id
+from tests.conftest import MINARA, git
+from tests.daemon.conftest import head_files, wait_until
+from tests.reliability.conftest import (
+    CRASHED,
+    SOAK,
+    age_git_locks,
+    assert_sound_but_for,
+    commits_adding,
+    leave_object_lock,
+    path_history,
+    status_paths,
+)
 
 #: Points every commit passes, in order.
 COMMIT_POINTS = ["commit-after-marker", "commit-before-head", "commit-after-head",
@@ -27,6 +45,41 @@ COMMIT_POINTS = ["commit-after-marker", "commit-before-head", "commit-after-head
 BASE = "# Notes\n\n- first line\n"
 #: Points reached before the file changes: the write must simply not have happened.
 BEFORE_THE_FILE = {"commit-after-marker"}
+#: What an earlier disaster left in the workspace when the case starts.
+LEFTOVERS = ("none", "object-lock", "odd-name")
+ODD_NAMES = (b"caf\xe9.md", b"d\xe9/a.md")
+
+
+def with_leftovers(cases: list) -> list:
+    """Each case with one leftover in rotation, or with each of them (a soak)."""
+    if SOAK:
+        return [(*case, left) for case in cases for left in LEFTOVERS]
+    return [(*case, LEFTOVERS[i % len(LEFTOVERS)]) for i, case in enumerate(cases)]
+
+
+def leave(ws, leftover: str, text: str) -> list[bytes]:
+    """Leave ``leftover`` for a write of ``text``; return the odd names made."""
+    if leftover == "object-lock":
+        leave_object_lock(ws, text.encode())
+    if leftover != "odd-name":
+        return []
+    for name in ODD_NAMES:
+        full = os.path.join(os.fsencode(ws), name)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as fh:
+            fh.write(b"a name that is not UTF-8\n")
+    return list(ODD_NAMES)
+
+
+def assert_odd_name_refused(minara, ws, odd: list[bytes]) -> None:
+    """A write to a name that is not UTF-8 is refused, and the name stays unversioned."""
+    if not odd:
+        return
+    done = subprocess.run([MINARA.encode(), b"--json", b"memory", b"set", b"x\xff.md", b"hi"],
+                          env=minara.env, capture_output=True, timeout=120)
+    assert done.returncode == 1 and json.loads(done.stderr)["error"] == "path_not_utf8"
+    assert not os.path.lexists(os.path.join(os.fsencode(ws), b"x\xff.md"))
+    assert status_paths(ws) == sorted(odd)
 
 
 def test_the_crash_exit_code_is_the_one_the_suite_expects():
@@ -35,7 +88,7 @@ def test_the_crash_exit_code_is_the_one_the_suite_expects():
 
 def _seed(minara, ws) -> None:
     minara("memory", "set", "notes.md", BASE, check=0)
-    assert_repo_sound(ws)
+    assert_sound_but_for(ws, [])
 
 
 def _recover(minara, ws, path: str) -> dict:
@@ -44,7 +97,8 @@ def _recover(minara, ws, path: str) -> dict:
     if proc.returncode != 0:
         error = json.loads(proc.stdout or proc.stderr)
         assert error["error"] == "repository_busy", proc.stderr
-        assert age_git_locks(ws), "busy without a git lock left behind"
+        aged = [lock for lock in age_git_locks(ws) if not lock.startswith(".git/objects/")]
+        assert aged, "busy without a git lock left behind"
         proc = minara("--json", "memory", "get", path, check=0)
     return json.loads(proc.stdout)
 
@@ -54,13 +108,14 @@ def _assert_history_cache_agrees(minara, ws, path: str) -> None:
     assert [v["blob_id"] for v in listed[::-1]] == path_history(ws, path)
 
 
-def _assert_once(minara, ws, path: str, token: str, expected: str) -> None:
+def _assert_once(minara, ws, path: str, token: str, expected: str,
+                 odd: list[bytes] = ()) -> None:
     text = Path(ws, path).read_text()
     assert text == expected
     assert text.count(token) == 1
     assert commits_adding(ws, path, token) == 1
     assert path_history(ws, path)[-1] == git_blob_id(expected.encode())
-    assert_repo_sound(ws)
+    assert_sound_but_for(ws, odd)
     _assert_history_cache_agrees(minara, ws, path)
 
 
@@ -72,24 +127,29 @@ WRITES = {
                lambda token: ["memory", "append", "notes.md", f"- {token}"],
                lambda token: BASE + f"- {token}\n"),
 }
-CASES = [(verb, point) for verb, (points, _a, _e) in WRITES.items() for point in points]
+CASES = with_leftovers([(verb, point) for verb, (points, _a, _e) in WRITES.items()
+                        for point in points])
 
 
-@pytest.mark.parametrize("verb, point", CASES, ids=[f"{v}-{p}" for v, p in CASES])
-def test_cli_write_killed_at_a_crash_point_is_kept_exactly_once(minara, ws, verb, point):
+@pytest.mark.parametrize("verb, point, leftover", CASES,
+                         ids=[f"{v}-{p}-{left}" for v, p, left in CASES])
+def test_cli_write_killed_at_a_crash_point_is_kept_exactly_once(minara, ws, verb, point,
+                                                                 leftover):
     _points, argv, expected = WRITES[verb]
     _seed(minara, ws)
     token = f"written-by-{verb}-{point}"
+    odd = leave(ws, leftover, expected(token))
     crashed = minara(*argv(token), extra_env={"MINARA_CRASH_AT": point})
     assert crashed.returncode == CRASHED, crashed.stderr
     got = _recover(minara, ws, "notes.md")
     if point in BEFORE_THE_FILE:
         assert got["text"] == BASE and commits_adding(ws, "notes.md", token) == 0
-        assert_repo_sound(ws)
+        assert_sound_but_for(ws, odd)
         minara(*argv(token), check=0)  # the retry writes it, once
-    _assert_once(minara, ws, "notes.md", token, expected(token))
+    _assert_once(minara, ws, "notes.md", token, expected(token), odd)
     minara("memory", "append", "notes.md", "- after the crash", check=0)
-    _assert_once(minara, ws, "notes.md", token, expected(token) + "- after the crash\n")
+    _assert_once(minara, ws, "notes.md", token, expected(token) + "- after the crash\n", odd)
+    assert_odd_name_refused(minara, ws, odd)
 
 
 @pytest.mark.parametrize("point", ["store-after-unlink", *COMMIT_POINTS])
@@ -108,7 +168,7 @@ def test_cli_delete_killed_at_a_crash_point_deletes_once(minara, ws, point):
         proc = minara("--json", "memory", "get", "notes.md")
     assert proc.returncode == 4, proc.stderr
     assert path_history(ws, "notes.md") == [git_blob_id(BASE.encode()), None]
-    assert_repo_sound(ws)
+    assert_sound_but_for(ws, [])
     _assert_history_cache_agrees(minara, ws, "notes.md")
 
 
@@ -126,23 +186,30 @@ def test_a_crash_while_recovering_from_a_crash_is_recovered_next_time(minara, ws
     assert commits_adding(ws, "notes.md", "- twice") == 0
 
 
-DAEMON_POINTS = ["daemon-before-commit", *COMMIT_POINTS, "daemon-after-commit"]
+DAEMON_POINTS = with_leftovers([(point,) for point in
+                                ["daemon-before-commit", *COMMIT_POINTS, "daemon-after-commit"]])
 
 
-@pytest.mark.parametrize("point", DAEMON_POINTS)
+@pytest.mark.parametrize("point, leftover", DAEMON_POINTS,
+                         ids=[f"{p}-{left}" for p, left in DAEMON_POINTS])
 def test_daemon_killed_while_committing_an_edit_commits_it_once_on_restart(
-        minara, ws, daemon, point):
+        minara, ws, daemon, point, leftover):
     _seed(minara, ws)
     daemon.start(env={"MINARA_CRASH_AT": point})
     token = f"edited-before-{point}"
-    Path(ws, "notes.md").write_text(BASE + f"- {token}\n")
+    expected = BASE + f"- {token}\n"
+    odd = leave(ws, leftover, expected)
+    Path(ws, "notes.md").write_text(expected)
     assert daemon.proc.wait(timeout=60) == CRASHED, daemon.log()
     age_git_locks(ws)  # the restart comes "later": a dead process's git locks are stale
     daemon.start()
-    wait_until(lambda: tree_equals_disk(ws) and not git(ws, "status", "--porcelain"),
-               what="the edit committed after the restart")
-    daemon.stop()
-    _assert_once(minara, ws, "notes.md", token, BASE + f"- {token}\n")
+    blob = git_blob_id(expected.encode())
+    wait_until(lambda: head_files(ws).get("notes.md") == blob and not git(
+        ws, "diff", "--cached", "--name-only") and status_paths(ws) == sorted(odd),
+        what="the edit committed after the restart")
+    assert daemon.stop() == 0, daemon.log()
+    assert "FileLocked" not in daemon.log() and "UnicodeEncodeError" not in daemon.log()
+    _assert_once(minara, ws, "notes.md", token, expected, odd)
 
 
 def test_a_crash_while_the_history_cache_catches_up_with_git_is_recovered(minara, ws, env):

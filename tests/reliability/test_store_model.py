@@ -9,6 +9,14 @@ CLI checks the repository (``git fsck --strict``), that ``git status``
 names exactly the edits not yet committed, and that each path's history is
 exactly the accepted writes, each once: refused writes appear nowhere.
 
+Two leftovers of earlier disasters are among the steps: a stale 0-byte
+``.git/objects/xx/<id>.lock`` (what a writer killed while storing that
+object leaves) for random contents and for exactly the content the next
+write makes, which must be written all the same; and files whose names are
+not UTF-8 appearing in the workspace: never versioned (``git status`` lists
+them untracked), every other file still committed, and a write to such a
+name refused with path_not_utf8.
+
 The default run is short; ``MINARA_SOAK=1`` (or ``bench/soak.py``) runs it
 long before a release. A failure is found in seconds, but hypothesis then
 shrinks it to the shortest failing sequence, which can take a few minutes.
@@ -22,6 +30,7 @@ changes (``chmod +x``, which ``commit_disk`` does not commit).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -36,11 +45,12 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from minarad.errors import InvalidInput, NotFound, VersionConflict
 from minarad.store import Store
 from minarad.workspace.content import git_blob_id
-from tests.conftest import MINARA, git
-from tests.reliability.conftest import all_histories
+from tests.conftest import MINARA, git, git_bytes
+from tests.reliability.conftest import SOAK, all_histories, leave_object_lock
 
-SOAK = os.environ.get("MINARA_SOAK", "") not in ("", "0")
 PATHS = ("notes.md", "deep/c.md")
+#: Names that are not UTF-8 (Latin-1 and stray bytes), beside the model's files and in folders.
+ODD_NAMES = st.sampled_from([b"caf\xe9.md", b"x\xff.md", b"deep/d\xe9.md", b"d\xe9/a.md"])
 #: Line text: ASCII, a Hangul syllable, Markdown bullets; never empty (KNOWN: an
 #: empty append makes a blank-line version, so ``min_size=1``).
 LINES = st.text(alphabet="ab xy-#*\u00e9\ud55c", min_size=1, max_size=12).map(str.strip).filter(
@@ -101,6 +111,7 @@ class StoreMachine(RuleBasedStateMachine):
         self.store.ensure()
         self.other = Store(self.ws, operator="the-operator")
         self.model = {p: PathModel() for p in PATHS}
+        self.odd: set[bytes] = set()
         self.serial = 0
         self.env = self._child_env()
 
@@ -151,11 +162,15 @@ class StoreMachine(RuleBasedStateMachine):
         store.write(path, text, base=None if base == "none" else number, author="agent")
         m.commit(text)
 
-    @rule(path=st.sampled_from(PATHS), line=LINES, second=st.booleans(), edit=EDITS)
-    def append_line(self, path, line, second, edit):
+    @rule(path=st.sampled_from(PATHS), line=LINES, second=st.booleans(), edit=EDITS,
+          locked=st.booleans())
+    def append_line(self, path, line, second, edit, locked):
+        """An append; ``locked``: a killed writer left a lock for exactly its result."""
         self.edit_first(path, edit)
         m = self.model[path]
         text = f"- {line} {self.token('append')}"
+        if locked:
+            leave_object_lock(self.ws, appended(m.disk or "", text).encode())
         (self.other if second else self.store).append(path, text, author="agent")
         m.absorb()
         m.commit(appended(m.disk or "", text))
@@ -197,6 +212,56 @@ class StoreMachine(RuleBasedStateMachine):
             if whole_tree or rel == path:
                 m.absorb()
 
+    # -- leftovers of earlier disasters -------------------------------------------
+
+    @rule(path=st.sampled_from(PATHS), line=LINES, eol=EOLS,
+          by=st.sampled_from(["store", "child", "editor"]))
+    def write_a_content_a_killed_writer_locked(self, path, line, eol, by):
+        """A killed writer left ``<id>.lock`` for exactly the content written now."""
+        text = f"# {path}{eol}{eol}- {line} {self.token('locked')}{eol}"
+        leave_object_lock(self.ws, text.encode())
+        m = self.model[path]
+        if by == "editor":
+            self.editor_writes_text(path, text)
+            self.store.commit_disk([path])
+            m.absorb()
+            return
+        if by == "store":
+            self.store.write(path, text, author="agent")
+        else:
+            proc = subprocess.run([MINARA, "memory", "set", path, text], env=self.env,
+                                  capture_output=True, text=True, timeout=120)
+            assert proc.returncode == 0, proc.stderr
+        m.absorb()
+        m.commit(text)
+
+    @rule(data=st.binary(max_size=40))
+    def a_killed_writer_left_a_lock_for_random_content(self, data):
+        leave_object_lock(self.ws, data)
+
+    @rule(name=ODD_NAMES)
+    def a_file_whose_name_is_not_utf8_appears(self, name):
+        full = os.path.join(os.fsencode(self.ws), name)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as fh:
+            fh.write(b"not versioned\n")
+        self.odd.add(name)
+
+    @rule(name=ODD_NAMES, child=st.booleans())
+    def a_write_to_a_name_that_is_not_utf8_is_refused(self, name, child):
+        full = os.path.join(os.fsencode(self.ws), name)
+        before = open(full, "rb").read() if os.path.lexists(full) else None
+        if child:
+            done = subprocess.run([MINARA.encode(), b"--json", b"memory", b"set", name, b"x"],
+                                  env=self.env, capture_output=True, timeout=120)
+            assert done.returncode == 1, done.stderr
+            assert json.loads(done.stderr)["error"] == "path_not_utf8"
+        else:
+            with pytest.raises(InvalidInput) as refused:
+                self.store.write(os.fsdecode(name), "x\n", author="agent")
+            assert refused.value.code == "path_not_utf8"
+        assert (open(full, "rb").read() if os.path.lexists(full) else None) == before
+
     # -- other programs ---------------------------------------------------------
 
     def edit_first(self, path, edit) -> None:
@@ -207,6 +272,9 @@ class StoreMachine(RuleBasedStateMachine):
     def editor_writes(self, path, line, eol, newline_at_end):
         """An editor saving in place (truncate and write), without the store."""
         text = f"# {path}{eol}- {line} {self.token('editor')}" + (eol if newline_at_end else "")
+        self.editor_writes_text(path, text)
+
+    def editor_writes_text(self, path: str, text: str) -> None:
         self.full(path).parent.mkdir(parents=True, exist_ok=True)
         self.full(path).write_bytes(text.encode())
         self.model[path].disk = text
@@ -289,9 +357,16 @@ class StoreMachine(RuleBasedStateMachine):
     @invariant()
     def git_fsck_and_status_agree(self):
         git(self.ws, "fsck", "--strict", "--no-progress")
-        status = git(self.ws, "status", "--porcelain", "--untracked-files=all", "-z")
-        dirty = {entry[3:] for entry in status.split("\0") if entry}
+        status = git_bytes(self.ws, "status", "--porcelain", "--untracked-files=all", "-z")
+        entries = [entry for entry in status.split(b"\0") if entry]
+        assert {e[3:] for e in entries if e.startswith(b"?? ") and e[3:] in self.odd} == self.odd
+        dirty = {e[3:].decode() for e in entries if e[3:] not in self.odd}
         assert dirty == {rel for rel, m in self.model.items() if m.pending}
+
+    @invariant()
+    def no_name_that_is_not_utf8_is_versioned(self):
+        tree = git_bytes(self.ws, "ls-tree", "-r", "-z", "--name-only", "HEAD")
+        assert not set(tree.split(b"\0")) & self.odd
 
     @invariant()
     def both_stores_count_the_versions(self):

@@ -6,19 +6,13 @@ import json
 import subprocess
 
 from minarad.secrets import fingerprint
-from tests.conftest import MINARA, assert_repo_sound, git
+from tests.conftest import assert_repo_sound, git
 from tests.secrets.samples import samples
-from tests.sync.conftest import make_bare
+from tests.sync.conftest import make_bare, run_on
 
 
 def _run(env, ws, *args, check=0):
-    """``minara -w WS ARGS``; a machine's workspace is set up (``minara init``) on first use."""
-    if args[:1] != ("init",) and not (ws / ".git").exists():
-        subprocess.run([MINARA, "init", str(ws)], capture_output=True, env=env, check=True)
-    proc = subprocess.run([MINARA, "-w", str(ws), *map(str, args)], capture_output=True,
-                          text=True, env=env, timeout=120)
-    assert check is None or proc.returncode == check, (args, proc.stdout, proc.stderr)
-    return proc
+    return run_on(env, ws, *args, check=check)
 
 
 def _hand_commit(ws, rel: str, text: str) -> str:

@@ -9,7 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git
+from tests.conftest import MINARA, git
+
+
+def run_on(env, ws: Path, *args, check: int | None = 0,
+           extra_env: dict | None = None) -> subprocess.CompletedProcess:
+    """``minara -w WS ARGS`` as a machine runs it; its workspace is set up
+    (``minara init``) on first use, as a machine's is before it syncs."""
+    if args[:1] != ("init",) and not (ws / ".git").exists():
+        subprocess.run([MINARA, "init", str(ws)], capture_output=True, env=env, check=True)
+    proc = subprocess.run([MINARA, "-w", str(ws), *map(str, args)], capture_output=True,
+                          text=True, env={**env, **(extra_env or {})}, timeout=120)
+    if check is not None:
+        assert proc.returncode == check, f"{args}: {proc.returncode}\n{proc.stdout}{proc.stderr}"
+    return proc
 
 
 def tree_of(repo, rev: str = "HEAD") -> dict[str, str]:

@@ -10,18 +10,11 @@ import pytest
 from minarad.crashpoints import CRASH_EXIT_CODE
 from tests.conftest import MINARA, assert_repo_sound, git
 from tests.daemon.conftest import DaemonProcess, wait_until
-from tests.sync.conftest import tree_of
+from tests.sync.conftest import run_on, tree_of
 
 
 def _run(env, ws, *args, check=0):
-    """``minara -w WS ARGS``; a machine's workspace is set up (``minara init``) on first use."""
-    if args[:1] != ("init",) and not (ws / ".git").exists():
-        subprocess.run([MINARA, "init", str(ws)], capture_output=True, env=env, check=True)
-    proc = subprocess.run([MINARA, "-w", str(ws), *map(str, args)], capture_output=True,
-                          text=True, env=env, timeout=120)
-    if check is not None:
-        assert proc.returncode == check, f"{args}: {proc.returncode}\n{proc.stdout}{proc.stderr}"
-    return proc
+    return run_on(env, ws, *args, check=check)
 
 
 def test_remote_add_list_remove_live_in_git_config(env, tmp_path, bare):
