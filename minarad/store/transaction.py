@@ -224,15 +224,20 @@ class Transaction:
         try:
             with store.lock(), failures_named(_shown(paths)):
                 self._check_parents()
-                for attempt in range(DISK_RETRIES):
+                attempt, attempts = 0, DISK_RETRIES
+                while attempt < attempts:
                     try:
                         self.result = self._commit_once(recheck=bool(attempt) or not just_collected)
                         return self.result
                     except DiskReplaced as exc:
-                        self._settle_replaced(exc.args[0])
+                        if self._settle_replaced(exc.args[0]):
+                            # the replacing program kept the bytes: they cannot be taken
+                            # back, so the next run (which commits them) always happens
+                            attempts = max(attempts, attempt + 2)
                     except DiskChanged:
                         pass
                     time.sleep(0.005 * attempt)
+                    attempt += 1
             if len(paths) == 1:
                 raise Busy(f"{paths[0]} keeps changing on disk; try again in a moment",
                            code="file_busy", path=paths[0])
@@ -242,7 +247,7 @@ class Transaction:
             self._cut_back_carried()
             raise
 
-    def _settle_replaced(self, rel: str) -> None:
+    def _settle_replaced(self, rel: str) -> bool:
         """After an in-place append to ``rel`` met a replaced file (``sed -i``): keep the
         bytes if the replacing program took them, so that the next run commits, not
         repeats, them.
@@ -251,20 +256,27 @@ class Transaction:
         (they are gone with the old file: the next run appends again) or after
         (its file holds them: the other program's change is committed first, as
         an editor edit, and the next run commits the file as it is). If the
-        transaction fails, the appended bytes are cut from the file again.
+        transaction fails, the appended bytes are cut from the file again (unless
+        it was replaced again since: then they stay, so the transaction does not
+        fail for a file that keeps changing). The text read decides, even when it
+        was replaced again while read: the next copy holds the bytes too.
+        Returns True when the bytes were kept (the path is adopted).
         """
         store = self.store
         suffix, before = self._in_place_suffix.get(rel, b""), self._in_place_before.get(rel)
         now, st = store.read_disk(rel)
-        if not suffix or before is None or now is None or st is None \
+        if not suffix or before is None or now is None \
                 or not now.endswith(suffix) or now.count(suffix) <= before.count(suffix):
-            return
+            return False
         edited = now[:-len(suffix)]
         self._ops = [op for op in self._ops if op[1] != rel] + [("adopt", rel)]
-        self._carried[rel] = ((st.st_mtime_ns, len(edited), st.st_ino), len(suffix))
+        # a file replaced again while read: no mark, the bytes are not cut back
+        mark = (st.st_mtime_ns, len(edited), st.st_ino) if st is not None else (0, len(edited), -1)
+        self._carried[rel] = (mark, len(suffix))
         if edited != before and not store.over_limit(now):
             store.commit_changes({rel: edited}, {}, author=store.operator, source="editor",
                                  verb="edit")
+        return True
 
     def _cut_back_carried(self) -> None:
         """A failed transaction takes its appended bytes back out of replaced files."""
