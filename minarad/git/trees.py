@@ -135,11 +135,6 @@ def files_under(object_store: ObjectStore, tree_id: bytes | None, folder: bytes
 def iter_files(object_store: ObjectStore, tree_id: bytes | None, prefix: bytes = b""
                ) -> Iterator[tuple[bytes, int, bytes]]:
     """Yield ``(path, mode, blob id)`` for every file below a tree (submodules skipped)."""
-    if tree_id is None:
-        return
-    for entry in object_store[tree_id].items():
-        path = prefix + entry.path
-        if stat.S_ISDIR(entry.mode):
-            yield from iter_files(object_store, entry.sha, path + b"/")
-        elif entry.mode != _GITLINK:
-            yield path, entry.mode, entry.sha
+    for path, mode, sha in iter_entries(object_store, tree_id, prefix):
+        if mode != _GITLINK:
+            yield path, mode, sha
