@@ -265,3 +265,25 @@ def _apply(delta: _Reader, base: IO[bytes]) -> Iterator[bytes]:
             yield data
         else:
             raise DamagedObject("a delta with a zero instruction")
+
+
+def read_head(store: Any, sha: str, limit: int) -> bytes | None:
+    """The first ``limit`` bytes of object ``sha`` of the open object store ``store`` when
+    its header declares more (read a chunk at a time, the rest never inflated); None when
+    it is not larger, or not found that way (read it whole as usual)."""
+    from minarad.git.fetchguard import declared_size
+
+    size = declared_size(store, sha)
+    if size is None or size <= limit:
+        return None
+    try:
+        _kind, _size, chunks = _open(str(store.path), sha, store.object_format)
+    except DamagedObject:
+        return None
+    out = bytearray()
+    with chunks as stream:
+        for chunk in stream:
+            out += chunk[:limit - len(out)]
+            if len(out) >= limit:
+                break
+    return bytes(out)

@@ -249,13 +249,13 @@ def test_a_refused_commit_is_not_fetched_again_until_the_remote_moves(env, tmp_p
     good = git(bare, "rev-parse", "main").strip()
     data = b"hostile and unique\n"
     bad = _hostile_commit(bare, b"git~1", 0o100644, data)
-    failed = _run(env, ws, "--json", "sync", check=None)
-    assert json.loads(failed.stdout)["error"] == "remote_object_refused"
-    assert "refused before" not in failed.stdout
+    failed = _run(env, ws, "--json", "sync", check=None).stderr
+    assert json.loads(failed)["error"] == "remote_object_refused"
+    assert "refused before" not in failed
 
     blob = Blob.from_string(data).id.decode()  # a second fetch could not even read it now
     (bare / "objects" / blob[:2] / blob[2:]).unlink()
-    again = json.loads(_run(env, ws, "--json", "sync", check=None).stdout)
+    again = json.loads(_run(env, ws, "--json", "sync", check=None).stderr)
     assert again["error"] == "remote_object_refused" and again["commit"] == bad
     assert "refused before" in again["message"] and bad[:12] in again["message"]
     assert_repo_sound(ws)
@@ -266,4 +266,6 @@ def test_a_refused_commit_is_not_fetched_again_until_the_remote_moves(env, tmp_p
     _run(env, ws, "sync")
     assert (ws / "after.md").exists() and "Still writing." in git(bare, "show", "main:USER.md")
     assert_repo_sound(ws)
+    git(bare, "reflog", "expire", "--expire=now", "--all")
+    git(bare, "prune", "--expire=now")  # what its author dropped: then the remote is clean
     git(bare, "fsck", "--strict", "--no-progress")
