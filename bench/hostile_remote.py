@@ -55,8 +55,8 @@ def minara_sync(exe: str, base: str, name: str, bare: str) -> tuple[float, float
     os.makedirs(home)
     env = {**os.environ, "HOME": home, "XDG_CONFIG_HOME": home, "XDG_STATE_HOME": home,
            "MINARA_HTTP": "off", "MINARA_WORKSPACE_DIR": ws}
-    subprocess.run([exe, "-w", ws, "remote", "add", "origin", bare], env=env, check=True,
-                   capture_output=True)
+    for argv in (["init", ws], ["-w", ws, "remote", "add", "origin", bare]):
+        subprocess.run([exe, *argv], env=env, check=True, capture_output=True)
     return measure([exe, "-w", ws, "sync"], env)
 
 
