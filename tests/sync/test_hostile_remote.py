@@ -93,6 +93,8 @@ def test_huge_blobs_from_a_folder_are_held_unread_and_sync_goes_on(env, tmp_path
     shutil.copytree(hostile_source, remote)
     if kind == "packed":  # one blob a delta of the other
         git(remote, "repack", "-q", "-a", "-d", "-f")
+        listed = git(remote, "verify-pack", "-v", str(next(remote.glob("objects/pack/*.idx"))))
+        assert any(len(line.split()) == 7 for line in listed.splitlines() if " blob " in line)
     subprocess.run([MINARA, "init", str(ws)], env=e, check=True, capture_output=True)
     subprocess.run([MINARA, "-w", str(ws), "remote", "add", "origin", str(remote)], env=e,
                    check=True, capture_output=True)
@@ -226,3 +228,22 @@ def test_the_stream_guard_reads_real_packs_in_any_chunks(tmp_path):
         guard = PackGuard(lambda b: None, limit=largest - 1)
         for at in range(0, len(data), 4096):
             guard.write(data[at:at + 4096])
+
+
+def test_the_head_of_a_huge_blob_is_read_without_inflating_the_rest(tmp_path, hostile_source):
+    """What the search index reads of a held blob: its first bytes, loose or a delta."""
+    from dulwich.repo import Repo
+
+    from minarad.git.bigobjects import read_head
+
+    remote = tmp_path / "remote.git"
+    shutil.copytree(hostile_source, remote)
+    blobs = [_blob(remote, "main", f"big{n}.md") for n in (1, 2)]
+    for packed in (False, True):
+        if packed:
+            git(remote, "repack", "-q", "-a", "-d", "-f")
+            git(remote, "prune-packed")
+        with Repo(str(remote)) as repo:
+            for sha in blobs:
+                assert read_head(repo.object_store, sha, 1000) == bytes(1000)
+                assert read_head(repo.object_store, sha, BLOB + 10) is None  # not larger
