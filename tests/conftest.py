@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import subprocess
@@ -18,6 +19,14 @@ MEMORY_TMP = Path("/dev/shm")
 if "TMPDIR" not in os.environ and MEMORY_TMP.is_dir() and os.access(MEMORY_TMP, os.W_OK):
     os.environ["TMPDIR"] = str(MEMORY_TMP)
     tempfile.tempdir = None  # asked again: pytest's tmp_path and every child use it
+
+#: The package's source folder (the project is installed editable for the tests).
+PACKAGE = Path(__file__).resolve().parents[1] / "minarad"
+if "PYTEST_XDIST_WORKER" not in os.environ and PACKAGE.is_dir():
+    # Bytecode written once, even under PYTHONDONTWRITEBYTECODE: each of the
+    # thousands of minara and minarad processes the tests start would otherwise
+    # compile every module it imports (a third of a short command's CPU).
+    compileall.compile_dir(PACKAGE, quiet=1)
 
 BIN = Path(sys.executable).parent
 MINARA = str(BIN / "minara")
