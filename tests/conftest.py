@@ -7,18 +7,9 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
-
-#: Where the suite keeps its temporary folders unless TMPDIR says otherwise: a
-#: memory file system, where the store's many fsyncs cost nothing (no test can
-#: see them: a killed process loses nothing the page cache holds).
-MEMORY_TMP = Path("/dev/shm")
-if "TMPDIR" not in os.environ and MEMORY_TMP.is_dir() and os.access(MEMORY_TMP, os.W_OK):
-    os.environ["TMPDIR"] = str(MEMORY_TMP)
-    tempfile.tempdir = None  # asked again: pytest's tmp_path and every child use it
 
 #: The package's source folder (the project is installed editable for the tests).
 PACKAGE = Path(__file__).resolve().parents[1] / "minarad"
