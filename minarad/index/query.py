@@ -178,6 +178,48 @@ class QueryBuilder:
         strict = self._combined(grouped, filters, exclusions)
         return strict, None if grouped is parts else self._combined(parts, filters, exclusions)
 
+    def build_page(self, clauses: list[Clause], filters: list, exclusions: Sequence,
+                   weights, strict: bool = False) -> object | None:
+        """The query ranking page documents: each free word in the page's title,
+        headings, text and stems, at ``weights`` (``title``, ``heading``, ``stem``;
+        the text counts 1), summed over fields and words.
+
+        None when no word is for pages: only field-typed or excluded words, or
+        Korean, Japanese or Chinese (their n-grams rank sections as before).
+        With ``strict`` a page must hold enough of the words, as for sections.
+        """
+        if any(not c.text.isascii() and self._cjk_runs(c.text) for c in clauses):
+            return None
+        typed = [c for c in clauses if c.field in FILTER_FIELDS and c.occur == MUST]
+        words = [c for c in meaningful_clauses([c for c in clauses if c not in typed])
+                 if c.field is None and c.occur != MUST_NOT]
+        fields = {"page_title": weights.title, "page_heading": weights.heading,
+                  "page_text": 1.0}
+        queries = [self._page_word_query(c, fields, weights.stem) for c in words]
+        words = [c for c, q in zip(words, queries, strict=True) if q is not None]
+        parts = [(self.tv.Occur.Should, q) for q in queries if q is not None]
+        if not parts:
+            return None
+        if strict:
+            parts = self._require_enough(words, parts, frozenset())
+        filters = [*filters, *(self.clause_query(c) for c in typed)]
+        return self._combined(parts, filters, exclusions)
+
+    def _page_word_query(self, clause: Clause, fields: dict[str, float], stem: float):
+        tokens = self.words.analyze(clause.text)
+        if not tokens:
+            return None
+        options = [self._boosted(self._tokens_query(f, tokens), boost)
+                   for f, boost in fields.items()]
+        if not clause.phrase and self.stems is not None and stem > 0:
+            stems = list(dict.fromkeys(self.stems.analyze(clause.text)))
+            terms = [self.tv.Query.term_query(self.schema, "page_stem", s) for s in stems]
+            if terms:
+                options.append(self._boosted(terms[0] if len(terms) == 1 else
+                                             self.tv.Query.boolean_query(
+                                                 [(self.tv.Occur.Must, q) for q in terms]), stem))
+        return self._any(options)
+
     def _analysed(self, clauses: list[Clause], filters: list) -> tuple[list, list, list]:
         """``(filters, meaningful clauses, their parts)``; InvalidInput when nothing to search."""
         typed = [c for c in clauses if c.field in FILTER_FIELDS and c.occur == MUST]

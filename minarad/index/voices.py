@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from minarad.index.engine import LexicalEngine
 from minarad.index.fusion import RankedHit, SearchFilters
+from minarad.index.pages import PageWeights, missing_pages, page_mixed
 from minarad.index.query import parse_query, positive_terms
 from minarad.index.results import Hit, hit_from_record
 from minarad.index.snippets import term_pattern
@@ -37,12 +38,13 @@ class LexicalVoice:
         return self.rank_kept(query, filters, limit)
 
     def rank_kept(self, query: str, filters: SearchFilters, limit: int,
-                  keep_loose=None) -> list[RankedHit]:
+                  keep_loose=None, pages: PageWeights | None = None) -> list[RankedHit]:
         """:meth:`rank`, keeping a hit holding fewer words only when ``keep_loose(key)``.
 
         ``keep_loose`` None keeps them all. Hybrid search keeps those the
         semantic voice offers too, so one stray word of a question close
-        to nothing brings nothing.
+        to nothing brings nothing. With ``pages`` each section's score
+        counts its page's (:mod:`~minarad.index.pages`).
         """
         clauses = parse_query(query or "")
         view = self.engine.reader_view()
@@ -56,8 +58,46 @@ class LexicalVoice:
             more = _hits(self.engine, view, loose, clauses, limit, by_time=False)
             more = [h for h in more if h.key not in seen
                     and (keep_loose is None or keep_loose(h.key))]
-            hits += more[:limit - len(hits)]
+            hits += below(hits, more[:limit - len(hits)])
+        if pages is not None and pages.share > 0:
+            hits = self._with_pages(view, clauses, filters, hits, limit, pages, keep_loose)
         return [RankedHit(hit, hit.score) for hit in bodiless_after_body_matches(hits)]
+
+    def _with_pages(self, view, clauses, filters: SearchFilters, hits: list[Hit], limit: int,
+                    weights: PageWeights, keep_loose) -> list[Hit]:
+        """``hits`` mixed with their pages' scores; the best section of each ranked page
+        that had none among them joins (when ``keep_loose`` keeps it)."""
+        pages = self._page_scores(view, clauses, filters, limit, weights)
+        if not pages:
+            return hits
+        missing = missing_pages(hits, pages, limit)
+        if missing:
+            seen = {h.key for h in hits}
+            query = self.engine.sections_of(view, clauses, filters, missing)
+            best: dict[str, Hit] = {}
+            for hit in _hits(self.engine, view, query, clauses, 8 * len(missing), by_time=False):
+                if hit.key not in seen and (keep_loose is None or keep_loose(hit.key)):
+                    best.setdefault(hit.path, hit)
+            hits = hits + list(best.values())
+        return page_mixed(hits, pages, weights)
+
+    def _page_scores(self, view, clauses, filters: SearchFilters, limit: int,
+                     weights: PageWeights) -> dict[str, float]:
+        """The best ``limit`` pages' scores: those holding enough of the words first."""
+        pages: dict[str, float] = {}
+        for strict in (True, False):
+            built = self.engine.page_query(view, clauses, filters, weights, strict=strict)
+            if built is None:
+                return pages
+            found = [(score, record.path) for score, record in
+                     self.engine.top(view, built, limit) if record.path not in pages]
+            floor = min(pages.values(), default=None)
+            for score, path in found[:limit - len(pages)]:
+                pages[path] = score if floor is None else min(score, floor * 0.99)
+                floor = pages[path] if floor is not None else None
+            if len(pages) >= limit:
+                break
+        return pages
 
 
 class RecencyVoice:
@@ -97,6 +137,20 @@ def _hits(engine: LexicalEngine, view, built, clauses, limit: int, by_time: bool
     pattern = term_pattern(positive_terms(clauses))
     return [hit_from_record(record, score, pattern, lazy=True)
             for score, record in engine.top(view, built, limit, by_time=by_time)]
+
+
+def below(ranked: list[Hit], more: list[Hit]) -> list[Hit]:
+    """``more`` rescored to stay below the last of ``ranked`` (their order kept).
+
+    A hit holding fewer of the words follows those holding enough, however
+    its own score compares.
+    """
+    if not ranked or not more:
+        return more
+    floor = min(h.score for h in ranked)
+    for hit in more:
+        hit.score = floor = min(hit.score, floor * 0.99)
+    return more
 
 
 def _is_bodiless(hit: Hit) -> bool:
