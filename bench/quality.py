@@ -49,7 +49,7 @@ import quality_sets  # noqa: E402
 #: FTS5's title weight (the body counts 1), chosen per fold.
 FTS_TITLE_WEIGHTS = (1.0, 2.0, 5.0, 10.0)
 #: minara's page weights tried per fold: (share of the page, title boost).
-PAGE_GRID = [(share, title) for share in (0.5, 0.7, 0.85) for title in (1.5, 3.0, 5.0)] + \
+PAGE_GRID = [(share, title) for share in (0.15, 0.3, 0.5) for title in (1.5, 3.0)] + \
     [(0.0, 3.0)]
 
 
@@ -169,7 +169,7 @@ def run_peers(python: str, corpora: list[Corpus], work: Path) -> dict:
            for c in corpora}
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         json.dump(job, fh)
-    out = subprocess.run([python, str(ROOT / "bench" / "quality_peers.py"), fh.name,
+    out = subprocess.run([python, "-P", str(ROOT / "bench" / "quality_peers.py"), fh.name,
                           str(work / "peers")], capture_output=True, text=True, check=False)
     sys.stderr.write(out.stderr[-3000:])
     found = json.loads(out.stdout or "{}")

@@ -266,8 +266,8 @@ class LexicalEngine:
         return hidden
 
     def page_count(self, view: ReaderView) -> int:
-        """How many page documents the view holds."""
-        return view.searcher.doc_freq("level", PAGE_LEVEL)
+        """How many page documents the view holds (deleted ones not counted)."""
+        return view.searcher.search(self._pages, 1, count=True).count
 
     def _common_words(self, view: ReaderView, clauses) -> frozenset[str]:
         """The query's single words that most documents hold."""

@@ -18,16 +18,18 @@ from minarad.index.snippets import term_pattern
 
 
 class LexicalVoice:
-    """Words, phrases and fields scored by tantivy (BM25 with field boosts).
+    """Words, phrases and fields scored by tantivy (BM25 with field boosts), pages first.
 
     Args:
         engine: the index's :class:`~minarad.index.engine.LexicalEngine`.
+        pages: how pages are ranked (:mod:`~minarad.index.pages`; None: the defaults).
     """
 
     name = "lexical"
 
-    def __init__(self, engine: LexicalEngine):
+    def __init__(self, engine: LexicalEngine, pages: PageWeights | None = None):
         self.engine = engine
+        self.pages = PageWeights() if pages is None else pages
 
     def rank(self, query: str, filters: SearchFilters, limit: int) -> list[RankedHit]:
         """The best ``limit`` matches of ``query``, by score (see :meth:`Index.search`).
@@ -35,7 +37,7 @@ class LexicalVoice:
         First the hits holding enough of the meaningful words; when they
         are fewer than ``limit``, hits holding fewer follow (below them).
         """
-        return self.rank_kept(query, filters, limit)
+        return self.rank_kept(query, filters, limit, pages=self.pages)
 
     def rank_kept(self, query: str, filters: SearchFilters, limit: int,
                   keep_loose=None, pages: PageWeights | None = None) -> list[RankedHit]:
@@ -59,7 +61,7 @@ class LexicalVoice:
             more = [h for h in more if h.key not in seen
                     and (keep_loose is None or keep_loose(h.key))]
             hits += below(hits, more[:limit - len(hits)])
-        if pages is not None and pages.share > 0:
+        if pages is not None and pages.share > 0 and limit > 0:
             hits = self._with_pages(view, clauses, filters, hits, limit, pages, keep_loose)
         return [RankedHit(hit, hit.score) for hit in bodiless_after_body_matches(hits)]
 
