@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import re
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -49,8 +49,8 @@ import quality_sets  # noqa: E402
 #: FTS5's title weight (the body counts 1), chosen per fold.
 FTS_TITLE_WEIGHTS = (1.0, 2.0, 5.0, 10.0)
 #: minara's page weights tried per fold: (share of the page, title boost).
-PAGE_GRID = [(share, title) for share in (0.15, 0.3, 0.5) for title in (1.5, 3.0)] + \
-    [(0.0, 3.0)]
+PAGE_GRID = [(0.0, 1.5)] + [(share, title) for share in (0.15, 0.3, 0.5)
+                            for title in (1.5, 3.0)]
 
 
 def fts5(ws: Path, pages: list[str]):
@@ -164,15 +164,26 @@ def held_out(corpora: list[Corpus], field: str, held: Corpus):
 
 
 def run_peers(python: str, corpora: list[Corpus], work: Path) -> dict:
-    """The peers' results: {corpus: {peer: (mrr, recall)}} (see :mod:`quality_peers`)."""
+    """The peers' results: {corpus: {peer: (mrr, recall)}} (see :mod:`quality_peers`).
+
+    Their rankings are kept under ``work/peers`` by the job's digest: the same
+    corpora and queries are not asked again.
+    """
     job = {c.name: {"ws": str(c.ws), "pages": c.pages, "queries": c.queries}
            for c in corpora}
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
-        json.dump(job, fh)
-    out = subprocess.run([python, "-P", str(ROOT / "bench" / "quality_peers.py"), fh.name,
-                          str(work / "peers")], capture_output=True, text=True, check=False)
-    sys.stderr.write(out.stderr[-3000:])
-    found = json.loads(out.stdout or "{}")
+    text = json.dumps(job, sort_keys=True)
+    kept = work / "peers" / f"found-{hashlib.sha256(text.encode()).hexdigest()[:16]}.json"
+    if not kept.exists():
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        (work / "peers" / "job.json").write_text(text)
+        out = subprocess.run([python, "-P", str(ROOT / "bench" / "quality_peers.py"),
+                              str(work / "peers" / "job.json"), str(work / "peers")],
+                             capture_output=True, text=True, check=False)
+        if out.returncode or not out.stdout.strip():
+            sys.stderr.write(out.stderr[-3000:])
+            return {}
+        kept.write_text(out.stdout)
+    found = json.loads(kept.read_text())
     return {c.name: {peer: score(lists, c.answers) for peer, lists in
                      found.get(c.name, {}).items()} for c in corpora}
 
@@ -205,6 +216,51 @@ def report(corpora: list[Corpus], peers: dict) -> None:
             print(f"  {c.name:<9} {label:<34} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")
         print(f"  {c.name:<9} {len(c.queries)} queries, {len(c.pages)} pages; keyword "
               f"{c.ms[('ours', share, title)]:.1f} ms/query, FTS5 {c.ms[('fts', tw)]:.1f}")
+
+
+def run_semantic(corpora: list[Corpus], work: Path, model, queries: int, extra: int) -> None:
+    """FTS5, keyword, semantic and hybrid on a subset of each corpus (embedding is slow).
+
+    The subset: the answer pages of the first ``queries`` queries and ``extra``
+    other pages (deterministic), as a workspace of its own; the settings are
+    the held-out ones of :func:`report`.
+    """
+    import random
+    import shutil
+
+    print(f"\nsemantic and hybrid on subsets ({queries} queries per corpus; their answer "
+          f"pages and {extra} others; settings held out as above)")
+    for c in corpora:
+        pairs = list(zip(c.queries, c.answers, strict=True))[:queries]
+        chosen = set(a for _q, a in pairs)
+        others = [p for p in c.pages if p not in chosen]
+        chosen.update(random.Random(7).sample(others, min(extra, len(others))))
+        sub = work / f"{c.name}-sub{queries}-{extra}"
+        ws = sub / "ws"
+        if not (ws / ".git").exists():
+            for page in sorted(chosen):
+                (ws / page).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(c.ws / page, ws / page)
+            quality_corpora.commit_workspace(ws)
+        index = build_index(ws, sub / "state", model, embed=True)
+        qs, answers = [q for q, _a in pairs], [a for _q, a in pairs]
+        tw = held_out(corpora, "fts", c)
+        share, title = held_out(corpora, "ours", c)
+        search = fts5(ws, sorted(chosen))
+        base = score([search(q, tw) for q in qs], answers)
+        rows = [(f"SQLite FTS5 BM25 (title x{tw:g})", base)]
+        for mode in ("keyword", "semantic", "hybrid"):
+            ours = minara_search(index, mode, _weights(share, title))
+            rows.append((f"minara {mode}", score([ours(q) for q in qs], answers)))
+        for label, (mrr, recall) in rows:
+            print(f"  {c.name:<9} {label:<34} {mrr:7.3f} {recall:9.3f}  "
+                  f"{mrr / (base[0] or 1.0):.2f}x  ({len(chosen)} pages)")
+
+
+def _weights(share: float, title: float):
+    from minarad.index.pages import PageWeights
+
+    return PageWeights(share=share, title=title)
 
 
 def run_sets(work: Path, model) -> None:
@@ -242,7 +298,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--work", default="/tmp/minara-quality3")
     parser.add_argument("--semantic", action="store_true",
-                        help="also semantic and hybrid (embeds; slow on 2 cores)")
+                        help="also semantic and hybrid, on subsets (embeds; slow on 2 cores)")
+    parser.add_argument("--semantic-queries", type=int, default=30,
+                        help="queries per corpus for the semantic modes")
+    parser.add_argument("--semantic-pages", type=int, default=30,
+                        help="pages beside the answers in a semantic subset")
     parser.add_argument("--peers", metavar="PYTHON",
                         help="an interpreter with markdown-memory, memtomem, basic-memory")
     args = parser.parse_args()
@@ -262,6 +322,10 @@ def main() -> None:
 
         path = packaged_model("e5-small")
         model = ModelChoice("e5-small", path) if path else None
+        if model is None:
+            print("\nno embedding model installed: semantic and hybrid not measured")
+        else:
+            run_semantic(corpora, work, model, args.semantic_queries, args.semantic_pages)
     print("\nhand-made sets (shipped settings):")
     run_sets(work, model)
 
