@@ -93,6 +93,7 @@ class LexicalEngine:
         self._state_file = os.fspath(self.state_path)
         self._view: ReaderView | None = None
         self._pages = tantivy.Query.term_query(self.schema, "level", PAGE_LEVEL)
+        self._page_count: tuple[tuple, int] | None = None
 
     @property
     def lock_path(self) -> Path:
@@ -266,8 +267,14 @@ class LexicalEngine:
         return hidden
 
     def page_count(self, view: ReaderView) -> int:
-        """How many page documents the view holds (deleted ones not counted)."""
-        return view.searcher.search(self._pages, 1, count=True).count
+        """How many page documents the view holds (deleted ones not counted; counted once)."""
+        cached = self._page_count
+        if cached is not None and cached[0] == view.stamp:
+            return cached[1]
+        found = view.searcher.search(self._pages, 1, count=True)
+        count = int(found.count)  # type: ignore[attr-defined]  # (not in the stub)
+        self._page_count = (view.stamp, count)
+        return count
 
     def _common_words(self, view: ReaderView, clauses) -> frozenset[str]:
         """The query's single words that most documents hold."""
