@@ -243,12 +243,13 @@ class LexicalEngine:
                                        self._hidden(view, clauses, filters),
                                        common=self._common_words(view, clauses))
 
-    def page_query(self, view: ReaderView, clauses, filters: SearchFilters, weights,
-                   strict: bool = False):
-        """The query ranking page documents by ``clauses`` (None: no word for pages)."""
+    def page_queries(self, view: ReaderView, clauses, filters: SearchFilters,
+                     weights) -> list:
+        """The queries ranking page documents by ``clauses``: strict, then loose
+        (one when they are the same, none without a word for pages)."""
         hidden = self._hidden(view, clauses, filters, pages=False)
         return self.builder.build_page(clauses, [*self._filters(filters), self._pages],
-                                       hidden, weights, strict=strict)
+                                       hidden, weights)
 
     def sections_of(self, view: ReaderView, clauses, filters: SearchFilters, paths: list[str]):
         """The query of ``clauses`` (any word) over the sections of ``paths`` only."""

@@ -179,17 +179,21 @@ class QueryBuilder:
         return strict, None if grouped is parts else self._combined(parts, filters, exclusions)
 
     def build_page(self, clauses: list[Clause], filters: list, exclusions: Sequence,
-                   weights, strict: bool = False) -> object | None:
+                   weights) -> list:
         """The query ranking page documents: each free word in the page's title,
         headings, text and stems, at ``weights`` (``title``, ``heading``, ``stem``;
         the text counts 1), summed over fields and words.
 
-        None when no word is for pages: only field-typed or excluded words, or
-        Korean, Japanese or Chinese (their n-grams rank sections as before).
-        With ``strict`` a page must hold enough of the words, as for sections.
+        No query when no word is for pages: only field-typed or excluded words,
+        or Korean, Japanese or Chinese (their n-grams rank sections as before).
+
+        Returns:
+            ``[strict, loose]``: pages holding enough of the words (as for
+            sections), then any of them; ``[query]`` when that is the same
+            (fewer than three words count); ``[]`` when no word is for pages.
         """
         if any(not c.text.isascii() and self._cjk_runs(c.text) for c in clauses):
-            return None
+            return []
         typed = [c for c in clauses if c.field in FILTER_FIELDS and c.occur == MUST]
         words = [c for c in meaningful_clauses([c for c in clauses if c not in typed])
                  if c.field is None and c.occur != MUST_NOT]
@@ -199,11 +203,12 @@ class QueryBuilder:
         words = [c for c, q in zip(words, queries, strict=True) if q is not None]
         parts = [(self.tv.Occur.Should, q) for q in queries if q is not None]
         if not parts:
-            return None
-        if strict:
-            parts = self._require_enough(words, parts, frozenset())
+            return []
         filters = [*filters, *(self.clause_query(c) for c in typed)]
-        return self._combined(parts, filters, exclusions)
+        grouped = self._require_enough(words, parts, frozenset())
+        loose = self._combined(parts, filters, exclusions)
+        return [loose] if grouped is parts else [self._combined(grouped, filters, exclusions),
+                                                 loose]
 
     def _page_word_query(self, clause: Clause, fields: dict[str, float], stem: float):
         tokens = self.words.analyze(clause.text)

@@ -87,16 +87,10 @@ class LexicalVoice:
                      weights: PageWeights) -> dict[str, float]:
         """The best ``limit`` pages' scores: those holding enough of the words first."""
         pages: dict[str, float] = {}
-        for strict in (True, False):
-            built = self.engine.page_query(view, clauses, filters, weights, strict=strict)
-            if built is None:
-                return pages
-            found = [(score, record.path) for score, record in
+        for built in self.engine.page_queries(view, clauses, filters, weights):
+            found = [(record.path, score) for score, record in
                      self.engine.top(view, built, limit) if record.path not in pages]
-            floor = min(pages.values(), default=None)
-            for score, path in found[:limit - len(pages)]:
-                pages[path] = score if floor is None else min(score, floor * 0.99)
-                floor = pages[path] if floor is not None else None
+            pages.update(_below(list(pages.values()), found[:limit - len(pages)]))
             if len(pages) >= limit:
                 break
         return pages
@@ -147,12 +141,22 @@ def below(ranked: list[Hit], more: list[Hit]) -> list[Hit]:
     A hit holding fewer of the words follows those holding enough, however
     its own score compares.
     """
-    if not ranked or not more:
-        return more
-    floor = min(h.score for h in ranked)
-    for hit in more:
-        hit.score = floor = min(hit.score, floor * 0.99)
+    for hit, (_key, score) in zip(more, _below([h.score for h in ranked],
+                                               [(h.key, h.score) for h in more]), strict=True):
+        hit.score = score
     return more
+
+
+def _below(scores: list[float], more: list[tuple]) -> list[tuple]:
+    """``(key, score)`` of ``more``, each score at most 0.99 times the one before it,
+    starting below the lowest of ``scores`` (nothing to stay below: as they are)."""
+    if not scores:
+        return more
+    floor, out = min(scores), []
+    for key, score in more:
+        floor = min(score, floor * 0.99)
+        out.append((key, floor))
+    return out
 
 
 def _is_bodiless(hit: Hit) -> bool:
