@@ -133,6 +133,7 @@ class Corpus:
     fts: dict = dataclasses.field(default_factory=dict)  # title weight -> (mrr, recall)
     ours: dict = dataclasses.field(default_factory=dict)  # (share, title) -> (mrr, recall)
     ms: dict = dataclasses.field(default_factory=dict)
+    lists: dict = dataclasses.field(default_factory=dict)  # setting -> pages per query
 
 
 def measure(corpus: Corpus, work: Path) -> None:
@@ -142,14 +143,16 @@ def measure(corpus: Corpus, work: Path) -> None:
     search = fts5(corpus.ws, corpus.pages)
     for weight in FTS_TITLE_WEIGHTS:
         start = time.perf_counter()
-        corpus.fts[weight] = score([search(q, weight) for q in corpus.queries], corpus.answers)
+        found = corpus.lists[("fts", weight)] = [search(q, weight) for q in corpus.queries]
         corpus.ms[("fts", weight)] = _per_query(start, corpus)
+        corpus.fts[weight] = score(found, corpus.answers)
     index = build_index(corpus.ws, work / corpus.name / "state")
     for share, title in PAGE_GRID:
         ours = minara_search(index, "keyword", PageWeights(share=share, title=title))
         start = time.perf_counter()
-        corpus.ours[(share, title)] = score([ours(q) for q in corpus.queries], corpus.answers)
+        found = corpus.lists[("ours", share, title)] = [ours(q) for q in corpus.queries]
         corpus.ms[("ours", share, title)] = _per_query(start, corpus)
+        corpus.ours[(share, title)] = score(found, corpus.answers)
 
 
 def _per_query(start: float, corpus: Corpus) -> float:
@@ -163,13 +166,14 @@ def held_out(corpora: list[Corpus], field: str, held: Corpus):
     return max(settings, key=lambda s: sum(getattr(c, field)[s][0] for c in others) / len(others))
 
 
-def run_peers(python: str, corpora: list[Corpus], work: Path) -> dict:
-    """The peers' results: {corpus: {peer: (mrr, recall)}} (see :mod:`quality_peers`).
+def run_peers(python: str, corpora: list[Corpus], work: Path, count: int) -> dict:
+    """The peers' rankings of each corpus's first ``count`` queries:
+    {corpus: {peer: pages per query}} (see :mod:`quality_peers`).
 
     Their rankings are kept under ``work/peers`` by the job's digest: the same
     corpora and queries are not asked again.
     """
-    job = {c.name: {"ws": str(c.ws), "pages": c.pages, "queries": c.queries}
+    job = {c.name: {"ws": str(c.ws), "pages": c.pages, "queries": c.queries[:count]}
            for c in corpora}
     text = json.dumps(job, sort_keys=True)
     kept = work / "peers" / f"found-{hashlib.sha256(text.encode()).hexdigest()[:16]}.json"
@@ -183,9 +187,7 @@ def run_peers(python: str, corpora: list[Corpus], work: Path) -> dict:
             sys.stderr.write(out.stderr[-3000:])
             return {}
         kept.write_text(out.stdout)
-    found = json.loads(kept.read_text())
-    return {c.name: {peer: score(lists, c.answers) for peer, lists in
-                     found.get(c.name, {}).items()} for c in corpora}
+    return json.loads(kept.read_text())
 
 
 def print_grid(corpora: list[Corpus]) -> None:
@@ -211,11 +213,29 @@ def report(corpora: list[Corpus], peers: dict) -> None:
         base = c.fts[tw][0] or 1.0
         rows = [(f"SQLite FTS5 BM25 (title x{tw:g})", c.fts[tw]),
                 (f"minara keyword (share {share:g}, title x{title:g})", c.ours[(share, title)])]
-        rows += [(f"peer {name}", figures) for name, figures in peers.get(c.name, {}).items()]
         for label, (mrr, recall) in rows:
             print(f"  {c.name:<9} {label:<34} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")
         print(f"  {c.name:<9} {len(c.queries)} queries, {len(c.pages)} pages; keyword "
               f"{c.ms[('ours', share, title)]:.1f} ms/query, FTS5 {c.ms[('fts', tw)]:.1f}")
+    for c in corpora:
+        if peers.get(c.name):
+            report_peers(corpora, c, peers[c.name])
+
+
+def report_peers(corpora: list[Corpus], c: Corpus, found: dict) -> None:
+    """Peers beside FTS5 and minara keyword (held-out settings) on the queries they were asked."""
+    count = min(len(lists) for lists in found.values())
+    answers = c.answers[:count]
+    tw = held_out(corpora, "fts", c)
+    share, title = held_out(corpora, "ours", c)
+    rows = [(f"SQLite FTS5 BM25 (title x{tw:g})", c.lists[("fts", tw)]),
+            ("minara keyword", c.lists[("ours", share, title)])]
+    rows += [(f"peer {name}", lists) for name, lists in found.items()]
+    print(f"\npeers' keyword rankings, {c.name}, first {count} queries (same run):")
+    base = score(rows[0][1][:count], answers)[0] or 1.0
+    for label, lists in rows:
+        mrr, recall = score(lists[:count], answers)
+        print(f"  {c.name:<9} {label:<34} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")
 
 
 def run_semantic(corpora: list[Corpus], work: Path, model, queries: int, extra: int) -> None:
@@ -305,6 +325,8 @@ def main() -> None:
                         help="pages beside the answers in a semantic subset")
     parser.add_argument("--peers", metavar="PYTHON",
                         help="an interpreter with markdown-memory, memtomem, basic-memory")
+    parser.add_argument("--peer-queries", type=int, default=10_000,
+                        help="ask the peers only each corpus's first N queries")
     args = parser.parse_args()
     work = Path(args.work)
     corpora = []
@@ -314,7 +336,7 @@ def main() -> None:
         corpus = Corpus(name, ws, pages, [q for q, _a in pairs], [a for _q, a in pairs])
         measure(corpus, work)
         corpora.append(corpus)
-    peers = run_peers(args.peers, corpora, work) if args.peers else {}
+    peers = run_peers(args.peers, corpora, work, args.peer_queries) if args.peers else {}
     report(corpora, peers)
     model = None
     if args.semantic:

@@ -203,6 +203,7 @@ def main() -> None:
                 continue
             out.setdefault(corpus, {})[name] = found
             print(f"{corpus}: {name} done", file=sys.stderr)
+            (work / f"partial-{name.split()[0]}.json").write_text(json.dumps(out))
     print(json.dumps(out))
 
 

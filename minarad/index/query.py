@@ -170,7 +170,7 @@ class QueryBuilder:
                    common: frozenset[str] = frozenset()) -> tuple[object, object | None]:
         """``(strict, loose)``: :meth:`build` with and without ``strict``, analysed once.
 
-        ``loose`` is None when it would be the same query (fewer than three
+        ``loose`` is None when it would be the same query (fewer than two
         meaningful words count, so the strict query asks for no more).
         """
         filters, words, parts = self._analysed(clauses, filters)
@@ -190,7 +190,7 @@ class QueryBuilder:
         Returns:
             ``[strict, loose]``: pages holding enough of the words (as for
             sections), then any of them; ``[query]`` when that is the same
-            (fewer than three words count); ``[]`` when no word is for pages.
+            (fewer than two words count); ``[]`` when no word is for pages.
         """
         if any(not c.text.isascii() and self._cjk_runs(c.text) for c in clauses):
             return []
@@ -256,7 +256,7 @@ class QueryBuilder:
                 counted.append(query)
             else:
                 rest.append((occur, query))
-        if len(counted) < 3:
+        if len(counted) < 2:
             return parts
         group = tv.Query.boolean_query([(tv.Occur.Should, q) for q in counted],
                                        minimum_number_should_match=required_matches(len(counted)))
