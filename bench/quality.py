@@ -231,7 +231,8 @@ def report_peers(corpora: list[Corpus], c: Corpus, found: dict) -> None:
     rows = [(f"SQLite FTS5 BM25 (title x{tw:g})", c.lists[("fts", tw)]),
             ("minara keyword", c.lists[("ours", share, title)])]
     rows += [(f"peer {name}", lists) for name, lists in found.items()]
-    print(f"\npeers' keyword rankings, {c.name}, first {count} queries (same run):")
+    print(f"\npeers' keyword rankings, {c.name}, first {count} queries (theirs kept "
+          f"under the work folder, ours of this run):")
     base = score(rows[0][1][:count], answers)[0] or 1.0
     for label, lists in rows:
         mrr, recall = score(lists[:count], answers)
