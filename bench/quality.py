@@ -1,34 +1,37 @@
-"""Search quality on a real, human-written corpus: the Python documentation.
+"""Search quality on three real, human-written corpora, tuned and reported apart.
 
-Corpus: Debian's ``python3-doc`` package (``/usr/share/doc/python3.X/html``;
-``apt-get install python3-doc``). Each HTML page becomes one Markdown file
-of a workspace (headings kept, so pages have sections); the text of each
-internal link to another page becomes a query whose answer is the linked
-page. A deterministic sample of those queries is asked of:
+Corpora (:mod:`quality_corpora`): the Python documentation (Debian's
+``python3-doc``), git's manual pages, and the PostgreSQL documentation
+(``postgresql-doc-15``); queries are link texts (git: each page's one-line
+description), answered by one page. Asked of, in one run:
 
-- SQLite FTS5 BM25 over whole pages (the baseline),
-- minara keyword, semantic and hybrid search (one hit per page),
+- SQLite FTS5 BM25 over whole pages, the title a column of its own with a
+  weight (the baseline),
+- minara keyword search (pages ranked over title, headings and text, then
+  their best sections), and with ``--semantic`` semantic and hybrid search,
+- with ``--peers PYTHON`` the keyword rankings of other Markdown memory
+  tools, run by that interpreter (:mod:`quality_peers`).
 
-and MRR@10 and recall@10 are printed side by side, in one run. A second,
-hand-made set of Korean, Japanese and Chinese notes and questions (with
-particles, endings and compounds) compares keyword and hybrid.
+Tuning is cross-validated by corpus: the FTS5 title weight and minara's
+page weights are chosen on the *other* corpora and reported on the held-out
+one, so no figure comes from queries it was tuned on. The choice per fold is
+printed. MRR@10 and recall@10 count pages (one hit per page). Two hand-made
+sets (English inflections; Korean, Japanese and Chinese) must stay at 1.0.
 
 Usage::
 
-    python bench/quality.py [--queries 300] [--seed 13] [--work /tmp/minara-quality]
+    python bench/quality.py [--queries 200] [--corpora python,git,postgres]
+        [--semantic] [--semantic-pages 40] [--peers /path/to/venv/bin/python]
 
-The work folder keeps the converted workspace, index and embeddings, so a
-second run reuses them (embedding the corpus takes minutes on 2 cores).
+The work folder keeps the converted corpora and indexes for the next run.
 """
 
 from __future__ import annotations
 
 import argparse
-import glob
-import html
-import html.parser
-import os
-import random
+import dataclasses
+import hashlib
+import json
 import re
 import sqlite3
 import subprocess
@@ -37,169 +40,43 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
-SKIP = re.compile(r"^(genindex|py-modindex|search|whatsnew/|_|download|copyright|license|"
-                  r"bugs|about|contents|index\.html)")
-BLOCKS = {"p", "li", "dt", "dd", "pre", "td", "th", "div", "blockquote"}
+import quality_corpora  # noqa: E402
+import quality_sets  # noqa: E402
 
-
-class PageParser(html.parser.HTMLParser):
-    """The main body of one Sphinx page: title, headings, text, and internal links."""
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.depth = 0  # >0 inside the body div
-        self.lines: list[str] = []
-        self.current: list[str] = []
-        self.heading: int | None = None
-        self.skip = 0
-        self.title = ""
-        self.links: list[tuple[str, str]] = []
-        self.link: list | None = None
-
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        if self.depth == 0:
-            if tag == "div" and a.get("role") == "main":
-                self.depth = 1
-            return
-        if tag == "div":
-            self.depth += 1
-        if tag == "a" and "headerlink" in (a.get("class") or ""):
-            self.skip += 1
-            return
-        if tag == "a" and "reference internal" in (a.get("class") or "") and a.get("href"):
-            self.link = [a["href"], []]
-        if re.fullmatch(r"h[1-6]", tag):
-            self.flush()
-            self.heading = int(tag[1])
-        elif tag in BLOCKS or tag == "br":
-            self.flush()
-
-    def handle_endtag(self, tag):
-        if self.depth == 0:
-            return
-        if tag == "a":
-            if self.skip:
-                self.skip -= 1
-            elif self.link is not None:
-                text = " ".join("".join(self.link[1]).split())
-                self.links.append((self.link[0], text))
-                self.link = None
-            return
-        if re.fullmatch(r"h[1-6]", tag):
-            text = " ".join("".join(self.current).split())
-            if text:
-                if self.heading == 1 and not self.title:
-                    self.title = text
-                self.lines += ["", "#" * (self.heading or 1) + " " + text, ""]
-            self.current, self.heading = [], None
-        elif tag in BLOCKS:
-            self.flush()
-        if tag == "div":
-            self.depth -= 1
-
-    def handle_data(self, data):
-        if self.depth and not self.skip:
-            self.current.append(data)
-            if self.link is not None:
-                self.link[1].append(data)
-
-    def flush(self):
-        if self.heading is not None:
-            return
-        text = " ".join("".join(self.current).split())
-        if text:
-            self.lines.append(text)
-        self.current = []
-
-    def markdown(self) -> str:
-        self.flush()
-        return "\n".join(self.lines).strip() + "\n"
-
-
-def find_docs() -> Path:
-    found = sorted(glob.glob("/usr/share/doc/python3*/html/library/os.html"))
-    if not found:
-        sys.exit("python3-doc is not installed: apt-get install python3-doc")
-    return Path(found[-1]).parent.parent
-
-
-def convert(docs: Path, ws: Path) -> dict[str, list[tuple[str, str]]]:
-    """Write each page as Markdown under ``ws``; return page -> [(target page, link text)]."""
-    links: dict[str, list[tuple[str, str]]] = {}
-    for source in sorted(docs.rglob("*.html")):
-        rel = source.relative_to(docs).as_posix()
-        if SKIP.match(rel):
-            continue
-        parser = PageParser()
-        parser.feed(source.read_text(encoding="utf-8", errors="replace"))
-        text = parser.markdown()
-        if len(text) < 200:
-            continue
-        page = rel[:-5] + ".md"
-        (ws / page).parent.mkdir(parents=True, exist_ok=True)
-        (ws / page).write_text(text, encoding="utf-8")
-        out = []
-        for href, label in parser.links:
-            target = href.split("#", 1)[0]
-            if not target:
-                continue
-            resolved = os.path.normpath(os.path.join(os.path.dirname(rel), target))
-            if resolved.endswith(".html"):
-                out.append((resolved[:-5] + ".md", label))
-        links[page] = out
-    return links
-
-
-def make_queries(links, pages: set[str], count: int, seed: int) -> list[tuple[str, str]]:
-    """(query, answer page) pairs from link texts, deduplicated, sampled."""
-    pairs = set()
-    for page, found in links.items():
-        for target, label in found:
-            label = label.strip()
-            if target in pages and target != page and len(label) >= 3 and \
-                    any(ch.isalpha() for ch in label):
-                pairs.add((label, target))
-    # a link text pointing at several pages is ambiguous: keep those with one answer
-    answers: dict[str, set[str]] = {}
-    for label, target in pairs:
-        answers.setdefault(label.lower(), set()).add(target)
-    unique = sorted((label, target) for label, target in pairs
-                    if len(answers[label.lower()]) == 1)
-    random.Random(seed).shuffle(unique)
-    return unique[:count]
-
-
-def commit_workspace(ws: Path) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@x",
-           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "b@x"}
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=ws, check=True, env=env)
-    subprocess.run(["git", "add", "-A"], cwd=ws, check=True, env=env)
-    subprocess.run(["git", "commit", "-q", "-m", "corpus"], cwd=ws, check=True, env=env)
+#: FTS5's title weight (the body counts 1), chosen per fold.
+FTS_TITLE_WEIGHTS = (1.0, 2.0, 5.0, 10.0)
+#: minara's page weights tried per fold: (share of the page, title boost).
+PAGE_GRID = [(0.0, 1.5)] + [(share, title) for share in (0.15, 0.3, 0.5)
+                            for title in (1.5, 3.0)]
 
 
 def fts5(ws: Path, pages: list[str]):
-    """An in-memory FTS5 table of whole pages; returns a search function."""
+    """An in-memory FTS5 table of whole pages (title, body); returns ``search(query, w)``."""
     db = sqlite3.connect(":memory:")
-    db.execute("CREATE VIRTUAL TABLE p USING fts5(path UNINDEXED, body)")
-    db.executemany("INSERT INTO p VALUES (?, ?)",
-                   [(p, (ws / p).read_text(encoding="utf-8")) for p in pages])
+    db.execute("CREATE VIRTUAL TABLE p USING fts5(path UNINDEXED, title, body)")
+    rows = []
+    for page in pages:
+        text = (ws / page).read_text(encoding="utf-8")
+        first = re.search(r"^# (.+)$", text, re.MULTILINE)
+        rows.append((page, first.group(1) if first else "", text))
+    db.executemany("INSERT INTO p VALUES (?, ?, ?)", rows)
 
-    def search(query: str) -> list[str]:
+    def search(query: str, title_weight: float) -> list[str]:
         words = re.findall(r"\w+", query)
         if not words:
             return []
         match = " OR ".join('"%s"' % w.replace('"', "") for w in words)
-        rows = db.execute("SELECT path FROM p WHERE p MATCH ? ORDER BY bm25(p) LIMIT 10",
-                          (match,)).fetchall()
-        return [r[0] for r in rows]
+        found = db.execute("SELECT path FROM p WHERE p MATCH ? ORDER BY bm25(p, 0, ?, 1) "
+                           "LIMIT 10", (match, title_weight)).fetchall()
+        return [r[0] for r in found]
     return search
 
 
 def score(results: list[list[str]], answers: list[str]) -> tuple[float, float]:
-    """MRR@10 and recall@10."""
+    """MRR@10 and recall@10 of pages."""
     rr, hit = 0.0, 0
     for found, answer in zip(results, answers, strict=True):
         top = list(dict.fromkeys(found))[:10]
@@ -210,10 +87,15 @@ def score(results: list[list[str]], answers: list[str]) -> tuple[float, float]:
     return rr / n, hit / n
 
 
-def minara_search(index, mode: str):
+def minara_search(index, mode: str, pages=None):
+    """``search(query)``: minara's pages for ``query`` in ``mode`` (page weights ``pages``)."""
     from minarad.errors import InvalidInput
+    from minarad.index.ranking import RankingSettings
+
+    settings = RankingSettings() if pages is None else RankingSettings(pages=pages)
 
     def search(query: str) -> list[str]:
+        index.ranking = settings
         try:
             hits = index.search(query, limit=10, per_page=1, mode=mode)
         except InvalidInput:
@@ -222,72 +104,7 @@ def minara_search(index, mode: str):
     return search
 
 
-def timed(label: str, search, queries: list[str]) -> tuple[list[list[str]], float]:
-    start = time.perf_counter()
-    results = [search(q) for q in queries]
-    per_query = (time.perf_counter() - start) / max(len(queries), 1) * 1000
-    return results, per_query
-
-
-CJK_NOTES = {
-    "ko__deploy.md": "# 배포 절차\n\n서버에 배포하기 전에 데이터베이스를 백업한다. 배포가 실패하면 이전 버전으로 "
-                     "되돌린다.\n",
-    "ko__migration.md": "# 마이그레이션\n\n스키마를 변경할 때는 마이그레이션 파일을 만들고, 문제가 생기면 "
-                        "다운그레이드 명령으로 되돌린다.\n",
-    "ko__meeting.md": "# 회의록\n\n매주 월요일 오전에 팀 회의를 한다. 회의에서는 지난주 진행 상황을 공유한다.\n",
-    "ko__coffee.md": "# 커피\n\n사무실 커피머신은 3층 휴게실에 있다. 원두는 금요일마다 주문한다.\n",
-    "ko__vacation.md": "# 휴가 신청\n\n휴가는 최소 2주 전에 인사팀에 신청서를 제출해야 한다.\n",
-    "ko__security.md": "# 보안 규칙\n\n비밀번호는 90일마다 변경하고, 공용 컴퓨터에 저장하지 않는다.\n",
-    "ja__tokyo.md": "# 東京出張\n\n来月、東京の本社に出張します。新幹線で移動し、品川のホテルに泊まります。\n",
-    "ja__backup.md": "# バックアップ\n\n毎晩サーバーのバックアップを取ります。復元手順は運用手順書にあります。\n",
-    "ja__cherry.md": "# 花見\n\n四月に上野公園で花見をしました。桜がとてもきれいでした。\n",
-    "ja__api.md": "# API設計\n\nREST APIのエンドポイントは名詞で命名し、バージョン番号をURLに含めます。\n",
-    "ja__cache.md": "# キャッシュ\n\nキャッシュの有効期限は五分です。設定を変更したらキャッシュを消去してください。\n",
-    "zh__deploy.md": "# 部署流程\n\n我们在周四部署新版本。部署之前必须通过所有自动化测试。\n",
-    "zh__lunch.md": "# 午餐\n\n公司食堂中午十二点开门，周五有火锅。\n",
-    "zh__logging.md": "# 日志\n\n生产环境的日志保存三十天，错误日志会发送到监控系统。\n",
-    "zh__hiring.md": "# 招聘\n\n面试分为三轮：技术面试、团队面试和人事面试。\n",
-    "zh__database.md": "# 数据库\n\n主数据库每天凌晨自动备份，备份文件保存在对象存储中。\n",
-}
-CJK_QUERIES = [
-    ("배포가 실패하면 어떻게 하나요", "ko/deploy.md"),
-    ("서버에 배포하기 전에 무엇을 하나요", "ko/deploy.md"),
-    ("마이그레이션을 되돌리는 방법", "ko/migration.md"),
-    ("스키마 변경은 어떻게 하나요", "ko/migration.md"),
-    ("팀 회의는 언제 하나요", "ko/meeting.md"),
-    ("커피머신은 어디에 있나요", "ko/coffee.md"),
-    ("원두 주문", "ko/coffee.md"),
-    ("휴가를 신청하려면", "ko/vacation.md"),
-    ("비밀번호를 얼마나 자주 바꿔야 하나요", "ko/security.md"),
-    ("東京への出張はいつですか", "ja/tokyo.md"),
-    ("品川のホテル", "ja/tokyo.md"),
-    ("バックアップの復元方法", "ja/backup.md"),
-    ("サーバーのバックアップはいつ取りますか", "ja/backup.md"),
-    ("上野で桜を見ました", "ja/cherry.md"),
-    ("APIのバージョン番号", "ja/api.md"),
-    ("キャッシュを消去する", "ja/cache.md"),
-    ("我们什么时候部署新版本", "zh/deploy.md"),
-    ("部署之前要做什么", "zh/deploy.md"),
-    ("食堂几点开门", "zh/lunch.md"),
-    ("日志保存多久", "zh/logging.md"),
-    ("面试有几轮", "zh/hiring.md"),
-    ("数据库怎么备份", "zh/database.md"),
-    ("错误日志发送到哪里", "zh/logging.md"),
-]
-#: Questions in other words or another language than the note (meaning only).
-CJK_PARAPHRASES = [
-    ("점심 메뉴", "zh/lunch.md"),
-    ("database backup schedule", "zh/database.md"),
-    ("how many interview rounds", "zh/hiring.md"),
-    ("password rotation policy", "ko/security.md"),
-    ("business trip hotel", "ja/tokyo.md"),
-    ("休暇の申請", "ko/vacation.md"),
-    ("咖啡机在哪里", "ko/coffee.md"),
-    ("release testing before shipping", "zh/deploy.md"),
-]
-
-
-def build_index(ws: Path, state: Path, model):
+def build_index(ws: Path, state: Path, model=None, embed: bool = False):
     from minarad.index import Index
 
     index = Index(ws, state / "index" / "bench", model=model)
@@ -296,81 +113,244 @@ def build_index(ws: Path, state: Path, model):
     if stats.files_indexed:
         print(f"  indexed {stats.files_indexed} files, {stats.documents} sections in "
               f"{time.perf_counter() - start:.1f}s")
-    if model is not None and model.path is not None:
+    if embed and model is not None:
         start = time.perf_counter()
-        e = index.catch_up_embeddings()
+        done = index.catch_up_embeddings()
         took = time.perf_counter() - start
-        if e and e.embedded:
-            print(f"  embedded {e.embedded} sections in {took:.0f}s "
-                  f"({e.embedded / took:.1f} sections/s)")
+        if done and done.embedded:
+            print(f"  embedded {done.embedded} sections in {took:.0f}s "
+                  f"({done.embedded / took:.1f} sections/s)")
     return index
 
 
-def run_cjk(work: Path, model) -> None:
-    ws = work / "cjk-ws"
-    if not (ws / ".git").exists():
-        ws.mkdir(parents=True, exist_ok=True)
-        for name, text in CJK_NOTES.items():
-            (ws / name.replace("__", "/")).parent.mkdir(parents=True, exist_ok=True)
-            (ws / name.replace("__", "/")).write_text(text, encoding="utf-8")
-        commit_workspace(ws)
-    index = build_index(ws, work / "cjk-state", model)
-    modes = ["keyword"] + (["semantic", "hybrid"] if model and model.path else [])
-    for title, pairs in (("questions with particles, endings and compounds", CJK_QUERIES),
-                         ("other words or another language (meaning only)",
-                          CJK_PARAPHRASES)):
-        queries, answers = [q for q, _a in pairs], [a for _q, a in pairs]
-        print(f"\nhand-made Korean/Japanese/Chinese set, {len(CJK_NOTES)} notes: "
-              f"{len(queries)} {title}")
-        for mode in modes:
-            results, _ms = timed(mode, minara_search(index, mode), queries)
-            mrr, recall = score(results, answers)
-            print(f"  minara {mode:<9} MRR@10 {mrr:.3f}  recall@10 {recall:.3f}")
+@dataclasses.dataclass
+class Corpus:
+    name: str
+    ws: Path
+    pages: list[str]
+    queries: list[str]
+    answers: list[str]
+    fts: dict = dataclasses.field(default_factory=dict)  # title weight -> (mrr, recall)
+    ours: dict = dataclasses.field(default_factory=dict)  # (share, title) -> (mrr, recall)
+    ms: dict = dataclasses.field(default_factory=dict)
+    lists: dict = dataclasses.field(default_factory=dict)  # setting -> pages per query
+
+
+def measure(corpus: Corpus, work: Path) -> None:
+    """Every FTS5 title weight and every page-weight setting on ``corpus``."""
+    from minarad.index.pages import PageWeights
+
+    search = fts5(corpus.ws, corpus.pages)
+    for weight in FTS_TITLE_WEIGHTS:
+        start = time.perf_counter()
+        found = corpus.lists[("fts", weight)] = [search(q, weight) for q in corpus.queries]
+        corpus.ms[("fts", weight)] = _per_query(start, corpus)
+        corpus.fts[weight] = score(found, corpus.answers)
+    index = build_index(corpus.ws, work / corpus.name / "state")
+    for share, title in PAGE_GRID:
+        ours = minara_search(index, "keyword", PageWeights(share=share, title=title))
+        start = time.perf_counter()
+        found = corpus.lists[("ours", share, title)] = [ours(q) for q in corpus.queries]
+        corpus.ms[("ours", share, title)] = _per_query(start, corpus)
+        corpus.ours[(share, title)] = score(found, corpus.answers)
+
+
+def _per_query(start: float, corpus: Corpus) -> float:
+    return (time.perf_counter() - start) / max(len(corpus.queries), 1) * 1000
+
+
+def held_out(corpora: list[Corpus], field: str, held: Corpus):
+    """The setting with the best mean MRR@10 over the corpora other than ``held``."""
+    others = [c for c in corpora if c is not held] or [held]
+    settings = getattr(held, field)
+    return max(settings, key=lambda s: sum(getattr(c, field)[s][0] for c in others) / len(others))
+
+
+def run_peers(python: str, corpora: list[Corpus], work: Path, count: int) -> dict:
+    """The peers' rankings of each corpus's first ``count`` queries:
+    {corpus: {peer: pages per query}} (see :mod:`quality_peers`).
+
+    Their rankings are kept under ``work/peers`` by the job's digest: the same
+    corpora and queries are not asked again.
+    """
+    job = {c.name: {"ws": str(c.ws), "pages": c.pages, "queries": c.queries[:count]}
+           for c in corpora}
+    text = json.dumps(job, sort_keys=True)
+    kept = work / "peers" / f"found-{hashlib.sha256(text.encode()).hexdigest()[:16]}.json"
+    if not kept.exists():
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        (work / "peers" / "job.json").write_text(text)
+        out = subprocess.run([python, "-P", str(ROOT / "bench" / "quality_peers.py"),
+                              str(work / "peers" / "job.json"), str(work / "peers")],
+                             capture_output=True, text=True, check=False)
+        if out.returncode or not out.stdout.strip():
+            sys.stderr.write(out.stderr[-3000:])
+            return {}
+        kept.write_text(out.stdout)
+    return json.loads(kept.read_text())
+
+
+def print_grid(corpora: list[Corpus]) -> None:
+    """MRR@10 of every setting tried, per corpus (what the folds chose from)."""
+    print("\nsettings tried (MRR@10 per corpus):")
+    print("  " + " ".join(f"{c.name:>9}" for c in corpora) + "  setting")
+    for weight in FTS_TITLE_WEIGHTS:
+        print("  " + " ".join(f"{c.fts[weight][0]:9.3f}" for c in corpora) +
+              f"  FTS5 title x{weight:g}")
+    for share, title in PAGE_GRID:
+        print("  " + " ".join(f"{c.ours[(share, title)][0]:9.3f}" for c in corpora) +
+              f"  minara keyword, page share {share:g}, title x{title:g}")
+
+
+def report(corpora: list[Corpus], peers: dict) -> None:
+    print_grid(corpora)
+    print("\nheld-out figures (settings chosen on the other corpora; page-level, "
+          "one hit per page)")
+    print(f"  {'corpus':<9} {'ranking':<34} {'MRR@10':>7} {'recall@10':>9}  ratio")
+    for c in corpora:
+        tw = held_out(corpora, "fts", c)
+        share, title = held_out(corpora, "ours", c)
+        base = c.fts[tw][0] or 1.0
+        rows = [(f"SQLite FTS5 BM25 (title x{tw:g})", c.fts[tw]),
+                (f"minara keyword (share {share:g}, title x{title:g})", c.ours[(share, title)])]
+        for label, (mrr, recall) in rows:
+            print(f"  {c.name:<9} {label:<34} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")
+        print(f"  {c.name:<9} {len(c.queries)} queries, {len(c.pages)} pages; keyword "
+              f"{c.ms[('ours', share, title)]:.1f} ms/query, FTS5 {c.ms[('fts', tw)]:.1f}")
+    for c in corpora:
+        if peers.get(c.name):
+            report_peers(corpora, c, peers[c.name])
+
+
+def report_peers(corpora: list[Corpus], c: Corpus, found: dict) -> None:
+    """Peers beside FTS5 and minara keyword (held-out settings) on the queries they were asked."""
+    count = min(len(lists) for lists in found.values())
+    answers = c.answers[:count]
+    tw = held_out(corpora, "fts", c)
+    share, title = held_out(corpora, "ours", c)
+    rows = [(f"SQLite FTS5 BM25 (title x{tw:g})", c.lists[("fts", tw)]),
+            ("minara keyword", c.lists[("ours", share, title)])]
+    rows += [(f"peer {name}", lists) for name, lists in found.items()]
+    print(f"\npeers' keyword rankings, {c.name}, first {count} queries (theirs kept "
+          f"under the work folder, ours of this run):")
+    base = score(rows[0][1][:count], answers)[0] or 1.0
+    for label, lists in rows:
+        mrr, recall = score(lists[:count], answers)
+        print(f"  {c.name:<9} {label:<34} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")
+
+
+def run_semantic(corpora: list[Corpus], work: Path, model, queries: int, extra: int) -> None:
+    """FTS5, keyword, semantic and hybrid on a subset of each corpus (embedding is slow).
+
+    The subset: the answer pages of the first ``queries`` queries and ``extra``
+    other pages (deterministic), as a workspace of its own; the settings are
+    the held-out ones of :func:`report`.
+    """
+    import random
+    import shutil
+
+    print(f"\nsemantic and hybrid on subsets ({queries} queries per corpus; their answer "
+          f"pages and {extra} others; settings held out as above)")
+    for c in corpora:
+        pairs = list(zip(c.queries, c.answers, strict=True))[:queries]
+        chosen = set(a for _q, a in pairs)
+        others = [p for p in c.pages if p not in chosen]
+        chosen.update(random.Random(7).sample(others, min(extra, len(others))))
+        sub = work / f"{c.name}-sub{queries}-{extra}"
+        ws = sub / "ws"
+        if not (ws / ".git").exists():
+            for page in sorted(chosen):
+                (ws / page).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(c.ws / page, ws / page)
+            quality_corpora.commit_workspace(ws)
+        index = build_index(ws, sub / "state", model, embed=True)
+        qs, answers = [q for q, _a in pairs], [a for _q, a in pairs]
+        tw = held_out(corpora, "fts", c)
+        share, title = held_out(corpora, "ours", c)
+        search = fts5(ws, sorted(chosen))
+        base = score([search(q, tw) for q in qs], answers)
+        rows = [(f"SQLite FTS5 BM25 (title x{tw:g})", base)]
+        for mode in ("keyword", "semantic", "hybrid"):
+            ours = minara_search(index, mode, _weights(share, title))
+            rows.append((f"minara {mode}", score([ours(q) for q in qs], answers)))
+        for label, (mrr, recall) in rows:
+            print(f"  {c.name:<9} {label:<34} {mrr:7.3f} {recall:9.3f}  "
+                  f"{mrr / (base[0] or 1.0):.2f}x  ({len(chosen)} pages)")
+
+
+def _weights(share: float, title: float):
+    from minarad.index.pages import PageWeights
+
+    return PageWeights(share=share, title=title)
+
+
+def run_sets(work: Path, model) -> None:
+    """The hand-made sets, with the shipped settings, in every mode there is a model for."""
+    modes = ["keyword"] + (["semantic", "hybrid"] if model is not None else [])
+    sets = [("english", quality_sets.ENGLISH_NOTES,
+             [("inflected words (deploy, Deploys, deployed)", quality_sets.ENGLISH_QUERIES)]),
+            ("cjk", quality_sets.CJK_NOTES,
+             [("Korean/Japanese/Chinese with particles, endings, compounds",
+               quality_sets.CJK_QUERIES),
+              ("other words or another language (meaning only)",
+               quality_sets.CJK_PARAPHRASES)])]
+    for name, notes, groups in sets:
+        ws = work / f"{name}-set" / "ws"
+        if not (ws / ".git").exists():
+            ws.mkdir(parents=True, exist_ok=True)
+            for note, text in notes.items():
+                (ws / note.replace("__", "/")).parent.mkdir(parents=True, exist_ok=True)
+                (ws / note.replace("__", "/")).write_text(text, encoding="utf-8")
+            quality_corpora.commit_workspace(ws)
+        index = build_index(ws, work / f"{name}-set" / "state", model, embed=True)
+        for title, pairs in groups:
+            wanted = modes if "meaning" not in title else modes[1:]
+            for mode in wanted:
+                search = minara_search(index, mode)
+                mrr, recall = score([search(q) for q, _a in pairs], [a for _q, a in pairs])
+                print(f"  hand-made {title}, {len(pairs)} questions: {mode:<8} "
+                      f"MRR@10 {mrr:.3f}  recall@10 {recall:.3f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--corpora", default="python,git,postgres")
+    parser.add_argument("--queries", type=int, default=200, help="per corpus")
     parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--work", default="/tmp/minara-quality")
-    parser.add_argument("--no-semantic", action="store_true")
+    parser.add_argument("--work", default="/tmp/minara-quality3")
+    parser.add_argument("--semantic", action="store_true",
+                        help="also semantic and hybrid, on subsets (embeds; slow on 2 cores)")
+    parser.add_argument("--semantic-queries", type=int, default=30,
+                        help="queries per corpus for the semantic modes")
+    parser.add_argument("--semantic-pages", type=int, default=30,
+                        help="pages beside the answers in a semantic subset")
+    parser.add_argument("--peers", metavar="PYTHON",
+                        help="an interpreter with markdown-memory, memtomem, basic-memory")
+    parser.add_argument("--peer-queries", type=int, default=10_000,
+                        help="ask the peers only each corpus's first N queries")
     args = parser.parse_args()
-
-    from minarad.index.embedder import ModelChoice, packaged_model
-
-    path = None if args.no_semantic else packaged_model("e5-small")
-    model = ModelChoice("e5-small", path) if path else None
     work = Path(args.work)
-    docs = find_docs()
-    ws = work / "ws"
-    if not (ws / ".git").exists():
-        ws.mkdir(parents=True, exist_ok=True)
-        links = convert(docs, ws)
-        commit_workspace(ws)
-        (work / "links.txt").write_text("\n".join(
-            f"{p}\t{t}\t{label}" for p, found in links.items() for t, label in found))
-    links = {}
-    for line in (work / "links.txt").read_text().splitlines():
-        page, target, label = (line.split("\t") + ["", ""])[:3]
-        links.setdefault(page, []).append((target, label))
-    pages = sorted(p.relative_to(ws).as_posix() for p in ws.rglob("*.md"))
-    pairs = make_queries(links, set(pages), args.queries, args.seed)
-    print(f"corpus: {docs} ({len(pages)} pages); {len(pairs)} link-text queries "
-          f"(seed {args.seed})")
-    index = build_index(ws, work / "state", model)
-    queries, answers = [q for q, _a in pairs], [a for _q, a in pairs]
+    corpora = []
+    for name in args.corpora.split(","):
+        ws, pages, pairs = quality_corpora.load(name, work, args.queries, args.seed)
+        print(f"corpus {name}: {len(pages)} pages, {len(pairs)} queries (seed {args.seed})")
+        corpus = Corpus(name, ws, pages, [q for q, _a in pairs], [a for _q, a in pairs])
+        measure(corpus, work)
+        corpora.append(corpus)
+    peers = run_peers(args.peers, corpora, work, args.peer_queries) if args.peers else {}
+    report(corpora, peers)
+    model = None
+    if args.semantic:
+        from minarad.index.embedder import ModelChoice, packaged_model
 
-    rows = [("SQLite FTS5 BM25 (pages)", fts5(ws, pages))]
-    rows += [(f"minara {m}", minara_search(index, m)) for m in
-             (["keyword"] + (["semantic", "hybrid"] if model else []))]
-    baseline = None
-    for label, search in rows:
-        results, ms = timed(label, search, queries)
-        mrr, recall = score(results, answers)
-        baseline = baseline or mrr
-        print(f"  {label:<26} MRR@10 {mrr:.3f}  recall@10 {recall:.3f}  "
-              f"({mrr / baseline:.2f}x FTS5)  {ms:.1f} ms/query")
-    run_cjk(work, model)
+        path = packaged_model("e5-small")
+        model = ModelChoice("e5-small", path) if path else None
+        if model is None:
+            print("\nno embedding model installed: semantic and hybrid not measured")
+        else:
+            run_semantic(corpora, work, model, args.semantic_queries, args.semantic_pages)
+    print("\nhand-made sets (shipped settings):")
+    run_sets(work, model)
 
 
 if __name__ == "__main__":

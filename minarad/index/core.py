@@ -16,8 +16,7 @@ from collections.abc import Callable
 from minarad.errors import InvalidInput
 from minarad.index import gitsource
 from minarad.index.engine import MEMORY_SCOPE, LexicalEngine  # noqa: F401 (re-exported)
-from minarad.index.fusion import (FUSION_CANDIDATES, RankedHit, SearchFilters, Voice,
-                                  WeightedVoice, fuse)
+from minarad.index.fusion import SearchFilters, Voice, WeightedVoice
 from minarad.index.lock import try_writer_lock
 from minarad.index.query import parse_query
 from minarad.index.results import (CatchUpStats, Hit, IndexStatus, finished,  # noqa: F401
@@ -25,20 +24,14 @@ from minarad.index.results import (CatchUpStats, Hit, IndexStatus, finished,  # 
 from minarad.index.schema import SCHEMA_VERSION, StoredRecord
 from minarad.index.state import folder_size, index_dir_for, is_valid_state  # noqa: F401
 from minarad.index.embedder import Embedder, ModelChoice, choose_model
-from minarad.index.ranking import (MODES, RankingSettings, apply_recency, fuse_explained,
-                                   graph_list, group_by_page, page_aware, page_count)
-from minarad.index.semantic import SemanticVoice
+from minarad.index.ranking import MODES, RankingSettings
+from minarad.index.search_run import ranked
 from minarad.index.vectors import EmbedStats, VectorStore, catch_up_embeddings, embeddings_dir_for
-from minarad.index.voices import LexicalVoice, bodiless_after_body_matches
+from minarad.index.voices import LexicalVoice
 
 #: Files longer than this are indexed up to it (and reported).
 DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
 Progress = Callable[[int, int, str], None]
-#: How many hits the semantic voice offers at least (each costs reading its page).
-SEMANTIC_DEPTH = 20
-#: The evidence voice's weight in a learn-only search: a better-proven entry
-#: overtakes one a place or two above it by words, not one far above.
-EVIDENCE_WEIGHT = 1.2
 #: How often a writer waiting for the lock looks again, in seconds.
 LOCK_POLL_SECONDS = 0.05
 
@@ -272,6 +265,7 @@ class Index:
             if update.documents is not None:
                 for doc in update.documents:
                     writer.add(doc)
+                writer.add_page(update.documents)
                 if update.problems:
                     problems[update.path] = update.problems
                 stats.files_indexed += 1
@@ -337,7 +331,7 @@ class Index:
                                 memory_only=memory_only,
                                 hidden_paths=tuple(p.strip("/") for p in hidden_paths))
         cap = self.ranking.per_page if per_page is None else per_page
-        hits = self._ranked(query, filters, limit, mode, cap, explain)
+        hits = ranked(self, query, filters, limit, mode, cap, explain)
         if not explain:
             hits = [with_changes(hit, explain=None) for hit in hits]
         return [self._with_version(finished(hit)) for hit in hits]
@@ -352,74 +346,6 @@ class Index:
             raise InvalidInput(f"{mode} search needs an embedding model: {self.model.reason}; "
                                f"or use mode keyword", code="no_embedding_model")
         return mode
-
-    def _ranked(self, query: str, filters: SearchFilters, limit: int, mode: str,
-                per_page: int, explain: bool = False) -> list[Hit]:
-        """Ask the voices of ``mode``, fuse, weigh pages, group the best ``limit`` pages.
-
-        When the candidates hold fewer than ``limit`` pages (many sections of
-        a few pages matched), the voices are asked once more, four times as deep.
-
-        The semantic voice offers only sections at or above the similarity
-        floor, so a query close to nothing answers what its words match (in
-        keyword and hybrid) or nothing. With ``explain``, every hit of a
-        semantic or hybrid search shows its similarity and the floor.
-
-        A search for learn entries only (``kind`` lesson, correction, error)
-        asks the lexical and the evidence voice, fused by reciprocal rank, so
-        entries that proved themselves rise; so do voices registered by hand.
-        """
-        from minarad.index.evidence import EvidenceVoice, wants_evidence
-
-        depth = max(limit * 3, FUSION_CANDIDATES) if limit > 0 else 0
-        voices = self._voices
-        if wants_evidence(filters):
-            evidence = EvidenceVoice(self.engine, self.workspace, self.max_file_bytes)
-            voices = [*voices, WeightedVoice(evidence, EVIDENCE_WEIGHT)]
-        if len(voices) > 1:
-            legacy = [(v.voice.rank(query, filters, depth), v.weight) for v in voices]
-            return fuse(legacy, limit)
-        for widen in (1, 4):
-            hits, exhausted, semantic = self._fused(query, filters, limit, mode, widen)
-            hits = bodiless_after_body_matches(hits)
-            if exhausted or page_count(hits) >= limit:
-                break
-        hits = group_by_page(hits, per_page, max(limit, 0))
-        if explain and semantic is not None:
-            with_similarity(hits, semantic)
-        return mark_words(hits, query)
-
-    def _fused(self, query: str, filters: SearchFilters, limit: int, mode: str,
-               widen: int) -> tuple[list[Hit], bool, SemanticVoice | None]:
-        """The voices of ``mode`` fused and pages weighed, each asked ``widen`` times its
-        usual depth; True when none filled its depth (asking deeper finds no more);
-        the semantic voice that ranked (None in keyword mode)."""
-        r = self.ranking
-        depth = max(limit * 3, FUSION_CANDIDATES) * widen
-        lists: list[tuple[str, list[RankedHit], float]] = []
-        exhausted = True
-        semantic = None
-        if mode != "keyword" and self.embedder is not None:
-            semantic = SemanticVoice(self.engine, self.vectors, self.embedder, r.semantic_floor)
-            wide = max(limit * 2, SEMANTIC_DEPTH) * widen
-            close = semantic.rank(query, filters, wide)
-            exhausted = len(close) < wide
-            lists.append(("semantic", close, r.semantic))
-        if mode != "semantic":
-            voice = self._voices[0].voice
-            keys = {item.hit.key for item in lists[0][1]} if lists else None
-            lexical = (voice.rank(query, filters, depth)
-                       if keys is None or not isinstance(voice, LexicalVoice)
-                       else voice.rank_kept(query, filters, depth, keys.__contains__))
-            exhausted = exhausted and len(lexical) < depth
-            lists.insert(0, ("lexical", lexical, r.lexical))
-        candidates = fuse_explained(lists)
-        if r.graph > 0 and candidates:
-            lists.append(("graph", graph_list(self.engine, candidates, filters,
-                                              add_pages=mode != "keyword"), r.graph))
-            candidates = fuse_explained(lists)
-        return (page_aware(apply_recency(candidates, r.recency, r.half_life_days)), exhausted,
-                semantic)
 
     def known_kinds(self) -> list[str]:
         """The kinds and roles a ``kind`` filter may name (those of JSONL entries too)."""
@@ -508,30 +434,6 @@ class Index:
 def _known_commit(repo, commit: str | None) -> str | None:
     """``commit`` if the repository has it (history may have been rewritten), else None."""
     return commit if commit and gitsource.has_commit(repo, commit) else None
-
-
-def mark_words(hits: list[Hit], query: str) -> list[Hit]:
-    """Cut the snippets of hits that no lexical match marked (semantic, graph) around the words."""
-    from minarad.index.query import positive_terms
-    from minarad.index.snippets import make_snippet, term_pattern
-
-    unmarked = [h for h in hits if not h.snippet.highlights]
-    if not unmarked:
-        return hits
-    pattern = term_pattern(positive_terms(parse_query(query or "")))
-    for hit in unmarked:
-        hit.snippet = make_snippet(hit.text.strip() and hit.text or hit.heading or hit.title,
-                                   pattern)
-    return hits
-
-
-def with_similarity(hits: list[Hit], voice: SemanticVoice) -> None:
-    """Add ``similarity`` (the cosine with the query, and the floor) to each hit's explain."""
-    found = voice.similarities([hit.key for hit in hits])
-    for hit in hits:
-        cosine = found.get(hit.key)
-        hit.explain = {**(hit.explain or {}), "similarity": {
-            "score": None if cosine is None else round(cosine, 4), "floor": voice.floor}}
 
 
 def _text(path) -> str | None:

@@ -21,9 +21,10 @@ import tantivy
 from minarad.index import state as state_file
 from minarad.index.fusion import SearchFilters
 from minarad.index.query import QueryBuilder
-from minarad.index.schema import (SCHEMA_VERSION, StoredRecord, build_schema, cjk_analyzer,
-                                  decode_record, register_tokenizers, set_docstore_blocksize,
-                                  stem_analyzer, to_tantivy, word_analyzer)
+from minarad.index.schema import (PAGE_LEVEL, SCHEMA_VERSION, StoredRecord, build_schema,
+                                  cjk_analyzer, decode_record, page_to_tantivy,
+                                  register_tokenizers, set_docstore_blocksize, stem_analyzer,
+                                  to_tantivy, word_analyzer)
 
 MEMORY_SCOPE = "memory"
 #: Writer heap for a first (or full) build: large segments, two threads.
@@ -62,6 +63,12 @@ class LexicalWriter:
         """Add one :class:`~minarad.index.documents.IndexDoc`."""
         self._writer.add_document(to_tantivy(doc, self._cjk))
 
+    def add_page(self, docs) -> None:
+        """Add the page document of one file's sections (nothing for entries)."""
+        page = page_to_tantivy(docs)
+        if page is not None:
+            self._writer.add_document(page)
+
     def delete_path(self, path: str) -> None:
         """Delete every document of ``path``."""
         self._writer.delete_documents_by_term("path", path)
@@ -85,6 +92,8 @@ class LexicalEngine:
         self.builder = QueryBuilder(self.schema, word_analyzer(), self.cjk, stem_analyzer())
         self._state_file = os.fspath(self.state_path)
         self._view: ReaderView | None = None
+        self._pages = tantivy.Query.term_query(self.schema, "level", PAGE_LEVEL)
+        self._page_count: tuple[tuple, int] | None = None
 
     @property
     def lock_path(self) -> Path:
@@ -218,9 +227,7 @@ class LexicalEngine:
         words; a word found in more than :data:`COMMON_SHARE` of the
         documents adds to the score but does not count (its rarity is low).
         """
-        hidden = self._hidden_channels(view, clauses, filters.channel)
-        if filters.hidden_paths:
-            hidden.append(self.builder.filter_query("path", list(filters.hidden_paths)))
+        hidden = self._hidden(view, clauses, filters)
         common = self._common_words(view, clauses) if strict else frozenset()
         return self.builder.build(clauses, self._filters(filters), hidden, strict=strict,
                                   common=common)
@@ -232,16 +239,48 @@ class LexicalEngine:
         ``loose`` is None when it is the strict query itself (too few
         meaningful words for strictness to ask more).
         """
+        return self.builder.build_pair(clauses, self._filters(filters),
+                                       self._hidden(view, clauses, filters),
+                                       common=self._common_words(view, clauses))
+
+    def page_queries(self, view: ReaderView, clauses, filters: SearchFilters,
+                     weights) -> list:
+        """The queries ranking page documents by ``clauses``: strict, then loose
+        (one when they are the same, none without a word for pages)."""
+        hidden = self._hidden(view, clauses, filters, pages=False)
+        return self.builder.build_page(clauses, [*self._filters(filters), self._pages],
+                                       hidden, weights)
+
+    def sections_of(self, view: ReaderView, clauses, filters: SearchFilters, paths: list[str]):
+        """The query of ``clauses`` (any word) over the sections of ``paths`` only."""
+        path_filter = self.builder.filter_query("path", paths)
+        return self.builder.build(clauses, [*self._filters(filters), path_filter],
+                                  self._hidden(view, clauses, filters))
+
+    def _hidden(self, view: ReaderView, clauses, filters: SearchFilters,
+                pages: bool = True) -> list:
+        """What a search must not return: other channels, hidden paths, page documents."""
         hidden = self._hidden_channels(view, clauses, filters.channel)
         if filters.hidden_paths:
             hidden.append(self.builder.filter_query("path", list(filters.hidden_paths)))
-        return self.builder.build_pair(clauses, self._filters(filters), hidden,
-                                       common=self._common_words(view, clauses))
+        if pages:
+            hidden.append(self._pages)
+        return hidden
+
+    def page_count(self, view: ReaderView) -> int:
+        """How many page documents the view holds (deleted ones not counted; counted once)."""
+        cached = self._page_count
+        if cached is not None and cached[0] == view.stamp:
+            return cached[1]
+        found = view.searcher.search(self._pages, 1, count=True)
+        count = int(found.count)  # type: ignore[attr-defined]  # (not in the stub)
+        self._page_count = (view.stamp, count)
+        return count
 
     def _common_words(self, view: ReaderView, clauses) -> frozenset[str]:
         """The query's single words that most documents hold."""
-        total = view.searcher.num_docs
-        if not total:
+        total = view.searcher.num_docs - self.page_count(view)
+        if total <= 0:
             return frozenset()
         common = set()
         for clause in clauses:
@@ -268,7 +307,9 @@ class LexicalEngine:
         searcher = self.searcher()
         if searcher is None:
             return []
-        query = tantivy.Query.term_query(self.schema, field, value)
+        query = tantivy.Query.boolean_query([
+            (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, field, value)),
+            (tantivy.Occur.MustNot, self._pages)])
         found = searcher.search(query, limit, count=False).hits
         return [self._record(searcher, address) for _score, address in found]
 
@@ -277,7 +318,9 @@ class LexicalEngine:
         searcher = self.searcher()
         if searcher is None or searcher.num_docs == 0:
             return []
-        found = searcher.search(tantivy.Query.all_query(), searcher.num_docs, count=False).hits
+        query = tantivy.Query.boolean_query([(tantivy.Occur.Must, tantivy.Query.all_query()),
+                                             (tantivy.Occur.MustNot, self._pages)])
+        found = searcher.search(query, searcher.num_docs, count=False).hits
         return [self._record(searcher, address) for _score, address in found]
 
     def kind_terms(self) -> list[str]:
@@ -286,9 +329,9 @@ class LexicalEngine:
         return [t for t, _n in view.searcher.terms_with_prefix("kinds", "")] if view else []
 
     def document_count(self) -> int:
-        """How many documents the readable index holds (0 without one)."""
-        searcher = self.searcher()
-        return searcher.num_docs if searcher else 0
+        """How many section and entry documents the readable index holds (0 without one)."""
+        view = self.reader_view()
+        return view.searcher.num_docs - self.page_count(view) if view else 0
 
     @staticmethod
     def _record(searcher, address) -> StoredRecord:

@@ -170,13 +170,60 @@ class QueryBuilder:
                    common: frozenset[str] = frozenset()) -> tuple[object, object | None]:
         """``(strict, loose)``: :meth:`build` with and without ``strict``, analysed once.
 
-        ``loose`` is None when it would be the same query (fewer than three
+        ``loose`` is None when it would be the same query (fewer than two
         meaningful words count, so the strict query asks for no more).
         """
         filters, words, parts = self._analysed(clauses, filters)
         grouped = self._require_enough(words, parts, common)
         strict = self._combined(grouped, filters, exclusions)
         return strict, None if grouped is parts else self._combined(parts, filters, exclusions)
+
+    def build_page(self, clauses: list[Clause], filters: list, exclusions: Sequence,
+                   weights) -> list:
+        """The query ranking page documents: each free word in the page's title,
+        headings, text and stems, at ``weights`` (``title``, ``heading``, ``stem``;
+        the text counts 1), summed over fields and words.
+
+        No query when no word is for pages: only field-typed or excluded words,
+        or Korean, Japanese or Chinese (their n-grams rank sections as before).
+
+        Returns:
+            ``[strict, loose]``: pages holding enough of the words (as for
+            sections), then any of them; ``[query]`` when that is the same
+            (fewer than two words count); ``[]`` when no word is for pages.
+        """
+        if any(not c.text.isascii() and self._cjk_runs(c.text) for c in clauses):
+            return []
+        typed = [c for c in clauses if c.field in FILTER_FIELDS and c.occur == MUST]
+        words = [c for c in meaningful_clauses([c for c in clauses if c not in typed])
+                 if c.field is None and c.occur != MUST_NOT]
+        fields = {"page_title": weights.title, "page_heading": weights.heading,
+                  "page_text": 1.0}
+        queries = [self._page_word_query(c, fields, weights.stem) for c in words]
+        words = [c for c, q in zip(words, queries, strict=True) if q is not None]
+        parts = [(self.tv.Occur.Should, q) for q in queries if q is not None]
+        if not parts:
+            return []
+        filters = [*filters, *(self.clause_query(c) for c in typed)]
+        grouped = self._require_enough(words, parts, frozenset())
+        loose = self._combined(parts, filters, exclusions)
+        return [loose] if grouped is parts else [self._combined(grouped, filters, exclusions),
+                                                 loose]
+
+    def _page_word_query(self, clause: Clause, fields: dict[str, float], stem: float):
+        tokens = self.words.analyze(clause.text)
+        if not tokens:
+            return None
+        options = [self._boosted(self._tokens_query(f, tokens), boost)
+                   for f, boost in fields.items()]
+        if not clause.phrase and self.stems is not None and stem > 0:
+            stems = list(dict.fromkeys(self.stems.analyze(clause.text)))
+            terms = [self.tv.Query.term_query(self.schema, "page_stem", s) for s in stems]
+            if terms:
+                options.append(self._boosted(terms[0] if len(terms) == 1 else
+                                             self.tv.Query.boolean_query(
+                                                 [(self.tv.Occur.Must, q) for q in terms]), stem))
+        return self._any(options)
 
     def _analysed(self, clauses: list[Clause], filters: list) -> tuple[list, list, list]:
         """``(filters, meaningful clauses, their parts)``; InvalidInput when nothing to search."""
@@ -209,7 +256,7 @@ class QueryBuilder:
                 counted.append(query)
             else:
                 rest.append((occur, query))
-        if len(counted) < 3:
+        if len(counted) < 2:
             return parts
         group = tv.Query.boolean_query([(tv.Occur.Should, q) for q in counted],
                                        minimum_number_should_match=required_matches(len(counted)))

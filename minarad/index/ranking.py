@@ -25,6 +25,7 @@ import time
 from collections.abc import Sequence
 
 from minarad.index.fusion import RankedHit, SearchFilters
+from minarad.index.pages import PageWeights
 from minarad.index.results import Hit
 
 MODES = ("keyword", "semantic", "hybrid")
@@ -43,6 +44,7 @@ class RankingSettings:
     ``semantic_floor``: the cosine a section needs for the semantic voice
     to offer it (calibrated for multilingual-e5-small by
     ``bench/semantic_floor.py``: nonsense stays below, real answers above).
+    ``pages``: how the lexical voice ranks pages (:mod:`~minarad.index.pages`).
     """
 
     lexical: float = 1.0
@@ -52,6 +54,7 @@ class RankingSettings:
     half_life_days: float = 30.0
     per_page: int = 2
     semantic_floor: float = 0.825
+    pages: PageWeights = PageWeights()
 
 
 def recency_prior(seconds: int, now: float, half_life_days: float) -> float:

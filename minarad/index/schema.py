@@ -20,11 +20,16 @@ if TYPE_CHECKING:
 
 #: Bump when the schema or the document rules change; an index built with
 #: another version is rebuilt by the next writer.
-SCHEMA_VERSION = 10  # 9: no front matter or bare heading documents; 10: stems
+SCHEMA_VERSION = 11  # 9: no front matter or bare heading documents; 10: stems; 11: pages
 
 CJK_TOKENIZER = "minara_cjk"
 EXACT_TOKENIZER = "minara_exact"
 STEM_TOKENIZER = "minara_stem"
+
+#: The text fields of a page document (its stems go to ``page_stem``).
+PAGE_FIELDS = ("page_title", "page_heading", "page_text")
+#: The ``level`` of a page document; section and entry documents have none.
+PAGE_LEVEL = "page"
 
 #: Bytes per compressed block of stored documents. Fetching a hit
 #: decompresses its whole block: with tantivy's 16 KiB default that costs
@@ -92,6 +97,12 @@ def build_schema() -> tantivy.Schema:
     sb.add_text_field("exact", tokenizer_name=EXACT_TOKENIZER, index_option="freq")
     # title, heading, text and extra, English words by their stem ("deploys" -> "deploy")
     sb.add_text_field("stem", tokenizer_name=STEM_TOKENIZER, index_option="freq")
+    # one page document per Markdown file (``level`` "page"): its title, the
+    # headings of its sections and all their text, ranked as a whole
+    sb.add_text_field("level", tokenizer_name="raw", index_option="basic")
+    for name in PAGE_FIELDS:
+        sb.add_text_field(name)
+    sb.add_text_field("page_stem", tokenizer_name=STEM_TOKENIZER, index_option="freq")
     sb.add_integer_field("time", indexed=True, fast=True)
     sb.add_bytes_field("record", stored=True)
     return sb.build()
@@ -193,4 +204,37 @@ def to_tantivy(doc: IndexDoc, analyzer: tantivy.TextAnalyzer) -> tantivy.Documen
     tokens = cjk_tokens(searchable, analyzer)
     if tokens:
         out.add_pre_tokenized_text("cjk", tantivy.PreTokenizedString(searchable, tokens))
+    return out
+
+
+def page_to_tantivy(docs: list[IndexDoc]) -> tantivy.Document | None:
+    """The page document of one Markdown file's sections (None: not a page of sections).
+
+    It carries the filter fields of the file (path, kinds, scope, channel,
+    time) so a filtered search ranks pages under the same filters, and a
+    stored record naming the path (no text: hits are its sections).
+    """
+    from minarad.index.documents import path_prefixes
+
+    sections = [d for d in docs if d.kind == "section"]
+    if not sections:
+        return None
+    first = sections[0]
+    headings = dict.fromkeys(d.heading.rsplit(" > ", 1)[-1] for d in sections if d.heading)
+    text = "\n".join(d.text for d in sections)
+    time = max(d.time for d in sections)
+    out = tantivy.Document(
+        path=first.path, kind=first.kind, role=first.role, channel=first.channel,
+        level=PAGE_LEVEL, page_title=first.title, page_heading="\n".join(headings),
+        page_text=text, time=time,
+        visibility=f"channel:{first.channel}" if first.channel else "shared",
+        scope="memory" if first.is_memory else "other")
+    out.add_text("page_stem", "\n".join((first.title, *headings, text)))
+    out.add_bytes("record", encode_record(StoredRecord(
+        first.path, first.kind, first.role, first.channel, first.blob, first.title, "", "",
+        "", [], first.line_start, sections[-1].line_end, time)))
+    for value in path_prefixes(first.path):
+        out.add_text("path_prefix", value)
+    for value in dict.fromkeys((first.kind, first.role)):
+        out.add_text("kinds", value)
     return out

@@ -11,22 +11,25 @@ from __future__ import annotations
 
 from minarad.index.engine import LexicalEngine
 from minarad.index.fusion import RankedHit, SearchFilters
+from minarad.index.pages import PageWeights, missing_pages, page_mixed
 from minarad.index.query import parse_query, positive_terms
 from minarad.index.results import Hit, hit_from_record
 from minarad.index.snippets import term_pattern
 
 
 class LexicalVoice:
-    """Words, phrases and fields scored by tantivy (BM25 with field boosts).
+    """Words, phrases and fields scored by tantivy (BM25 with field boosts), pages first.
 
     Args:
         engine: the index's :class:`~minarad.index.engine.LexicalEngine`.
+        pages: how pages are ranked (:mod:`~minarad.index.pages`; None: the defaults).
     """
 
     name = "lexical"
 
-    def __init__(self, engine: LexicalEngine):
+    def __init__(self, engine: LexicalEngine, pages: PageWeights | None = None):
         self.engine = engine
+        self.pages = PageWeights() if pages is None else pages
 
     def rank(self, query: str, filters: SearchFilters, limit: int) -> list[RankedHit]:
         """The best ``limit`` matches of ``query``, by score (see :meth:`Index.search`).
@@ -34,15 +37,16 @@ class LexicalVoice:
         First the hits holding enough of the meaningful words; when they
         are fewer than ``limit``, hits holding fewer follow (below them).
         """
-        return self.rank_kept(query, filters, limit)
+        return self.rank_kept(query, filters, limit, pages=self.pages)
 
     def rank_kept(self, query: str, filters: SearchFilters, limit: int,
-                  keep_loose=None) -> list[RankedHit]:
+                  keep_loose=None, pages: PageWeights | None = None) -> list[RankedHit]:
         """:meth:`rank`, keeping a hit holding fewer words only when ``keep_loose(key)``.
 
         ``keep_loose`` None keeps them all. Hybrid search keeps those the
         semantic voice offers too, so one stray word of a question close
-        to nothing brings nothing.
+        to nothing brings nothing. With ``pages`` each section's score
+        counts its page's (:mod:`~minarad.index.pages`).
         """
         clauses = parse_query(query or "")
         view = self.engine.reader_view()
@@ -56,8 +60,40 @@ class LexicalVoice:
             more = _hits(self.engine, view, loose, clauses, limit, by_time=False)
             more = [h for h in more if h.key not in seen
                     and (keep_loose is None or keep_loose(h.key))]
-            hits += more[:limit - len(hits)]
+            hits += below(hits, more[:limit - len(hits)])
+        if pages is not None and pages.share > 0 and limit > 0:
+            hits = self._with_pages(view, clauses, filters, hits, limit, pages, keep_loose)
         return [RankedHit(hit, hit.score) for hit in bodiless_after_body_matches(hits)]
+
+    def _with_pages(self, view, clauses, filters: SearchFilters, hits: list[Hit], limit: int,
+                    weights: PageWeights, keep_loose) -> list[Hit]:
+        """``hits`` mixed with their pages' scores; the best section of each ranked page
+        that had none among them joins (when ``keep_loose`` keeps it)."""
+        pages = self._page_scores(view, clauses, filters, limit, weights)
+        if not pages:
+            return hits
+        missing = missing_pages(hits, pages, limit)
+        if missing:
+            seen = {h.key for h in hits}
+            query = self.engine.sections_of(view, clauses, filters, missing)
+            best: dict[str, Hit] = {}
+            for hit in _hits(self.engine, view, query, clauses, 8 * len(missing), by_time=False):
+                if hit.key not in seen and (keep_loose is None or keep_loose(hit.key)):
+                    best.setdefault(hit.path, hit)
+            hits = hits + list(best.values())
+        return page_mixed(hits, pages, weights)
+
+    def _page_scores(self, view, clauses, filters: SearchFilters, limit: int,
+                     weights: PageWeights) -> dict[str, float]:
+        """The best ``limit`` pages' scores: those holding enough of the words first."""
+        pages: dict[str, float] = {}
+        for built in self.engine.page_queries(view, clauses, filters, weights):
+            found = [(record.path, score) for score, record in
+                     self.engine.top(view, built, limit) if record.path not in pages]
+            pages.update(_below(list(pages.values()), found[:limit - len(pages)]))
+            if len(pages) >= limit:
+                break
+        return pages
 
 
 class RecencyVoice:
@@ -97,6 +133,30 @@ def _hits(engine: LexicalEngine, view, built, clauses, limit: int, by_time: bool
     pattern = term_pattern(positive_terms(clauses))
     return [hit_from_record(record, score, pattern, lazy=True)
             for score, record in engine.top(view, built, limit, by_time=by_time)]
+
+
+def below(ranked: list[Hit], more: list[Hit]) -> list[Hit]:
+    """``more`` rescored to stay below the last of ``ranked`` (their order kept).
+
+    A hit holding fewer of the words follows those holding enough, however
+    its own score compares.
+    """
+    for hit, (_key, score) in zip(more, _below([h.score for h in ranked],
+                                               [(h.key, h.score) for h in more]), strict=True):
+        hit.score = score
+    return more
+
+
+def _below(scores: list[float], more: list[tuple]) -> list[tuple]:
+    """``(key, score)`` of ``more``, each score at most 0.99 times the one before it,
+    starting below the lowest of ``scores`` (nothing to stay below: as they are)."""
+    if not scores:
+        return more
+    floor, out = min(scores), []
+    for key, score in more:
+        floor = min(score, floor * 0.99)
+        out.append((key, floor))
+    return out
 
 
 def _is_bodiless(hit: Hit) -> bool:

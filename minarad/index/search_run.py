@@ -1,0 +1,126 @@
+"""One search run: the voices of a mode asked, fused, pages weighed and grouped.
+
+:meth:`minarad.index.Index.search` checks the query and the filters, then
+hands them to :func:`ranked`; this module decides the order. The lexical
+voice ranks pages first (:mod:`~minarad.index.pages`), the semantic voice
+offers sections above its floor, :mod:`~minarad.index.ranking` fuses them
+and groups the best sections under each page.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from minarad.index.fusion import FUSION_CANDIDATES, RankedHit, SearchFilters, WeightedVoice, fuse
+from minarad.index.query import parse_query
+from minarad.index.ranking import (apply_recency, fuse_explained, graph_list, group_by_page,
+                                   page_aware, page_count)
+from minarad.index.results import Hit
+from minarad.index.semantic import SemanticVoice
+from minarad.index.voices import LexicalVoice, bodiless_after_body_matches
+
+if TYPE_CHECKING:
+    from minarad.index.core import Index
+
+#: How many hits the semantic voice offers at least (each costs reading its page).
+SEMANTIC_DEPTH = 20
+#: The evidence voice's weight in a learn-only search: a better-proven entry
+#: overtakes one a place or two above it by words, not one far above.
+EVIDENCE_WEIGHT = 1.2
+
+
+def ranked(index: Index, query: str, filters: SearchFilters, limit: int, mode: str,
+           per_page: int, explain: bool = False) -> list[Hit]:
+    """Ask the voices of ``mode``, fuse, weigh pages, group the best ``limit`` pages.
+
+    When the candidates hold fewer than ``limit`` pages (many sections of
+    a few pages matched), the voices are asked once more, four times as deep.
+
+    The semantic voice offers only sections at or above the similarity
+    floor, so a query close to nothing answers what its words match (in
+    keyword and hybrid) or nothing. With ``explain``, every hit of a
+    semantic or hybrid search shows its similarity and the floor.
+
+    A search for learn entries only (``kind`` lesson, correction, error)
+    asks the lexical and the evidence voice, fused by reciprocal rank, so
+    entries that proved themselves rise; so do voices registered by hand.
+    """
+    from minarad.index.evidence import EvidenceVoice, wants_evidence
+
+    depth = max(limit * 3, FUSION_CANDIDATES) if limit > 0 else 0
+    voices = index.voices
+    if wants_evidence(filters):
+        evidence = EvidenceVoice(index.engine, index.workspace, index.max_file_bytes)
+        voices = [*voices, WeightedVoice(evidence, EVIDENCE_WEIGHT)]
+    if len(voices) > 1:
+        legacy = [(v.voice.rank(query, filters, depth), v.weight) for v in voices]
+        return fuse(legacy, limit)
+    for widen in (1, 4):
+        hits, exhausted, semantic = fused(index, query, filters, limit, mode, widen)
+        hits = bodiless_after_body_matches(hits)
+        if exhausted or page_count(hits) >= limit:
+            break
+    hits = group_by_page(hits, per_page, max(limit, 0))
+    if explain and semantic is not None:
+        with_similarity(hits, semantic)
+    return mark_words(hits, query)
+
+
+def fused(index: Index, query: str, filters: SearchFilters, limit: int, mode: str,
+          widen: int) -> tuple[list[Hit], bool, SemanticVoice | None]:
+    """The voices of ``mode`` fused and pages weighed, each asked ``widen`` times its
+    usual depth; True when none filled its depth (asking deeper finds no more);
+    the semantic voice that ranked (None in keyword mode)."""
+    r = index.ranking
+    depth = max(limit * 3, FUSION_CANDIDATES) * widen
+    lists: list[tuple[str, list[RankedHit], float]] = []
+    exhausted = True
+    semantic = None
+    if mode != "keyword" and index.embedder is not None:
+        semantic = SemanticVoice(index.engine, index.vectors, index.embedder, r.semantic_floor)
+        wide = max(limit * 2, SEMANTIC_DEPTH) * widen
+        close = semantic.rank(query, filters, wide)
+        exhausted = len(close) < wide
+        lists.append(("semantic", close, r.semantic))
+    if mode != "semantic":
+        voice = index.voices[0].voice
+        keys = {item.hit.key for item in lists[0][1]} if lists else None
+        if isinstance(voice, LexicalVoice):
+            lexical = voice.rank_kept(query, filters, depth,
+                                      None if keys is None else keys.__contains__,
+                                      pages=r.pages)
+        else:
+            lexical = voice.rank(query, filters, depth)
+        exhausted = exhausted and len(lexical) < depth
+        lists.insert(0, ("lexical", lexical, r.lexical))
+    candidates = fuse_explained(lists)
+    if r.graph > 0 and candidates:
+        lists.append(("graph", graph_list(index.engine, candidates, filters,
+                                          add_pages=mode != "keyword"), r.graph))
+        candidates = fuse_explained(lists)
+    return (page_aware(apply_recency(candidates, r.recency, r.half_life_days)), exhausted,
+            semantic)
+
+
+def mark_words(hits: list[Hit], query: str) -> list[Hit]:
+    """Cut the snippets of hits that no lexical match marked (semantic, graph) around the words."""
+    from minarad.index.query import positive_terms
+    from minarad.index.snippets import make_snippet, term_pattern
+
+    unmarked = [h for h in hits if not h.snippet.highlights]
+    if not unmarked:
+        return hits
+    pattern = term_pattern(positive_terms(parse_query(query or "")))
+    for hit in unmarked:
+        hit.snippet = make_snippet(hit.text.strip() and hit.text or hit.heading or hit.title,
+                                   pattern)
+    return hits
+
+
+def with_similarity(hits: list[Hit], voice: SemanticVoice) -> None:
+    """Add ``similarity`` (the cosine with the query, and the floor) to each hit's explain."""
+    found = voice.similarities([hit.key for hit in hits])
+    for hit in hits:
+        cosine = found.get(hit.key)
+        hit.explain = {**(hit.explain or {}), "similarity": {
+            "score": None if cosine is None else round(cosine, 4), "floor": voice.floor}}

@@ -1,0 +1,81 @@
+"""Pages first: a page is ranked on all of its text, then its best sections show under it."""
+
+from __future__ import annotations
+
+import json
+
+from minarad.index import Index
+from minarad.index.schema import SCHEMA_VERSION
+from tests.index.conftest import paths
+
+#: A page about kayaks (title and body) and a long page naming kayaks once.
+KAYAK_PAGES = {
+    "wiki__kayak.md": "# Kayak storage\n\nKayaks stay in the boathouse.\n\n"
+                      "## Winter\n\nIn winter the kayak hangs on the wall rack.\n\n"
+                      "## Repairs\n\nA cracked hull is patched before spring.\n",
+    "wiki__club.md": "# Club news\n\n## Members\n\nThe club has forty members.\n\n"
+                     "## Storage\n\nOne kayak storage question came up at the meeting, "
+                     "nothing was decided.\n\n## Dues\n\nDues are paid in March.\n",
+}
+
+
+def test_a_page_whose_title_and_body_match_ranks_above_one_mention(ws, index):
+    ws.commit(**KAYAK_PAGES)
+    index.catch_up()
+    # the club's one section holds both words close together; the kayak page is about them
+    assert paths(index.search("kayak storage", mode="keyword", per_page=1)) == [
+        "wiki/kayak.md", "wiki/club.md"]
+
+
+def test_limit_gives_that_many_distinct_pages_with_their_best_sections(ws, index):
+    notes = {f"notes__otter{i}.md": f"# Otter {i}\n\nOtters swim.\n\n## Food\n\n"
+                                    f"Otters eat fish {i}.\n\n## Sleep\n\nOtters sleep.\n"
+             for i in range(6)}
+    ws.commit(**notes)
+    index.catch_up()
+    hits = index.search("otters", mode="keyword", limit=4)
+    assert len(set(paths(hits))) == 4
+    assert all(paths(hits).count(p) <= 2 for p in set(paths(hits)))
+    grouped = paths(hits)
+    assert grouped == sorted(grouped, key=grouped.index)  # a page's sections come together
+
+
+def test_a_page_matching_only_across_sections_is_found_with_a_section(ws, index):
+    ws.commit(**{"wiki__trip.md": "# Trip\n\n## Train\n\nThe train leaves at nine.\n\n"
+                                  "## Hotel\n\nThe hotel is near the harbour.\n",
+                 "wiki__other.md": "# Other\n\nA train set for the children.\n"})
+    index.catch_up()
+    hits = index.search("train hotel", mode="keyword", per_page=1)
+    assert paths(hits)[0] == "wiki/trip.md"
+    assert hits[0].heading.endswith(("Train", "Hotel"))
+
+
+def test_page_documents_are_not_sections(ws, index):
+    ws.commit(**KAYAK_PAGES)
+    index.catch_up()
+    documents = index.documents()
+    assert {d["path"] for d in documents} == {"wiki/kayak.md", "wiki/club.md"}
+    assert all(d["heading"] for d in documents)  # sections only: each has its heading
+    assert index.status().documents == len(documents)
+    assert index.get_section("wiki/kayak.md", "Winter").text.strip().startswith("In winter")
+
+
+def test_a_filter_only_search_lists_sections_not_pages(ws, index):
+    ws.commit(**KAYAK_PAGES)
+    index.catch_up()
+    hits = index.search("path:wiki/kayak", mode="keyword", per_page=0)
+    assert hits and all(h.heading for h in hits)
+
+
+def test_an_index_of_the_previous_schema_is_rebuilt_with_pages(ws, tmp_path):
+    ws.commit(**KAYAK_PAGES)
+    state_dir = tmp_path / "state" / "index" / "old"
+    Index(ws.root, state_dir).catch_up()
+    state_file = state_dir / "state.json"
+    state = json.loads(state_file.read_text())
+    state["schema"] = SCHEMA_VERSION - 1
+    state_file.write_text(json.dumps(state))
+    index = Index(ws.root, state_dir)
+    assert index.search("kayak", mode="keyword") == []  # an old index is not read
+    assert index.catch_up().rebuilt
+    assert paths(index.search("kayak storage", mode="keyword", per_page=1))[0] == "wiki/kayak.md"
