@@ -255,7 +255,7 @@ def embed(ctx: CliContext, rebuild: bool) -> None:
 
     ctx.app.ensure_set_up()
     idx = ctx.app.index
-    if idx.model.path is None:
+    if not idx.model.ready:
         raise MinaraError(f"no embedding model: {idx.model.reason}", code="no_embedding_model")
     idx.catch_up(wait=WRITER_WAIT_SECONDS)
     with _progress(enabled=sys.stderr.isatty() and not ctx.as_json, label="embedding") as bar:
