@@ -4,7 +4,9 @@ Stored in the state folder beside the index (``<state_dir>/embeddings/<hash>/``)
 derived and rebuildable:
 
 - ``vectors.sqlite3``: one row per section (path, first line, hash of the
-  embedded text, vector) and the commit and model they reflect;
+  embedded text, vector), the commit and model they reflect, and the
+  vectors a catch-up under way has made but not yet placed (``pending``:
+  a killed catch-up resumes with them);
 - ``matrix-<n>.npy`` and ``ids-<n>.npy``: every vector as one float32 matrix,
   memory-mapped by searches, rewritten after each change.
 
@@ -99,6 +101,7 @@ class VectorStore:
                     " line_start INTEGER NOT NULL, hash TEXT NOT NULL, v BLOB NOT NULL);"
                     "CREATE INDEX IF NOT EXISTS vec_path ON vec(path);"
                     "CREATE INDEX IF NOT EXISTS vec_hash ON vec(hash);"
+                    "CREATE TABLE IF NOT EXISTS pending(hash TEXT PRIMARY KEY, v BLOB NOT NULL);"
                     "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT);")
             yield conn
         finally:
@@ -278,6 +281,8 @@ class _CatchUp:
         if target is not None and meta.get("commit") == target:
             stats.total = store.count()
             return stats
+        if not meta.get("generation"):
+            self.published = 0.0  # nothing searchable yet: publish the first chunk at once
         if meta.get("dim") and hasattr(embedder, "expect_dim"):
             embedder.expect_dim(int(meta["dim"]))
         changed = _changed_records(self.index, meta.get("commit"), target)
@@ -313,36 +318,38 @@ class _CatchUp:
                 text = passage_text(record.title, record.heading, record.text)
                 rows[path].append((record.line_start, text_hash(text), text))
         missing = _reuse(conn, rows, known, stats)
-        # paths with something to embed first; removals and reuses last (a renamed
-        # section's old row stays until its new one is written)
+        # paths with something to embed first, in the order their texts are embedded;
+        # removals and reuses last (a renamed section's old row stays until its new one is)
         order = sorted(rows, key=lambda p: not any(h in missing for _l, h, _t in rows[p]))
-        done, todo = 0, len(missing)
-        chunk: list[str] = []
-        texts: dict[str, str] = {}
-        for index, path in enumerate(order):
-            chunk.append(path)
-            texts.update((h, missing[h]) for _l, h, _t in rows[path]
-                         if h in missing and h not in known)
-            if len(texts) < CHUNK and index + 1 < len(order):
-                continue
-            vectors = _embed(self.embedder, list(texts.values()), self.progress, done, todo)
-            known.update(zip(texts, vectors, strict=True))
-            done += len(texts)
-            self._write(conn, chunk, rows, known)
-            chunk, texts = [], {}
-            if index + 1 < len(order) and self.stop():
+        todo = list(dict.fromkeys(h for p in order for _l, h, _t in rows[p] if h in missing))
+        written = 0
+        for start in range(0, len(todo), CHUNK):
+            part = todo[start:start + CHUNK]
+            vectors = _embed(self.embedder, [missing[h] for h in part], self.progress, start,
+                             len(todo))
+            known.update(zip(part, vectors, strict=True))
+            conn.executemany("INSERT OR REPLACE INTO pending(hash, v) VALUES (?, ?)",
+                             list(zip(part, vectors, strict=True)))
+            while written < len(order) and all(h in known for _l, h, _t in rows[order[written]]):
+                self._write(conn, order[written], rows[order[written]], known)
+                written += 1
+            conn.commit()  # a killed run keeps this chunk (in pending or in place)
+            if time.monotonic() - self.published >= PUBLISH_SECONDS:
+                self.store.drop_old_matrices(self._publish(conn))
+            if start + CHUNK < len(todo) and self.stop():
                 return False
+        for path in order[written:]:
+            self._write(conn, path, rows[path], known)
+        conn.execute("DELETE FROM pending")
+        conn.commit()
         return True
 
-    def _write(self, conn: sqlite3.Connection, paths: list[str], rows: dict, known: dict):
-        """Replace the rows of ``paths`` and commit (and publish now and then)."""
-        for path in paths:
-            conn.execute("DELETE FROM vec WHERE path = ?", (path,))
-            conn.executemany("INSERT INTO vec(path, line_start, hash, v) VALUES (?, ?, ?, ?)",
-                             [(path, line, h, known[h]) for line, h, _t in rows[path]])
-        conn.commit()
-        if time.monotonic() - self.published >= PUBLISH_SECONDS:
-            self.store.drop_old_matrices(self._publish(conn))
+    @staticmethod
+    def _write(conn: sqlite3.Connection, path: str, rows: list, known: dict) -> None:
+        """Replace the rows of ``path`` (not committed)."""
+        conn.execute("DELETE FROM vec WHERE path = ?", (path,))
+        conn.executemany("INSERT INTO vec(path, line_start, hash, v) VALUES (?, ?, ?, ?)",
+                         [(path, line, h, known[h]) for line, h, _t in rows])
 
     def _publish(self, conn: sqlite3.Connection) -> str:
         """Write the matrix of every stored vector; searches use it from now on."""
@@ -396,7 +403,8 @@ def _reuse(conn: sqlite3.Connection, rows: dict[str, list], known: dict,
             if digest in known:
                 stats.reused += 1
                 continue
-            found = conn.execute("SELECT v FROM vec WHERE hash = ? LIMIT 1", (digest,)).fetchone()
+            found = conn.execute("SELECT v FROM vec WHERE hash = ? LIMIT 1", (digest,)).fetchone() \
+                or conn.execute("SELECT v FROM pending WHERE hash = ?", (digest,)).fetchone()
             if found is not None:
                 known[digest] = found[0]
                 stats.reused += 1
