@@ -104,6 +104,9 @@ class ApiEmbedder:
         assert self._dim is not None
         return self._dim
 
+    def warm(self) -> None:
+        """Nothing to load: the server holds the model."""
+
     def expect_dim(self, dim: int) -> None:
         """Refuse answers whose vectors are not ``dim`` long (those already stored)."""
         self._dim = dim

@@ -174,6 +174,10 @@ class Embedder:
                 self._model = E5(model_path=str(self.path), num_threads=self.threads)
         return self._model
 
+    def warm(self) -> None:
+        """Load the model now, so that the first search does not wait for it."""
+        self.load()
+
     @property
     def dim(self) -> int:
         """Length of a vector."""

@@ -37,6 +37,12 @@ class EmbeddingFollower(IndexFollower):
     def _open(self) -> None:
         if self.niceness > 0:
             lower_thread_priority(self.niceness)
+        if self.index.vectors.exists() and self.index.embedder is not None:
+            try:  # the process's one model, loaded before the first search needs it
+                self.index.embedder.warm()
+            except Exception as exc:  # noqa: BLE001 - the first search says what is wrong
+                if self.on_error is not None:
+                    self.on_error(exc)
 
     def _catch_up_once(self) -> None:
         try:
