@@ -11,8 +11,8 @@ OpenAI-compatible embeddings server embeds instead
 (:mod:`~minarad.index.embedapi`) and ``MINARA_EMBED_MODEL`` is its model.
 
 A process loads a model once (:func:`shared_embedder`): the daemon's socket
-workers and its embedding thread share it, one caller of the engine at a
-time, a search's query before the next batch of background embedding.
+workers and its embedding thread share it, a search's query running
+alongside background embedding (the engine is reentrant).
 
 Nothing here is imported until a search or an embedding needs it: numpy and
 the engine load inside :meth:`Embedder.load`.
@@ -20,7 +20,6 @@ the engine load inside :meth:`Embedder.load`.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import importlib.util
 import os
@@ -44,8 +43,6 @@ MAX_CHARS = 1500
 #: spin against other work (a query took 0.7 s instead of 28 ms on 2 shared
 #: cores) and embedding was no faster.
 THREADS = 1
-#: Sections the local engine embeds per call (a search waits at most one call).
-LOCAL_BATCH = 4
 
 
 class ModelChoice(NamedTuple):
@@ -143,8 +140,10 @@ def choose_model(setting: str, data_dir: Path, base_url: str = "",
 class Embedder:
     """A loaded model: texts in, unit-length float32 vectors out.
 
-    Safe to share between threads: one call of the engine at a time, and a
-    query waiting goes before the next batch of passages.
+    Safe to share between threads: the engine keeps nothing between calls
+    (each call has its own buffers, the weights are read only) and releases
+    the GIL, so a search's query runs alongside a background catch-up
+    instead of waiting for it.
 
     Args:
         choice: the model to load (``choice.path`` must be set).
@@ -161,7 +160,6 @@ class Embedder:
         self.path = choice.path
         self.threads = threads
         self._model = None
-        self._turns = TurnLock()
         self._loading = threading.Lock()
 
     def load(self):
@@ -185,51 +183,16 @@ class Embedder:
 
     def query(self, text: str):
         """The vector of a search query (``query:`` side of the model)."""
-        model = self.load()
-        with self._turns.hold(urgent=True):
-            return model.query(text[:MAX_CHARS])
+        return self.load().query(text[:MAX_CHARS])
 
     def passages(self, texts: list[str]):
         """The vectors of documents, one row each (``passage:`` side of the model)."""
         import numpy as np
 
-        model = self.load()
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        rows = []
-        for start in range(0, len(texts), LOCAL_BATCH):
-            part = [t[:MAX_CHARS] for t in texts[start:start + LOCAL_BATCH]]
-            with self._turns.hold(urgent=False):
-                rows.append(np.asarray(model.passage(part), dtype=np.float32).reshape(
-                    len(part), -1))
-        return np.concatenate(rows)
-
-
-class TurnLock:
-    """One holder at a time; an urgent caller goes before every waiting ordinary one."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._busy = False
-        self._urgent = 0
-
-    @contextlib.contextmanager
-    def hold(self, urgent: bool):
-        """Hold the lock (``urgent``: a search waiting for its query's vector)."""
-        with self._cond:
-            self._urgent += urgent
-            try:
-                while self._busy or (not urgent and self._urgent):
-                    self._cond.wait()
-            finally:
-                self._urgent -= urgent
-            self._busy = True
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._busy = False
-                self._cond.notify_all()
+        vectors = self.load().passage([t[:MAX_CHARS] for t in texts])
+        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
 
 
 _SHARED: dict[tuple, object] = {}

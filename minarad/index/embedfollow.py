@@ -5,10 +5,10 @@ commit it catches the index up (waiting a little for the index follower)
 and then embeds the sections that changed. Without an embedding model it
 does not start, and says why once in the log.
 
-The thread runs at a low CPU priority (``MINARA_EMBED_NICENESS``, this thread only),
-shares the process's model with searches (a query goes before its next
-batch) and ends a long catch-up between chunks when the daemon stops;
-searches meanwhile use what is embedded so far.
+The thread runs at a low CPU priority (``MINARA_EMBED_NICENESS``, this
+thread only), shares the process's model with searches (a query does not
+wait for it) and ends a long catch-up between chunks when the daemon
+stops; searches meanwhile use what is embedded so far.
 """
 
 from __future__ import annotations
