@@ -47,7 +47,7 @@ def sections(count: int, seed: int = 27) -> list[str]:
     if found:
         from bench.quality import PageParser
 
-        for page in found:
+        for page in random.Random(seed).sample(found, min(len(found), 40)):
             parser = PageParser()
             parser.feed(Path(page).read_text(encoding="utf-8", errors="replace"))
             texts += _split(parser.markdown())

@@ -82,3 +82,15 @@ def test_a_base_url_without_a_model_says_what_is_missing(minara):
     minara.env["MINARA_EMBED_BASE_URL"] = "http://127.0.0.1:9/v1"
     proc = minara("index", "embed", check=1)
     assert "MINARA_EMBED_MODEL names no model" in proc.stderr
+
+
+def test_models_list_and_config_name_the_server_and_hide_its_key(minara):
+    minara.env.update(MINARA_EMBED_BASE_URL="http://127.0.0.1:9/v1",
+                      MINARA_EMBED_MODEL="nomic-embed-text:latest",
+                      MINARA_EMBED_API_KEY="sk-secret-value")
+    text = minara("models", "list", check=0).stdout
+    assert "api:nomic-embed-text:latest from the embeddings server at http://127.0.0.1:9/v1" \
+        in text
+    shown = minara("config", check=0).stdout
+    assert "MINARA_EMBED_BASE_URL" in shown or "embed_base_url" in shown
+    assert "sk-secret-value" not in shown
