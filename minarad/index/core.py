@@ -122,9 +122,9 @@ class Index:
                                    stop=stop)
 
     def embedding_status(self) -> dict:
-        """Model, coverage (sections with a vector / documents) and embedded commit."""
+        """Model, coverage (sections searches find by meaning / documents), embedded commit."""
         meta = self.vectors.meta()
-        count = self.vectors.count()
+        count = self.vectors.searchable()
         documents = self.engine.document_count()
         return {"model": self.model.name or None, "model_path": self.model.where,
                 "notice": self.model.reason, "vectors": count,

@@ -143,6 +143,13 @@ class VectorStore:
         except sqlite3.Error:
             return 0
 
+    def searchable(self) -> int:
+        """How many vectors searches use (those of the matrix last written)."""
+        meta = self.meta()
+        if "generation" not in meta:
+            return 0
+        return int(meta["vectors"]) if "vectors" in meta else self.count()
+
     def exists(self) -> bool:
         """True when vectors have been stored (a cheap check: no database is opened)."""
         return self.db_path.exists()
@@ -355,7 +362,9 @@ class _CatchUp:
         """Write the matrix of every stored vector; searches use it from now on."""
         dim = _stored_dim(conn) or int(self.store.meta().get("dim") or 0)
         generation = self.store.write_matrix(conn, dim)
-        _set_meta(conn, generation=generation, **({"dim": str(dim)} if dim else {}))
+        count = conn.execute("SELECT count(*) FROM vec").fetchone()[0]
+        _set_meta(conn, generation=generation, vectors=str(count),
+                  **({"dim": str(dim)} if dim else {}))
         conn.commit()
         self.published = time.monotonic()
         return generation
