@@ -116,6 +116,9 @@ def choose_model(setting: str, data_dir: Path, base_url: str = "",
         if not value:
             return ModelChoice("", None, "MINARA_EMBED_BASE_URL is set but MINARA_EMBED_MODEL "
                                "names no model of that server")
+        if importlib.util.find_spec("numpy") is None:
+            return ModelChoice("", None, "vectors need numpy: python -m pip install numpy in "
+                               "minara's environment (minara models install brings it too)")
         return ModelChoice(api_model_name(value, prefix), None, url=base_url.strip(),
                            served=value)
     if not engine_available():
