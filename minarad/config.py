@@ -73,6 +73,13 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     # -- knowledge --
     # -- search --
     "embed_model": ("MINARA_EMBED_MODEL", str, ""),
+    "embed_base_url": ("MINARA_EMBED_BASE_URL", str, ""),
+    "embed_api_key": ("MINARA_EMBED_API_KEY", str, ""),
+    "embed_prefix": ("MINARA_EMBED_PREFIX", str, "auto"),
+    "embed_batch": ("MINARA_EMBED_BATCH", int, 64),
+    "embed_timeout_s": ("MINARA_EMBED_TIMEOUT_S", float, 30.0),
+    "embed_retries": ("MINARA_EMBED_RETRIES", int, 2),
+    "embed_niceness": ("MINARA_EMBED_NICENESS", int, 10),
     "search_per_page": ("MINARA_SEARCH_PER_PAGE", int, 2),
     "search_half_life_days": ("MINARA_SEARCH_HALF_LIFE_DAYS", float, 30.0),
     "search_weight_lexical": ("MINARA_SEARCH_WEIGHT_LEXICAL", float, 1.0),
@@ -109,15 +116,16 @@ FIELDS: dict[str, tuple[str, type, object]] = {
 }
 
 #: Settings never printed (``minara config`` says only that they are set).
-_SECRETS = {"llm_api_key", "sync_token", "mcp_token"}
+_SECRETS = {"llm_api_key", "sync_token", "mcp_token", "embed_api_key"}
 
 #: Settings whose empty value means "not set" (rather than an error).
 _MAY_BE_EMPTY = {"llm_base_url", "llm_model", "llm_api_key",
                  "sync_machine", "sync_username", "sync_token", "http_hosts",
-                 "embed_model"}  # -- search --
+                 "embed_model", "embed_base_url", "embed_api_key"}  # -- search --
 
 #: Text settings that take one of a few words.
-_CHOICES = {"dream_mode": ("append", "propose")}
+_CHOICES = {"dream_mode": ("append", "propose"),
+            "embed_prefix": ("auto", "e5", "none", "input_type")}
 
 
 class Settings:
@@ -176,6 +184,13 @@ class Settings:
     # -- knowledge --
     # -- search --
     embed_model: str
+    embed_base_url: str
+    embed_api_key: str
+    embed_prefix: str
+    embed_batch: int
+    embed_timeout_s: float
+    embed_retries: int
+    embed_niceness: int
     search_per_page: int
     search_half_life_days: float
     search_weight_lexical: float
@@ -293,6 +308,7 @@ _MINIMUM = {
     # -- wiki --
     # -- knowledge --
     # -- search --
+    "embed_batch": 1, "embed_timeout_s": 0.1,
     "search_per_page": 0, "search_half_life_days": 0.01, "search_semantic_floor": -1.0,
     # -- HTTP gateway --
     "http_max_body_bytes": 1024, "http_max_connections": 1, "http_header_timeout_s": 0.1,

@@ -223,7 +223,7 @@ def check_index(app, fix: bool, following: bool = False) -> Finding:
 def check_embeddings(app, fix: bool, following: bool = False) -> Finding:
     """Every section at HEAD has a vector (skipped, with a note, without a model)."""
     index = app.index
-    if index.model.path is None:
+    if not index.model.ready:
         return _ok("embeddings", f"skipped: {index.model.reason}; search is keyword only")
     if fix:
         index.catch_up(wait=10.0)

@@ -9,11 +9,21 @@ one per request, makes it fail, stall or talk nonsense::
                   ("empty",), ("text", "NOTHING_TO_PROMOTE"), ("no_choices",))
 
 Every request's JSON body is kept in ``server.requests``.
+
+It also answers ``POST /v1/embeddings``: a word-hashing vector per input
+(texts sharing words are close; :func:`word_vector`), unless a scripted
+step says otherwise: the ``status``/``stall``/``garbage`` steps above, and
+``("count", n)`` (n vectors whatever was asked), ``("dim", n)`` (vectors of
+n numbers), ``("strings",)`` (words where numbers belong), ``("unknown_model",)``
+(HTTP 404 naming the model, as Ollama and vLLM answer).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import re
 import threading
 import time
 from collections import deque
@@ -42,7 +52,8 @@ class LoopbackLLM:
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
-                if not self.path.rstrip("/").endswith("/chat/completions"):
+                embeddings = self.path.rstrip("/").endswith("/embeddings")
+                if not embeddings and not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, b'{"error": "not found"}')
                     return
                 try:
@@ -53,7 +64,7 @@ class LoopbackLLM:
                 with owner._lock:
                     owner.requests.append(body)
                     step = owner._script.popleft() if owner._script else None
-                owner._answer(self, body, step)
+                (owner._embeddings if embeddings else owner._answer)(self, body, step)
 
             def _send(self, status, payload, content_type="application/json"):
                 self.send_response(status)
@@ -117,6 +128,31 @@ class LoopbackLLM:
                    "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}
         handler._send(200, json.dumps(payload).encode())
 
+    def _embeddings(self, handler, body: dict, step) -> None:
+        kind = step[0] if step else "respond"
+        if kind in ("status", "garbage", "trickle", "huge"):
+            self._answer(handler, body, step)
+            return
+        if kind == "unknown_model":
+            message = f"model \"{body.get('model')}\" not found, try pulling it first"
+            handler._send(404, json.dumps({"error": {"message": message}}).encode())
+            return
+        if kind == "stall":
+            time.sleep(step[1])
+        texts = body.get("input")
+        texts = [texts] if isinstance(texts, str) else list(texts or [])
+        dim = step[1] if kind == "dim" else EMBED_DIM
+        if kind == "count":
+            texts = (texts * step[1])[:step[1]]
+        vectors: list = [word_vector(t, dim) for t in texts]
+        if kind == "strings":
+            vectors = [["a"] * dim for _ in texts]
+        payload = {"object": "list", "model": body.get("model", ""),
+                   "data": [{"object": "embedding", "index": i, "embedding": v}
+                            for i, v in enumerate(vectors)],
+                   "usage": {"prompt_tokens": 0, "total_tokens": 0}}
+        handler._send(200, json.dumps(payload).encode())
+
     def start(self) -> LoopbackLLM:
         self._thread.start()
         return self
@@ -130,6 +166,22 @@ class LoopbackLLM:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+#: Numbers in a loopback embedding.
+EMBED_DIM = 64
+
+
+def word_vector(text: str, dim: int = EMBED_DIM) -> list[float]:
+    """A unit vector of ``text``'s words hashed into ``dim`` buckets (a stand-in model)."""
+    out = [0.0] * dim
+    for word in re.findall(r"\w+", text.lower()):
+        if word in ("query", "passage"):
+            continue
+        out[int(hashlib.md5(word.encode()).hexdigest(), 16) % dim] += 1.0
+    norm = math.sqrt(sum(x * x for x in out)) or 1.0
+    out[0] += 0.0 if any(out) else 1.0
+    return [x / norm for x in out]
 
 
 def _trickle(handler, interval: float, n_bytes: int) -> None:

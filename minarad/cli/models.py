@@ -28,12 +28,14 @@ def list_models(ctx: CliContext) -> None:
 
     s = ctx.app.settings
     folder = models_dir(s.data_dir)
-    choice = choose_model(s.embed_model, s.data_dir)
+    choice = choose_model(s.embed_model, s.data_dir, s.embed_base_url, s.embed_prefix)
     rows = [{"name": name, "about": about, "installed": (folder / f"{name}.bin").is_file(),
              "in_use": choice.name == name} for name, (_file, about) in KNOWN_MODELS.items()]
     lines = [f"{'*' if r['in_use'] else ' '} {r['name']:<14} "
              f"{'installed' if r['installed'] else '-':<10} {r['about']}" for r in rows]
-    if choice.path is None:
+    if choice.url:
+        lines.append(f"search: {choice.name} from the embeddings server at {choice.url}")
+    elif choice.path is None:
         lines.append(f"search: keyword mode ({choice.reason})")
     emit(ctx, {"models": rows, "in_use": choice.name or None, "notice": choice.reason},
          "\n".join(lines))

