@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 #: Compiled rule files by ``(text, ignorecase)``; small, so cleared when full.
 _COMPILED: dict[tuple[bytes, bool], RuleFile] = {}
@@ -264,6 +264,15 @@ class IgnoreRules:
             return None  # missing, or a symlink (git does not follow it either)
         with os.fdopen(fd, "rb") as fh:
             return compiled(fh.read(), self._ignorecase)
+
+    def version(self, folders: Iterable[str]) -> tuple:
+        """What decides the paths below ``folders`` (each with its ancestors listed).
+
+        The compiled rule files of those folders and the outer files, and the
+        case rule. One text compiles to one :class:`RuleFile` while it is
+        cached, so two versions are equal (by identity) when every text is.
+        """
+        return self._ignorecase, tuple(self._outer), tuple(self._file(f) for f in folders)
 
     def _filters(self, parts: list[str], upto: int) -> Iterator[tuple[int, RuleFile]]:
         """The rule files for a path whose folders are ``parts[:upto]``, deepest first."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import stat
-from collections.abc import Iterator
+import time
 from typing import TYPE_CHECKING
 
 from minarad.errors import InvalidInput
@@ -26,6 +26,15 @@ if TYPE_CHECKING:
 
 #: How many hidden paths a refusal names in its message (all are in ``hidden``).
 _SHOWN = 5
+#: A folder changed this recently (ns) is read again by every walk: its
+#: modification time may not show a change made in the same clock tick.
+_RACY_NS = 2_000_000_000
+#: Per workspace: the last tracked set and ignore version, and what they gave.
+_IGNORED: dict[str, tuple[set[str], tuple | None, list[PathNote]]] = {}
+#: The last tracked set grouped by folder (see :func:`_grouped`).
+_GROUPED: dict[str, tuple[set[str], dict[str, frozenset[str]], list[str]]] = {}
+#: Per workspace: what the last walk found in each folder (see :func:`_untracked`).
+_FOLDERS: dict[str, dict[str, _Folder]] = {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,12 +93,28 @@ def hidden_by(store: Store, rel: str, data: bytes) -> list[str]:
 
 
 def tracked_but_ignored(store: Store) -> list[PathNote]:
-    """Files git tracks (``.git/index``) that ``.gitignore`` (or minara's own rules) ignore."""
+    """Files git tracks (``.git/index``) that ``.gitignore`` (or minara's own rules) ignore.
+
+    Worked out once per version of ``.git/index`` and of the ignore files
+    (a warm process, the daemon, answers again from memory).
+    """
+    ignore = store.ignore_filter()
+    tracked = store.tracked_files()
+    version = ignore.version(_grouped(tracked)[1])
+    root = os.fspath(store.root)
+    memo = _IGNORED.get(root)
+    if memo is not None and memo[0] is tracked and memo[1] == version:
+        return list(memo[2])
+    notes = _ignored_notes(ignore, tracked)
+    _IGNORED[root] = (tracked, version, notes)
+    return list(notes)
+
+
+def _ignored_notes(ignore: IgnoreFilter, tracked: set[str]) -> list[PathNote]:
     from minarad.workspace.ignore import is_protected
 
-    ignore = store.ignore_filter()
     notes = []
-    for rel in sorted(store.tracked_files()):
+    for rel in sorted(tracked):
         if is_protected(rel) and ignore.git_ignores(rel):
             notes.append(PathNote(rel, "matched by .gitignore, still versioned: minara "
                                        "needs this file", True))
@@ -103,38 +128,111 @@ def tracked_but_ignored(store: Store) -> list[PathNote]:
 def untracked_explained(store: Store) -> list[PathNote]:
     """Each file ``git status`` shows as ``??``, with why minara has not committed it."""
     ignore = store.ignore_filter()
-    return [PathNote(shown_path(rel), _why_untracked(store, rel, entry))
-            for rel, entry in _walk(store.root, ignore, store.tracked_files())]
+    return [PathNote(shown_path(rel), _why_untracked(store, rel))
+            for rel in _untracked(os.fspath(store.root), ignore, store.tracked_files())]
 
 
-def _walk(root: str | os.PathLike[str], ignore: IgnoreFilter, tracked: set[str]
-          ) -> Iterator[tuple[str, os.DirEntry[str]]]:
-    """Yield ``(rel, DirEntry)`` for every untracked file or link git does not ignore.
+def _grouped(tracked: set[str]) -> tuple[dict[str, frozenset[str]], list[str]]:
+    """``tracked``'s names by folder, and every folder holding them with its ancestors
+    (worked out once per set: :func:`Store.tracked_files` shares one per index version)."""
+    memo = _GROUPED.get("last")
+    if memo is not None and memo[0] is tracked:
+        return memo[1], memo[2]
+    names: dict[str, set[str]] = {}
+    for rel in tracked:
+        folder, _, name = rel.rpartition("/")
+        names.setdefault(folder, set()).add(name)
+    folders = {""}
+    for folder in names:
+        while folder and folder not in folders:
+            folders.add(folder)
+            folder = folder.rpartition("/")[0]
+    grouped = {folder: frozenset(found) for folder, found in names.items()}
+    ordered = sorted(folders)
+    _GROUPED["last"] = (tracked, grouped, ordered)
+    return grouped, ordered
+
+
+def _ancestors(rel_dir: str) -> list[str]:
+    """``a/b`` -> ``["", "a", "a/b"]``."""
+    parts = rel_dir.split("/") if rel_dir else []
+    return ["/".join(parts[:n]) for n in range(len(parts) + 1)]
+
+
+def _untracked(root: str, ignore: IgnoreFilter, tracked: set[str]) -> list[str]:
+    """Every untracked file or link git does not ignore, in the order of a sorted walk.
 
     Tracked files are passed over without asking the ignore rules (git
     shows them whatever the rules say), and ignored folders are not entered.
+    A folder is read again only when it, the tracked names in it or the
+    ignore files deciding its entries changed (a folder changed in the last
+    :data:`_RACY_NS` is always read: its time may not show a change yet).
     """
+    by_folder = _grouped(tracked)[0]
+    seen = _FOLDERS.get(root, {})
+    fresh: dict[str, _Folder] = {}
+    settled = time.time_ns() - _RACY_NS
+    found: list[str] = []
     stack = [""]
     while stack:
         rel_dir = stack.pop()
-        try:
-            entries = sorted(os.scandir(os.path.join(root, rel_dir)), key=lambda e: e.name)
-        except OSError:
+        names = by_folder.get(rel_dir, frozenset())
+        folder = _read_folder(root, rel_dir, ignore, names, seen.get(rel_dir))
+        if folder is None:
             continue
-        for entry in entries:
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            if entry.name == ".git":
-                continue
-            is_dir = entry.is_dir(follow_symlinks=False)
-            if (not is_dir and rel in tracked) or ignore.git_ignores(rel, is_dir=is_dir):
-                continue
-            if is_dir:
-                stack.append(rel)
-            else:
-                yield rel, entry
+        if folder.stat_key[1] < settled:
+            fresh[rel_dir] = folder
+        found += folder.files
+        stack += folder.enter
+    _FOLDERS[root] = fresh
+    return found
 
 
-def _why_untracked(store: Store, rel: str, entry: os.DirEntry[str]) -> str:
+@dataclasses.dataclass(frozen=True)
+class _Folder:
+    """What a walk found in one folder, and what it depended on."""
+
+    stat_key: tuple[int, int]
+    names: frozenset[str]
+    checked: list[str]
+    version: tuple | None
+    files: list[str]
+    enter: list[str]
+
+
+def _read_folder(root: str, rel_dir: str, ignore: IgnoreFilter, names: frozenset[str],
+                 last: _Folder | None) -> _Folder | None:
+    """The untracked files and the folders to enter of ``rel_dir`` (None: unreadable)."""
+    path = os.path.join(root, rel_dir)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    key = (st.st_ino, st.st_mtime_ns)
+    if (last is not None and last.stat_key == key and last.names == names
+            and last.version == ignore.version(last.checked)):
+        return last
+    try:
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
+    except OSError:
+        return None
+    files: list[str] = []
+    enter: list[str] = []
+    checked = _ancestors(rel_dir)
+    for entry in entries:
+        rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+        if entry.name == ".git":
+            continue
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if is_dir:
+            checked.append(rel)  # a folder's own .gitignore decides it too
+        if (not is_dir and entry.name in names) or ignore.git_ignores(rel, is_dir=is_dir):
+            continue
+        (enter if is_dir else files).append(rel)
+    return _Folder(key, names, checked, ignore.version(checked), files, enter)
+
+
+def _why_untracked(store: Store, rel: str) -> str:
     from minarad.workspace.ignore import editor_pattern
 
     if not is_utf8_name(rel):
@@ -143,12 +241,12 @@ def _why_untracked(store: Store, rel: str, entry: os.DirEntry[str]) -> str:
     if pattern:
         return (f"an editor leftover minara never versions; add '{pattern}' to .gitignore "
                 f"to hide it from git")
-    if entry.is_symlink():
-        return "a symlink; minara does not follow links"
     try:
-        st = entry.stat(follow_symlinks=False)
+        st = os.lstat(store.disk_path(rel))
     except OSError as exc:
         return f"unreadable: {exc.strerror or exc}"
+    if stat.S_ISLNK(st.st_mode):
+        return "a symlink; minara does not follow links"
     if not stat.S_ISREG(st.st_mode):
         return "not a regular file"
     if st.st_size > store.max_file_bytes:
