@@ -145,7 +145,9 @@ def _glob(pieces: tuple[str, ...], name: str) -> bool:
 class RuleFile:
     """The compiled patterns of one ignore file, with quick ways to turn names away."""
 
-    def __init__(self, patterns: list[bytes], ignorecase: bool):
+    def __init__(self, patterns: list[bytes], ignorecase: bool, source: bytes = b""):
+        #: The file's text (what a saved answer is checked against).
+        self.source = source
         self.rules = [Rule(i, p, ignorecase) for i, p in enumerate(patterns)]
         live = [r for r in reversed(self.rules) if not r.empty]
         self._literal: dict[str, list[Rule]] = {}
@@ -197,7 +199,7 @@ def compiled(data: bytes, ignorecase: bool = False) -> RuleFile:
     if found is None:
         if len(_COMPILED) >= _COMPILED_MAX:
             _COMPILED.clear()
-        found = _COMPILED[key] = RuleFile(read_patterns(data), ignorecase)
+        found = _COMPILED[key] = RuleFile(read_patterns(data), ignorecase, data)
     return found
 
 

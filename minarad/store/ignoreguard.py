@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import stat
+import threading
 import time
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,10 @@ _SHOWN = 5
 #: A folder changed this recently (ns) is read again by every walk: its
 #: modification time may not show a change made in the same clock tick.
 _RACY_NS = 2_000_000_000
+#: The tracked-but-ignored list as last worked out, in the repository's state folder:
+#: the index and the ignore texts it came from, so that a fresh process can trust it.
+_SAVED = "ignored-tracked.json"
+_SAVED_FORMAT = 1
 #: Per workspace: the last tracked set and ignore version, and what they gave.
 _IGNORED: dict[str, tuple[set[str], tuple | None, list[PathNote]]] = {}
 #: The last tracked set grouped by folder (see :func:`_grouped`).
@@ -95,19 +100,73 @@ def hidden_by(store: Store, rel: str, data: bytes) -> list[str]:
 def tracked_but_ignored(store: Store) -> list[PathNote]:
     """Files git tracks (``.git/index``) that ``.gitignore`` (or minara's own rules) ignore.
 
-    Worked out once per version of ``.git/index`` and of the ignore files
-    (a warm process, the daemon, answers again from memory).
+    Worked out once per version of ``.git/index`` and of the ignore files:
+    a warm process (the daemon) answers again from memory, a fresh one from
+    the answer saved beside the repository (:data:`_SAVED`).
     """
     ignore = store.ignore_filter()
-    tracked = store.tracked_files()
-    version = ignore.version(_grouped(tracked)[1])
     root = os.fspath(store.root)
+    index = _index_key(store)  # taken first: a newer index never passes for this one
+    if root not in _IGNORED:
+        saved = _saved_notes(store, index, ignore)
+        if saved is not None:
+            return saved
+    tracked = store.tracked_files()
+    folders = _grouped(tracked)[1]
+    version = ignore.version(folders)
     memo = _IGNORED.get(root)
     if memo is not None and memo[0] is tracked and memo[1] == version:
         return list(memo[2])
     notes = _ignored_notes(ignore, tracked)
     _IGNORED[root] = (tracked, version, notes)
+    if index is not None:
+        _save_notes(store, {"index": index, "rules": ignore.texts(folders), "folders": folders,
+                            "notes": [n.to_dict() for n in notes]})
     return list(notes)
+
+
+def _index_key(store: Store) -> list[int] | None:
+    """``.git/index``'s identity (git replaces it whole), None when it cannot be read."""
+    try:
+        st = os.stat(store.git_dir / "index")
+    except OSError:
+        return None
+    return [st.st_ino, st.st_mtime_ns, st.st_size]
+
+
+def _saved_notes(store: Store, index: list[int] | None, ignore: IgnoreFilter
+                 ) -> list[PathNote] | None:
+    """The saved answer, if it was worked out from this index and these ignore texts."""
+    import json
+
+    if index is None:
+        return None
+    try:
+        with open(store.state_dir / _SAVED, encoding="utf-8") as fh:
+            saved = json.load(fh)
+        if (saved["format"] != _SAVED_FORMAT or saved["index"] != index
+                or saved["rules"] != ignore.texts(saved["folders"])):
+            return None
+        return [PathNote(**note) for note in saved["notes"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # missing, torn or of another format: worked out again
+
+
+def _save_notes(store: Store, answer: dict) -> None:
+    """Save ``answer`` for the next process (a cache: not fsynced, replaced whole)."""
+    import json
+
+    path = os.path.join(store.state_dir, _SAVED)
+    temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        with open(temporary, "w", encoding="utf-8") as fh:
+            json.dump({"format": _SAVED_FORMAT, **answer}, fh)
+        os.replace(temporary, path)
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
 
 
 def _ignored_notes(ignore: IgnoreFilter, tracked: set[str]) -> list[PathNote]:

@@ -132,6 +132,17 @@ class IgnoreFilter:
         equal versions decide every such path alike (see :meth:`IgnoreRules.version`)."""
         return None if self._gitignore is None else self._gitignore.version(folders)
 
+    def texts(self, folders: Iterable[str]) -> list:
+        """What decides paths in ``folders`` as plain values, to compare with a saved copy:
+        minara's own rules, and the texts behind :meth:`version`."""
+        own = [list(EDITOR_PATTERNS), _PROTECTED_RE.pattern, _PROTECTED_DIR_RE.pattern]
+        version = self.version(folders)
+        if version is None:
+            return own
+        ignorecase, outer, files = version
+        return [*own, ignorecase, [f.source.decode("latin-1") for f in outer],
+                [None if f is None else f.source.decode("latin-1") for f in files]]
+
     def git_ignores(self, rel: str, is_dir: bool = False) -> bool:
         """What git alone says: True when ``.gitignore`` (or ``info/exclude``) ignores ``rel``."""
         if self._gitignore is None:
