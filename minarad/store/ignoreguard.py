@@ -110,19 +110,34 @@ def tracked_but_ignored(store: Store) -> list[PathNote]:
     if root not in _IGNORED:
         saved = _saved_notes(store, index, ignore)
         if saved is not None:
-            return saved
+            _remember(store, index, ignore, saved)
+            return list(saved)
     tracked = store.tracked_files()
     folders = _grouped(tracked)[1]
     version = ignore.version(folders)
     memo = _IGNORED.get(root)
     if memo is not None and memo[0] is tracked and memo[1] == version:
         return list(memo[2])
-    notes = _ignored_notes(ignore, tracked)
+    if memo is not None and memo[1] == version:  # a commit: decide only the paths it added
+        found = {n.path: n for n in memo[2] if n.path in tracked}
+        found.update((n.path, n) for n in _ignored_notes(ignore, tracked - memo[0]))
+        notes = [found[path] for path in sorted(found)]
+    else:
+        notes = _ignored_notes(ignore, tracked)
     _IGNORED[root] = (tracked, version, notes)
     if index is not None:
         _save_notes(store, {"index": index, "rules": ignore.texts(folders), "folders": folders,
                             "notes": [n.to_dict() for n in notes]})
     return list(notes)
+
+
+def _remember(store: Store, index: list[int] | None, ignore: IgnoreFilter,
+              notes: list[PathNote]) -> None:
+    """Keep a saved answer in memory, with the tracked set it belongs to, so that the
+    next commit is decided path by path (the walk for ``??`` lines reads the set anyway)."""
+    tracked = store.tracked_files()
+    if _index_key(store) == index:  # not replaced while it was read
+        _IGNORED[os.fspath(store.root)] = (tracked, ignore.version(_grouped(tracked)[1]), notes)
 
 
 def _index_key(store: Store) -> list[int] | None:
@@ -192,21 +207,38 @@ def untracked_explained(store: Store) -> list[PathNote]:
 
 
 def _grouped(tracked: set[str]) -> tuple[dict[str, frozenset[str]], list[str]]:
-    """``tracked``'s names by folder, and every folder holding them with its ancestors
-    (worked out once per set: :func:`Store.tracked_files` shares one per index version)."""
+    """``tracked``'s names by folder, and every folder holding them with its ancestors.
+
+    Worked out once per set (:func:`Store.tracked_files` shares one per index
+    version); from the previous set, only the folders whose names changed.
+    """
     memo = _GROUPED.get("last")
     if memo is not None and memo[0] is tracked:
         return memo[1], memo[2]
-    names: dict[str, set[str]] = {}
-    for rel in tracked:
-        folder, _, name = rel.rpartition("/")
-        names.setdefault(folder, set()).add(name)
+    if memo is not None:
+        grouped = dict(memo[1])
+        changed: dict[str, set[str]] = {}
+        for rel, present in [(r, False) for r in memo[0] - tracked] + [
+                (r, True) for r in tracked - memo[0]]:
+            folder, _, name = rel.rpartition("/")
+            names = changed.setdefault(folder, set(grouped.get(folder, ())))
+            (names.add if present else names.discard)(name)
+        for folder, names in changed.items():
+            if names:
+                grouped[folder] = frozenset(names)
+            else:
+                grouped.pop(folder, None)
+    else:
+        by_folder: dict[str, set[str]] = {}
+        for rel in tracked:
+            folder, _, name = rel.rpartition("/")
+            by_folder.setdefault(folder, set()).add(name)
+        grouped = {folder: frozenset(names) for folder, names in by_folder.items()}
     folders = {""}
-    for folder in names:
+    for folder in grouped:
         while folder and folder not in folders:
             folders.add(folder)
             folder = folder.rpartition("/")[0]
-    grouped = {folder: frozenset(found) for folder, found in names.items()}
     ordered = sorted(folders)
     _GROUPED["last"] = (tracked, grouped, ordered)
     return grouped, ordered

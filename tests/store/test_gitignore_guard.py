@@ -149,6 +149,12 @@ def test_status_notes_follow_changes_that_leave_the_folders_times_alone(store, w
     assert [n.path for n in untracked_explained(store)] == ["notes/deep/draft.txt"]
     git(ws, "add", "notes/deep/draft.txt")  # the index changes, the folder does not
     assert untracked_explained(store) == []
+    git(ws, "add", "-f", "notes/deep/x.log")  # tracked, though ignored
+    assert [n.path for n in tracked_but_ignored(store)] == ["notes/deep/x.log"]
+    assert untracked_explained(store) == []
+    git(ws, "rm", "--cached", "-q", "notes/deep/x.log")
+    assert tracked_but_ignored(store) == []
+    assert [n.path for n in untracked_explained(store)] == []  # ignored again
     (ws / "notes" / "deep" / "later.md").write_text("new\n")
     assert [n.path for n in untracked_explained(store)] == ["notes/deep/later.md"]
     assert {n.path for n in untracked_explained(store)} == _question_marks(ws)
