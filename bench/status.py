@@ -120,12 +120,10 @@ def main() -> None:
         for name, value in ms.items():
             print(f"  {name:<28} {value:8.1f} ms")
         git = ms["git status"]
-        print(f"  minara status / git status {ms['minara status (no daemon)'] / git:.1f}x, "
-              f"{ms['  the same, nothing saved'] / git:.1f}x when the tracked-but-ignored list "
-              f"is worked out (after a commit; includes sh and rm)")
         print(f"  minara status / git status {ms['minara status (no daemon)'] / git:.1f}x "
-              f"(goal: at most 3x); python -c pass / git status "
-              f"{ms['python -c pass'] / git:.1f}x")
+              f"(goal: at most 3x), {ms['  the same, nothing saved'] / git:.1f}x when it "
+              f"works out the tracked-but-ignored list (as after a commit; with sh and rm); "
+              f"python -c pass / git status {ms['python -c pass'] / git:.1f}x")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
