@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
 from contextvars import ContextVar
@@ -102,6 +101,8 @@ pass_ctx = click.make_pass_decorator(CliContext)
 def emit(ctx: CliContext, data: object, text: str | None = None) -> None:
     """Print ``data`` as one JSON document with ``--json``, else ``text``."""
     if ctx.as_json:
+        import json
+
         click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
     elif text is not None:
         click.echo(text)

@@ -6,7 +6,6 @@ heavy libraries are imported inside commands, never here.
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -142,6 +141,8 @@ def _report(err: MinaraError, as_json: bool, debug: bool = False) -> None:
 
         traceback.print_exc(file=sys.stderr)
     if as_json:
+        import json
+
         click.echo(json.dumps(err.to_dict(), ensure_ascii=False), err=True)
     else:
         click.echo(f"minara: error: {err.message}", err=True)

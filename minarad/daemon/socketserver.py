@@ -24,7 +24,6 @@ of another uid (checked with ``SO_PEERCRED`` on every connection, logged).
 from __future__ import annotations
 
 import os
-import queue
 import socket
 import struct
 import threading
@@ -97,7 +96,6 @@ class SocketServer:
         self.workspace = os.path.realpath(os.path.expanduser(os.fspath(settings.workspace)))
         self.path: str | None = None
         self._listener: socket.socket | None = None
-        self._queue: queue.Queue = queue.Queue()
         self._threads: list[threading.Thread] = []
         self._stopping = threading.Event()
         self._guard = threading.Lock()
@@ -123,7 +121,6 @@ class SocketServer:
         _route_request_logs()
         for _ in range(WORKERS):
             self._add_worker()
-        self._spawn(self._accept, "minara-socket-accept")
         self._spawn(_warm_up, "minara-socket-warm-up")
         logger.info("socket: serving {} on {}", self.workspace, path)
         return self
@@ -142,7 +139,8 @@ class SocketServer:
     def stop(self, grace: float = 10.0) -> None:
         """Stop accepting, let running commands finish (``grace`` seconds), remove the socket.
 
-        A connection accepted but not started yet is told to run its command itself.
+        A connection that reached the socket but was not started yet is told
+        to run its command itself.
         """
         self._stopping.set()
         if self.path is not None:
@@ -152,67 +150,94 @@ class SocketServer:
             except OSError:
                 pass
         if self._listener is not None:
+            self._turn_away_waiting()
             try:
-                self._listener.shutdown(socket.SHUT_RDWR)
+                self._listener.shutdown(socket.SHUT_RDWR)  # wakes the workers' accept()
             except OSError:
                 pass
             self._listener.close()
-        with self._guard:
-            workers = self._workers
-        for _ in range(workers):
-            self._queue.put(None)
         deadline = time.monotonic() + grace
         for thread in self._threads:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
 
+    def _turn_away_waiting(self) -> None:
+        """Answer "run it yourself" to the connections queued on the socket."""
+        assert self._listener is not None
+        self._listener.setblocking(False)
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            with conn:
+                _answer(conn, ["fallback", "stopping"])
+
     # -- connections -----------------------------------------------------------------
 
-    def _accept(self) -> None:
+    def _next_connection(self) -> socket.socket | None:
+        """The next connection of this user (None: the server stops).
+
+        Each worker accepts for itself (the kernel wakes one), so a request
+        wakes one thread, not a listener and then a worker. The last idle
+        worker to accept starts another, so that a command never waits for
+        another (up to :data:`MAX_WORKERS`).
+        """
         assert self._listener is not None
         while not self._stopping.is_set():
             try:
                 conn, _ = self._listener.accept()
             except OSError:
-                if self._stopping.is_set():
-                    return
+                if not self._stopping.is_set():
+                    time.sleep(0.01)  # out of descriptors, say: do not spin
                 continue
-            try:
-                pid, uid = peer_uid(conn)
-            except OSError:
-                conn.close()
-                continue
-            if uid != os.getuid():
-                logger.warning("socket: refused a connection from uid {} (pid {})", uid, pid)
-                _answer(conn, ["fallback", "refused"])
-                conn.close()
-                continue
-            with self._guard:
-                grow = self._idle <= self._queue.qsize() and self._workers < MAX_WORKERS
-            if grow:
-                self._add_worker()
-            self._queue.put(conn)
-
-    def _work(self) -> None:
-        worker = Worker(self, own_working_folder())
-        worker.warm_up()
-        while True:
-            with self._guard:
-                self._idle += 1
-            conn = self._queue.get()
             with self._guard:
                 self._idle -= 1
-            if conn is None:
-                worker.close()
-                return
+                grow = self._idle == 0 and self._workers < MAX_WORKERS
+            if grow and not self._stopping.is_set():
+                self._add_worker()
             if self._stopping.is_set():
-                _answer(conn, ["fallback", "stopping"])
-                conn.close()
-                continue
-            with conn:
-                try:
-                    worker.serve(conn)
-                except Exception as exc:  # noqa: BLE001 - one bad request must not stop the worker
-                    logger.opt(exception=exc).error("socket: request failed: {}", exc)
+                with conn:
+                    _answer(conn, ["fallback", "stopping"])
+                return None
+            if self._admitted(conn):
+                return conn
+            conn.close()
+            with self._guard:
+                self._idle += 1
+        return None
+
+    @staticmethod
+    def _admitted(conn: socket.socket) -> bool:
+        """Whether the peer is this user (another uid is told no, and logged)."""
+        try:
+            pid, uid = peer_uid(conn)
+        except OSError:
+            return False
+        if uid != os.getuid():
+            logger.warning("socket: refused a connection from uid {} (pid {})", uid, pid)
+            _answer(conn, ["fallback", "refused"])
+            return False
+        return True
+
+    def _work(self) -> None:
+        with self._guard:
+            self._idle += 1  # not serving (warming up counts: it will accept soon)
+        worker = Worker(self, own_working_folder())
+        worker.warm_up()
+        try:
+            while True:
+                conn = self._next_connection()
+                if conn is None:
+                    return
+                with conn:
+                    try:
+                        worker.serve(conn)
+                    except Exception as exc:  # noqa: BLE001 - one bad request must not stop it
+                        logger.opt(exception=exc).error("socket: request failed: {}", exc)
+                with self._guard:
+                    self._idle += 1
+        finally:
+            worker.close()
 
 
 class Worker:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 #: Compiled rule files by ``(text, ignorecase)``; small, so cleared when full.
 _COMPILED: dict[tuple[bytes, bool], RuleFile] = {}
@@ -145,7 +145,9 @@ def _glob(pieces: tuple[str, ...], name: str) -> bool:
 class RuleFile:
     """The compiled patterns of one ignore file, with quick ways to turn names away."""
 
-    def __init__(self, patterns: list[bytes], ignorecase: bool):
+    def __init__(self, patterns: list[bytes], ignorecase: bool, source: bytes = b""):
+        #: The file's text (what a saved answer is checked against).
+        self.source = source
         self.rules = [Rule(i, p, ignorecase) for i, p in enumerate(patterns)]
         live = [r for r in reversed(self.rules) if not r.empty]
         self._literal: dict[str, list[Rule]] = {}
@@ -197,7 +199,7 @@ def compiled(data: bytes, ignorecase: bool = False) -> RuleFile:
     if found is None:
         if len(_COMPILED) >= _COMPILED_MAX:
             _COMPILED.clear()
-        found = _COMPILED[key] = RuleFile(read_patterns(data), ignorecase)
+        found = _COMPILED[key] = RuleFile(read_patterns(data), ignorecase, data)
     return found
 
 
@@ -264,6 +266,15 @@ class IgnoreRules:
             return None  # missing, or a symlink (git does not follow it either)
         with os.fdopen(fd, "rb") as fh:
             return compiled(fh.read(), self._ignorecase)
+
+    def version(self, folders: Iterable[str]) -> tuple:
+        """What decides the paths below ``folders`` (each with its ancestors listed).
+
+        The compiled rule files of those folders and the outer files, and the
+        case rule. One text compiles to one :class:`RuleFile` while it is
+        cached, so two versions are equal (by identity) when every text is.
+        """
+        return self._ignorecase, tuple(self._outer), tuple(self._file(f) for f in folders)
 
     def _filters(self, parts: list[str], upto: int) -> Iterator[tuple[int, RuleFile]]:
         """The rule files for a path whose folders are ``parts[:upto]``, deepest first."""

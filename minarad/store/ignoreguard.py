@@ -14,7 +14,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import stat
-from collections.abc import Iterator
+import threading
+import time
 from typing import TYPE_CHECKING
 
 from minarad.errors import InvalidInput
@@ -26,6 +27,19 @@ if TYPE_CHECKING:
 
 #: How many hidden paths a refusal names in its message (all are in ``hidden``).
 _SHOWN = 5
+#: A folder changed this recently (ns) is read again by every walk: its
+#: modification time may not show a change made in the same clock tick.
+_RACY_NS = 2_000_000_000
+#: The tracked-but-ignored list as last worked out, in the repository's state folder:
+#: the index and the ignore texts it came from, so that a fresh process can trust it.
+_SAVED = "ignored-tracked.json"
+_SAVED_FORMAT = 1
+#: Per workspace: the last tracked set and ignore version, and what they gave.
+_IGNORED: dict[str, tuple[set[str], tuple | None, list[PathNote]]] = {}
+#: The last tracked set grouped by folder (see :func:`_grouped`).
+_GROUPED: dict[str, tuple[set[str], dict[str, frozenset[str]], list[str]]] = {}
+#: Per workspace: what the last walk found in each folder (see :func:`_untracked`).
+_FOLDERS: dict[str, dict[str, _Folder]] = {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,12 +98,97 @@ def hidden_by(store: Store, rel: str, data: bytes) -> list[str]:
 
 
 def tracked_but_ignored(store: Store) -> list[PathNote]:
-    """Files git tracks (``.git/index``) that ``.gitignore`` (or minara's own rules) ignore."""
+    """Files git tracks (``.git/index``) that ``.gitignore`` (or minara's own rules) ignore.
+
+    Worked out once per version of ``.git/index`` and of the ignore files:
+    a warm process (the daemon) answers again from memory, a fresh one from
+    the answer saved beside the repository (:data:`_SAVED`).
+    """
+    ignore = store.ignore_filter()
+    root = os.fspath(store.root)
+    index = _index_key(store)  # taken first: a newer index never passes for this one
+    if root not in _IGNORED:
+        saved = _saved_notes(store, index, ignore)
+        if saved is not None:
+            _remember(store, index, ignore, saved)
+            return list(saved)
+    tracked = store.tracked_files()
+    folders = _grouped(tracked)[1]
+    version = ignore.version(folders)
+    memo = _IGNORED.get(root)
+    if memo is not None and memo[0] is tracked and memo[1] == version:
+        return list(memo[2])
+    if memo is not None and memo[1] == version:  # a commit: decide only the paths it added
+        found = {n.path: n for n in memo[2] if n.path in tracked}
+        found.update((n.path, n) for n in _ignored_notes(ignore, tracked - memo[0]))
+        notes = [found[path] for path in sorted(found)]
+    else:
+        notes = _ignored_notes(ignore, tracked)
+    _IGNORED[root] = (tracked, version, notes)
+    if index is not None:
+        _save_notes(store, {"index": index, "rules": ignore.texts(folders), "folders": folders,
+                            "notes": [n.to_dict() for n in notes]})
+    return list(notes)
+
+
+def _remember(store: Store, index: list[int] | None, ignore: IgnoreFilter,
+              notes: list[PathNote]) -> None:
+    """Keep a saved answer in memory, with the tracked set it belongs to, so that the
+    next commit is decided path by path (the walk for ``??`` lines reads the set anyway)."""
+    tracked = store.tracked_files()
+    if _index_key(store) == index:  # not replaced while it was read
+        _IGNORED[os.fspath(store.root)] = (tracked, ignore.version(_grouped(tracked)[1]), notes)
+
+
+def _index_key(store: Store) -> list[int] | None:
+    """``.git/index``'s identity (git replaces it whole), None when it cannot be read."""
+    try:
+        st = os.stat(store.git_dir / "index")
+    except OSError:
+        return None
+    return [st.st_ino, st.st_mtime_ns, st.st_size]
+
+
+def _saved_notes(store: Store, index: list[int] | None, ignore: IgnoreFilter
+                 ) -> list[PathNote] | None:
+    """The saved answer, if it was worked out from this index and these ignore texts."""
+    import json
+
+    if index is None:
+        return None
+    try:
+        with open(store.state_dir / _SAVED, encoding="utf-8") as fh:
+            saved = json.load(fh)
+        if (saved["format"] != _SAVED_FORMAT or saved["index"] != index
+                or saved["rules"] != ignore.texts(saved["folders"])):
+            return None
+        return [PathNote(**note) for note in saved["notes"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # missing, torn or of another format: worked out again
+
+
+def _save_notes(store: Store, answer: dict) -> None:
+    """Save ``answer`` for the next process (a cache: not fsynced, replaced whole)."""
+    import json
+
+    path = os.path.join(store.state_dir, _SAVED)
+    temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        with open(temporary, "w", encoding="utf-8") as fh:
+            json.dump({"format": _SAVED_FORMAT, **answer}, fh)
+        os.replace(temporary, path)
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+
+
+def _ignored_notes(ignore: IgnoreFilter, tracked: set[str]) -> list[PathNote]:
     from minarad.workspace.ignore import is_protected
 
-    ignore = store.ignore_filter()
     notes = []
-    for rel in sorted(store.tracked_files()):
+    for rel in sorted(tracked):
         if is_protected(rel) and ignore.git_ignores(rel):
             notes.append(PathNote(rel, "matched by .gitignore, still versioned: minara "
                                        "needs this file", True))
@@ -103,38 +202,128 @@ def tracked_but_ignored(store: Store) -> list[PathNote]:
 def untracked_explained(store: Store) -> list[PathNote]:
     """Each file ``git status`` shows as ``??``, with why minara has not committed it."""
     ignore = store.ignore_filter()
-    return [PathNote(shown_path(rel), _why_untracked(store, rel, entry))
-            for rel, entry in _walk(store.root, ignore, store.tracked_files())]
+    return [PathNote(shown_path(rel), _why_untracked(store, rel))
+            for rel in _untracked(os.fspath(store.root), ignore, store.tracked_files())]
 
 
-def _walk(root: str | os.PathLike[str], ignore: IgnoreFilter, tracked: set[str]
-          ) -> Iterator[tuple[str, os.DirEntry[str]]]:
-    """Yield ``(rel, DirEntry)`` for every untracked file or link git does not ignore.
+def _grouped(tracked: set[str]) -> tuple[dict[str, frozenset[str]], list[str]]:
+    """``tracked``'s names by folder, and every folder holding them with its ancestors.
+
+    Worked out once per set (:func:`Store.tracked_files` shares one per index
+    version); from the previous set, only the folders whose names changed.
+    """
+    memo = _GROUPED.get("last")
+    if memo is not None and memo[0] is tracked:
+        return memo[1], memo[2]
+    if memo is not None:
+        grouped = dict(memo[1])
+        changed: dict[str, set[str]] = {}
+        for rel, present in [(r, False) for r in memo[0] - tracked] + [
+                (r, True) for r in tracked - memo[0]]:
+            folder, _, name = rel.rpartition("/")
+            names = changed.setdefault(folder, set(grouped.get(folder, ())))
+            (names.add if present else names.discard)(name)
+        for folder, names in changed.items():
+            if names:
+                grouped[folder] = frozenset(names)
+            else:
+                grouped.pop(folder, None)
+    else:
+        by_folder: dict[str, set[str]] = {}
+        for rel in tracked:
+            folder, _, name = rel.rpartition("/")
+            by_folder.setdefault(folder, set()).add(name)
+        grouped = {folder: frozenset(names) for folder, names in by_folder.items()}
+    folders = {""}
+    for folder in grouped:
+        while folder and folder not in folders:
+            folders.add(folder)
+            folder = folder.rpartition("/")[0]
+    ordered = sorted(folders)
+    _GROUPED["last"] = (tracked, grouped, ordered)
+    return grouped, ordered
+
+
+def _ancestors(rel_dir: str) -> list[str]:
+    """``a/b`` -> ``["", "a", "a/b"]``."""
+    parts = rel_dir.split("/") if rel_dir else []
+    return ["/".join(parts[:n]) for n in range(len(parts) + 1)]
+
+
+def _untracked(root: str, ignore: IgnoreFilter, tracked: set[str]) -> list[str]:
+    """Every untracked file or link git does not ignore, in the order of a sorted walk.
 
     Tracked files are passed over without asking the ignore rules (git
     shows them whatever the rules say), and ignored folders are not entered.
+    A folder is read again only when it, the tracked names in it or the
+    ignore files deciding its entries changed (a folder changed in the last
+    :data:`_RACY_NS` is always read: its time may not show a change yet).
     """
+    by_folder = _grouped(tracked)[0]
+    seen = _FOLDERS.get(root, {})
+    fresh: dict[str, _Folder] = {}
+    settled = time.time_ns() - _RACY_NS
+    found: list[str] = []
     stack = [""]
     while stack:
         rel_dir = stack.pop()
-        try:
-            entries = sorted(os.scandir(os.path.join(root, rel_dir)), key=lambda e: e.name)
-        except OSError:
+        names = by_folder.get(rel_dir, frozenset())
+        folder = _read_folder(root, rel_dir, ignore, names, seen.get(rel_dir))
+        if folder is None:
             continue
-        for entry in entries:
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            if entry.name == ".git":
-                continue
-            is_dir = entry.is_dir(follow_symlinks=False)
-            if (not is_dir and rel in tracked) or ignore.git_ignores(rel, is_dir=is_dir):
-                continue
-            if is_dir:
-                stack.append(rel)
-            else:
-                yield rel, entry
+        if folder.stat_key[1] < settled:
+            fresh[rel_dir] = folder
+        found += folder.files
+        stack += folder.enter
+    _FOLDERS[root] = fresh
+    return found
 
 
-def _why_untracked(store: Store, rel: str, entry: os.DirEntry[str]) -> str:
+@dataclasses.dataclass(frozen=True)
+class _Folder:
+    """What a walk found in one folder, and what it depended on."""
+
+    stat_key: tuple[int, int]
+    names: frozenset[str]
+    checked: list[str]
+    version: tuple | None
+    files: list[str]
+    enter: list[str]
+
+
+def _read_folder(root: str, rel_dir: str, ignore: IgnoreFilter, names: frozenset[str],
+                 last: _Folder | None) -> _Folder | None:
+    """The untracked files and the folders to enter of ``rel_dir`` (None: unreadable)."""
+    path = os.path.join(root, rel_dir)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    key = (st.st_ino, st.st_mtime_ns)
+    if (last is not None and last.stat_key == key and last.names == names
+            and last.version == ignore.version(last.checked)):
+        return last
+    try:
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
+    except OSError:
+        return None
+    files: list[str] = []
+    enter: list[str] = []
+    checked = _ancestors(rel_dir)
+    for entry in entries:
+        rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+        if entry.name == ".git":
+            continue
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if is_dir:
+            checked.append(rel)  # a folder's own .gitignore decides it too
+        if (not is_dir and entry.name in names) or ignore.git_ignores(rel, is_dir=is_dir):
+            continue
+        (enter if is_dir else files).append(rel)
+    return _Folder(key, names, checked, ignore.version(checked), files, enter)
+
+
+def _why_untracked(store: Store, rel: str) -> str:
     from minarad.workspace.ignore import editor_pattern
 
     if not is_utf8_name(rel):
@@ -143,12 +332,12 @@ def _why_untracked(store: Store, rel: str, entry: os.DirEntry[str]) -> str:
     if pattern:
         return (f"an editor leftover minara never versions; add '{pattern}' to .gitignore "
                 f"to hide it from git")
-    if entry.is_symlink():
-        return "a symlink; minara does not follow links"
     try:
-        st = entry.stat(follow_symlinks=False)
+        st = os.lstat(store.disk_path(rel))
     except OSError as exc:
         return f"unreadable: {exc.strerror or exc}"
+    if stat.S_ISLNK(st.st_mode):
+        return "a symlink; minara does not follow links"
     if not stat.S_ISREG(st.st_mode):
         return "not a regular file"
     if st.st_size > store.max_file_bytes:

@@ -15,6 +15,8 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from minarad.git.ignorerules import RuleFile
 
 #: Editor and OS leftovers that are never content (the seeded ``.gitignore``
@@ -124,6 +126,22 @@ class IgnoreFilter:
             found = any(p == ".git" or is_editor_temporary(p) for p in folder.split("/"))
             self._junk_folders[folder] = found
         return found
+
+    def version(self, folders: Iterable[str]) -> tuple | None:
+        """What decides paths in ``folders`` (and their ancestors, to be listed too):
+        equal versions decide every such path alike (see :meth:`IgnoreRules.version`)."""
+        return None if self._gitignore is None else self._gitignore.version(folders)
+
+    def texts(self, folders: Iterable[str]) -> list:
+        """What decides paths in ``folders`` as plain values, to compare with a saved copy:
+        minara's own rules, and the texts behind :meth:`version`."""
+        own = [list(EDITOR_PATTERNS), _PROTECTED_RE.pattern, _PROTECTED_DIR_RE.pattern]
+        version = self.version(folders)
+        if version is None:
+            return own
+        ignorecase, outer, files = version
+        return [*own, ignorecase, [f.source.decode("latin-1") for f in outer],
+                [None if f is None else f.source.decode("latin-1") for f in files]]
 
     def git_ignores(self, rel: str, is_dir: bool = False) -> bool:
         """What git alone says: True when ``.gitignore`` (or ``info/exclude``) ignores ``rel``."""

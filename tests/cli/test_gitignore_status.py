@@ -50,3 +50,25 @@ def test_status_reports_tracked_ignored_files_and_skips_ignored_folders_as_git_d
     assert [n["path"] for n in doc["tracked_ignored"]] == tracked_ignored == ["notes/a.md"]
     untracked = {n["path"] for n in doc["untracked"]}
     assert untracked == _question_marks(ws) == {"drafts/keep.md", "notes/c.md"}
+
+
+def test_a_fresh_status_follows_the_ignore_files_and_the_index_it_did_not_see_change(minara, ws):
+    """Each ``minara status`` is a new process: what the last one worked out is kept beside
+    the repository, and used only for the same index and the same ignore texts."""
+    minara("memory", "set", "notes/a.md", "a", check=0)
+    minara("memory", "set", "notes/deep/b.md", "b", check=0)
+
+    def listed() -> list[str]:
+        doc = json.loads(minara("--json", "status", check=1).stdout)
+        return [n["path"] for n in doc["tracked_ignored"]]
+
+    assert listed() == [] and listed() == []
+    with open(ws / ".gitignore", "a") as fh:  # an editor's change, not committed yet
+        fh.write("a.md\n")
+    assert listed() == ["notes/a.md"] == git(ws, "ls-files", "-ci", "--exclude-standard").split()
+    (ws / "notes" / "deep" / ".gitignore").write_text("b.md\n")  # a new, nested one
+    assert listed() == ["notes/a.md", "notes/deep/b.md"]
+    git(ws, "rm", "--cached", "-q", "notes/a.md")  # the index changes, the rules do not
+    assert listed() == ["notes/deep/b.md"] == git(ws, "ls-files", "-ci", "--exclude-standard").split()
+    (ws / "notes" / "deep" / ".gitignore").write_text("c.md\n")  # same size, other text
+    assert listed() == []

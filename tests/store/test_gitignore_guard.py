@@ -120,3 +120,41 @@ def test_a_gitignore_in_a_folder_is_guarded_too_and_never_ignores_itself(store, 
     store.append("sub/.gitignore", "*.bak", author="t")  # still versioned, still writable
     assert "*.bak" in git(ws, "show", "HEAD:sub/.gitignore")
     assert_repo_sound(ws)
+
+
+def _settle(ws) -> None:
+    """Date every folder an hour back, so that a walk may answer them from memory."""
+    past = os.stat(ws).st_mtime - 3600
+    for folder, dirs, _files in os.walk(ws):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        os.utime(folder, (past, past))
+
+
+def test_status_notes_follow_changes_that_leave_the_folders_times_alone(store, ws):
+    """Asked again in one process (as the daemon is), the answers follow every change,
+    also those a folder's time does not show (a .gitignore edited in place, git add)."""
+    store.write("notes/deep/a.md", "a\n", author="t")
+    store.write("notes/deep/.gitignore", "*.log\n", author="t")
+    (ws / "notes" / "deep" / "draft.txt").write_text("new\n")
+    (ws / "notes" / "deep" / "x.log").write_text("ignored\n")
+    _settle(ws)
+    assert [n.path for n in untracked_explained(store)] == ["notes/deep/draft.txt"]
+    assert tracked_but_ignored(store) == []
+    with open(ws / "notes" / "deep" / ".gitignore", "w") as fh:  # in place: no folder change
+        fh.write("*.log\n*.txt\n*.md\n")
+    assert untracked_explained(store) == []
+    assert [n.path for n in tracked_but_ignored(store)] == ["notes/deep/a.md"]
+    with open(ws / "notes" / "deep" / ".gitignore", "w") as fh:
+        fh.write("*.log\n")
+    assert [n.path for n in untracked_explained(store)] == ["notes/deep/draft.txt"]
+    git(ws, "add", "notes/deep/draft.txt")  # the index changes, the folder does not
+    assert untracked_explained(store) == []
+    git(ws, "add", "-f", "notes/deep/x.log")  # tracked, though ignored
+    assert [n.path for n in tracked_but_ignored(store)] == ["notes/deep/x.log"]
+    assert untracked_explained(store) == []
+    git(ws, "rm", "--cached", "-q", "notes/deep/x.log")
+    assert tracked_but_ignored(store) == []
+    assert [n.path for n in untracked_explained(store)] == []  # ignored again
+    (ws / "notes" / "deep" / "later.md").write_text("new\n")
+    assert [n.path for n in untracked_explained(store)] == ["notes/deep/later.md"]
+    assert {n.path for n in untracked_explained(store)} == _question_marks(ws)
