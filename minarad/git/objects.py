@@ -140,3 +140,52 @@ def read_blob(object_store: ObjectStore, blob: str) -> bytes:
 def commit_tree(repo: Repo, commit: str | None) -> bytes | None:
     """Return the root tree id of ``commit`` (None for no commit)."""
     return repo[commit.encode()].tree if commit else None
+
+
+class HeldObjects:
+    """New objects of a repository held in memory, then written together as one pack.
+
+    While held (:func:`hold_objects`), ``repo.object_store`` reads the disk
+    and the memory and adds to the memory only; :meth:`write` puts what was
+    added into one pack, fsynced (one file and its index instead of a loose
+    file per object), :meth:`drop` forgets it. Either gives the disk store back.
+    """
+
+    def __init__(self, repo: Repo):
+        from dulwich.object_store import MemoryObjectStore, OverlayObjectStore
+
+        self.repo, self.disk, self.memory = repo, repo.object_store, MemoryObjectStore()
+        repo.object_store = OverlayObjectStore([self.memory, self.disk], add_store=self.memory)
+
+    def write(self) -> None:
+        """Write the held objects as one fsynced pack (its folder fsynced too).
+
+        Raises:
+            OSError: the pack could not be written (the disk store is given back).
+        """
+        import os
+
+        try:
+            objects = [(self.memory[oid], None) for oid in self.memory]
+            if objects:
+                synced, self.disk.fsync_object_files = self.disk.fsync_object_files, True
+                try:
+                    self.disk.add_objects(objects)
+                finally:
+                    self.disk.fsync_object_files = synced
+                fd = os.open(os.path.join(self.disk.path, "pack"), os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        finally:
+            self.drop()
+
+    def drop(self) -> None:
+        """Forget the held objects and give the disk store back."""
+        self.repo.object_store = self.disk
+
+
+def hold_objects(repo: Repo) -> HeldObjects:
+    """Hold the new objects of ``repo`` in memory until :meth:`HeldObjects.write`."""
+    return HeldObjects(repo)

@@ -122,16 +122,19 @@ def move_files(root: str | os.PathLike[str], moves: list[tuple[str, str, Mark]],
         stats[dst] = st
 
 
-def change_disk(root: str | os.PathLike[str], s: PathState
+def change_disk(root: str | os.PathLike[str], s: PathState, sync: bool = True
                 ) -> tuple[os.stat_result | None, Undo]:
     """Make one planned change on disk; return ``(stat or None, undo)``.
+
+    ``sync=False`` leaves the file's fsync to the caller (a round of commits
+    syncs its files once, :func:`minarad.workspace.files.sync_files`).
 
     Raises:
         DiskChanged: the file is no longer as it was read.
         DiskReplaced: an in-place append met a file replaced meanwhile.
     """
     if s.in_place:
-        return _append_in_place(root, s)
+        return _append_in_place(root, s, sync)
     if s.adopted:
         st = stat_at(root, s.rel)
         if not s.settled and (mark_of(st) if st is not None else None) != s.mark:
@@ -144,7 +147,7 @@ def change_disk(root: str | os.PathLike[str], s: PathState
     made = _missing_folders(root, s.rel) if s.before is None else []
     try:
         written = write_file_at(root, s.rel, s.after, mode=_permissions(s.mode), expect=s.mark,
-                                sync_folder=False)
+                                sync_folder=False, sync=sync)
     except BaseException:
         _remove_folders(made)
         raise
@@ -171,7 +174,7 @@ def _remove(root: str | os.PathLike[str], s: PathState) -> Undo:
     return undo
 
 
-def _append_in_place(root: str | os.PathLike[str], s: PathState
+def _append_in_place(root: str | os.PathLike[str], s: PathState, sync: bool = True
                      ) -> tuple[os.stat_result | None, Undo]:
     """Append the planned bytes to the file as read; cut them back on failure or undo.
 
@@ -183,7 +186,7 @@ def _append_in_place(root: str | os.PathLike[str], s: PathState
     assert mark is not None and before is not None and after is not None
     added = len(after) - len(before)
     try:
-        st = append_file_at(root, s.rel, after[len(before):], expect=mark)
+        st = append_file_at(root, s.rel, after[len(before):], expect=mark, sync=sync)
     except OSError:  # a full disk may take part of the bytes
         cut_back_at(root, s.rel, mark, added)
         raise

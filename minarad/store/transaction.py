@@ -220,6 +220,12 @@ class Transaction:
             Busy: the repository is busy, or a file keeps changing on disk.
             MinaraError: a file or the commit could not be written; nothing changed.
         """
+        from minarad.store.groupcommit import committer_for
+
+        committer = committer_for(self)
+        if committer is not None:  # committed in the next round with other writers'
+            self.result = committer.commit(self)
+            return self.result
         store, paths = self.store, self.paths()
         try:
             with store.lock(), failures_named(_shown(paths)):
@@ -283,6 +289,11 @@ class Transaction:
         for rel, (mark, added) in self._carried.items():
             with contextlib.suppress(OSError):
                 cut_back_at(self.store.root, rel, mark, added)
+
+    def groupable(self) -> bool:
+        """True when the transaction may share a round of commits (not a merge or
+        fast-forward, which expect HEAD where they read it)."""
+        return not (self.parents or self.fast_forward or self.expect_head or self._tree_only)
 
     def _check_parents(self) -> None:
         from minarad.git.objects import has_commit
@@ -455,7 +466,7 @@ class Transaction:
         from minarad.store.commit import abort_commit, finish_commit, prepare_commit
         from minarad.workspace.files import sync_folders
 
-        root = self.store.root
+        root, in_round = self.store.root, self.store.round
         modes = {s.rel: s.mode for s in changed if s.mode is not None}
         prepared = prepare_commit(self.store, {s.rel: s.after for s in changed},
                                   author=self.author, source=self.source,
@@ -471,20 +482,25 @@ class Transaction:
             for s in sorted(changed, key=lambda s: (s.after is not None, s.rel)):
                 if s.rel in done:
                     continue
-                st, undo = change_disk(root, s)
+                st, undo = change_disk(root, s, sync=in_round is None)
                 undos.append((s.rel, undo))
                 if st is not None:
                     stats[s.rel] = st
-            sync_folders(root, [s.rel for s in changed])  # once per folder
+            if in_round is None:
+                sync_folders(root, [s.rel for s in changed])  # once per folder
         except BaseException as exc:
             abort_commit(prepared)
             undo_all(undos, exc)
             raise
         try:
-            return finish_commit(prepared, stats)
+            info = finish_commit(prepared, stats)
         except BaseException as exc:
             undo_all(undos, exc)
             raise
+        if in_round is not None:  # synced, or put back, with the round
+            in_round.files.update(p for s in changed for p in (s.rel, s.moved_from) if p)
+            in_round.undos += undos
+        return info
 
 
 def join_appended(old: str, text: str) -> str:

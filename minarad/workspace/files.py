@@ -135,8 +135,8 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def _replace_at(dir_fd: int, name: str, data: bytes, mode: int, expect, rel: str
-                ) -> os.stat_result:
+def _replace_at(dir_fd: int, name: str, data: bytes, mode: int, expect, rel: str,
+                sync: bool = True) -> os.stat_result:
     """Write ``data`` to a new temp file in ``dir_fd`` and rename it over ``name``.
 
     The temp file is removed on every error path, interrupts included.
@@ -149,7 +149,8 @@ def _replace_at(dir_fd: int, name: str, data: bytes, mode: int, expect, rel: str
         try:
             _write_all(fd, data)
             os.fchmod(fd, mode)
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
             _check_unchanged_at(dir_fd, name, expect, rel)
             os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
             replaced = True
@@ -164,14 +165,16 @@ def _replace_at(dir_fd: int, name: str, data: bytes, mode: int, expect, rel: str
 
 
 def write_file_at(root: str | os.PathLike, rel: str, data: bytes, mode: int | None = None,
-                  expect=ANY, *, sync_folder: bool = True) -> os.stat_result:
+                  expect=ANY, *, sync_folder: bool = True, sync: bool = True
+                  ) -> os.stat_result:
     """Replace workspace file ``rel`` under ``root`` atomically, following no symlink.
 
     As :func:`atomic_write`, but every folder is opened from ``root`` with
     ``O_NOFOLLOW`` (missing ones are created), so a folder swapped for a
     symlink meanwhile cannot send the file or its temp file elsewhere. The
-    file's data is always synced; ``sync_folder=False`` leaves the folder's
-    fsync to the caller (:func:`sync_folders`, once per folder for many files).
+    file's data is synced unless ``sync=False`` (the caller fsyncs it later,
+    :func:`sync_files`); ``sync_folder=False`` leaves the folder's fsync to the
+    caller (:func:`sync_folders`, once per folder for many files).
 
     Returns:
         The ``os.stat`` of the new file (for the git index).
@@ -191,7 +194,7 @@ def write_file_at(root: str | os.PathLike, rel: str, data: bytes, mode: int | No
         except FileNotFoundError:
             mode = 0o644 if mode is None else mode
         try:
-            st = _replace_at(dir_fd, name, data, mode, expect, rel)
+            st = _replace_at(dir_fd, name, data, mode, expect, rel, sync)
         except FileNotFoundError:  # the folder was removed since it was opened
             raise DiskChanged(rel) from None
         if sync_folder:
@@ -201,14 +204,15 @@ def write_file_at(root: str | os.PathLike, rel: str, data: bytes, mode: int | No
         os.close(dir_fd)
 
 
-def append_file_at(root: str | os.PathLike, rel: str, suffix: bytes, expect
-                   ) -> os.stat_result | None:
+def append_file_at(root: str | os.PathLike, rel: str, suffix: bytes, expect,
+                   sync: bool = True) -> os.stat_result | None:
     """Append ``suffix`` to workspace file ``rel`` with ``O_APPEND``, if it is still as read.
 
     Appends by other processes (``echo >> file``) can never overwrite an
     ``O_APPEND`` write, nor it theirs: the kernel puts each at the end. No
     symlink is followed. Returns the file's stat when it holds exactly what
-    was read plus ``suffix`` (fit for the git index), else None.
+    was read plus ``suffix`` (fit for the git index), else None. ``sync=False``
+    leaves the fsync to the caller (:func:`sync_files`).
 
     Raises:
         DiskChanged: the file changed, vanished or was replaced since it was
@@ -225,7 +229,7 @@ def append_file_at(root: str | os.PathLike, rel: str, suffix: bytes, expect
                 raise DiskChanged(rel) from None
             raise
         try:
-            st, after = _append_checked(fd, suffix, expect, rel)
+            st, after = _append_checked(fd, suffix, expect, rel, sync)
         finally:
             os.close(fd)
         now = _fingerprint_at(dir_fd, name)
@@ -238,13 +242,14 @@ def append_file_at(root: str | os.PathLike, rel: str, suffix: bytes, expect
     return after if exact else None
 
 
-def _append_checked(fd: int, suffix: bytes, expect, rel: str):
+def _append_checked(fd: int, suffix: bytes, expect, rel: str, sync: bool = True):
     """Append to open ``fd`` if it is the file as read; return its stat before and after."""
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode) or (st.st_mtime_ns, st.st_size, st.st_ino) != expect:
         raise DiskChanged(rel)
     _write_all(fd, suffix)
-    os.fsync(fd)
+    if sync:
+        os.fsync(fd)
     return st, os.fstat(fd)
 
 
@@ -387,3 +392,24 @@ def sync_folders(root: str | os.PathLike, rels) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def sync_files(root: str | os.PathLike, rels) -> None:
+    """fsync each workspace file in ``rels`` (following no symlink), then their folders
+    once each; a file gone meanwhile is skipped (its folder is still synced)."""
+    for rel in sorted(set(rels)):
+        try:
+            dir_fd = open_folder(os.fspath(root), rel)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        try:
+            fd = os.open(_name(rel), os.O_RDONLY | FILE_FLAGS, dir_fd=dir_fd)
+        except OSError:
+            continue
+        finally:
+            os.close(dir_fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    sync_folders(root, rels)
