@@ -219,21 +219,22 @@ class CommitRound:
 
         store = self.store
         try:
-            if not self._steps:
+            if not self._steps or self.head is None or self._tree is None:
                 self._give_up()
                 return
+            head, tree = self.head, self._tree
             crash_point("round-before-pack")
             self._held.write()
             sync_files(store.root, self.files)
             crash_point("round-before-head")
             store.round = None
-            move_locked_branch(self._ref, self.head.encode())  # type: ignore[union-attr]
+            move_locked_branch(self._ref, head.encode())
         except BaseException as exc:
             self._give_up(exc)
             raise
         crash_point("round-after-head")
         log_moves(store, self._steps)
-        if update_index_or_defer(store, self._index, self._tree):  # type: ignore[arg-type]
+        if update_index_or_defer(store, self._index, tree):
             crash_point("round-after-index")
             with contextlib.suppress(OSError):
                 self._marker.unlink()
