@@ -10,8 +10,9 @@ every transaction queued meanwhile as one round, under the workspace lock:
 - each transaction runs as before, in arrival order, and makes its own
   commit (its author, message and parent: the previous commit of the
   round), its conflict checks judged against the commits before it;
-- the round's objects stay in memory and are written once, as one
-  fsynced pack; the files are written without fsync and synced together;
+- the round's objects stay in memory and are written once, as one pack;
+  the files are written without fsync; then the pack, its index, the files
+  and their folders are fsynced together (side by side);
 - then the branch moves once (to the last commit), the reflog gets one line
   per commit in one write, and the index is updated once.
 
@@ -224,8 +225,7 @@ class CommitRound:
                 return
             head, tree = self.head, self._tree
             crash_point("round-before-pack")
-            self._held.write()
-            sync_files(store.root, self.files)
+            sync_files(store.root, self.files, self._held.write(sync=False))
             crash_point("round-before-head")
             store.round = None
             move_locked_branch(self._ref, head.encode())

@@ -26,6 +26,7 @@ import contextlib
 import errno
 import os
 import stat
+from typing import Any
 
 from minarad.errors import InvalidInput
 from minarad.workspace.reader import (  # noqa: F401 (read_file_at re-exported)
@@ -394,22 +395,51 @@ def sync_folders(root: str | os.PathLike, rels) -> None:
             os.close(fd)
 
 
-def sync_files(root: str | os.PathLike, rels) -> None:
-    """fsync each workspace file in ``rels`` (following no symlink), then their folders
-    once each; a file gone meanwhile is skipped (its folder is still synced)."""
-    for rel in sorted(set(rels)):
-        try:
-            dir_fd = open_folder(os.fspath(root), rel)
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        try:
-            fd = os.open(_name(rel), os.O_RDONLY | FILE_FLAGS, dir_fd=dir_fd)
-        except OSError:
-            continue
-        finally:
-            os.close(dir_fd)
-        try:
-            os.fsync(fd)
-        finally:
+def sync_files(root: str | os.PathLike, rels, others: tuple[str, ...] | list[str] = ()
+               ) -> None:
+    """fsync each workspace file in ``rels`` (following no symlink), their folders and
+    the ``others`` (absolute paths), all at once: the fsyncs run side by side, so
+    the file system commits them together. A file gone meanwhile is skipped.
+
+    Raises:
+        OSError: an fsync failed.
+    """
+    fds: list[int] = []
+    try:
+        for rel in sorted(set(rels)):
+            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                dir_fd = open_folder(os.fspath(root), rel)
+                try:
+                    fds.append(os.open(_name(rel), os.O_RDONLY | FILE_FLAGS, dir_fd=dir_fd))
+                except OSError:
+                    pass
+                finally:
+                    os.close(dir_fd)
+        for folder in sorted({rel.rsplit("/", 1)[0] if "/" in rel else "" for rel in rels}):
+            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                fds.append(open_folder(os.fspath(root), f"{folder}/x" if folder else "x"))
+        for path in others:
+            fds.append(os.open(path, os.O_RDONLY))
+        _fsync_together(fds)
+    finally:
+        for fd in fds:
             os.close(fd)
-    sync_folders(root, rels)
+
+
+_fsync_pool: Any = None
+
+
+def _fsync_together(fds: list[int]) -> None:
+    """fsync every descriptor of ``fds``, side by side (fsync lets go of the GIL; the
+    file system then writes them in one journal commit instead of one each)."""
+    global _fsync_pool
+    if len(fds) < 2:
+        for fd in fds:
+            os.fsync(fd)
+        return
+    if _fsync_pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _fsync_pool = ThreadPoolExecutor(8, "minara-fsync")
+    for _ in _fsync_pool.map(os.fsync, fds):
+        pass
