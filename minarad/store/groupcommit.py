@@ -73,6 +73,14 @@ def committer_for(tx: Transaction) -> GroupCommitter | None:
     return committer
 
 
+def committer_for_path(root: object) -> GroupCommitter | None:
+    """The committer already serving the workspace at ``root``, if any."""
+    from minarad.git.refs import find_git_dir
+
+    with _guard:
+        return _committers.get(find_git_dir(str(root)))
+
+
 class _Ticket:
     """One transaction waiting for its round."""
 
@@ -96,6 +104,13 @@ class GroupCommitter:
         self._queue: list[_Ticket] = []
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
+        #: How many transactions the round being committed holds (0: none).
+        self.running = 0
+
+    def waiting(self) -> int:
+        """How many transactions wait for a round (not counting the one being committed)."""
+        with self._wake:
+            return len(self._queue)
 
     def commit(self, tx: Transaction) -> TransactionResult:
         """Queue ``tx``, wait until its round is durable; its result or its error."""
@@ -123,9 +138,11 @@ class GroupCommitter:
                 while not self._queue:
                     self._wake.wait()
                 batch, self._queue = self._queue[:MAX_ROUND], self._queue[MAX_ROUND:]
+                self.running = len(batch)
             try:
                 run_round(store, batch)
             finally:
+                self.running = 0
                 for ticket in batch:
                     ticket.done.set()
 
