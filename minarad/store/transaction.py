@@ -257,10 +257,9 @@ class Transaction:
         """After an in-place append to ``rel`` met a replaced file: True when the
         replacing program kept the bytes (the path is then adopted; see
         :func:`minarad.store.diskchange.settle_replaced`)."""
-        kept = settle_replaced(self.store, rel, self._in_place_suffix.get(rel, b""),
+        return settle_replaced(self.store, rel, self._in_place_suffix.get(rel, b""),
                                self._in_place_before.get(rel), self._carried,
                                lambda: self._adopt_only(rel))
-        return kept
 
     def _adopt_only(self, rel: str) -> None:
         self._ops = [op for op in self._ops if op[1] != rel] + [("adopt", rel)]
