@@ -3,7 +3,8 @@
 A bare remote made by the git CLI holds ``--count`` blobs of ``--mb`` MB of
 zeros (a few MB on disk). Measured in one run, each as a real process (peak
 RSS from ``wait4``, wall time): ``minara sync`` into a fresh workspace (it
-refuses the blobs from their headers), ``git fetch`` of the same remote
+measures the blobs from their headers, copies them a chunk at a time and
+holds them in the tree, not checked out), ``git fetch`` of the same remote
 into an empty repository (the baseline: it takes them), and, with
 ``--old-minara``, another ``minara`` executable (an older version).
 
@@ -54,8 +55,8 @@ def minara_sync(exe: str, base: str, name: str, bare: str) -> tuple[float, float
     os.makedirs(home)
     env = {**os.environ, "HOME": home, "XDG_CONFIG_HOME": home, "XDG_STATE_HOME": home,
            "MINARA_HTTP": "off", "MINARA_WORKSPACE_DIR": ws}
-    subprocess.run([exe, "-w", ws, "remote", "add", "origin", bare], env=env, check=True,
-                   capture_output=True)
+    for argv in (["init", ws], ["-w", ws, "remote", "add", "origin", bare]):
+        subprocess.run([exe, *argv], env=env, check=True, capture_output=True)
     return measure([exe, "-w", ws, "sync"], env)
 
 

@@ -289,13 +289,14 @@ def check_held(store: Store) -> Finding:
     """The remote's entries not checked out here, and those a merge could not hold."""
     from minarad.store.held import held_entries
     from minarad.sync.state import SyncState
+    from minarad.workspace.paths import printable_path
 
     held = held_entries(store)
     left = [e for r in SyncState(store.state_dir).read().values() if isinstance(r, dict)
             for e in r.get("left_out") or []]
     needs_fix = [e for e in held if stat.S_ISREG(e.mode)]  # symlinks, submodules need none
-    shown = [f"{e.path!r} ({e.reason})" for e in needs_fix] + \
-        [f"{e['path']!r} ({e['reason']})" for e in left]
+    shown = [f"'{e.shown}' ({e.reason})" for e in needs_fix] + \
+        [f"'{printable_path(e['path'])}' ({e['reason']})" for e in left]
     if shown:
         fixes = sorted({e.fix for e in needs_fix} | {e["fix"] for e in left})
         return Finding("sync-held", "warn", f"{len(shown)} remote entr(ies) not checked out: "

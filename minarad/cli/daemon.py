@@ -65,6 +65,8 @@ def render_held_back(held: list[dict]) -> list[str]:
 
 
 def _render_sync(notes: dict) -> list[str]:
+    from minarad.workspace.paths import printable_path
+
     sync = notes.get("sync") or {}
     lines = []
     for r in sync.get("remotes", []):
@@ -77,10 +79,10 @@ def _render_sync(notes: dict) -> list[str]:
     lines += [f"  lines clashed in {p} at the last merge from {r['name']} (both versions kept "
               f"in place, ours first)" for r in sync.get("remotes", [])
               for p in r.get("clashed") or []]
-    lines += [f"  kept in the tree, not checked out: {e['path']!r}: {e['reason']}; fix: "
-              f"{e['fix']}" for e in sync.get("held", [])]
-    lines += [f"  only in {r['name']}'s commit: {e['path']!r}: {e['reason']}; fix: {e['fix']}"
-              for r in sync.get("remotes", []) for e in r.get("left_out") or []]
+    lines += [f"  kept in the tree, not checked out: '{printable_path(e['path'])}': "
+              f"{e['reason']}; fix: {e['fix']}" for e in sync.get("held", [])]
+    lines += [f"  only in {r['name']}'s commit: '{printable_path(e['path'])}': {e['reason']}; "
+              f"fix: {e['fix']}" for r in sync.get("remotes", []) for e in r.get("left_out") or []]
     return lines
 
 

@@ -83,9 +83,9 @@ def render_result(result: SyncResult) -> str:
     lines += [f"  kept both versions: {c} (resolve it, then delete it)" for c in result.conflicts]
     lines += [f"  lines clashed in {p}: both versions kept where they were, ours first "
               f"(pick one)" for p in result.clashed]
-    lines += [f"  kept in the tree, not checked out: {e.path!r}: {e.reason}; fix: {e.fix}"
+    lines += [f"  kept in the tree, not checked out: '{e.shown}': {e.reason}; fix: {e.fix}"
               for e in result.held]
-    lines += [f"  only in the remote's commit: {e.path!r}: {e.reason}; fix: {e.fix}"
+    lines += [f"  only in the remote's commit: '{e.shown}': {e.reason}; fix: {e.fix}"
               for e in result.left_out]
     return "\n".join(lines)
 

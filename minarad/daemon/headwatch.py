@@ -22,25 +22,14 @@ import threading
 from collections.abc import Callable
 
 from loguru import logger
-from watchdog.events import (
-    FileClosedEvent,
-    FileCreatedEvent,
-    FileDeletedEvent,
-    FileModifiedEvent,
-    FileMovedEvent,
-    FileSystemEvent,
-    FileSystemEventHandler,
-)
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
+from minarad.daemon.watcher import FILE_WRITE_EVENTS, inotify_observer, polling_observer
 from minarad.git import refs
 
-#: Seconds the observer's dispatcher blocks between looks at its stop flag
-#: (a stop wakes it at once, so this only bounds idle wake-ups).
-IDLE_BLOCK_SECONDS = 3600.0
 #: The events that can move HEAD. Reading HEAD opens it: opens and closes
 #: without a write must never reach the handler, or each look wakes the next.
-WRITE_EVENTS = [FileCreatedEvent, FileModifiedEvent, FileMovedEvent, FileDeletedEvent,
-                FileClosedEvent]
+WRITE_EVENTS = FILE_WRITE_EVENTS
 #: Event types a write can produce.
 WRITE_TYPES = ("created", "modified", "moved", "deleted", "closed")
 
@@ -220,13 +209,4 @@ class HeadFollower:
 
 
 def _observer_factories(polling: bool) -> list[Callable]:
-    from watchdog.observers.inotify import InotifyObserver
-    from watchdog.observers.polling import PollingObserver
-
-    def inotify():
-        return InotifyObserver(timeout=IDLE_BLOCK_SECONDS)
-
-    def poll():
-        return PollingObserver(timeout=1.0)
-
-    return [poll] if polling else [inotify, poll]
+    return [polling_observer] if polling else [inotify_observer, polling_observer]

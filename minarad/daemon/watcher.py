@@ -32,10 +32,13 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 
-#: The events we subscribe to; opened / closed-without-write never reach us. An
-#: attribute change counts: ``chmod +x`` alone is a new version (git records the mode).
-EVENT_FILTER = [FileCreatedEvent, FileModifiedEvent, FileMovedEvent, FileDeletedEvent,
-                FileClosedEvent, FileAttribEvent, DirCreatedEvent, DirDeletedEvent,
+#: The file events a write makes (content, name or existence). Opens and closes
+#: without a write are left out: a look at a file must never wake its watcher.
+FILE_WRITE_EVENTS = [FileCreatedEvent, FileModifiedEvent, FileMovedEvent, FileDeletedEvent,
+                     FileClosedEvent]
+#: The events we subscribe to. An attribute change counts: ``chmod +x`` alone is a
+#: new version (git records the mode).
+EVENT_FILTER = [*FILE_WRITE_EVENTS, FileAttribEvent, DirCreatedEvent, DirDeletedEvent,
                 DirMovedEvent]
 #: Seconds the inotify observer's dispatcher blocks on its queue before looking
 #: at its stop flag again (a stop wakes it at once): no idle wake-ups.
@@ -139,14 +142,26 @@ def install_lost_events_log(on_lost: Callable[[str], None]) -> LostEventsLog:
     return handler
 
 
-def _inotify_observer():
+def inotify_observer():
+    """An inotify observer whose dispatcher sleeps until an event or a stop."""
+    from watchdog.observers.inotify import InotifyObserver
+
+    return InotifyObserver(timeout=IDLE_BLOCK_SECONDS)
+
+
+def polling_observer(interval: float = 1.0):
+    """A polling observer looking every ``interval`` seconds (where inotify cannot start)."""
+    from watchdog.observers.polling import PollingObserver
+
+    return PollingObserver(timeout=interval)
+
+
+def _workspace_inotify_observer():
     try:
         return _git_pruned_inotify_observer()
     except (ImportError, AttributeError, TypeError):  # other watchdog internals
-        from watchdog.observers.inotify import InotifyObserver
-
         logger.debug("this watchdog cannot leave .git unwatched; watching all of it")
-        return InotifyObserver(timeout=IDLE_BLOCK_SECONDS)
+        return inotify_observer()
 
 
 def _inside_git(root: bytes, path: bytes) -> bool:
@@ -186,12 +201,6 @@ def _git_pruned_inotify_observer():
     return observer
 
 
-def _polling_observer(interval: float = 1.0):
-    from watchdog.observers.polling import PollingObserver
-
-    return PollingObserver(timeout=interval)
-
-
 def start_observer(root: str, handler: FileSystemEventHandler, *, polling: bool = False,
                    factories: tuple | None = None):
     """Start watching ``root`` recursively; return ``(observer, kind)``.
@@ -206,8 +215,8 @@ def start_observer(root: str, handler: FileSystemEventHandler, *, polling: bool 
         factories: ``(kind, make_observer)`` pairs to try in order (tests).
     """
     if factories is None:
-        factories = (("polling", _polling_observer),) if polling else (
-            ("inotify", _inotify_observer), ("polling", _polling_observer))
+        factories = (("polling", polling_observer),) if polling else (
+            ("inotify", _workspace_inotify_observer), ("polling", polling_observer))
     for index, (kind, make) in enumerate(factories):
         try:
             return _schedule_and_start(make(), root, handler), kind

@@ -3,11 +3,12 @@
 A remote can hold blobs of any size in a pack of a few megabytes (zeros
 compress a thousandfold), and dulwich reads every object it fetches whole.
 Here the size an object declares is read from its header (a loose object's
-``blob <size>``, a pack entry's header, a delta's result size) and a fetch
-refuses one over the limit before inflating it: from a folder the remote's
-objects are measured before the pack is made; over a network the incoming
-pack is parsed as it streams in and the fetch stops at the first object too
-large (also when an object inflates past the size it declared).
+``blob <size>``, a pack entry's header, a delta's result size) before it is
+inflated: from a folder the remote's objects are measured before the pack
+is made, and one over the limit is copied a chunk at a time, never held
+(:mod:`minarad.git.bigobjects`); over a network the incoming pack is parsed
+as it streams in and the fetch stops at the first object too large (also
+when an object inflates past the size it declared).
 """
 
 from __future__ import annotations
@@ -39,10 +40,11 @@ class ObjectTooLarge(InvalidInput):
 @dataclasses.dataclass
 class FetchLimits:
     """What a fetch accepts: ``max_object_bytes`` per object, and the remote commits
-    already refused (commit -> message), not fetched again until the remote moves."""
+    already refused (commit -> ``(error code, message)``: an object git would refuse,
+    ``remote_object_refused``), not fetched again until the remote moves."""
 
     max_object_bytes: int
-    refused: dict[str, str] = dataclasses.field(default_factory=dict)
+    refused: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
 
 
 def too_large(what: str, size: int, limit: int, commit: str | None) -> ObjectTooLarge:
@@ -67,7 +69,7 @@ def _varint_size(data: bytes, pos: int) -> tuple[int, int]:
             return size, pos
 
 
-def _entry_header(data: bytes) -> tuple[int, int, int] | None:
+def entry_header(data: bytes) -> tuple[int, int, int] | None:
     """A pack entry's ``(type, size, header length)``, or None when ``data`` is too short.
 
     The length counts the delta base (an offset or an object id) after the header.
@@ -124,16 +126,37 @@ def _inflate_head(read: Callable[[int], bytes], want: int = 32) -> bytes:
 def stored_size(objects_dir: str, sha: str, object_format: Any = None) -> int | None:
     """The size object ``sha`` declares in the object store at ``objects_dir``, read from
     its header (its result size for a delta); None when it is in neither form here."""
-    loose = os.path.join(objects_dir, sha[:2], sha[2:])
+    loose = _loose_size(os.path.join(objects_dir, sha[:2], sha[2:]))
+    if loose is not False:
+        return loose
+    return _packed_size(os.path.join(objects_dir, "pack"), sha, object_format)
+
+
+def declared_size(store: Any, sha: str) -> int | None:
+    """As :func:`stored_size` for the open object store ``store`` (its packs as loaded)."""
+    loose = _loose_size(os.path.join(store.path, sha[:2], sha[2:]))
+    if loose is not False:
+        return loose
+    raw = bytes.fromhex(sha)
+    for pack in store.packs:
+        try:
+            offset = pack.index.object_offset(raw)
+        except KeyError:
+            continue
+        return _entry_size(os.fspath(pack.data.path), offset)
+    return None
+
+
+def _loose_size(path: str) -> int | None | bool:
+    """The size a loose object's header declares; False when there is no such file."""
     try:
-        with open(loose, "rb") as f:
+        with open(path, "rb") as f:
             head = _inflate_head(f.read)
         return int(head.split(b"\0", 1)[0].split(b" ", 1)[1])
     except FileNotFoundError:
-        pass
+        return False
     except (ValueError, IndexError, zlib.error):
         return None
-    return _packed_size(os.path.join(objects_dir, "pack"), sha, object_format)
 
 
 def _packed_size(pack_dir: str, sha: str, object_format: Any) -> int | None:
@@ -151,59 +174,38 @@ def _packed_size(pack_dir: str, sha: str, object_format: Any) -> int | None:
             continue
         finally:
             index.close()
-        with open(os.path.join(pack_dir, name[:-4] + ".pack"), "rb") as f:
-            f.seek(offset)
-            parsed = _entry_header(f.read(64))
-            if parsed is None:
-                return None
-            kind, size, length = parsed
-            if kind not in (_OFS_DELTA, _REF_DELTA):
-                return size
-            f.seek(offset + length)
-            return _delta_result_size(_inflate_head(f.read))
+        return _entry_size(os.path.join(pack_dir, name[:-4] + ".pack"), offset)
     return None
 
 
-def check_missing(store: Any, missing: Iterable[tuple[Any, Any]], limit: int,
-                  named: Callable[[str], str], commit: str | None) -> list[tuple[Any, Any]]:
-    """The objects a fetch from a folder would copy from ``store`` (dulwich's ``(sha, hint)``
-    pairs), each measured from its header first.
+def _entry_size(pack: str, offset: int) -> int | None:
+    """The size the entry at ``offset`` of ``pack`` declares (a delta: its result's)."""
+    with open(pack, "rb") as f:
+        f.seek(offset)
+        parsed = entry_header(f.read(64))
+        if parsed is None:
+            return None
+        kind, size, length = parsed
+        if kind not in (_OFS_DELTA, _REF_DELTA):
+            return size
+        f.seek(offset + length)
+        return _delta_result_size(_inflate_head(f.read))
 
-    Raises:
-        ObjectTooLarge: one is over ``limit`` (named by ``named(sha)``).
-    """
-    kept = []
+
+def check_missing(store: Any, missing: Iterable[tuple[Any, Any]], limit: int
+                  ) -> tuple[list[tuple[Any, Any]], list[str]]:
+    """The objects a fetch from a folder would copy from ``store`` (dulwich's ``(sha, hint)``
+    pairs), each measured from its header first: ``(those read whole, the hex ids of
+    those over limit)``; the latter are copied streaming (:mod:`minarad.git.bigobjects`)."""
+    kept, big = [], []
     for sha, hint in missing:
         hexsha = sha.decode() if isinstance(sha, bytes) else str(sha)
         size = stored_size(os.fspath(store.path), hexsha, store.object_format)
         if size is not None and size > limit:
-            raise too_large(named(hexsha), size, limit, commit)
-        kept.append((sha, hint))
-    return kept
-
-
-def path_of(store: Any, commit: str | None, sha: str) -> str:
-    """``'path' (blob <sha>)`` for blob ``sha`` in ``commit``'s tree, else ``object <sha>``."""
-    from dulwich.objects import Tree
-
-    short = f"object {sha[:10]}"
-    if commit is None:
-        return short
-    try:
-        todo = [(b"", store[store[commit.encode()].tree])]
-        while todo:
-            prefix, tree = todo.pop()
-            for entry in tree.iteritems():
-                name = prefix + entry.path
-                if entry.sha.decode() == sha:
-                    return f"'{name.decode('utf-8', 'replace')}' (blob {sha[:10]})"
-                if entry.mode & 0o170000 == 0o040000:
-                    sub = store[entry.sha]
-                    if isinstance(sub, Tree):
-                        todo.append((name + b"/", sub))
-    except (KeyError, AttributeError, ValueError):
-        pass
-    return short
+            big.append(hexsha)
+        else:
+            kept.append((sha, hint))
+    return kept, big
 
 
 class PackGuard:
@@ -247,7 +249,7 @@ class PackGuard:
                 self._feed()
 
     def _start_entry(self) -> bool:
-        parsed = _entry_header(self._buf[:64])
+        parsed = entry_header(self._buf[:64])
         if parsed is None:
             if len(self._buf) >= 64:
                 raise ValueError("the remote sent a pack entry with a damaged header")
@@ -285,14 +287,11 @@ class PackGuard:
         return too_large(what, size, self.limit, self.commit)
 
 
-def checked_local(remote: Any, missing: list[tuple[Any, Any]], limits: FetchLimits,
-                  seen: list) -> list[tuple[Any, Any]]:
+def checked_local(remote: Any, missing: list[tuple[Any, Any]], limits: FetchLimits
+                  ) -> tuple[list[tuple[Any, Any]], list[str]]:
     """The objects a fetch from the folder repository ``remote`` copies, each measured
-    first (see :func:`check_missing`); a refusal names the blob's path."""
-    commit = seen[-1].decode() if seen and seen[-1] else None
-    store = remote.object_store
-    return check_missing(store, missing, limits.max_object_bytes,
-                         lambda sha: path_of(store, commit, sha), commit)
+    first: see :func:`check_missing`."""
+    return check_missing(remote.object_store, missing, limits.max_object_bytes)
 
 
 def guarded_network_fetch(client: Any, path: str, repo: Any, determine_wants: Any,

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from minarad.errors import InvalidInput, MinaraError, NotFound
 from minarad.git.fetchguard import FetchLimits, ObjectTooLarge, checked_local, \
     guarded_network_fetch
-from minarad.git.fsckobjects import check_fetched
+from minarad.git.fsckobjects import HostileObject, check_fetched
 from minarad.git.objects import has_commit
 from minarad.git.quarantine import admit, new_object_ids, quarantine
 
@@ -256,8 +256,7 @@ def fetch(repo: Repo, name: str, url: str, branch: str,
         except Exception as exc:  # dulwich raises many kinds: OSError, HangupException, ...
             raise _unreachable(url, exc) from None
         if seen and seen[-1] and limits and seen[-1].decode() in limits.refused:
-            raise ObjectTooLarge(_refused_again(limits.refused[seen[-1].decode()]),
-                                 code="file_too_large", commit=seen[-1].decode())
+            raise refused_again(seen[-1].decode(), *limits.refused[seen[-1].decode()])
         tip = seen[-1] if seen else None
         if tip and tip not in repo.object_store:
             check_fetched(held.object_store, repo.object_store, tip, new_object_ids(held))
@@ -276,9 +275,13 @@ def fetch(repo: Repo, name: str, url: str, branch: str,
     return sha.decode()
 
 
-def _refused_again(message: str) -> str:
+def refused_again(commit: str, code: str, message: str) -> MinaraError:
+    """The answer of a fetch that found the remote's branch still at ``commit``, refused
+    before with ``code`` and ``message``: nothing was fetched or checked again."""
     again = " (refused before: not fetched again until the remote's branch moves)"
-    return message if message.endswith(again) else message + again
+    text = message if message.endswith(again) else message + again
+    kind = ObjectTooLarge if code == ObjectTooLarge.code else HostileObject
+    return kind(text, code=code, commit=commit)
 
 
 def push(repo: Repo, url: str, branch: str, new: str, expected: str | None,
@@ -367,12 +370,26 @@ def _fetch_from(client: Any, path: str, repo: Repo, determine_wants: Any,
     with contextlib.closing(Repo(path)) as remote:
         missing = remote.find_missing_objects(determine_wants, repo.get_graph_walker(), None)
         if missing is not None:
-            wanted = list(missing)
+            wanted, big = list(missing), cast("list[str]", [])
             if limits is not None:
-                wanted = checked_local(remote, wanted, limits, seen if seen is not None else [])
+                wanted, big = checked_local(remote, wanted, limits)
             repo.object_store.add_pack_data(*_packed_whole(remote.object_store, wanted))
+            _copy_big(remote, repo, big)
         refs: dict[Ref, ObjectID | None] = dict(remote.get_refs())
         return FetchPackResult(refs, remote.refs.get_symrefs(), b"minarad")
+
+
+def _copy_big(remote: Any, repo: Repo, big: list[str]) -> None:
+    """Copy the objects over the fetch's limit a chunk at a time (never held whole)."""
+    from minarad.git.bigobjects import DamagedObject, copy_object
+
+    for sha in big:
+        try:
+            copy_object(remote.object_store.path, sha, repo.object_store.path,
+                        remote.object_store.object_format)
+        except DamagedObject as exc:
+            raise InvalidInput(f"the remote's object {sha[:10]} could not be copied: {exc}",
+                               code="remote_object_damaged", object=sha) from None
 
 
 def _default_branch(client: Any, path: str, ref: bytes) -> None:

@@ -85,6 +85,6 @@ def file_documents(repo, changes: list[gitsource.Change], head: str, indexed: st
             yield FileDocuments(change.path, None, [], change.blob is None)
             continue
         info = FileInfo(change.path, change.blob, times[change.path])
-        docs, found = documents_for_file(info, gitsource.read_blob(repo, change.blob),
-                                         max_file_bytes, evidence)
+        data = gitsource.read_blob(repo, change.blob, max_file_bytes + 1)  # longer: cut
+        docs, found = documents_for_file(info, data, max_file_bytes, evidence)
         yield FileDocuments(change.path, docs, [str(p) for p in found], False)

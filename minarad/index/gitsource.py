@@ -56,11 +56,14 @@ def blob_at(repo, commit: str, path: str) -> str | None:
     return found[1].decode() if isinstance(found[1], bytes) else str(found[1])
 
 
-def read_blob(repo, blob: str) -> bytes:
-    """The bytes of a blob."""
+def read_blob(repo, blob: str, limit: int | None = None) -> bytes:
+    """The bytes of a blob; with ``limit``, of a larger one only its first ``limit`` bytes
+    (a file the remote holds over the size limit is never inflated whole)."""
+    from minarad.git.bigobjects import read_head
     from minarad.git.objects import read_blob as read
 
-    return read(repo.object_store, blob)
+    head = read_head(repo.object_store, blob, limit) if limit is not None else None
+    return head if head is not None else read(repo.object_store, blob)
 
 
 def commit_time(repo, commit: str) -> int:

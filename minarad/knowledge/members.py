@@ -10,7 +10,8 @@ line names one member (a person or an agent id), the first word counts::
 
 A channel without the file keeps the open behaviour: anyone who names it
 may use it. Kept light (no store, no click): the click-free ``memory get``
-checks it too.
+checks it too; :func:`change_members` reaches the store only through the
+:class:`~minarad.knowledge.service.Knowledge` it is given.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import os
 import re
 
-from minarad.errors import Forbidden, NotFound
+from minarad.errors import Forbidden, InvalidInput, NotFound
 
 _BULLET_RE = re.compile(r"^\s*[-*+]\s+(?:\[[ xX]\]\s+)?`?([^\s`(,]+)")
 _HEADING = "# Members of {channel}\n\n"
@@ -62,7 +63,6 @@ def read_members(root: str | os.PathLike, channel: str, max_bytes: int) -> list[
         Forbidden: the file is there but minara may not read it (a symlink...):
             the channel is treated as closed (``access_denied``).
     """
-    from minarad.errors import InvalidInput
     from minarad.workspace.reader import read_workspace_text
 
     path = members_path(channel)
@@ -96,3 +96,50 @@ def check_channel_access(root: str | os.PathLike, channel: str | None, who: str,
         raise Forbidden(f"{who} is not a member of channel {channel} "
                         f"({members_path(channel)}); nothing is shown",
                         code="access_denied", channel=channel, who=who)
+
+
+def change_members(knowledge, channel: str, *, add=(), remove=(), author: str,
+                   source: str = "cli") -> list[str]:
+    """Add and remove members of ``channel`` (creating MEMBERS.md); one commit.
+
+    Args:
+        knowledge: the workspace's :class:`~minarad.knowledge.service.Knowledge`.
+        channel: the channel id.
+        add: members to add (one word each), in order, at the end.
+        remove: members to take out.
+        author: who changes the list (the commit's author).
+        source: the surface (``cli``, ``http``...).
+
+    Returns:
+        The members now. Nothing is committed when the list did not change.
+
+    Raises:
+        InvalidInput: a member name is not one word (``invalid_member``).
+    """
+    from minarad.knowledge.service import blob_of
+
+    path = members_path(channel)
+    try:
+        text: str | None = knowledge.app.read_text(path)
+    except NotFound:
+        text = None
+    members = parse_members(text or "")
+    for who in add:
+        check_member_name(who)
+        if who not in members:
+            members.append(who)
+    members = [m for m in members if m not in set(remove)]
+    new_text = render_members(channel, members, text)
+    if new_text != text:
+        with knowledge.store.transaction(author=author, source=source,
+                                         message=f"members of channel {channel}") as tx:
+            tx.write(path, new_text, base=None if text is None else blob_of(text))
+        knowledge.follow(tx)
+    return members
+
+
+def check_member_name(who: str) -> None:
+    """Refuse a member name that is not one word (``invalid_member``)."""
+    if parse_members(f"- {who}") != [who]:
+        raise InvalidInput(f"member {who!r}: one word (a person or an agent id)",
+                           code="invalid_member")

@@ -547,23 +547,11 @@ class Knowledge:
 
     def change_members(self, channel: str, *, add=(), remove=(), author: str,
                        source: str = "cli") -> list[str]:
-        """Add and remove members of ``channel`` (creating MEMBERS.md); one commit."""
-        from minarad.knowledge.members import members_path, parse_members, render_members
+        """Add and remove members of ``channel`` (see :func:`.members.change_members`)."""
+        from minarad.knowledge.members import change_members
 
-        path = members_path(channel)
-        text = self._read(path)
-        members = parse_members(text or "")
-        for who in add:
-            _check_member_name(who)
-            if who not in members:
-                members.append(who)
-        members = [m for m in members if m not in set(remove)]
-        new_text = render_members(channel, members, text)
-        if new_text != text:
-            with self._transaction(author, source, f"members of channel {channel}") as tx:
-                tx.write(path, new_text, base=None if text is None else blob_of(text))
-            self.follow(tx)
-        return members
+        return change_members(self, channel, add=add, remove=remove, author=author,
+                              source=source)
 
     def check_channel_access(self, channel: str | None, who: str) -> None:
         """Refuse ``who`` a channel whose MEMBERS.md does not name them (``access_denied``)."""
@@ -623,14 +611,6 @@ def blob_of(text: str) -> str:
     from minarad.workspace.content import git_blob_id
 
     return git_blob_id(text.encode("utf-8"))
-
-
-def _check_member_name(who: str) -> None:
-    from minarad.knowledge.members import parse_members
-
-    if parse_members(f"- {who}") != [who]:
-        raise InvalidInput(f"member {who!r}: one word (a person or an agent id)",
-                           code="invalid_member")
 
 
 __all__ = ["Change", "Knowledge", "Listing", "VersionConflict", "utc_now"]

@@ -170,7 +170,7 @@ def finish_commit(prepared: PreparedCommit, stats: dict) -> CommitInfo:
         OSError: HEAD could not be moved; nothing was committed.
     """
     store, commit = prepared.store, prepared.commit
-    index_changes = {p.encode(): None if v is None else (v[0], v[1], stats.get(p), *v[2:])
+    index_changes = {_raw(p): None if v is None else (v[0], v[1], stats.get(p), *v[2:])
                      for p, v in prepared.index_changes.items()}
     if store.round is not None:
         store.round.add(commit.id.decode(), reflog_step(prepared), index_changes,
@@ -246,6 +246,12 @@ def update_index_or_defer(store: Store, index_changes: dict, tree_id: bytes) -> 
         return False
 
 
+def _raw(path: str) -> bytes:
+    """A path's bytes: a held entry's name that is not UTF-8 is kept as its lone
+    surrogates stand for (``surrogateescape``); every other name is UTF-8."""
+    return path.encode("utf-8", "surrogateescape")
+
+
 def _stage(store: Store, changes: dict, modes: dict, tree_only: dict) -> tuple[dict, dict, list]:
     """Write the blobs; return tree changes, index changes and history rows."""
     from minarad.git.commits import write_blob
@@ -265,7 +271,7 @@ def _stage(store: Store, changes: dict, modes: dict, tree_only: dict) -> tuple[d
         recorded.append((rel, blob_id.decode(), mode))
         index_changes[rel] = (blob_id.decode(), mode)
     for rel, entry in sorted(tree_only.items()):  # last: takes the place of a file gone
-        tree_changes[rel.encode()] = None if entry is None else (entry[0], entry[1].encode())
+        tree_changes[_raw(rel)] = None if entry is None else (entry[0], entry[1].encode())
         index_changes[rel] = None if entry is None else (entry[1], entry[0], True)
     return tree_changes, index_changes, recorded
 
@@ -319,7 +325,7 @@ def update_index(store: Store, index_changes: dict, tree_id: bytes, rebuild: boo
     from minarad.git.index import update_index_to_tree
     from minarad.store.held import held_paths
 
-    held = frozenset(p.encode() for p in held_paths(store))  # a stat when none is recorded
+    held = frozenset(_raw(p) for p in held_paths(store))  # a stat when none is recorded
     update_index_to_tree(str(store.git_dir / "index"), store.repo.object_store, tree_id,
                          index_changes, record_path=str(store.state_dir / "index-checksum"),
                          rebuild=rebuild, not_checked_out=held)

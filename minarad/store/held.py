@@ -11,6 +11,13 @@ it; the next merge that changes it on the remote carries the new entry.
 The held entries are recorded, with the reason and the fix, in
 ``.git/minara/held.json`` (this repository's, never versioned). A record
 counts only while HEAD still holds that entry.
+
+Paths are text, as everywhere in minara; a remote's name that is not UTF-8
+is kept as ``os.fsdecode`` reads it (each byte that is not UTF-8 a lone
+surrogate, ``surrogateescape``), which ``held.json`` stores as a JSON
+``\\udcNN`` escape, so the tree and ``.git/index`` get the exact bytes back.
+What is shown (``to_dict``, :attr:`HeldEntry.shown`) writes such a byte as
+``\\xNN``.
 """
 
 from __future__ import annotations
@@ -37,6 +44,24 @@ class HeldEntry(Record):
     blob: str
     reason: str
     fix: str
+
+    @property
+    def shown(self) -> str:
+        """The path as a terminal can print it (a byte that is not UTF-8, a control
+        character: ``\\xNN``)."""
+        from minarad.workspace.paths import printable_path
+
+        return printable_path(self.path)
+
+    def to_dict(self) -> dict:
+        """As :meth:`Record.to_dict`; a path that is not UTF-8 is written with its odd bytes
+        as ``\\xNN`` and ``path_not_utf8`` says so."""
+        from minarad.workspace.paths import is_utf8_name, shown_path
+
+        out = dataclasses.asdict(self)
+        if not is_utf8_name(self.path):
+            out.update(path=shown_path(self.path), path_not_utf8=True)
+        return out
 
 
 def _read_all(store: Store) -> dict[str, dict]:

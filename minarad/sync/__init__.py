@@ -64,19 +64,24 @@ def sync_remote(store: Store, settings, name: str, *, commit_edits: bool = True)
 def fetch_limits(settings, state: SyncState, name: str):
     """What a fetch from ``name`` accepts: objects up to ``sync_max_object_bytes`` (never
     below ``max_file_bytes``), and not the remote commit refused last time."""
-    from minarad.git.fetchguard import FetchLimits
+    from minarad.git.fetchguard import FetchLimits, ObjectTooLarge
 
     refused = state.read().get(name, {}).get("refused") or {}
-    known = {refused["commit"]: refused["message"]} \
+    known = {refused["commit"]: (refused.get("code") or ObjectTooLarge.code,
+                                 refused.get("message") or "")} \
         if isinstance(refused, dict) and refused.get("commit") else {}
     return FetchLimits(max(settings.sync_max_object_bytes, settings.max_file_bytes), known)
 
 
-def refused_commit(exc) -> str | None:
-    """The remote commit a fetch refused for an object over the limit, else None."""
+def refused_commit(exc) -> tuple[str, str] | None:
+    """``(commit, error code)`` of the remote commit a fetch refused (an object git would
+    refuse, or one over the limit), else None: not fetched again while the remote holds it."""
     from minarad.git.fetchguard import ObjectTooLarge
+    from minarad.git.fsckobjects import HostileObject
 
-    return exc.details.get("commit") if isinstance(exc, ObjectTooLarge) else None
+    commit = exc.details.get("commit") if isinstance(exc, (ObjectTooLarge, HostileObject)) \
+        else None
+    return (commit, exc.code) if commit else None
 
 
 def remote_names(store: Store) -> list[str]:

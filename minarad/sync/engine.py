@@ -52,6 +52,11 @@ class SyncResult(Record):
     held: tuple = ()
     left_out: tuple = ()
 
+    def to_dict(self) -> dict:
+        """As :meth:`Record.to_dict`, each held entry's name shown as it can be printed."""
+        return {**dataclasses.asdict(self), "held": [e.to_dict() for e in self.held],
+                "left_out": [e.to_dict() for e in self.left_out]}
+
 
 @dataclasses.dataclass
 class Plan:
@@ -208,22 +213,13 @@ def _remote_changes(repo: Repo, old_tree: bytes | None, new_tree: bytes | None
                     ) -> list[FileChange]:
     """The files that differ between two trees, names kept byte for byte.
 
-    A name that is not UTF-8 is refused with the reason: minara never
-    versions such names, and renaming it on the way in would be a change
-    nobody made.
+    A name that is not UTF-8 comes as its lone surrogates (``surrogateescape``):
+    such an entry is held (:func:`minarad.sync.passthrough.why_held`), never
+    renamed on the way in, which would be a change nobody made.
     """
     from minarad.git.diff import diff_trees
-    from minarad.workspace.paths import UNREADABLE_NAME, is_utf8_name, shown_path
 
-    changes = diff_trees(repo.object_store, old_tree, new_tree, names="surrogateescape")
-    for change in changes:
-        if not is_utf8_name(change.path):
-            shown = shown_path(change.path)
-            raise InvalidInput(f"the remote's history holds '{shown}', a name that is "
-                               f"{UNREADABLE_NAME}; rename it where it was made (git mv) and "
-                               f"sync again; nothing was changed here",
-                               code="remote_path_not_utf8", path=shown)
-    return changes
+    return diff_trees(repo.object_store, old_tree, new_tree, names="surrogateescape")
 
 
 def plan_fast_forward(store: Store, head: str | None, theirs: str) -> Plan:
@@ -307,13 +303,25 @@ def _hold_or_read(store: Store, change: FileChange, plan: Plan) -> bytes | None:
     from minarad.sync.passthrough import why_held
 
     blob, mode = cast(str, change.blob), cast(int, change.mode)
-    data = read_blob(store.repo.object_store, blob) if is_regular(mode) else None
-    why = why_held(store, change.path, mode, len(data) if data is not None else None)
+    size = _declared_size(store, blob) if is_regular(mode) else None
+    data = None
+    if is_regular(mode) and (size is None or size <= store.max_file_bytes):
+        data = read_blob(store.repo.object_store, blob)
+        size = len(data)
+    why = why_held(store, change.path, mode, size)
     if why is None:
         return data
     plan.carried[change.path] = (mode, blob)
     plan.held.append(HeldEntry(change.path, mode, blob, *why))
     return None
+
+
+def _declared_size(store: Store, blob: str) -> int | None:
+    """The size blob ``blob`` declares in its header (None: not found that way), so a
+    file over the limit is held without ever being read."""
+    from minarad.git.fetchguard import declared_size
+
+    return declared_size(store.repo.object_store, blob)
 
 
 def _leave_out_clashes(repo, our_tree, plan: Plan) -> None:
@@ -338,7 +346,8 @@ def _place_taken(repo, our_tree, path: str, gone: set[str], plan: Plan) -> bool:
     parts = path.split("/")
     for depth in range(1, len(parts)):
         folder = "/".join(parts[:depth])
-        if folder not in gone and lookup_blob(store, our_tree, folder.encode()) is not None:
+        if folder not in gone and lookup_blob(store, our_tree, folder.encode(
+                "utf-8", "surrogateescape")) is not None:
             return True
     written = {p for f in plan.files.values() for p, d in f.writes.items() if d is not None}
     if any(p.startswith(path + "/") for p in written):
@@ -393,7 +402,7 @@ def _apply(store: Store, name: str, whole: Plan, author: str, head, *, fast_forw
     plans = whole.files
     lines = [f"{path}: {plan.how}" for path, plan in sorted(plans.items())
              if plan.writes and plan.how != "theirs"]
-    lines += [f"{e.path}: held in the tree, not checked out ({e.reason})" for e in whole.held]
+    lines += [f"{e.shown}: held in the tree, not checked out ({e.reason})" for e in whole.held]
     message = (f"merge from {name}" + ("\n\n" + "\n".join(lines) if lines else "")
                if parents else f"fast-forward to {name}")
     # force: the remote's .gitignore is taken as an editor's change would be, and

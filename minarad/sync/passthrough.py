@@ -2,7 +2,8 @@
 
 A remote written by plain git may hold a symlink, a submodule, a file over
 the size limit, one this machine's ``.gitignore`` ignores, or a name minara
-refuses (a control character, a workspace folder's name, ``.gitmodules``).
+refuses (a control character, a workspace folder's name, ``.gitmodules``, a
+name that is not UTF-8).
 None of these may stop a sync, and none may be dropped from the shared
 remote: the merge keeps each in its tree as the remote had it (a held
 entry, :mod:`minarad.store.held`), writes no file, and lists it with the
@@ -15,6 +16,7 @@ import stat
 from typing import TYPE_CHECKING
 
 from minarad.errors import MinaraError
+from minarad.workspace.paths import UNREADABLE_NAME, is_utf8_name, shown_path
 
 if TYPE_CHECKING:
     from minarad.store.store import Store
@@ -38,6 +40,10 @@ def why_held(store: Store, path: str, mode: int, size: int | None) -> tuple[str,
         return "a symbolic link; minara does not follow links", _NOTHING_TO_DO
     if mode == _GITLINK:
         return "a submodule (a commit of another repository)", _NOTHING_TO_DO
+    if not is_utf8_name(path):
+        return (f"a name that is {UNREADABLE_NAME}",
+                f"rename it where it was made (git mv '{shown_path(path)}' <new name>), then "
+                f"sync; until then it stays in every commit and on the remote as it is")
     try:
         store.check_writable_path(path)
     except MinaraError as exc:
@@ -57,6 +63,6 @@ def why_held(store: Store, path: str, mode: int, size: int | None) -> tuple[str,
 def clashing_reason(path: str) -> tuple[str, str]:
     """``(reason, fix)`` of a remote entry that cannot even stay in the merge's tree:
     a folder of this workspace, or a file on its way, takes its place."""
-    return (f"{path} is a folder here, or a folder of it is a file here, so the merge "
+    return (f"{shown_path(path)} is a folder here, or a folder of it is a file here, so the merge "
             f"cannot hold it; it stays in the remote's commit",
-            f"rename it where it was made (git mv '{path}' <new name>), then sync")
+            f"rename it where it was made (git mv '{shown_path(path)}' <new name>), then sync")

@@ -51,13 +51,14 @@ class SyncState:
             values["left_out"] = left_out
         self._update(name, **values)
 
-    def record_failure(self, name: str, message: str, refused: str | None = None) -> None:
-        """A sync with ``name`` failed with ``message``; ``refused``: the remote commit its
-        fetch refused (an object over the limit), not fetched again while the remote holds it."""
+    def record_failure(self, name: str, message: str,
+                       refused: tuple[str, str] | None = None) -> None:
+        """A sync with ``name`` failed with ``message``; ``refused``: ``(commit, error code)``
+        of the remote commit its fetch refused, not fetched again while the remote holds it."""
         failures = int(self.read().get(name, {}).get("failures") or 0) + 1
         values: dict = dict(last_error=message, last_error_at=_now(), failures=failures)
         if refused:
-            values["refused"] = {"commit": refused, "message": message}
+            values["refused"] = {"commit": refused[0], "code": refused[1], "message": message}
         self._update(name, **values)
 
     def forget(self, name: str) -> None:

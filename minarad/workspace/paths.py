@@ -99,6 +99,12 @@ def shown_path(path: str) -> str:
     return raw.decode("utf-8", "backslashreplace")
 
 
+def printable_path(path: str) -> str:
+    """As :func:`shown_path`, and a control character as ``\\xNN`` too (for a terminal)."""
+    return "".join(f"\\x{ord(ch):02x}" if ord(ch) < 32 or ord(ch) == 127 else ch
+                   for ch in shown_path(path))
+
+
 def _resolve_dots(path: str) -> list[str]:
     """Split ``path`` at ``/``, dropping ``.`` and empty parts and resolving ``..``."""
     raw = path.split("/")

@@ -97,17 +97,17 @@ def test_history_of_a_path_that_never_existed_is_file_not_found(minara, ws):
     assert "no versions yet" in out
 
 
-@pytest.mark.parametrize("json_flag", [[], ["--json"]])
-def test_get_of_a_deleted_file_says_when_and_how_to_restore(minara, ws, json_flag):
+def test_get_of_a_deleted_file_says_when_and_how_to_restore(minara, ws):
     minara("memory", "set", "notes/gone.md", "kept text\n", check=0)
     minara("memory", "append", "notes/gone.md", "- line", check=0)
     minara("memory", "delete", "notes/gone.md", check=0)
-    done = minara(*json_flag, "memory", "get", "notes/gone.md", check=4)
-    assert "notes/gone.md was deleted in version 3" in done.stderr
-    assert "minara memory restore notes/gone.md 2" in done.stderr
-    if json_flag:
-        error = json.loads(done.stderr)
-        assert error["error"] == "file_not_found" and error["deleted_in"] == 3
+    for json_flag in ([], ["--json"]):
+        done = minara(*json_flag, "memory", "get", "notes/gone.md", check=4)
+        assert "notes/gone.md was deleted in version 3" in done.stderr, json_flag
+        assert "minara memory restore notes/gone.md 2" in done.stderr, json_flag
+        if json_flag:
+            error = json.loads(done.stderr)
+            assert error["error"] == "file_not_found" and error["deleted_in"] == 3
     minara("memory", "restore", "notes/gone.md", "2", check=0)
     assert minara("memory", "get", "notes/gone.md", check=0).stdout == "kept text\n- line\n"
 

@@ -8,7 +8,7 @@ import pytest
 
 from minarad.config import load_settings
 from minarad.daemon.core import Daemon, Timings
-from minarad.daemon.watcher import _polling_observer
+from minarad.daemon.watcher import polling_observer
 from minarad.store import Store
 from minarad.workspace.ignore import IgnoreFilter
 from tests.daemon.conftest import commits_since, commit_count, git, head_files, tree_equals_disk, wait_until
@@ -114,7 +114,7 @@ def test_polling_fallback_still_commits(settings):
         raise OSError(errno.EMFILE, "too many inotify instances")
 
     daemon = make_daemon(settings, observer_factories=(
-        ("inotify", no_inotify), ("polling", lambda: _polling_observer(0.1))))
+        ("inotify", no_inotify), ("polling", lambda: polling_observer(0.1))))
     with Running(daemon):
         assert daemon.watcher_kind == "polling"
         (ws / "polled.md").write_text("x\n")

@@ -89,14 +89,14 @@ def test_falls_back_to_polling_when_inotify_cannot_start(tmp_path):
     def no_watches():
         raise OSError(errno.ENOSPC, "inotify watch limit reached")
 
-    from minarad.daemon.watcher import _polling_observer
+    from minarad.daemon.watcher import polling_observer
 
     collected = Collected()
     handler = WorkspaceEventHandler(str(tmp_path), IgnoreFilter(tmp_path), collected)
     try:
         observer, kind = start_observer(
             str(tmp_path), handler,
-            factories=(("inotify", no_watches), ("polling", lambda: _polling_observer(0.1))))
+            factories=(("inotify", no_watches), ("polling", lambda: polling_observer(0.1))))
         (tmp_path / "seen-by-polling.md").write_text("x")
         wait_until(lambda: "seen-by-polling.md" in collected.seen(), what="polled change")
         stop_observer(observer)

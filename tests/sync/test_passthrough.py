@@ -4,6 +4,7 @@ bare remote, every outcome checked with the stock git CLI."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -239,3 +240,32 @@ def test_an_entry_whose_place_a_local_folder_takes_is_listed_and_stays_in_histor
     assert _entry(bare, "notes", theirs).startswith("120000")
     assert "only in origin's commit: 'notes'" in _run(env, ws, "status", check=None).stdout
     assert_repo_sound(ws)
+
+
+def test_a_refused_commit_is_not_fetched_again_until_the_remote_moves(env, tmp_path, bare):
+    from dulwich.objects import Blob
+
+    ws = _joined(env, tmp_path, bare)
+    good = git(bare, "rev-parse", "main").strip()
+    data = b"hostile and unique\n"
+    bad = _hostile_commit(bare, b"git~1", 0o100644, data)
+    failed = _run(env, ws, "--json", "sync", check=None).stderr
+    assert json.loads(failed)["error"] == "remote_object_refused"
+    assert "refused before" not in failed
+
+    blob = Blob.from_string(data).id.decode()  # a second fetch could not even read it now
+    (bare / "objects" / blob[:2] / blob[2:]).unlink()
+    again = json.loads(_run(env, ws, "--json", "sync", check=None).stderr)
+    assert again["error"] == "remote_object_refused" and again["commit"] == bad
+    assert "refused before" in again["message"] and bad[:12] in again["message"]
+    assert_repo_sound(ws)
+
+    git(bare, "update-ref", "refs/heads/main", good)  # its author drops it: the remote moves
+    _plain_git(bare, tmp_path, _add_file("after.md"))
+    (ws / "USER.md").write_text((ws / "USER.md").read_text() + "\nStill writing.\n")
+    _run(env, ws, "sync")
+    assert (ws / "after.md").exists() and "Still writing." in git(bare, "show", "main:USER.md")
+    assert_repo_sound(ws)
+    git(bare, "reflog", "expire", "--expire=now", "--all")
+    git(bare, "prune", "--expire=now")  # what its author dropped: then the remote is clean
+    git(bare, "fsck", "--strict", "--no-progress")

@@ -1,0 +1,289 @@
+"""Objects over the fetch's size limit, copied from a folder remote without being held.
+
+A blob larger than ``MINARA_SYNC_MAX_OBJECT_BYTES`` is never read into
+memory: its bytes stream, a chunk at a time, from the remote's loose object
+or pack entry (a delta is applied against its base spooled to a temporary
+file) into a loose object of the fetch's quarantine, its id checked on the
+way. Sync then carries it in the tree without checking it out (a held
+entry, :mod:`minarad.sync.passthrough`), so the tree and the remote keep it
+byte for byte and ``git fsck --strict`` finds it whole.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+import zlib
+from collections.abc import Callable, Iterator
+from typing import IO, Any, cast
+
+_CHUNK = 1 << 16
+_TYPES = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
+_OFS_DELTA, _REF_DELTA = 6, 7
+
+
+#: ``(type, size, a context giving the content's chunks)`` of an object being copied.
+_Opened = tuple[bytes, int, contextlib.AbstractContextManager[Iterator[bytes]]]
+
+
+class DamagedObject(ValueError):
+    """The remote's object does not hold what its id says (or cannot be read)."""
+
+
+def copy_object(src_dir: str, sha: str, dest_dir: str, object_format: Any = None) -> str:
+    """Copy object ``sha`` from the object store at ``src_dir`` into a loose object in
+    ``dest_dir``, streaming; return its type (``blob``...).
+
+    Raises:
+        DamagedObject: it is missing, damaged, or its bytes do not hash to ``sha``.
+    """
+    kind, size, chunks = _open(src_dir, sha, object_format)
+    with chunks as stream:
+        _write_loose(dest_dir, sha, kind, size, stream)
+    return kind.decode()
+
+
+def _write_loose(dest_dir: str, sha: str, kind: bytes, size: int,
+                 chunks: Iterator[bytes]) -> None:
+    folder = os.path.join(dest_dir, sha[:2])
+    os.makedirs(folder, exist_ok=True)
+    header = kind + b" " + str(size).encode() + b"\0"
+    digest, deflate, seen = hashlib.sha1(header), zlib.compressobj(1), 0
+    fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(deflate.compress(header))
+            for chunk in chunks:
+                seen += len(chunk)
+                digest.update(chunk)
+                out.write(deflate.compress(chunk))
+            out.write(deflate.flush())
+            out.flush()
+            os.fsync(out.fileno())
+        if seen != size or digest.hexdigest() != sha:
+            raise DamagedObject(f"object {sha[:10]} does not hold what its id says")
+        os.chmod(tmp, 0o444)
+        os.replace(tmp, os.path.join(folder, sha[2:]))
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _open(src_dir: str, sha: str, object_format: Any) -> _Opened:
+    """Object ``sha``, loose or packed, ready to stream."""
+    loose = os.path.join(src_dir, sha[:2], sha[2:])
+    if os.path.exists(loose):
+        return _open_loose(loose)
+    found = _find_packed(os.path.join(src_dir, "pack"), sha, object_format)
+    if found is None:
+        raise DamagedObject(f"object {sha[:10]} is not in the remote's object store")
+    return _open_packed(src_dir, found[0], found[1], object_format)
+
+
+def _open_loose(path: str) -> _Opened:
+    fh = open(path, "rb")  # noqa: SIM115 - closed by the context returned
+    inflate = zlib.decompressobj()
+    head = b""
+    while b"\0" not in head:
+        data = fh.read(256)
+        if not data:
+            fh.close()
+            raise DamagedObject(f"{path}: a cut loose object")
+        head += inflate.decompress(data)
+    header, rest = head.split(b"\0", 1)
+    try:
+        kind, size = header.split(b" ", 1)[0], int(header.split(b" ", 1)[1])
+    except (IndexError, ValueError):
+        fh.close()
+        raise DamagedObject(f"{path}: a damaged loose object header") from None
+
+    @contextlib.contextmanager
+    def chunks() -> Iterator[Iterator[bytes]]:
+        with fh:
+            yield _inflated(fh.read, inflate, rest)
+
+    return kind, size, chunks()
+
+
+def _inflated(read: Callable[[int], bytes], inflate: Any, first: bytes = b"") -> Iterator[bytes]:
+    """The rest of a zlib stream, a bounded chunk at a time."""
+    if first:
+        yield first
+    data = b""
+    while not inflate.eof:
+        if not data:
+            data = read(_CHUNK)
+            if not data:
+                raise DamagedObject("a cut zlib stream")
+        out = inflate.decompress(data, _CHUNK)
+        data = inflate.unconsumed_tail
+        if out:
+            yield out
+
+
+def _find_packed(pack_dir: str, sha: str, object_format: Any) -> tuple[str, int] | None:
+    from dulwich.pack import load_pack_index
+
+    try:
+        names = sorted(n for n in os.listdir(pack_dir) if n.endswith(".idx"))
+    except OSError:
+        return None
+    for name in names:
+        index = load_pack_index(os.path.join(pack_dir, name), object_format)
+        try:
+            return os.path.join(pack_dir, name[:-4] + ".pack"), \
+                index.object_offset(cast(Any, bytes.fromhex(sha)))
+        except KeyError:
+            continue
+        finally:
+            index.close()
+    return None
+
+
+def _open_packed(src_dir: str, pack: str, offset: int, object_format: Any) -> _Opened:
+    from minarad.git.fetchguard import entry_header
+
+    fh = open(pack, "rb")  # noqa: SIM115 - closed by the context returned
+    fh.seek(offset)
+    parsed = entry_header(fh.read(64))
+    if parsed is None:
+        fh.close()
+        raise DamagedObject(f"{pack}: a damaged entry at {offset}")
+    kind_num, size, length = parsed
+    fh.seek(offset + length)
+    if kind_num in _TYPES:
+        @contextlib.contextmanager
+        def whole() -> Iterator[Iterator[bytes]]:
+            with fh:
+                yield _inflated(fh.read, zlib.decompressobj())
+        return _TYPES[kind_num], size, whole()
+    fh.seek(offset)
+    head = fh.read(length)
+    if kind_num == _OFS_DELTA:
+        base_kind, base_size, base = _open_packed(src_dir, pack, offset - _ofs(head),
+                                                  object_format)
+    else:
+        base_kind, base_size, base = _open(src_dir, head[-20:].hex(), object_format)
+    with base as base_chunks:
+        spool = _spool(base_chunks)
+    fh.seek(offset + length)
+    delta = _Reader(_inflated(fh.read, zlib.decompressobj()))
+    if delta.varint() != base_size:
+        fh.close()
+        raise DamagedObject(f"{pack}: a delta whose base size does not match")
+    result = delta.varint()
+
+    @contextlib.contextmanager
+    def applied() -> Iterator[Iterator[bytes]]:
+        with fh, spool:
+            yield _apply(delta, spool)
+
+    return base_kind, result, applied()
+
+
+def _ofs(head: bytes) -> int:
+    """The base distance of an offset delta whose entry header is ``head``."""
+    pos = 1
+    while head[pos - 1] & 0x80:
+        pos += 1
+    byte = head[pos]
+    value = byte & 0x7F
+    while byte & 0x80:
+        pos += 1
+        byte = head[pos]
+        value = ((value + 1) << 7) | (byte & 0x7F)
+    return value
+
+
+def _spool(chunks: Iterator[bytes]) -> IO[bytes]:
+    """The chunks in a temporary file (a delta's base, read at any offset)."""
+    spool = tempfile.TemporaryFile(prefix="minara-base-")
+    for chunk in chunks:
+        spool.write(chunk)
+    return spool
+
+
+class _Reader:
+    """Bytes from chunks, read a few at a time (a delta's instructions)."""
+
+    def __init__(self, chunks: Iterator[bytes]):
+        self._chunks, self._buf, self._pos = chunks, b"", 0
+
+    def read(self, n: int) -> bytes:
+        while len(self._buf) - self._pos < n:
+            more = next(self._chunks, None)
+            if more is None:
+                break
+            self._buf = self._buf[self._pos:] + more
+            self._pos = 0
+        out = self._buf[self._pos:self._pos + n]
+        self._pos += len(out)
+        return out
+
+    def varint(self) -> int:
+        value = shift = 0
+        while True:
+            byte = self.read(1)
+            if not byte:
+                raise DamagedObject("a cut delta")
+            value |= (byte[0] & 0x7F) << shift
+            shift += 7
+            if not byte[0] & 0x80:
+                return value
+
+
+def _apply(delta: _Reader, base: IO[bytes]) -> Iterator[bytes]:
+    """The result of ``delta``'s instructions against ``base``, a bounded chunk at a time."""
+    while True:
+        op = delta.read(1)
+        if not op:
+            return
+        cmd = op[0]
+        if cmd & 0x80:
+            offset = size = 0
+            for i in range(4):
+                if cmd & (1 << i):
+                    offset |= delta.read(1)[0] << (8 * i)
+            for i in range(3):
+                if cmd & (1 << (4 + i)):
+                    size |= delta.read(1)[0] << (8 * i)
+            size = size or 0x10000
+            base.seek(offset)
+            while size:
+                data = base.read(min(size, _CHUNK))
+                if not data:
+                    raise DamagedObject("a delta copying past its base")
+                size -= len(data)
+                yield data
+        elif cmd:
+            data = delta.read(cmd)
+            if len(data) != cmd:
+                raise DamagedObject("a cut delta")
+            yield data
+        else:
+            raise DamagedObject("a delta with a zero instruction")
+
+
+def read_head(store: Any, sha: str, limit: int) -> bytes | None:
+    """The first ``limit`` bytes of object ``sha`` of the open object store ``store`` when
+    its header declares more (read a chunk at a time, the rest never inflated); None when
+    it is not larger, or not found that way (read it whole as usual)."""
+    from minarad.git.fetchguard import declared_size
+
+    size = declared_size(store, sha)
+    if size is None or size <= limit:
+        return None
+    try:
+        _kind, _size, chunks = _open(str(store.path), sha, store.object_format)
+    except DamagedObject:
+        return None
+    out = bytearray()
+    with chunks as stream:
+        for chunk in stream:
+            out += chunk[:limit - len(out)]
+            if len(out) >= limit:
+                break
+    return bytes(out)
