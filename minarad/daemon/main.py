@@ -90,6 +90,7 @@ def build_daemon(flags: dict, *, polling: bool, notify_socket: str | None,
     from minarad.daemon.core import Daemon, Timings
     from minarad.daemon.notify import Notifier, watchdog_interval
     from minarad.daemon.state import InstanceLock
+    from minarad.store import groupcommit
     from minarad.workspace.ignore import IgnoreFilter
 
     app = Minara.open(load_settings(flags))
@@ -98,6 +99,7 @@ def build_daemon(flags: dict, *, polling: bool, notify_socket: str | None,
     if app.has_repository():
         instance.acquire()
     store = app.store  # seeds the workspace if needed
+    groupcommit.enable()  # writers of the socket, HTTP and MCP share rounds of commits
     if not instance.held:
         instance.acquire()
     interval = watchdog_interval(watchdog_usec, watchdog_pid, os.getpid())

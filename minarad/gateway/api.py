@@ -42,6 +42,17 @@ def library_of(request: Request) -> Library:
     return request.app.state.library
 
 
+async def call_writer(request: Request, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Await ``fn(app, ...)`` on a writer thread (:meth:`Library.write`), redacting
+    credentials when the body asked so."""
+    if getattr(request.state, "redact", False):
+        from minarad.secrets.guard import call_redacting
+
+        return await library_of(request).write(
+            lambda app: call_redacting(True, fn, app, *args, **kwargs))
+    return await library_of(request).write(fn, *args, **kwargs)
+
+
 async def call_library(request: Request, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Await ``fn`` on the library's thread; redacting credentials when the body asked so."""
     if getattr(request.state, "redact", False):
@@ -149,9 +160,9 @@ async def put_file(request: Request) -> Response:
     text, base = text_field(data), base_from(request, data)
     allow_empty = data.get("allow_empty") is True
     author, source = who(request)
-    lib, path = library_of(request), _path(request)
+    path = _path(request)
     try:
-        result = await call_library(request, lambda: lib.app.memory_set(
+        result = await call_writer(request, lambda app: app.memory_set(
             path, text, base=base, author=author, source=source, newline=False,
             message=optional_str(data, "message"), allow_empty=allow_empty))
     except VersionConflict as exc:
@@ -185,9 +196,9 @@ async def append_file(request: Request) -> Response:
     data = await json_body(request)
     text = text_field(data)
     author, source = who(request)
-    lib, path = library_of(request), _path(request)
-    result = await call_library(request, lambda: lib.app.memory_append(path, text, author=author,
-                                                                source=source))
+    path = _path(request)
+    result = await call_writer(request, lambda app: app.memory_append(path, text, author=author,
+                                                                   source=source))
     return JSONResponse(result.to_dict(), headers=etag(result.sha256))
 
 
@@ -198,9 +209,9 @@ async def delete_file(request: Request) -> Response:
         raise PreconditionRequired("a delete needs If-Match: the sha256 (or version) you "
                                    "read, so that a newer text is never deleted unseen")
     author, source = who(request)
-    lib, path = library_of(request), _path(request)
+    path = _path(request)
     try:
-        result = await call_library(request, lambda: lib.app.memory_delete(
+        result = await call_writer(request, lambda app: app.memory_delete(
             path, base=base, author=author, source=source))
     except VersionConflict as exc:
         return await _conflict(request, path, exc.to_dict())

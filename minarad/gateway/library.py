@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
     from minarad.verbs.search import Scope
 
 T = TypeVar("T")
+
+#: Threads running file writes, each with an application of its own: writes that
+#: arrive together are committed together (see :mod:`minarad.store.groupcommit`).
+WRITERS = 8
 
 #: Identity files first, in the order a new workspace shows them.
 FIRST = (*SEEDED_FILES, HEARTBEAT, BOOTSTRAP)
@@ -38,6 +43,9 @@ class Library:
     def __init__(self, app: Minara):
         self.app = app
         self._thread = concurrent.futures.ThreadPoolExecutor(1, "minara-library")
+        self._writers = concurrent.futures.ThreadPoolExecutor(WRITERS, "minara-writer")
+        self._writer_app = threading.local()
+        self._writer_apps: list[Minara] = []
         self._blob_facts: dict[str, tuple[str, int]] = {}
 
     def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -48,9 +56,28 @@ class Library:
         """Await ``fn`` run on the library's thread (from a request handler)."""
         return await asyncio.wrap_future(self._thread.submit(fn, *args, **kwargs))
 
+    async def write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Await ``fn(app, *args, **kwargs)`` on a writer thread, ``app`` being that
+        thread's own application: file writes run side by side, and those that
+        meet are committed in one round (each its own commit)."""
+        return await asyncio.wrap_future(self._writers.submit(self._on_writer, fn, *args,
+                                                              **kwargs))
+
+    def _on_writer(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        from minarad.app import Minara
+
+        app = getattr(self._writer_app, "app", None)
+        if app is None:
+            app = self._writer_app.app = Minara(self.app.settings)
+            self._writer_apps.append(app)
+        return fn(app, *args, **kwargs)
+
     def close(self) -> None:
-        """Close the application on its thread, then stop the thread."""
+        """Close the applications on their threads, then stop the threads."""
         try:
+            self._writers.shutdown(wait=True)
+            for app in self._writer_apps:
+                app.close()
             self.run(self.app.close)
         finally:
             self._thread.shutdown(wait=True)

@@ -85,12 +85,14 @@ class TokenSource:
         self.state_dir = state_dir
         self._stamp: tuple | None = None
         self._token = read_or_create_token(state_dir)
+        # found once: making sure of the folder (mkdir, chmod) on every request
+        # cost a metadata write each
+        self._path = token_path(state_dir)
 
     def current(self) -> str:
         """The token as the file now holds it."""
-        path = token_path(self.state_dir)
         try:
-            st = path.stat()
+            st = self._path.stat()
         except FileNotFoundError:
             self._token, self._stamp = read_or_create_token(self.state_dir), None
             return self._token

@@ -140,3 +140,92 @@ def read_blob(object_store: ObjectStore, blob: str) -> bytes:
 def commit_tree(repo: Repo, commit: str | None) -> bytes | None:
     """Return the root tree id of ``commit`` (None for no commit)."""
     return repo[commit.encode()].tree if commit else None
+
+
+class HeldObjects:
+    """New objects of a repository held in memory, then written together as one pack.
+
+    While held (:func:`hold_objects`), ``repo.object_store`` reads the disk
+    and the memory and adds to the memory only; :meth:`write` puts what was
+    added into one pack (one file and its index instead of a loose file per
+    object), :meth:`drop` forgets it. Either gives the disk store back.
+    """
+
+    def __init__(self, repo: Repo):
+        from dulwich.object_store import MemoryObjectStore, OverlayObjectStore
+
+        self.repo, self.disk, self.memory = repo, repo.object_store, MemoryObjectStore()
+        repo.object_store = OverlayObjectStore([self.memory, self.disk], add_store=self.memory)
+
+    def write(self, sync: bool = True) -> list[str]:
+        """Write the held objects as one pack; return the files written (the pack,
+        its index and their folder; none when nothing was held).
+
+        ``sync``: fsync them now; else the caller does (with other files, at once).
+
+        Raises:
+            OSError: the pack could not be written (the disk store is given back).
+        """
+        import os
+
+        try:
+            objects = [(self.memory[oid], None) for oid in self.memory]
+            if not objects:
+                return []
+            folder = os.path.join(self.disk.path, "pack")
+            written = [*_write_pack(folder, objects, self.disk.object_format), folder]
+            for path in written if sync else ():
+                fd = os.open(path, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            return written
+        finally:
+            self.drop()
+
+    def drop(self) -> None:
+        """Forget the held objects and give the disk store back."""
+        self.repo.object_store = self.disk
+
+
+def hold_objects(repo: Repo) -> HeldObjects:
+    """Hold the new objects of ``repo`` in memory until :meth:`HeldObjects.write`."""
+    return HeldObjects(repo)
+
+
+def _write_pack(folder: str, objects: list, object_format: Any) -> list[str]:
+    """Write ``objects`` (``(object, None)`` pairs) as ``pack-<checksum>.pack`` and its
+    ``.idx`` in ``folder``, unsynced; return both paths.
+
+    The index comes from the entries written, not from reading the pack back
+    (as dulwich's ``add_objects`` does); the ``.idx`` is renamed into place
+    last, as git and dulwich take a pack without one for unfinished.
+    """
+    import os
+    import tempfile
+
+    from dulwich.pack import write_pack_index, write_pack_objects
+
+    os.makedirs(folder, exist_ok=True)
+    temps = []
+    try:
+        fd, pack_tmp = tempfile.mkstemp(prefix="tmp_pack_", dir=folder)
+        temps.append(pack_tmp)
+        with os.fdopen(fd, "wb") as fh:
+            entries, checksum = write_pack_objects(fh, objects, object_format)
+        fd, idx_tmp = tempfile.mkstemp(prefix="tmp_idx_", dir=folder)
+        temps.append(idx_tmp)
+        with os.fdopen(fd, "wb") as fh:
+            write_pack_index(fh, sorted((k, v[0], v[1]) for k, v in entries.items()), checksum)
+        base = os.path.join(folder, f"pack-{checksum.hex()}")
+        for tmp in temps:
+            os.chmod(tmp, 0o444)
+        os.replace(pack_tmp, base + ".pack")
+        os.replace(idx_tmp, base + ".idx")
+        return [base + ".pack", base + ".idx"]
+    except BaseException:
+        for tmp in temps:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise

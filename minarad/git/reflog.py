@@ -29,15 +29,22 @@ def _tz(seconds: int) -> str:
 def append(git_dir: str, ref: str, old: str | None, new: str, ident: str, message: str,
            when: float | None = None) -> None:
     """Record a move of ``ref`` (and of HEAD, which names it) from ``old`` to ``new``."""
+    append_many(git_dir, ref, [(old, new, ident, message)], when)
+
+
+def append_many(git_dir: str, ref: str, steps: list[tuple[str | None, str, str, str]],
+                when: float | None = None) -> None:
+    """Record moves of ``ref`` one after another (``(old, new, ident, message)`` each)
+    with one write per log: a round of commits made together."""
     now = time.time() if when is None else when
     offset = time.localtime(now).tm_gmtoff
-    subject = " ".join(message.split())
-    line = f"{old or ZERO} {new} {ident} {int(now)} {_tz(offset)}\t{subject}\n".encode()
+    data = b"".join(f"{old or ZERO} {new} {ident} {int(now)} {_tz(offset)}\t"
+                    f"{' '.join(message.split())}\n".encode() for old, new, ident, message in steps)
     for path in (os.path.join(common_dir(git_dir), "logs", *ref.split("/")),
                  os.path.join(git_dir, "logs", "HEAD")):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "ab") as fh:
-            fh.write(line)
+            fh.write(data)
 
 
 def moves(git_dir: str, ref: str) -> list[tuple[str, str, int]]:

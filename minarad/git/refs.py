@@ -124,7 +124,7 @@ def lock_files(git_dir: str) -> list[str]:
     return locks
 
 
-def lock_head_branch(repo: Repo, expected: str | None, new: bytes) -> Any:
+def lock_head_branch(repo: Repo, expected: str | None, new: bytes | None) -> Any:
     """Lock the branch HEAD points to, check it is at ``expected`` and stage ``new`` in the lock.
 
     Git's own protocol: ``<ref>.lock`` is created exclusively; closing the
@@ -134,7 +134,8 @@ def lock_head_branch(repo: Repo, expected: str | None, new: bytes) -> Any:
     Args:
         repo: the open dulwich repository.
         expected: the commit id the branch must still hold (None: unborn).
-        new: the commit id (hex bytes) to move it to.
+        new: the commit id (hex bytes) to move it to; None stages nothing yet
+            (a round of commits names its last one with :func:`move_locked_branch`).
 
     Returns:
         The open dulwich ``GitFile`` holding the lock.
@@ -158,13 +159,32 @@ def lock_head_branch(repo: Repo, expected: str | None, new: bytes) -> Any:
         if current != (expected.encode() if expected else None):
             raise Busy("HEAD moved while committing (another git process?); try again",
                        code="repository_busy")
-        locked.write(new + b"\n")
-        locked.flush()
-        os.fsync(locked.fileno())
+        if new is not None:
+            _stage(locked, new)
     except BaseException:
         locked.abort()
         raise
     return locked
+
+
+def move_locked_branch(locked: Any, new: bytes) -> None:
+    """Move a branch locked by :func:`lock_head_branch` with ``new=None`` to ``new``.
+
+    Raises:
+        OSError: the ref could not be written; the branch stays (the lock goes).
+    """
+    try:
+        _stage(locked, new)
+    except BaseException:
+        locked.abort()
+        raise
+    locked.close()
+
+
+def _stage(locked: Any, new: bytes) -> None:
+    locked.write(new + b"\n")
+    locked.flush()
+    os.fsync(locked.fileno())
 
 
 def _read_ref(git_dir: str, name: str) -> str | None:

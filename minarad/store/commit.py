@@ -14,6 +14,11 @@ A marker in ``.git/minara/`` stands while a commit is being made; a writer
 killed mid-commit leaves it behind, and so does one whose index update
 failed after HEAD moved. The next writer (under the workspace lock) cleans
 up after it (:func:`recover_interrupted_commit`).
+
+While a round of commits is open (``store.round``, see
+:mod:`minarad.store.groupcommit`), the round holds the marker and the
+branch lock, the objects go to memory and :func:`finish_commit` hands the
+commit to the round, which moves HEAD and updates the index once for all.
 """
 
 from __future__ import annotations
@@ -41,7 +46,8 @@ if TYPE_CHECKING:
 
 _SOURCE_RE = re.compile(r"^[a-z][a-z0-9_-]*(:[A-Za-z0-9_.-]+)?$")
 _MAX_PATH_TRAILERS = 50
-_COMMIT_MARKER = "commit-in-progress"
+#: The marker's name in ``.git/minara/``.
+COMMIT_MARKER = "commit-in-progress"
 #: A git lock file younger than this may belong to a git that is running.
 _STALE_LOCK_SECONDS = 2.0
 
@@ -115,9 +121,10 @@ def prepare_commit(store: Store, changes: dict, *, author: str, source: str,
     if not _SOURCE_RE.match(source):
         raise InvalidInput(f"source {source!r} is not like 'cli' or 'job:name'",
                            code="invalid_source")
-    marker = store.state_dir / _COMMIT_MARKER
+    marker, in_round = store.state_dir / COMMIT_MARKER, store.round is not None
     try:
-        marker.write_text(str(os.getpid()))
+        if not in_round:  # else the round wrote it
+            marker.write_text(str(os.getpid()))
         crash_point("commit-after-marker")
         head = store.head()
         if reuse:
@@ -127,10 +134,11 @@ def prepare_commit(store: Store, changes: dict, *, author: str, source: str,
             commit, index_changes, recorded = _build_commit(store, head, changes, modes or {},
                                                             author, source, message, verb,
                                                             parents, tree_only or {})
-        ref_file = lock_head_branch(store.repo, head, commit.id)
+        ref_file = None if in_round else lock_head_branch(store.repo, head, commit.id)
     except BaseException:
-        with contextlib.suppress(OSError):
-            marker.unlink()
+        if not in_round:
+            with contextlib.suppress(OSError):
+                marker.unlink()
         raise
     return PreparedCommit(store, commit, commit.tree, ref_file, index_changes, recorded,
                           author_name(commit.author), source, bool(reuse or parents), head,
@@ -139,9 +147,11 @@ def prepare_commit(store: Store, changes: dict, *, author: str, source: str,
 
 def abort_commit(prepared: PreparedCommit) -> None:
     """Give a prepared commit up: the branch lock goes, HEAD stays (its objects dangle)."""
+    if prepared.ref_file is None:  # a round's: the round holds the lock and the marker
+        return
     prepared.ref_file.abort()
     with contextlib.suppress(OSError):
-        (prepared.store.state_dir / _COMMIT_MARKER).unlink()
+        (prepared.store.state_dir / COMMIT_MARKER).unlink()
 
 
 def finish_commit(prepared: PreparedCommit, stats: dict) -> CommitInfo:
@@ -160,20 +170,24 @@ def finish_commit(prepared: PreparedCommit, stats: dict) -> CommitInfo:
         OSError: HEAD could not be moved; nothing was committed.
     """
     store, commit = prepared.store, prepared.commit
-    crash_point("commit-before-head")
-    try:
-        prepared.ref_file.close()
-    except BaseException:
-        abort_commit(prepared)
-        raise
-    crash_point("commit-after-head")
-    _log_move(prepared)
     index_changes = {_raw(p): None if v is None else (v[0], v[1], stats.get(p), *v[2:])
                      for p, v in prepared.index_changes.items()}
-    if _update_index_or_defer(store, index_changes, prepared.tree_id):
-        crash_point("commit-after-index")
-        with contextlib.suppress(OSError):
-            (store.state_dir / _COMMIT_MARKER).unlink()
+    if store.round is not None:
+        store.round.add(commit.id.decode(), reflog_step(prepared), index_changes,
+                        prepared.tree_id)
+    else:
+        crash_point("commit-before-head")
+        try:
+            prepared.ref_file.close()
+        except BaseException:
+            abort_commit(prepared)
+            raise
+        crash_point("commit-after-head")
+        _log_move(prepared)
+        if update_index_or_defer(store, index_changes, prepared.tree_id):
+            crash_point("commit-after-index")
+            with contextlib.suppress(OSError):
+                (store.state_dir / COMMIT_MARKER).unlink()
     source = prepared.source
     if prepared.catch_up:
         with contextlib.suppress(sqlite3.Error, Busy):
@@ -189,12 +203,8 @@ def finish_commit(prepared: PreparedCommit, stats: dict) -> CommitInfo:
                       prepared.author)
 
 
-def _log_move(prepared: PreparedCommit) -> None:
-    """Append the move to the branch's and HEAD's reflogs, as git does (best effort: the
-    commit stands either way; time travel falls back to commit times)."""
-    from minarad.git import reflog
-    from minarad.git.refs import head_branch
-
+def reflog_step(prepared: PreparedCommit) -> tuple[str | None, str, str, str]:
+    """``(old, new, ident, message)``: the reflog line of a prepared commit's move."""
     commit = prepared.commit
     subject = commit.message.decode("utf-8", "replace").split("\n", 1)[0]
     kind = "merge" if len(commit.parents) > 1 else "commit"
@@ -202,15 +212,27 @@ def _log_move(prepared: PreparedCommit) -> None:
         kind = "fast-forward"  # HEAD moved to a descendant made elsewhere
     elif prepared.old_head is None:
         kind = "commit (initial)"
+    return (prepared.old_head, commit.id.decode(), commit.committer.decode("utf-8", "replace"),
+            f"{kind} ({prepared.source}): {subject}")
+
+
+def log_moves(store: Store, steps: list[tuple[str | None, str, str, str]]) -> None:
+    """Append moves to the branch's and HEAD's reflogs, as git does (best effort: the
+    commits stand either way; time travel falls back to commit times)."""
+    from minarad.git import reflog
+    from minarad.git.refs import head_branch
+
     with contextlib.suppress(OSError, ValueError):
-        branch = head_branch(str(prepared.store.git_dir))
+        branch = head_branch(str(store.git_dir))
         if branch:
-            reflog.append(str(prepared.store.git_dir), branch, prepared.old_head,
-                          commit.id.decode(), commit.committer.decode("utf-8", "replace"),
-                          f"{kind} ({prepared.source}): {subject}")
+            reflog.append_many(str(store.git_dir), branch, steps)
 
 
-def _update_index_or_defer(store: Store, index_changes: dict, tree_id: bytes) -> bool:
+def _log_move(prepared: PreparedCommit) -> None:
+    log_moves(prepared.store, [reflog_step(prepared)])
+
+
+def update_index_or_defer(store: Store, index_changes: dict, tree_id: bytes) -> bool:
     """Update ``.git/index``, else rebuild it; False when both fail (left to the next writer)."""
     try:
         update_index(store, index_changes, tree_id)
@@ -337,7 +359,7 @@ def recover_interrupted_commit(store: Store) -> None:
     moved without it. While a lock is too young to judge, the marker stays
     and the writer meets :class:`Busy`; a later try finishes the clean-up.
     """
-    marker = store.state_dir / _COMMIT_MARKER
+    marker = store.state_dir / COMMIT_MARKER
     if not marker.exists():
         return
     now = time.time()

@@ -16,12 +16,16 @@ import os
 import sqlite3
 import stat
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from minarad.crashpoints import crash_point
 from minarad.errors import MinaraError
 from minarad.store.models import FileVersion
 from minarad.workspace.files import (DiskChanged, append_file_at, cut_back_at, remove_file_at,
                                      rename_file_at, stat_at, write_file_at)
+
+if TYPE_CHECKING:
+    from minarad.store.store import Store
 
 #: A file's fingerprint as read: ``(st_mtime_ns, st_size, st_ino)``.
 Mark = tuple[int, int, int]
@@ -122,16 +126,19 @@ def move_files(root: str | os.PathLike[str], moves: list[tuple[str, str, Mark]],
         stats[dst] = st
 
 
-def change_disk(root: str | os.PathLike[str], s: PathState
+def change_disk(root: str | os.PathLike[str], s: PathState, sync: bool = True
                 ) -> tuple[os.stat_result | None, Undo]:
     """Make one planned change on disk; return ``(stat or None, undo)``.
+
+    ``sync=False`` leaves the file's fsync to the caller (a round of commits
+    syncs its files once, :func:`minarad.workspace.files.sync_files`).
 
     Raises:
         DiskChanged: the file is no longer as it was read.
         DiskReplaced: an in-place append met a file replaced meanwhile.
     """
     if s.in_place:
-        return _append_in_place(root, s)
+        return _append_in_place(root, s, sync)
     if s.adopted:
         st = stat_at(root, s.rel)
         if not s.settled and (mark_of(st) if st is not None else None) != s.mark:
@@ -144,7 +151,7 @@ def change_disk(root: str | os.PathLike[str], s: PathState
     made = _missing_folders(root, s.rel) if s.before is None else []
     try:
         written = write_file_at(root, s.rel, s.after, mode=_permissions(s.mode), expect=s.mark,
-                                sync_folder=False)
+                                sync_folder=False, sync=sync)
     except BaseException:
         _remove_folders(made)
         raise
@@ -171,7 +178,7 @@ def _remove(root: str | os.PathLike[str], s: PathState) -> Undo:
     return undo
 
 
-def _append_in_place(root: str | os.PathLike[str], s: PathState
+def _append_in_place(root: str | os.PathLike[str], s: PathState, sync: bool = True
                      ) -> tuple[os.stat_result | None, Undo]:
     """Append the planned bytes to the file as read; cut them back on failure or undo.
 
@@ -183,7 +190,7 @@ def _append_in_place(root: str | os.PathLike[str], s: PathState
     assert mark is not None and before is not None and after is not None
     added = len(after) - len(before)
     try:
-        st = append_file_at(root, s.rel, after[len(before):], expect=mark)
+        st = append_file_at(root, s.rel, after[len(before):], expect=mark, sync=sync)
     except OSError:  # a full disk may take part of the bytes
         cut_back_at(root, s.rel, mark, added)
         raise
@@ -228,3 +235,51 @@ def undo_all(undos: list[tuple[str, Undo]], failure: BaseException) -> None:
         raise MinaraError(f"{', '.join(stuck)}: the commit failed ({failure}) and the "
                           f"file(s) could not be put back; they hold the new text, not yet "
                           f"committed", code="write_not_undone", paths=stuck) from failure
+
+
+def settle_replaced(store: Store, rel: str, suffix: bytes, before: bytes | None,
+                    carried: dict[str, tuple[Mark, int]], adopt: Callable[[], None]) -> bool:
+    """After an in-place append of ``suffix`` to ``rel`` (read as ``before``) met a
+    replaced file (``sed -i``): keep the bytes if the replacing program took them,
+    so that the next run commits, not repeats, them.
+
+    The program may have read the file before the appended bytes reached it
+    (they are gone with the old file: the next run appends again) or after
+    (its file holds them: the other program's change is committed first, as
+    an editor edit, and the next run commits the file as it is). If the
+    transaction fails, the appended bytes are cut from the file again
+    (:func:`cut_back_carried`; unless it was replaced again since: then they
+    stay, so the transaction does not fail for a file that keeps changing).
+    The text read decides, even when it was replaced again while read: the
+    next copy holds the bytes too.
+
+    Args:
+        store: the store (its workspace lock is held).
+        carried: path -> (mark, length) of bytes kept in replaced files; ``rel``
+            is added when they are kept.
+        adopt: called when they are kept: the transaction commits ``rel`` as on disk.
+
+    Returns:
+        True when the bytes were kept (the path is adopted).
+    """
+    now, st = store.read_disk(rel)
+    if not suffix or before is None or now is None \
+            or not now.endswith(suffix) or now.count(suffix) <= before.count(suffix):
+        return False
+    edited = now[:-len(suffix)]
+    adopt()
+    # a file replaced again while read: no mark, the bytes are not cut back
+    mark = (st.st_mtime_ns, len(edited), st.st_ino) if st is not None else (0, len(edited), -1)
+    carried[rel] = (mark, len(suffix))
+    if edited != before and not store.over_limit(now):
+        store.commit_changes({rel: edited}, {}, author=store.operator, source="editor",
+                             verb="edit")
+    return True
+
+
+def cut_back_carried(root: str | os.PathLike[str], carried: dict[str, tuple[Mark, int]]
+                     ) -> None:
+    """A failed transaction takes its appended bytes back out of replaced files."""
+    for rel, (mark, added) in carried.items():
+        with contextlib.suppress(OSError):
+            cut_back_at(root, rel, mark, added)

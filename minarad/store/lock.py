@@ -140,7 +140,12 @@ class WorkspaceLock:
         self.path = os.fspath(path)
         self._thread_lock = threading.RLock()
         self._depth = 0
+        self._owner: int | None = None
         self._file = FileLock(self.path)
+
+    def held_here(self) -> bool:
+        """True when the calling thread holds the lock (through this object)."""
+        return self._depth > 0 and self._owner == threading.get_ident()
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[WorkspaceLock]:
@@ -148,10 +153,12 @@ class WorkspaceLock:
         with self._thread_lock:
             if self._depth == 0:
                 self._file.acquire()
+                self._owner = threading.get_ident()
             self._depth += 1
             try:
                 yield self
             finally:
                 self._depth -= 1
                 if self._depth == 0:
+                    self._owner = None
                     self._file.release()

@@ -35,6 +35,7 @@ from minarad.workspace.paths import check_can_create, check_no_symlink, normaliz
 
 if TYPE_CHECKING:
     from minarad.config import Settings
+    from minarad.store.groupcommit import CommitRound
     from minarad.store.diskchange import Mark
     from minarad.store.transaction import Transaction
     from minarad.workspace.ignore import IgnoreFilter
@@ -62,6 +63,8 @@ class Store:
         self._lock = WorkspaceLock(self.state_dir / "lock")
         self._repo: Any = None  # a dulwich Repo (only minarad.git imports dulwich)
         self._history: HistoryDB | None = None
+        #: The round of commits open on this store (see :mod:`minarad.store.groupcommit`).
+        self.round: CommitRound | None = None
 
     # -- opening -------------------------------------------------------------
 
@@ -140,8 +143,18 @@ class Store:
         with self._lock.hold(), missing_objects_are_damage():
             yield
 
+    def lock_held_here(self) -> bool:
+        """True when the calling thread holds the workspace lock through this store."""
+        return self._lock.held_here()
+
     def head(self) -> str | None:
-        """The commit HEAD points to (hex), or None before the first commit."""
+        """The commit HEAD points to (hex), or None before the first commit.
+
+        While a round of commits is open, its last commit (HEAD moves to it
+        when the round is durable).
+        """
+        if self.round is not None:
+            return self.round.head
         return refs.read_head(str(self.git_dir))
 
     # -- paths and disk --------------------------------------------------------
@@ -247,8 +260,10 @@ class Store:
     # -- writing (:mod:`minarad.store.writing`, one engine: :mod:`.transaction`) --------
 
     def check_writable(self) -> None:
-        """Refuse (:class:`Busy`) a repository minara must not commit to now."""
-        writing.check_writable(self)
+        """Refuse (:class:`Busy`) a repository minara must not commit to now (checked once
+        for a round of commits, when it opens)."""
+        if self.round is None:
+            writing.check_writable(self)
 
     def absorb(self, rel: str) -> tuple[bytes | None, FileVersion]:
         """Commit an uncommitted disk change of ``rel``; return (bytes, FileVersion)."""

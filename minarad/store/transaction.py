@@ -25,7 +25,6 @@ undoing must mirror each other step for step, and read best together.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import time
@@ -34,11 +33,12 @@ from typing import TYPE_CHECKING
 
 from minarad.errors import Busy, InvalidInput, NotFound
 from minarad.secrets.guard import guard_text, is_checked, with_note
-from minarad.store.diskchange import (Mark, PathState, Undo, change_disk, failures_named,
-                                      mark_of, move_files, plain_moves, undo_all)
+from minarad.store.diskchange import (Mark, PathState, Undo, change_disk, cut_back_carried,
+                                      failures_named, mark_of, move_files, plain_moves,
+                                      settle_replaced, undo_all)
 from minarad.store.models import CommitInfo, Record, WriteResult
 from minarad.workspace.content import decode_text, encode_text, git_blob_id, sha256_hex
-from minarad.workspace.files import DiskChanged, DiskReplaced, cut_back_at
+from minarad.workspace.files import DiskChanged, DiskReplaced
 
 if TYPE_CHECKING:
     from minarad.secrets.findings import Finding
@@ -220,6 +220,12 @@ class Transaction:
             Busy: the repository is busy, or a file keeps changing on disk.
             MinaraError: a file or the commit could not be written; nothing changed.
         """
+        from minarad.store.groupcommit import committer_for
+
+        committer = committer_for(self)
+        if committer is not None:  # committed in the next round with other writers'
+            self.result = committer.commit(self)
+            return self.result
         store, paths = self.store, self.paths()
         try:
             with store.lock(), failures_named(_shown(paths)):
@@ -244,45 +250,24 @@ class Transaction:
             raise Busy(f"{_shown(paths)} keep changing on disk; try again in a moment",
                        code="file_busy", paths=paths)
         except BaseException:
-            self._cut_back_carried()
+            cut_back_carried(self.store.root, self._carried)
             raise
 
     def _settle_replaced(self, rel: str) -> bool:
-        """After an in-place append to ``rel`` met a replaced file (``sed -i``): keep the
-        bytes if the replacing program took them, so that the next run commits, not
-        repeats, them.
+        """After an in-place append to ``rel`` met a replaced file: True when the
+        replacing program kept the bytes (the path is then adopted; see
+        :func:`minarad.store.diskchange.settle_replaced`)."""
+        return settle_replaced(self.store, rel, self._in_place_suffix.get(rel, b""),
+                               self._in_place_before.get(rel), self._carried,
+                               lambda: self._adopt_only(rel))
 
-        The program may have read the file before the appended bytes reached it
-        (they are gone with the old file: the next run appends again) or after
-        (its file holds them: the other program's change is committed first, as
-        an editor edit, and the next run commits the file as it is). If the
-        transaction fails, the appended bytes are cut from the file again (unless
-        it was replaced again since: then they stay, so the transaction does not
-        fail for a file that keeps changing). The text read decides, even when it
-        was replaced again while read: the next copy holds the bytes too.
-        Returns True when the bytes were kept (the path is adopted).
-        """
-        store = self.store
-        suffix, before = self._in_place_suffix.get(rel, b""), self._in_place_before.get(rel)
-        now, st = store.read_disk(rel)
-        if not suffix or before is None or now is None \
-                or not now.endswith(suffix) or now.count(suffix) <= before.count(suffix):
-            return False
-        edited = now[:-len(suffix)]
+    def _adopt_only(self, rel: str) -> None:
         self._ops = [op for op in self._ops if op[1] != rel] + [("adopt", rel)]
-        # a file replaced again while read: no mark, the bytes are not cut back
-        mark = (st.st_mtime_ns, len(edited), st.st_ino) if st is not None else (0, len(edited), -1)
-        self._carried[rel] = (mark, len(suffix))
-        if edited != before and not store.over_limit(now):
-            store.commit_changes({rel: edited}, {}, author=store.operator, source="editor",
-                                 verb="edit")
-        return True
 
-    def _cut_back_carried(self) -> None:
-        """A failed transaction takes its appended bytes back out of replaced files."""
-        for rel, (mark, added) in self._carried.items():
-            with contextlib.suppress(OSError):
-                cut_back_at(self.store.root, rel, mark, added)
+    def groupable(self) -> bool:
+        """True when the transaction may share a round of commits (not a merge or
+        fast-forward, which expect HEAD where they read it)."""
+        return not (self.parents or self.fast_forward or self.expect_head or self._tree_only)
 
     def _check_parents(self) -> None:
         from minarad.git.objects import has_commit
@@ -455,7 +440,7 @@ class Transaction:
         from minarad.store.commit import abort_commit, finish_commit, prepare_commit
         from minarad.workspace.files import sync_folders
 
-        root = self.store.root
+        root, in_round = self.store.root, self.store.round
         modes = {s.rel: s.mode for s in changed if s.mode is not None}
         prepared = prepare_commit(self.store, {s.rel: s.after for s in changed},
                                   author=self.author, source=self.source,
@@ -471,20 +456,25 @@ class Transaction:
             for s in sorted(changed, key=lambda s: (s.after is not None, s.rel)):
                 if s.rel in done:
                     continue
-                st, undo = change_disk(root, s)
+                st, undo = change_disk(root, s, sync=in_round is None)
                 undos.append((s.rel, undo))
                 if st is not None:
                     stats[s.rel] = st
-            sync_folders(root, [s.rel for s in changed])  # once per folder
+            if in_round is None:
+                sync_folders(root, [s.rel for s in changed])  # once per folder
         except BaseException as exc:
             abort_commit(prepared)
             undo_all(undos, exc)
             raise
         try:
-            return finish_commit(prepared, stats)
+            info = finish_commit(prepared, stats)
         except BaseException as exc:
             undo_all(undos, exc)
             raise
+        if in_round is not None:  # synced, or put back, with the round
+            in_round.files.update(p for s in changed for p in (s.rel, s.moved_from) if p)
+            in_round.undos += undos
+        return info
 
 
 def join_appended(old: str, text: str) -> str:

@@ -26,6 +26,7 @@ import contextlib
 import errno
 import os
 import stat
+from typing import Any
 
 from minarad.errors import InvalidInput
 from minarad.workspace.reader import (  # noqa: F401 (read_file_at re-exported)
@@ -135,8 +136,8 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def _replace_at(dir_fd: int, name: str, data: bytes, mode: int, expect, rel: str
-                ) -> os.stat_result:
+def _replace_at(dir_fd: int, name: str, data: bytes, mode: int, expect, rel: str,
+                sync: bool = True) -> os.stat_result:
     """Write ``data`` to a new temp file in ``dir_fd`` and rename it over ``name``.
 
     The temp file is removed on every error path, interrupts included.
@@ -149,7 +150,8 @@ def _replace_at(dir_fd: int, name: str, data: bytes, mode: int, expect, rel: str
         try:
             _write_all(fd, data)
             os.fchmod(fd, mode)
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
             _check_unchanged_at(dir_fd, name, expect, rel)
             os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
             replaced = True
@@ -164,14 +166,16 @@ def _replace_at(dir_fd: int, name: str, data: bytes, mode: int, expect, rel: str
 
 
 def write_file_at(root: str | os.PathLike, rel: str, data: bytes, mode: int | None = None,
-                  expect=ANY, *, sync_folder: bool = True) -> os.stat_result:
+                  expect=ANY, *, sync_folder: bool = True, sync: bool = True
+                  ) -> os.stat_result:
     """Replace workspace file ``rel`` under ``root`` atomically, following no symlink.
 
     As :func:`atomic_write`, but every folder is opened from ``root`` with
     ``O_NOFOLLOW`` (missing ones are created), so a folder swapped for a
     symlink meanwhile cannot send the file or its temp file elsewhere. The
-    file's data is always synced; ``sync_folder=False`` leaves the folder's
-    fsync to the caller (:func:`sync_folders`, once per folder for many files).
+    file's data is synced unless ``sync=False`` (the caller fsyncs it later,
+    :func:`sync_files`); ``sync_folder=False`` leaves the folder's fsync to the
+    caller (:func:`sync_folders`, once per folder for many files).
 
     Returns:
         The ``os.stat`` of the new file (for the git index).
@@ -191,7 +195,7 @@ def write_file_at(root: str | os.PathLike, rel: str, data: bytes, mode: int | No
         except FileNotFoundError:
             mode = 0o644 if mode is None else mode
         try:
-            st = _replace_at(dir_fd, name, data, mode, expect, rel)
+            st = _replace_at(dir_fd, name, data, mode, expect, rel, sync)
         except FileNotFoundError:  # the folder was removed since it was opened
             raise DiskChanged(rel) from None
         if sync_folder:
@@ -201,14 +205,15 @@ def write_file_at(root: str | os.PathLike, rel: str, data: bytes, mode: int | No
         os.close(dir_fd)
 
 
-def append_file_at(root: str | os.PathLike, rel: str, suffix: bytes, expect
-                   ) -> os.stat_result | None:
+def append_file_at(root: str | os.PathLike, rel: str, suffix: bytes, expect,
+                   sync: bool = True) -> os.stat_result | None:
     """Append ``suffix`` to workspace file ``rel`` with ``O_APPEND``, if it is still as read.
 
     Appends by other processes (``echo >> file``) can never overwrite an
     ``O_APPEND`` write, nor it theirs: the kernel puts each at the end. No
     symlink is followed. Returns the file's stat when it holds exactly what
-    was read plus ``suffix`` (fit for the git index), else None.
+    was read plus ``suffix`` (fit for the git index), else None. ``sync=False``
+    leaves the fsync to the caller (:func:`sync_files`).
 
     Raises:
         DiskChanged: the file changed, vanished or was replaced since it was
@@ -225,7 +230,7 @@ def append_file_at(root: str | os.PathLike, rel: str, suffix: bytes, expect
                 raise DiskChanged(rel) from None
             raise
         try:
-            st, after = _append_checked(fd, suffix, expect, rel)
+            st, after = _append_checked(fd, suffix, expect, rel, sync)
         finally:
             os.close(fd)
         now = _fingerprint_at(dir_fd, name)
@@ -238,13 +243,14 @@ def append_file_at(root: str | os.PathLike, rel: str, suffix: bytes, expect
     return after if exact else None
 
 
-def _append_checked(fd: int, suffix: bytes, expect, rel: str):
+def _append_checked(fd: int, suffix: bytes, expect, rel: str, sync: bool = True):
     """Append to open ``fd`` if it is the file as read; return its stat before and after."""
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode) or (st.st_mtime_ns, st.st_size, st.st_ino) != expect:
         raise DiskChanged(rel)
     _write_all(fd, suffix)
-    os.fsync(fd)
+    if sync:
+        os.fsync(fd)
     return st, os.fstat(fd)
 
 
@@ -387,3 +393,53 @@ def sync_folders(root: str | os.PathLike, rels) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def sync_files(root: str | os.PathLike, rels, others: tuple[str, ...] | list[str] = ()
+               ) -> None:
+    """fsync each workspace file in ``rels`` (following no symlink), their folders and
+    the ``others`` (absolute paths), all at once: the fsyncs run side by side, so
+    the file system commits them together. A file gone meanwhile is skipped.
+
+    Raises:
+        OSError: an fsync failed.
+    """
+    fds: list[int] = []
+    try:
+        for rel in sorted(set(rels)):
+            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                dir_fd = open_folder(os.fspath(root), rel)
+                try:
+                    fds.append(os.open(_name(rel), os.O_RDONLY | FILE_FLAGS, dir_fd=dir_fd))
+                except OSError:
+                    pass
+                finally:
+                    os.close(dir_fd)
+        for folder in sorted({rel.rsplit("/", 1)[0] if "/" in rel else "" for rel in rels}):
+            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                fds.append(open_folder(os.fspath(root), f"{folder}/x" if folder else "x"))
+        for path in others:
+            fds.append(os.open(path, os.O_RDONLY))
+        _fsync_together(fds)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+_fsync_pool: Any = None
+
+
+def _fsync_together(fds: list[int]) -> None:
+    """fsync every descriptor of ``fds``, side by side (fsync lets go of the GIL; the
+    file system then writes them in one journal commit instead of one each)."""
+    global _fsync_pool
+    if len(fds) < 2:
+        for fd in fds:
+            os.fsync(fd)
+        return
+    if _fsync_pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _fsync_pool = ThreadPoolExecutor(8, "minara-fsync")
+    for _ in _fsync_pool.map(os.fsync, fds):
+        pass

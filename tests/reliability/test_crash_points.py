@@ -224,3 +224,57 @@ def test_a_crash_while_the_history_cache_catches_up_with_git_is_recovered(minara
                  BASE + "- committed with git\n- after\n")
     assert [v["version"] for v in minara.json("memory", "history", "notes.md")["versions"]] \
         == [3, 2, 1]
+
+
+ROUND_POINTS = ["round-before-pack", "round-before-head", "round-after-head",
+                "round-after-index"]
+
+
+@pytest.mark.parametrize("point", ROUND_POINTS)
+def test_daemon_killed_in_a_round_of_writers_loses_nothing_it_acknowledged(
+        minara, ws, daemon, point):
+    """Several socket writers meet in one round (the workspace lock is held meanwhile, so
+    they queue); the daemon dies at ``point``: what a writer was told was saved is there
+    once, nothing is there twice, one commit each, and git reads the repository cleanly."""
+    from minarad.store.lock import FileLock
+
+    _seed(minara, ws)
+    daemon.start(env={"MINARA_CRASH_AT": point})
+    lock = FileLock(ws / ".git" / "minara" / "lock")
+    lock.acquire()
+    try:
+        idle = len(_socket_clients(daemon.proc.pid))
+        procs = [subprocess.Popen([MINARA, "memory", "append", "notes.md", f"- round {n}"],
+                                  env=minara.env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE) for n in range(5)]
+        wait_until(lambda: len(_socket_clients(daemon.proc.pid)) >= idle + 5,
+                   what="every writer connected")
+    finally:
+        lock.release()
+    assert daemon.proc.wait(timeout=60) == CRASHED, daemon.log()
+    saved = [n for n, p in enumerate(procs) if p.wait(timeout=60) == 0]
+    age_git_locks(ws)
+    daemon.start()
+    minara("memory", "append", "notes.md", "- after the crash", check=0)
+    assert daemon.stop() == 0, daemon.log()
+    text = Path(ws, "notes.md").read_text()
+    for n in range(5):
+        kept = text.count(f"- round {n}\n")
+        assert kept == 1 if n in saved else kept <= 1, (n, saved, text)
+        assert commits_adding(ws, "notes.md", f"- round {n}") == kept
+    assert text.count("- after the crash\n") == 1
+    assert_sound_but_for(ws, [])
+
+
+def _socket_clients(pid: int) -> list[str]:
+    """The Unix sockets the daemon ``pid`` holds open (one per connected client, and its own)."""
+    fds = Path(f"/proc/{pid}/fd")
+    found = []
+    for fd in fds.iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:"):
+            found.append(target)
+    return found

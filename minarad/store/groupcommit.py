@@ -1,0 +1,275 @@
+"""Group commit: writers that arrive while a commit is made durable share the next round.
+
+In the daemon, many writers (socket clients, HTTP, MCP) commit to one
+workspace at once; each commit used to pay its own fsyncs, ref update,
+reflog line and ``.git/index`` rewrite. With group commit on
+(:func:`enable`), :meth:`Transaction.commit` hands the transaction to the
+workspace's :class:`GroupCommitter` and waits. The committer's thread takes
+every transaction queued meanwhile as one round, under the workspace lock:
+
+- each transaction runs as before, in arrival order, and makes its own
+  commit (its author, message and parent: the previous commit of the
+  round), its conflict checks judged against the commits before it;
+- the round's objects stay in memory and are written once, as one pack;
+  the files are written without fsync; then the pack, its index, the files
+  and their folders are fsynced together (side by side);
+- then the branch moves once (to the last commit), the reflog gets one line
+  per commit in one write, and the index is updated once.
+
+Only then is each writer answered, so a write is acknowledged once its
+round is durable. A writer killed meanwhile (``kill -9``) leaves the
+round's files changed and HEAD where it was: no writer was told its change
+was saved, and the next writer commits the files as an editor's change
+(the commit marker makes it rebuild the index). If the round fails before
+HEAD moves, every file is put back and every writer of the round gets the
+error. A round of one transaction is a plain commit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import TYPE_CHECKING, Any
+
+from minarad.crashpoints import crash_point
+
+if TYPE_CHECKING:
+    from minarad.store.diskchange import Undo
+    from minarad.store.store import Store
+    from minarad.store.transaction import Transaction, TransactionResult
+
+#: The most transactions one round takes (the rest wait for the next).
+MAX_ROUND = 64
+
+_enabled = False
+_committers: dict[str, GroupCommitter] = {}
+_guard = threading.Lock()
+#: ``committing`` is set on a committer's own thread (it commits, never queues).
+_here = threading.local()
+
+
+def enable(on: bool = True) -> None:
+    """Turn group commit on (the daemon does, at start) or off for this process."""
+    global _enabled
+    _enabled = on
+
+
+def committer_for(tx: Transaction) -> GroupCommitter | None:
+    """The committer that should commit ``tx``, or None to commit it here and now.
+
+    None when group commit is off, on the committer's thread, when this thread holds
+    the workspace lock already (a composed verb), and for merges and
+    fast-forwards (sync's, which expect HEAD where they read it).
+    """
+    store = tx.store
+    if not _enabled or getattr(_here, "committing", False) or store.lock_held_here() \
+            or not tx.groupable():
+        return None
+    key = str(store.git_dir)
+    with _guard:
+        committer = _committers.get(key)
+        if committer is None:
+            committer = _committers[key] = GroupCommitter(store)
+    return committer
+
+
+def committer_for_path(root: object) -> GroupCommitter | None:
+    """The committer already serving the workspace at ``root``, if any."""
+    from minarad.git.refs import find_git_dir
+
+    with _guard:
+        return _committers.get(find_git_dir(str(root)))
+
+
+class _Ticket:
+    """One transaction waiting for its round."""
+
+    def __init__(self, tx: Transaction):
+        self.tx = tx
+        self.done = threading.Event()
+        self.result: TransactionResult | None = None
+        self.error: BaseException | None = None
+
+
+class GroupCommitter:
+    """The thread committing a workspace's queued transactions in rounds.
+
+    Args:
+        store: a store of the workspace (its root and settings are used; the
+            committer opens a store of its own on its thread).
+    """
+
+    def __init__(self, store: Store):
+        self.root = store.root
+        self._queue: list[_Ticket] = []
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
+        #: How many transactions the round being committed holds (0: none).
+        self.running = 0
+
+    def waiting(self) -> int:
+        """How many transactions wait for a round (not counting the one being committed)."""
+        with self._wake:
+            return len(self._queue)
+
+    def commit(self, tx: Transaction) -> TransactionResult:
+        """Queue ``tx``, wait until its round is durable; its result or its error."""
+        ticket = _Ticket(tx)
+        with self._wake:
+            self._queue.append(ticket)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name="minara-commit",
+                                                daemon=True)
+                self._thread.start()
+            self._wake.notify()
+        ticket.done.wait()
+        if ticket.error is not None:
+            raise ticket.error
+        assert ticket.result is not None
+        return ticket.result
+
+    def _serve(self) -> None:
+        from minarad.store.store import Store
+
+        _here.committing = True
+        store = Store(self.root)
+        while True:
+            with self._wake:
+                while not self._queue:
+                    self._wake.wait()
+                batch, self._queue = self._queue[:MAX_ROUND], self._queue[MAX_ROUND:]
+                self.running = len(batch)
+            try:
+                run_round(store, batch)
+            finally:
+                self.running = 0
+                for ticket in batch:
+                    ticket.done.set()
+
+
+def run_round(store: Store, batch: list[_Ticket]) -> None:
+    """Commit ``batch`` in one round on ``store``; each ticket gets its result or error."""
+    if len(batch) == 1:
+        _run(store, batch[0])
+        return
+    with store.lock():
+        try:
+            commit_round = CommitRound(store)
+        except BaseException:  # the repository refuses: each writer hears why, alone
+            for ticket in batch:
+                _run(store, ticket)
+            return
+        for ticket in batch:
+            _run(store, ticket)
+        try:
+            commit_round.flush()
+        except BaseException as exc:
+            for ticket in batch:
+                if ticket.error is None:
+                    ticket.result, ticket.error = None, exc
+
+
+def _run(store: Store, ticket: _Ticket) -> None:
+    """Run one ticket's transaction on the committer's ``store``."""
+    tx, own = ticket.tx, ticket.tx.store
+    store.operator, store.max_file_bytes = own.operator, own.max_file_bytes
+    tx.store = store
+    try:
+        ticket.result = tx.commit()
+    except BaseException as exc:
+        ticket.error = exc
+    finally:
+        tx.store = own
+
+
+class CommitRound:
+    """A round of commits open on ``store`` (the caller holds the workspace lock).
+
+    Opening checks the repository once, writes the commit marker, locks the
+    branch and holds new objects in memory; each commit of the round is
+    added with :meth:`add`; :meth:`flush` makes them durable and moves HEAD.
+    """
+
+    def __init__(self, store: Store):
+        from minarad.git.objects import hold_objects
+        from minarad.git.refs import lock_head_branch
+        from minarad.store.commit import COMMIT_MARKER
+
+        store.check_writable()
+        self.store = store
+        self.head = store.head()
+        self._start = self.head
+        self._marker = store.state_dir / COMMIT_MARKER
+        self._marker.write_text("round")
+        try:
+            self._ref = lock_head_branch(store.repo, self.head, None)
+        except BaseException:
+            self._marker.unlink()
+            raise
+        self._held = hold_objects(store.repo)
+        self._steps: list[tuple[str | None, str, str, str]] = []
+        self._index: dict[bytes, Any] = {}
+        self._tree: bytes | None = None
+        #: Files changed by the round's commits (synced at the flush).
+        self.files: set[str] = set()
+        #: How to put each changed file back, in the order they changed.
+        self.undos: list[tuple[str, Undo]] = []
+        store.round = self
+
+    def add(self, commit: str, step: tuple[str | None, str, str, str], index_changes: dict,
+            tree: bytes) -> None:
+        """Take a commit of the round: HEAD of the round, its reflog line, its index entries."""
+        self.head = commit
+        self._steps.append(step)
+        self._index.update(index_changes)
+        self._tree = tree
+
+    def flush(self) -> None:
+        """Make the round durable, then move HEAD, log the moves and update the index.
+
+        Raises:
+            OSError, MinaraError: the round could not be made durable; every
+                file is put back and HEAD stays.
+        """
+        from minarad.git.refs import move_locked_branch
+        from minarad.store.commit import log_moves, update_index_or_defer
+        from minarad.workspace.files import sync_files
+
+        store = self.store
+        try:
+            if not self._steps or self.head is None or self._tree is None:
+                self._give_up()
+                return
+            head, tree = self.head, self._tree
+            crash_point("round-before-pack")
+            sync_files(store.root, self.files, self._held.write(sync=False))
+            crash_point("round-before-head")
+            store.round = None
+            move_locked_branch(self._ref, head.encode())
+        except BaseException as exc:
+            self._give_up(exc)
+            raise
+        crash_point("round-after-head")
+        log_moves(store, self._steps)
+        if update_index_or_defer(store, self._index, tree):
+            crash_point("round-after-index")
+            with contextlib.suppress(OSError):
+                self._marker.unlink()
+
+    def _give_up(self, failure: BaseException | None = None) -> None:
+        """Drop the round: objects forgotten, files put back, branch unlocked, marker gone."""
+        from minarad.store.diskchange import undo_all
+
+        store = self.store
+        store.round = None
+        self._held.drop()
+        with contextlib.suppress(OSError):
+            self._ref.abort()
+        try:
+            if failure is not None:
+                undo_all(self.undos, failure)
+        finally:
+            # the history cache may hold commits HEAD never got: its next catch-up
+            # finds its tip unreachable and rebuilds it
+            with contextlib.suppress(OSError):
+                self._marker.unlink()

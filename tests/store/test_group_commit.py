@@ -1,0 +1,92 @@
+"""Group commit in one process: transactions that meet share a round, one commit each.
+
+The workspace lock is held while the writers arrive, so that they queue for
+one round (what happens in the daemon whenever a round is being made durable).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from minarad.errors import VersionConflict
+from minarad.store import Store, groupcommit
+from minarad.store.lock import FileLock
+from tests.conftest import assert_repo_sound, commit_count, git
+from tests.daemon.conftest import wait_until
+
+
+@pytest.fixture
+def grouped(store):
+    groupcommit.enable()
+    try:
+        yield store
+    finally:
+        groupcommit.enable(False)
+
+
+def _in_one_round(ws, writes) -> dict[int, object]:
+    """Run each of ``writes`` (a function of a store) on a thread of its own while the
+    workspace lock is held, let them commit once all wait; their results or errors."""
+    outcome: dict[int, object] = {}
+
+    def run(n: int) -> None:
+        own = Store(ws, operator="tester")
+        try:
+            outcome[n] = writes[n](own)
+        except Exception as exc:  # the test looks at it
+            outcome[n] = exc
+        finally:
+            own.close()
+
+    lock = FileLock(ws / ".git" / "minara" / "lock")
+    lock.acquire()
+    try:
+        threads = [threading.Thread(target=run, args=(n,)) for n in range(len(writes))]
+        threads[0].start()  # its round of one waits for the lock; the others queue
+        wait_until(lambda: getattr(groupcommit.committer_for_path(ws), "running", 0) == 1,
+                   what="the first round waiting for the lock")
+        committer = groupcommit.committer_for_path(ws)
+        for t in threads[1:]:
+            t.start()
+        wait_until(lambda: committer.waiting() == len(writes) - 1, what="all queued")
+    finally:
+        lock.release()
+    for t in threads:
+        t.join()
+    return outcome
+
+
+def test_writers_in_one_round_get_one_commit_each_in_order(grouped, ws):
+    grouped.write("shared.md", "# Shared\n", author="op")
+    before = commit_count(ws)
+    writes = [lambda s, n=n: s.append("shared.md", f"- line {n}", author=f"writer-{n}")
+              for n in range(5)]
+    writes.append(lambda s: s.write("notes/other.md", "other\n", author="writer-5"))
+    outcome = _in_one_round(ws, writes)
+    assert not [o for o in outcome.values() if isinstance(o, Exception)], outcome
+    assert commit_count(ws) == before + 6
+    assert list((ws / ".git" / "objects" / "pack").glob("pack-*.pack"))  # a round was made
+    text = (ws / "shared.md").read_text()
+    assert all(text.count(f"- line {n}\n") == 1 for n in range(5)), text
+    log = git(ws, "log", "--format=%an %P", "-6").splitlines()
+    assert sorted(line.split()[0] for line in log) == [f"writer-{n}" for n in range(6)]
+    assert all(len(line.split()) == 2 for line in log)  # one parent each: a chain
+    # each commit holds what it said it did: its own result's commit
+    assert {o.commit for o in outcome.values()} == set(git(ws, "rev-list", "-6", "HEAD").split())
+    assert git(ws, "reflog").count("\n") >= commit_count(ws)
+    assert_repo_sound(ws)
+
+
+def test_a_stale_base_in_a_round_is_refused_and_the_others_commit(grouped, ws):
+    first = grouped.write("race.md", "v0\n", author="op")
+    writes = [lambda s, n=n: s.write("race.md", f"writer {n}\n", base=first.sha256,
+                                     author=f"writer-{n}") for n in range(4)]
+    outcome = _in_one_round(ws, writes)
+    won = [n for n, o in outcome.items() if not isinstance(o, Exception)]
+    assert len(won) == 1 and all(isinstance(outcome[n], VersionConflict)
+                                 for n in outcome if n not in won)
+    assert (ws / "race.md").read_text() == f"writer {won[0]}\n"
+    assert git(ws, "log", "-1", "--format=%an") == f"writer-{won[0]}\n"
+    assert_repo_sound(ws)
