@@ -23,7 +23,10 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+# bench/ off the path: its http.py would shadow the standard library's
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HERE]
+sys.path.insert(0, os.path.join(HERE, ".."))
 
 from minarad.git.remotes import add_remote  # noqa: E402
 from minarad.store import Store  # noqa: E402

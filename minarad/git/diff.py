@@ -1,18 +1,18 @@
 """Which files differ between two trees, and which files a commit changed.
 
-dulwich's ``tree_changes`` prunes subtrees whose ids match, so a diff costs
-by change, not by the size of the workspace. Paths are POSIX text
+Subtrees whose ids match are skipped unread and each tree is parsed once
+(:class:`minarad.git.trees.TreeReader`), so a diff costs by change, not by
+the size of the workspace. Paths are POSIX text
 (undecodable bytes replaced); a path that turned from file into folder, or
 back, is reported as deleted under its old kind and added under the new.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple, cast
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from minarad.git.types import Commit, ObjectStore
-    from dulwich.objects import ObjectID
 
 
 class FileChange(NamedTuple):
@@ -39,16 +39,14 @@ def diff_trees(object_store: ObjectStore, old_tree: bytes | None, new_tree: byte
         what is only shown or indexed, ``surrogateescape`` where the bytes
         must survive (``os.fsencode`` gives them back).
     """
-    from dulwich.diff_tree import tree_changes
+    from minarad.git.trees import tree_reader
 
     found: dict[str, tuple[str | None, int | None]] = {}
-    for change in tree_changes(object_store, cast("ObjectID | None", old_tree),
-                               cast("ObjectID | None", new_tree)):
-        if change.old is not None and change.old.path is not None:
-            found.setdefault(change.old.path.decode("utf-8", names), (None, None))
-        if change.new is not None and change.new.path is not None:
-            found[change.new.path.decode("utf-8", names)] = (change.new.sha.decode(),
-                                                               change.new.mode)
+    for path, _old, new in tree_reader(object_store).changes(old_tree, new_tree):
+        if new is None:  # two names may read alike (replaced bytes): an addition wins
+            found.setdefault(path.decode("utf-8", names), (None, None))
+        else:
+            found[path.decode("utf-8", names)] = (new[1].decode(), new[0])
     return [FileChange(path, *found[path]) for path in sorted(found)]
 
 

@@ -13,16 +13,16 @@ missing commit is a damaged repository (``repository_damaged``).
 from __future__ import annotations
 
 import stat
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from collections.abc import Callable, Iterator, Sequence
 
 from minarad.git.objects import missing_objects_are_damage
+from minarad.git.trees import TreeReader, tree_reader
 
 if TYPE_CHECKING:
-    from dulwich.objects import ObjectID
 
-    from minarad.git.types import Commit, ObjectStore, Repo
+    from minarad.git.types import Commit, Repo
 
 
 def parents(commit: Commit, shallow: frozenset[bytes] | set[bytes] = frozenset()
@@ -138,59 +138,35 @@ def blobs_introduced(repo: Repo, include: list[str] | None = None,
         if include is None else {c.encode() for c in include}
     if not heads:
         return
-    trees = _TreeEntries(objects)
+    trees = tree_reader(objects)
     for entry in repo.get_walker(include=list(heads), exclude=[c.encode() for c in exclude],
                                  order=ORDER_TOPO):
         commit = entry.commit
         parent_trees = [objects[p].tree for p in commit.parents]
-        for path, sha in trees.added(parent_trees[0] if parent_trees else None, commit.tree):
-            if any(_blob_at(objects, tree, path) == sha for tree in parent_trees[1:]):
+        for path, sha in _added(trees, parent_trees[0] if parent_trees else None,
+                                 commit.tree):
+            if any(_blob_id(trees.lookup(tree, path)) == sha for tree in parent_trees[1:]):
                 continue
             yield commit.id.decode(), path.decode("utf-8", "replace"), sha
 
 
-class _TreeEntries:
-    """Trees read once each (a walk reads each commit's tree again as its child's parent
-    tree), and the blobs one tree has that another has not at the same path."""
-
-    #: Trees kept before all are let go.
-    SIZE = 8192
-
-    def __init__(self, store: ObjectStore):
-        self._store = store
-        self._kept: dict[bytes, dict[bytes, tuple[int, bytes]]] = {}
-
-    def entries(self, tree_id: bytes) -> dict[bytes, tuple[int, bytes]]:
-        """``name -> (mode, id)`` of a tree."""
-        found = self._kept.get(tree_id)
-        if found is None:
-            if len(self._kept) >= self.SIZE:
-                self._kept.clear()
-            found = self._kept[tree_id] = {e.path: (e.mode, e.sha)
-                                           for e in self._store[tree_id].items()}
-        return found
-
-    def added(self, old: bytes | None, new: bytes,
-              prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
-        """``(path, blob id)`` of each file of ``new`` that ``old`` lacks or holds otherwise."""
-        if old == new:
-            return
-        before = self.entries(old) if old is not None else {}
-        for name, (mode, sha) in self.entries(new).items():
-            was = before.get(name)
-            if was is not None and was[1] == sha:
-                continue
-            if stat.S_ISDIR(mode):
-                sub = was[1] if was is not None and stat.S_ISDIR(was[0]) else None
-                yield from self.added(sub, sha, prefix + name + b"/")
-            elif mode != 0o160000:  # a submodule's commit is no blob
-                yield prefix + name, sha
+def _added(trees: TreeReader, old: bytes | None, new: bytes,
+           prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
+    """``(path, blob id)`` of each file of tree ``new`` that ``old`` lacks or holds otherwise
+    (each tree read once: a walk reads each commit's tree again as its child's parent tree)."""
+    if old == new:
+        return
+    before = trees.entries(old) if old is not None else {}
+    for name, (mode, sha) in trees.entries(new).items():
+        was = before.get(name)
+        if was is not None and was[1] == sha:
+            continue
+        if stat.S_ISDIR(mode):
+            sub = was[1] if was is not None and stat.S_ISDIR(was[0]) else None
+            yield from _added(trees, sub, sha, prefix + name + b"/")
+        elif mode != 0o160000:  # a submodule's commit is no blob
+            yield prefix + name, sha
 
 
-def _blob_at(store: ObjectStore, tree_id: bytes, path: bytes) -> bytes | None:
-    from dulwich.object_store import tree_lookup_path
-
-    try:
-        return tree_lookup_path(store.__getitem__, cast("ObjectID", tree_id), path)[1]
-    except KeyError:
-        return None
+def _blob_id(entry: tuple[int, bytes] | None) -> bytes | None:
+    return entry[1] if entry is not None else None

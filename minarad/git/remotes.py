@@ -327,17 +327,34 @@ def _whole_objects(store: ObjectStore) -> Callable[..., tuple[int, Any]]:
 
     dulwich's own reads every object of the store's packs to find deltas it
     could reuse, which costs by the size of the repository (21,758 objects
-    read to send 300); sending the objects whole costs by what is sent.
+    read to send 300), and walks every tree of the commits the remote has;
+    here the objects are found by what the new commits changed
+    (:mod:`minarad.git.missing`) and sent whole: the cost is by what is sent.
     """
     def generate(have: Any, want: Any, *, shallow: Any = None, progress: Any = None,
                  ofs_delta: bool = True) -> tuple[int, Any]:
-        from dulwich.object_store import MissingObjectFinder
-
-        ids = list(MissingObjectFinder(store, haves=have, wants=want, shallow=shallow,
-                                       progress=progress))
-        return _packed_whole(store, ids, ofs_delta)
+        return _packed_whole(store, _missing(store, want, have, shallow), ofs_delta)
 
     return generate
+
+
+def _missing(store: ObjectStore, wants: Any, haves: Any, shallow: Any = None) -> list[Any]:
+    """The objects of ``wants`` a side holding ``haves`` lacks (``(sha, hint)`` pairs).
+
+    A shallow history (graft commits whose parents are not here), a missing
+    commit or one that cannot be ordered (a malformed one, which the fetch's
+    checks then refuse) is left to dulwich's own finder, as before.
+    """
+    from dulwich.object_store import MissingObjectFinder
+
+    from minarad.git.missing import missing_objects
+
+    if not shallow:
+        try:
+            return missing_objects(store, wants, haves)
+        except Exception:  # dulwich raises many kinds; its own way is the fallback
+            pass
+    return list(MissingObjectFinder(store, haves=haves, wants=wants, shallow=shallow))
 
 
 def _packed_whole(store: ObjectStore, ids: list[Any], ofs_delta: bool = True
@@ -368,9 +385,12 @@ def _fetch_from(client: Any, path: str, repo: Repo, determine_wants: Any,
     from dulwich.repo import Repo
 
     with contextlib.closing(Repo(path)) as remote:
-        missing = remote.find_missing_objects(determine_wants, repo.get_graph_walker(), None)
-        if missing is not None:
-            wanted, big = list(missing), cast("list[str]", [])
+        wants = determine_wants(remote.get_refs())
+        if wants:
+            # what both sides hold (a ref here may name a commit an earlier fetch lacked)
+            ours = [sha for sha in repo.refs.as_dict().values()
+                    if sha in repo.object_store and sha in remote.object_store]
+            wanted, big = _missing(remote.object_store, wants, ours), cast("list[str]", [])
             if limits is not None:
                 wanted, big = checked_local(remote, wanted, limits)
             repo.object_store.add_pack_data(*_packed_whole(remote.object_store, wanted))

@@ -7,8 +7,11 @@ size of the workspace.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import stat
 from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, cast
 
 from dulwich.objects import Tree
@@ -23,6 +26,112 @@ _GITLINK = 0o160000
 
 #: path (bytes, POSIX) -> (mode, blob id hex bytes), or None to delete.
 Changes = dict
+#: A tree's entries: name -> (mode, id hex bytes).
+Entries = dict[bytes, tuple[int, bytes]]
+
+
+class TreeReader:
+    """Trees of one object store, each read and parsed once.
+
+    A sync reads the same trees many times over (the diff of the remote's
+    changes, the look-ups of the merge, the commit's history record, the
+    push's check); trees never change, so each is kept by id. Within
+    :func:`reading_trees` every tree function of this module shares one.
+    """
+
+    #: Trees kept before all are let go.
+    SIZE = 8192
+
+    def __init__(self, object_store: ObjectStore):
+        self.object_store = object_store
+        self._kept: dict[bytes, Entries] = {}
+
+    def entries(self, tree_id: bytes) -> Entries:
+        """``name -> (mode, id)`` of a tree."""
+        found = self._kept.get(tree_id)
+        if found is None:
+            if len(self._kept) >= self.SIZE:
+                self._kept.clear()
+            found = self._kept[tree_id] = {e.path: (e.mode, e.sha)
+                                           for e in self.object_store[tree_id].items()}
+        return found
+
+    def keep(self, tree: Tree) -> None:
+        """Keep the entries of ``tree``, just written (the commit's history record and the
+        push read it next)."""
+        if len(self._kept) < self.SIZE:
+            self._kept[tree.id] = {e.path: (e.mode, e.sha) for e in tree.items()}
+
+    def lookup(self, tree_id: bytes, path: bytes) -> tuple[int, bytes] | None:
+        """``(mode, id)`` of the entry at ``path`` (a folder too), or None."""
+        found: tuple[int, bytes] | None = (stat.S_IFDIR, tree_id)
+        for name in path.split(b"/"):
+            if found is None or not stat.S_ISDIR(found[0]):
+                return None
+            found = self.entries(found[1]).get(name)
+        return found
+
+    def changes(self, old: bytes | None, new: bytes | None, prefix: bytes = b""
+                ) -> Iterator[tuple[bytes, tuple[int, bytes] | None, tuple[int, bytes] | None]]:
+        """``(path, old entry, new entry)`` of each entry but folders that differs; subtrees
+        with the same id are skipped unread.
+
+        A file that became a folder (or back) is one change with no new
+        (no old) entry, and the folder's entries follow as added (deleted).
+        """
+        if old == new:
+            return
+        before = self.entries(old) if old is not None else {}
+        after = self.entries(new) if new is not None else {}
+        for name in before.keys() | after.keys():
+            was, now = before.get(name), after.get(name)
+            if was == now:
+                continue
+            was_dir = was is not None and stat.S_ISDIR(was[0])
+            now_dir = now is not None and stat.S_ISDIR(now[0])
+            if was_dir or now_dir:
+                yield from self.changes(was[1] if was_dir and was else None,
+                                        now[1] if now_dir and now else None,
+                                        prefix + name + b"/")
+            was_file, now_file = (None if was_dir else was), (None if now_dir else now)
+            if was_file is not None or now_file is not None:
+                yield prefix + name, was_file, now_file
+
+
+_READING: ContextVar[TreeReader | None] = ContextVar("minara_tree_reader", default=None)
+
+
+def _reads(reader: TreeReader | None, object_store: ObjectStore) -> bool:
+    """True when ``reader`` reads ``object_store`` (or a store on the same folder)."""
+    if reader is None or reader.object_store is object_store:
+        return reader is not None
+    path, other = getattr(reader.object_store, "path", None), getattr(object_store, "path", None)
+    return path is not None and other is not None and \
+        os.path.realpath(path) == os.path.realpath(other)
+
+
+@contextlib.contextmanager
+def reading_trees(object_store: ObjectStore) -> Iterator[TreeReader]:
+    """Within the block, the tree functions here (and :func:`minarad.git.diff.diff_trees`)
+    read ``object_store``'s trees (or those of another store on the same folder) once."""
+    current = _READING.get()
+    if current is not None and _reads(current, object_store):
+        yield current
+        return
+    reader = TreeReader(object_store)
+    token = _READING.set(reader)
+    try:
+        yield reader
+    finally:
+        _READING.reset(token)
+
+
+def tree_reader(object_store: ObjectStore) -> TreeReader:
+    """The reader of :func:`reading_trees` for ``object_store``, else a new one."""
+    current = _READING.get()
+    if current is not None and _reads(current, object_store):
+        return current
+    return TreeReader(object_store)
 
 
 def apply_changes(object_store: ObjectStore, tree_id: bytes | None, changes: Changes) -> bytes:
@@ -34,7 +143,7 @@ def apply_changes(object_store: ObjectStore, tree_id: bytes | None, changes: Cha
         changes: path (bytes, POSIX) -> ``(mode, blob id)``, or None to delete;
             a file may replace a folder and a folder a file.
     """
-    new_id = _apply(object_store, tree_id, changes)
+    new_id = _apply(object_store, tree_reader(object_store), tree_id, changes)
     if new_id is None:
         empty = Tree()
         add_object(object_store, empty)
@@ -54,11 +163,12 @@ def _split(changes: Changes) -> tuple[dict, dict]:
     return direct, nested
 
 
-def _apply(object_store: ObjectStore, tree_id: bytes | None, changes: Changes) -> ObjectID | None:
+def _apply(object_store: ObjectStore, reader: TreeReader, tree_id: bytes | None,
+           changes: Changes) -> ObjectID | None:
     tree = Tree()
     if tree_id is not None:
-        for entry in object_store[tree_id].items():
-            tree.add(entry.path, entry.mode, entry.sha)
+        for name, (mode, sha) in reader.entries(tree_id).items():
+            tree.add(name, mode, cast("ObjectID", sha))
     direct, nested = _split(changes)
     for name, value in direct.items():
         if value is None:
@@ -69,7 +179,7 @@ def _apply(object_store: ObjectStore, tree_id: bytes | None, changes: Changes) -
     for name, sub in nested.items():
         existing = tree[name] if name in tree else None
         sub_id = existing[1] if existing and stat.S_ISDIR(existing[0]) else None
-        new_sub = _apply(object_store, sub_id, sub)
+        new_sub = _apply(object_store, reader, sub_id, sub)
         if new_sub is None:
             if sub_id is not None:  # a file that took the folder's place stays
                 del tree[name]
@@ -79,6 +189,7 @@ def _apply(object_store: ObjectStore, tree_id: bytes | None, changes: Changes) -
         return None
     if tree_id is None or tree.id != tree_id:
         add_object(object_store, tree)
+        reader.keep(tree)
     return tree.id
 
 
@@ -87,13 +198,8 @@ def lookup_blob(object_store: ObjectStore, tree_id: bytes | None,
     """Return ``(mode, blob id)`` of ``path`` in the tree, or None."""
     if tree_id is None:
         return None
-    from dulwich.object_store import tree_lookup_path
-
-    try:
-        mode, sha = tree_lookup_path(object_store.__getitem__, cast("ObjectID", tree_id), path)
-    except KeyError:
-        return None
-    return None if stat.S_ISDIR(mode) else (mode, sha)
+    found = tree_reader(object_store).lookup(tree_id, path)
+    return None if found is None or stat.S_ISDIR(found[0]) else found
 
 
 def is_regular_mode(mode: int) -> bool:
@@ -106,7 +212,7 @@ def iter_entries(object_store: ObjectStore, tree_id: bytes | None, prefix: bytes
     """Yield ``(path, mode, id)`` for every entry below a tree but folders, submodules too."""
     if tree_id is None:
         return
-    for entry in object_store[tree_id].items():
+    for entry in object_store[tree_id].items():  # in git's order, unlike a reader's entries
         path = prefix + entry.path
         if stat.S_ISDIR(entry.mode):
             yield from iter_entries(object_store, entry.sha, path + b"/")
@@ -120,15 +226,10 @@ def files_under(object_store: ObjectStore, tree_id: bytes | None, folder: bytes
     ``folder`` is not a folder there."""
     if tree_id is None:
         return None
-    from dulwich.object_store import tree_lookup_path
-
-    try:
-        mode, sub = tree_lookup_path(object_store.__getitem__, cast("ObjectID", tree_id),
-                                     folder)
-    except KeyError:
+    found = tree_reader(object_store).lookup(tree_id, folder)
+    if found is None or not stat.S_ISDIR(found[0]):
         return None
-    if not stat.S_ISDIR(mode):
-        return None
+    sub = found[1]
     return [p for p, _mode, _sha in iter_entries(object_store, sub, folder + b"/")]
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
+import time
 from pathlib import Path
 from typing import NamedTuple
 from collections.abc import Iterator
@@ -36,6 +38,11 @@ CATCH_UP_HEAP = 16_000_000
 #: A word held by more than this share of the documents is common: it does
 #: not count towards the meaningful words a strict search requires.
 COMMON_SHARE = 0.3
+#: Seconds an open reader stays open after its last use. tantivy's folder
+#: watches its ``meta.json`` by reading it twice a second for as long as an
+#: index is open, whatever the reader's reload policy, so an idle process
+#: lets its reader go (a search then opens it again, a few milliseconds).
+READER_IDLE_S = 5.0
 
 
 class ReaderView(NamedTuple):
@@ -94,6 +101,11 @@ class LexicalEngine:
         self._view: ReaderView | None = None
         self._pages = tantivy.Query.term_query(self.schema, "level", PAGE_LEVEL)
         self._page_count: tuple[tuple, int] | None = None
+        self._used = 0.0
+        #: seconds the reader stays open unused (:data:`READER_IDLE_S`)
+        self.reader_idle_s = READER_IDLE_S
+        self._closer: threading.Timer | None = None
+        self._closer_lock = threading.Lock()
 
     @property
     def lock_path(self) -> Path:
@@ -149,13 +161,40 @@ class LexicalEngine:
         return st.st_mtime_ns, st.st_size, st.st_ino
 
     def reader_view(self) -> ReaderView | None:
-        """The searcher of the saved state; reopened only when a writer saved a new one."""
+        """The searcher of the saved state; reopened only when a writer saved a new one
+        (another process's writer too: the state file is checked on each call), and
+        let go ``reader_idle_s`` seconds after its last use."""
         stamp, view = self._state_stamp(), self._view
+        self._used = time.monotonic()
         if view is not None and stamp == view.stamp:
             return view
         view = self._open_view(stamp, view) if stamp is not None else None
         self._view = view  # one assignment: threads see the old view or the new one
+        if view is not None:
+            self._close_when_idle(self.reader_idle_s)
         return view
+
+    def release(self) -> None:
+        """Let the reader go (the next search opens it again)."""
+        self._view = None
+
+    def _close_when_idle(self, delay: float) -> None:
+        """Arm the one timer that lets the reader go once unused for ``reader_idle_s``."""
+        with self._closer_lock:
+            if self._closer is not None:
+                return
+            self._closer = threading.Timer(delay, self._close_if_idle)
+            self._closer.daemon = True
+            self._closer.start()
+
+    def _close_if_idle(self) -> None:
+        with self._closer_lock:
+            self._closer = None
+        left = self.reader_idle_s - (time.monotonic() - self._used)
+        if left > 0:
+            self._close_when_idle(left)
+        else:
+            self.release()
 
     def _open_view(self, stamp, old: ReaderView | None) -> ReaderView | None:
         """The saved state opened for reading; None when there is none or it is damaged."""
@@ -173,6 +212,8 @@ class LexicalEngine:
             index.reload()
         else:
             index = tantivy.Index.open(str(self.index_dir / generation))
+            # reloaded here, when the state file says a writer committed, not by polling
+            index.config_reader("Manual", 0)
             register_tokenizers(index)
         searcher = index.searcher()
         channels = tuple(term for term, _count in

@@ -105,13 +105,15 @@ def fused(index: Index, query: str, filters: SearchFilters, limit: int, mode: st
 def mark_words(hits: list[Hit], query: str) -> list[Hit]:
     """Cut the snippets of hits that no lexical match marked (semantic, graph) around the words."""
     from minarad.index.query import positive_terms
-    from minarad.index.snippets import make_snippet, term_pattern
+    from minarad.index.snippets import LazySnippet, make_snippet, term_pattern
 
     unmarked = [h for h in hits if not h.snippet.highlights]
     if not unmarked:
         return hits
     pattern = term_pattern(positive_terms(parse_query(query or "")))
     for hit in unmarked:
+        if isinstance(hit.snippet, LazySnippet) and hit.snippet.pattern is pattern:
+            continue  # a lexical hit's snippet: cut from the same text around the same words
         hit.snippet = make_snippet(hit.text.strip() and hit.text or hit.heading or hit.title,
                                    pattern)
     return hits

@@ -48,6 +48,11 @@ class LazySnippet:
         self._pattern = pattern
         self._made: Snippet | None = None
 
+    @property
+    def pattern(self) -> TermPattern | None:
+        """The pattern the snippet is (or will be) cut around."""
+        return self._pattern
+
     def made(self) -> Snippet:
         """The snippet (cut on the first call)."""
         if self._made is None:

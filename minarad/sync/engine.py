@@ -106,7 +106,10 @@ def sync(store: Store, name: str, *, machine: str, author: str = "minara-sync", 
     branch = current_branch(store)
     if commit_edits:
         store.commit_disk()
-    with sync_lock(store):
+    from minarad.git.trees import reading_trees
+
+    # one sync reads the same trees many times (merge, commit, push check): read once
+    with sync_lock(store), reading_trees(store.repo.object_store):
         return _sync_locked(store, name, url, branch, machine, author, creds, retries, limits)
 
 
