@@ -83,3 +83,29 @@ def test_few_small_packs_are_left_alone(repo_dir):
     finally:
         repo.close()
     assert _packs(repo_dir) == before
+
+
+def test_a_folder_remotes_packs_are_read_in_the_middle_of_a_merge(repo_dir, tmp_path):
+    """Between deleting a merged pack's ``.pack`` and its ``.idx``, readers of a folder
+    remote's object store (sync's size guard and streaming copy) use the merged pack."""
+    from minarad.git.bigobjects import copy_object
+    from minarad.git.fetchguard import stored_size
+
+    for n in range(4):
+        commit_files(repo_dir, f"small {n}", {f"f{n}.md": f"file {n}\n" * (n + 1)})
+        git(repo_dir, "repack", "-q", "-d")
+    pack_dir = repo_dir / ".git" / "objects" / "pack"
+    old_indexes = {p.name: p.read_bytes() for p in pack_dir.glob("*.idx")}
+    repo = open_repo(repo_dir)
+    fmt = repo.object_store.object_format
+    try:
+        assert merge_small_packs(repo, limit=2) == 4
+    finally:
+        repo.close()
+    for name, data in old_indexes.items():  # their packs deleted, their indexes not yet
+        (pack_dir / name).write_bytes(data)
+    blob = git(repo_dir, "rev-parse", "HEAD:f3.md").strip()
+    objects = str(repo_dir / ".git" / "objects")
+    assert stored_size(objects, blob, fmt) == len("file 3\n" * 4)
+    assert copy_object(objects, blob, str(tmp_path / "copy"), fmt) == "blob"
+    assert (tmp_path / "copy" / blob[:2] / blob[2:]).exists()
