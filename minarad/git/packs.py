@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from minarad.git.types import Repo
@@ -82,29 +82,36 @@ def merge_small_packs(repo: Repo, limit: int = MAX_SMALL_PACKS) -> int:
         if base + ".pack" not in written:
             _remove_pack(base)
     _fsync(pack_dir)
+    repo.object_store.packs  # noqa: B018 - lists them again: the old ones are closed
     return len(chosen)
 
 
 def _write_merged(repo: Repo, chosen: list[str]) -> list[str]:
     """Write the objects of the packs ``chosen`` as one fsynced pack; its files."""
-    from dulwich.pack import load_pack_index
-
     from minarad.git.objects import write_pack_files
 
-    store = repo.object_store
-    ids: set[bytes] = set()
+    objects: dict[bytes, Any] = {}
     for base in chosen:
-        index = load_pack_index(base + ".idx", store.object_format)
-        try:
-            ids.update(index)
-        finally:
-            index.close()
-    objects = [(store[oid], None) for oid in sorted(ids)]
+        objects.update(_objects_of(repo, base))
     folder = os.path.dirname(chosen[0])
-    written = write_pack_files(folder, objects, store.object_format)
+    written = write_pack_files(folder, [(objects[oid], None) for oid in sorted(objects)],
+                               repo.object_store.object_format)
     for path in [*written, folder]:
         _fsync(path)
     return written
+
+
+def _objects_of(repo: Repo, base: str) -> dict[bytes, Any]:
+    """The objects of the pack ``base`` by id, read from it alone (not looked up
+    through every pack); a delta on an object outside it is resolved by the store."""
+    from dulwich.pack import Pack
+
+    store = repo.object_store
+    pack = Pack(base, object_format=store.object_format, resolve_ext_ref=store.get_raw)
+    try:
+        return {obj.id: obj for obj in pack.iterobjects()}
+    finally:
+        pack.close()
 
 
 def _remove_pack(base: str) -> None:
