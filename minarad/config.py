@@ -44,6 +44,7 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "max_file_bytes": ("MINARA_MAX_FILE_BYTES", int, 5 * 1024 * 1024),
     "debounce_ms": ("MINARA_DEBOUNCE_MS", int, 300),
     "debounce_cap_ms": ("MINARA_DEBOUNCE_CAP_MS", int, 3000),
+    "max_small_packs": ("MINARA_MAX_SMALL_PACKS", int, 32),
     # -- per-turn jobs --
     "heartbeat_enabled": ("WORKSPACE_HEARTBEAT_ENABLED", bool, True),
     "daily_log_enabled": ("WORKSPACE_DAILY_LOG_ENABLED", bool, False),
@@ -155,6 +156,7 @@ class Settings:
     max_file_bytes: int
     debounce_ms: int
     debounce_cap_ms: int
+    max_small_packs: int
     # -- per-turn jobs --
     heartbeat_enabled: bool
     daily_log_enabled: bool
@@ -298,7 +300,7 @@ def _plain(value):
 #: The least value a numeric setting may take (0 when not listed).
 _MINIMUM = {
     "max_file_bytes": 1, "daily_log_interval": 1, "context_max_file_chars": 0,
-    "debounce_cap_ms": 1,
+    "debounce_cap_ms": 1, "max_small_packs": 2,
     # -- LLM --
     "llm_timeout_s": 0.1,
     # -- learn store, promotion, dreaming, scheduler --

@@ -99,7 +99,8 @@ def build_daemon(flags: dict, *, polling: bool, notify_socket: str | None,
     if app.has_repository():
         instance.acquire()
     store = app.store  # seeds the workspace if needed
-    groupcommit.enable()  # writers of the socket, HTTP and MCP share rounds of commits
+    # writers of the socket, HTTP and MCP share rounds of commits
+    groupcommit.enable(max_small_packs=settings.max_small_packs)
     if not instance.held:
         instance.acquire()
     interval = watchdog_interval(watchdog_usec, watchdog_pid, os.getpid())

@@ -77,10 +77,16 @@ def _open(src_dir: str, sha: str, object_format: Any) -> _Opened:
     loose = os.path.join(src_dir, sha[:2], sha[2:])
     if os.path.exists(loose):
         return _open_loose(loose)
-    found = _find_packed(os.path.join(src_dir, "pack"), sha, object_format)
-    if found is None:
-        raise DamagedObject(f"object {sha[:10]} is not in the remote's object store")
-    return _open_packed(src_dir, found[0], found[1], object_format)
+    for retry in (False, True):  # a pack merged away meanwhile: list the packs again
+        found = _find_packed(os.path.join(src_dir, "pack"), sha, object_format)
+        if found is None:
+            break
+        try:
+            return _open_packed(src_dir, found[0], found[1], object_format)
+        except FileNotFoundError:
+            if retry:
+                raise
+    raise DamagedObject(f"object {sha[:10]} is not in the remote's object store")
 
 
 def _open_loose(path: str) -> _Opened:
@@ -128,11 +134,15 @@ def _find_packed(pack_dir: str, sha: str, object_format: Any) -> tuple[str, int]
     from dulwich.pack import load_pack_index
 
     try:
-        names = sorted(n for n in os.listdir(pack_dir) if n.endswith(".idx"))
+        listed = set(os.listdir(pack_dir))
+        names = sorted(n for n in listed if n.endswith(".idx") and n[:-4] + ".pack" in listed)
     except OSError:
         return None
     for name in names:
-        index = load_pack_index(os.path.join(pack_dir, name), object_format)
+        try:
+            index = load_pack_index(os.path.join(pack_dir, name), object_format)
+        except FileNotFoundError:  # merged away since listed: its objects are in a new pack
+            continue
         try:
             return os.path.join(pack_dir, name[:-4] + ".pack"), \
                 index.object_offset(cast(Any, bytes.fromhex(sha)))

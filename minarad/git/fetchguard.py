@@ -137,13 +137,18 @@ def declared_size(store: Any, sha: str) -> int | None:
     loose = _loose_size(os.path.join(store.path, sha[:2], sha[2:]))
     if loose is not False:
         return loose
+    from dulwich.pack import PackFileDisappeared
+
     raw = bytes.fromhex(sha)
-    for pack in store.packs:
-        try:
-            offset = pack.index.object_offset(raw)
-        except KeyError:
-            continue
-        return _entry_size(os.fspath(pack.data.path), offset)
+    try:
+        for pack in store.packs:
+            try:
+                offset = pack.index.object_offset(raw)
+            except KeyError:
+                continue
+            return _entry_size(os.fspath(pack.data.path), offset)
+    except (FileNotFoundError, PackFileDisappeared):  # a pack merged away: list them again
+        return _packed_size(os.path.join(store.path, "pack"), sha, store.object_format)
     return None
 
 
@@ -160,13 +165,21 @@ def _loose_size(path: str) -> int | None | bool:
 
 
 def _packed_size(pack_dir: str, sha: str, object_format: Any) -> int | None:
+    try:
+        return _packed_size_once(pack_dir, sha, object_format)
+    except FileNotFoundError:  # a pack merged away meanwhile: list the packs again
+        return _packed_size_once(pack_dir, sha, object_format)
+
+
+def _packed_size_once(pack_dir: str, sha: str, object_format: Any) -> int | None:
     from dulwich.pack import load_pack_index
 
     try:
-        names = [n for n in os.listdir(pack_dir) if n.endswith(".idx")]
+        listed = set(os.listdir(pack_dir))
     except OSError:
         return None
-    for name in names:
+    # an index whose pack is gone belongs to packs being merged: the merged pack has it all
+    for name in [n for n in listed if n.endswith(".idx") and n[:-4] + ".pack" in listed]:
         index = load_pack_index(os.path.join(pack_dir, name), object_format)
         try:
             offset = index.object_offset(cast("RawObjectID", bytes.fromhex(sha)))

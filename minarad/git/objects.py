@@ -173,7 +173,7 @@ class HeldObjects:
             if not objects:
                 return []
             folder = os.path.join(self.disk.path, "pack")
-            written = [*_write_pack(folder, objects, self.disk.object_format), folder]
+            written = [*write_pack_files(folder, objects, self.disk.object_format), folder]
             for path in written if sync else ():
                 fd = os.open(path, os.O_RDONLY)
                 try:
@@ -194,7 +194,7 @@ def hold_objects(repo: Repo) -> HeldObjects:
     return HeldObjects(repo)
 
 
-def _write_pack(folder: str, objects: list, object_format: Any) -> list[str]:
+def write_pack_files(folder: str, objects: list, object_format: Any) -> list[str]:
     """Write ``objects`` (``(object, None)`` pairs) as ``pack-<checksum>.pack`` and its
     ``.idx`` in ``folder``, unsynced; return both paths.
 

@@ -17,7 +17,10 @@ every transaction queued meanwhile as one round, under the workspace lock:
   per commit in one write, and the index is updated once.
 
 Only then is each writer answered, so a write is acknowledged once its
-round is durable. A writer killed meanwhile (``kill -9``) leaves the
+round is durable. Then, once rounds have left more than
+``MINARA_MAX_SMALL_PACKS`` small packs, the committer merges
+them into one (:func:`~minarad.git.packs.merge_small_packs`) before its next
+round. A writer killed meanwhile (``kill -9``) leaves the
 round's files changed and HEAD where it was: no writer was told its change
 was saved, and the next writer commits the files as an editor's change
 (the commit marker makes it rebuild the index). If the round fails before
@@ -28,6 +31,7 @@ error. A round of one transaction is a plain commit.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -42,16 +46,22 @@ if TYPE_CHECKING:
 MAX_ROUND = 64
 
 _enabled = False
+#: More small packs than this and the committer merges them (the daemon sets it).
+_max_small_packs: int | None = None
 _committers: dict[str, GroupCommitter] = {}
 _guard = threading.Lock()
 #: ``committing`` is set on a committer's own thread (it commits, never queues).
 _here = threading.local()
 
 
-def enable(on: bool = True) -> None:
-    """Turn group commit on (the daemon does, at start) or off for this process."""
-    global _enabled
-    _enabled = on
+def enable(on: bool = True, max_small_packs: int | None = None) -> None:
+    """Turn group commit on (the daemon does, at start) or off for this process.
+
+    ``max_small_packs``: merge the small packs rounds leave once there are more
+    than this (``MINARA_MAX_SMALL_PACKS``; None: :data:`~minarad.git.packs.MAX_SMALL_PACKS`).
+    """
+    global _enabled, _max_small_packs
+    _enabled, _max_small_packs = on, max_small_packs
 
 
 def committer_for(tx: Transaction) -> GroupCommitter | None:
@@ -145,6 +155,30 @@ class GroupCommitter:
                 self.running = 0
                 for ticket in batch:
                     ticket.done.set()
+            if len(batch) > 1:
+                merge_packs(store)
+
+
+def merge_packs(store: Store) -> None:
+    """Merge the small packs rounds left, once there are too many, under the
+    workspace lock (after the round's writers were answered); a failure is logged
+    and the packs stay as they are."""
+    from minarad.git.packs import MAX_SMALL_PACKS, merge_small_packs, small_packs
+
+    limit = MAX_SMALL_PACKS if _max_small_packs is None else _max_small_packs
+    pack_dir = os.path.join(store.repo.object_store.path, "pack")
+    if len(small_packs(pack_dir)) <= limit:
+        return
+    from loguru import logger
+
+    try:
+        with store.lock():
+            merged = merge_small_packs(store.repo, limit)
+    except Exception as exc:  # noqa: BLE001 - the packs stay; the next round retries
+        logger.warning("merging the small packs of {} failed: {}", store.root, exc)
+        return
+    if merged:
+        logger.info("packs: {} small packs merged into one", merged)
 
 
 def run_round(store: Store, batch: list[_Ticket]) -> None:
