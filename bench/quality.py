@@ -48,9 +48,11 @@ import quality_sets  # noqa: E402
 
 #: FTS5's title weight (the body counts 1), chosen per fold.
 FTS_TITLE_WEIGHTS = (1.0, 2.0, 5.0, 10.0)
-#: minara's page weights tried per fold: (share of the page, title boost).
-PAGE_GRID = [(0.0, 1.5)] + [(share, title) for share in (0.15, 0.3, 0.5)
-                            for title in (1.5, 3.0)]
+#: minara's page weights tried per fold: (share of the page, title boost,
+#: factor of a section the query names: its heading or its page's title).
+PAGE_GRID = [(0.0, 1.5, named) for named in (1.0, 1.5)] + [
+    (share, title, named) for share in (0.15, 0.3, 0.5) for title in (1.5, 3.0)
+    for named in (1.0, 1.5)]
 
 
 def fts5(ws: Path, pages: list[str]):
@@ -131,15 +133,13 @@ class Corpus:
     queries: list[str]
     answers: list[str]
     fts: dict = dataclasses.field(default_factory=dict)  # title weight -> (mrr, recall)
-    ours: dict = dataclasses.field(default_factory=dict)  # (share, title) -> (mrr, recall)
+    ours: dict = dataclasses.field(default_factory=dict)  # (share, title, named) -> (mrr, recall)
     ms: dict = dataclasses.field(default_factory=dict)
     lists: dict = dataclasses.field(default_factory=dict)  # setting -> pages per query
 
 
 def measure(corpus: Corpus, work: Path) -> None:
     """Every FTS5 title weight and every page-weight setting on ``corpus``."""
-    from minarad.index.pages import PageWeights
-
     search = fts5(corpus.ws, corpus.pages)
     for weight in FTS_TITLE_WEIGHTS:
         start = time.perf_counter()
@@ -147,12 +147,12 @@ def measure(corpus: Corpus, work: Path) -> None:
         corpus.ms[("fts", weight)] = _per_query(start, corpus)
         corpus.fts[weight] = score(found, corpus.answers)
     index = build_index(corpus.ws, work / corpus.name / "state")
-    for share, title in PAGE_GRID:
-        ours = minara_search(index, "keyword", PageWeights(share=share, title=title))
+    for setting in PAGE_GRID:
+        ours = minara_search(index, "keyword", _weights(*setting))
         start = time.perf_counter()
-        found = corpus.lists[("ours", share, title)] = [ours(q) for q in corpus.queries]
-        corpus.ms[("ours", share, title)] = _per_query(start, corpus)
-        corpus.ours[(share, title)] = score(found, corpus.answers)
+        found = corpus.lists[("ours", *setting)] = [ours(q) for q in corpus.queries]
+        corpus.ms[("ours", *setting)] = _per_query(start, corpus)
+        corpus.ours[setting] = score(found, corpus.answers)
 
 
 def _per_query(start: float, corpus: Corpus) -> float:
@@ -197,9 +197,9 @@ def print_grid(corpora: list[Corpus]) -> None:
     for weight in FTS_TITLE_WEIGHTS:
         print("  " + " ".join(f"{c.fts[weight][0]:9.3f}" for c in corpora) +
               f"  FTS5 title x{weight:g}")
-    for share, title in PAGE_GRID:
-        print("  " + " ".join(f"{c.ours[(share, title)][0]:9.3f}" for c in corpora) +
-              f"  minara keyword, page share {share:g}, title x{title:g}")
+    for share, title, named in PAGE_GRID:
+        print("  " + " ".join(f"{c.ours[(share, title, named)][0]:9.3f}" for c in corpora) +
+              f"  minara keyword, page share {share:g}, title x{title:g}, named x{named:g}")
 
 
 def report(corpora: list[Corpus], peers: dict) -> None:
@@ -209,14 +209,14 @@ def report(corpora: list[Corpus], peers: dict) -> None:
     print(f"  {'corpus':<9} {'ranking':<34} {'MRR@10':>7} {'recall@10':>9}  ratio")
     for c in corpora:
         tw = held_out(corpora, "fts", c)
-        share, title = held_out(corpora, "ours", c)
+        setting = share, title, named = held_out(corpora, "ours", c)
         base = c.fts[tw][0] or 1.0
         rows = [(f"SQLite FTS5 BM25 (title x{tw:g})", c.fts[tw]),
-                (f"minara keyword (share {share:g}, title x{title:g})", c.ours[(share, title)])]
+                (f"minara keyword ({share:g}, x{title:g}, x{named:g})", c.ours[setting])]
         for label, (mrr, recall) in rows:
             print(f"  {c.name:<9} {label:<34} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")
         print(f"  {c.name:<9} {len(c.queries)} queries, {len(c.pages)} pages; keyword "
-              f"{c.ms[('ours', share, title)]:.1f} ms/query, FTS5 {c.ms[('fts', tw)]:.1f}")
+              f"{c.ms[('ours', *setting)]:.1f} ms/query, FTS5 {c.ms[('fts', tw)]:.1f}")
     for c in corpora:
         if peers.get(c.name):
             report_peers(corpora, c, peers[c.name])
@@ -227,9 +227,9 @@ def report_peers(corpora: list[Corpus], c: Corpus, found: dict) -> None:
     count = min(len(lists) for lists in found.values())
     answers = c.answers[:count]
     tw = held_out(corpora, "fts", c)
-    share, title = held_out(corpora, "ours", c)
+    setting = held_out(corpora, "ours", c)
     rows = [(f"SQLite FTS5 BM25 (title x{tw:g})", c.lists[("fts", tw)]),
-            ("minara keyword", c.lists[("ours", share, title)])]
+            ("minara keyword", c.lists[("ours", *setting)])]
     rows += [(f"peer {name}", lists) for name, lists in found.items()]
     print(f"\npeers' keyword rankings, {c.name}, first {count} queries (theirs kept "
           f"under the work folder, ours of this run):")
@@ -266,22 +266,22 @@ def run_semantic(corpora: list[Corpus], work: Path, model, queries: int, extra: 
         index = build_index(ws, sub / "state", model, embed=True)
         qs, answers = [q for q, _a in pairs], [a for _q, a in pairs]
         tw = held_out(corpora, "fts", c)
-        share, title = held_out(corpora, "ours", c)
+        setting = held_out(corpora, "ours", c)
         search = fts5(ws, sorted(chosen))
         base = score([search(q, tw) for q in qs], answers)
         rows = [(f"SQLite FTS5 BM25 (title x{tw:g})", base)]
         for mode in ("keyword", "semantic", "hybrid"):
-            ours = minara_search(index, mode, _weights(share, title))
+            ours = minara_search(index, mode, _weights(*setting))
             rows.append((f"minara {mode}", score([ours(q) for q in qs], answers)))
         for label, (mrr, recall) in rows:
             print(f"  {c.name:<9} {label:<34} {mrr:7.3f} {recall:9.3f}  "
                   f"{mrr / (base[0] or 1.0):.2f}x  ({len(chosen)} pages)")
 
 
-def _weights(share: float, title: float):
+def _weights(share: float, title: float, named: float):
     from minarad.index.pages import PageWeights
 
-    return PageWeights(share=share, title=title)
+    return PageWeights(share=share, title=title, named=named)
 
 
 def run_sets(work: Path, model) -> None:

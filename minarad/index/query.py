@@ -79,6 +79,8 @@ def parse_query(query: str) -> list[Clause]:
 
 
 def _clause(sign: str, field: str | None, raw: str, quoted: str | None, negate: bool):
+    if sign == "-" and not field and quoted is None and raw.startswith("-"):
+        sign, raw = "", "-" + raw  # ``--flag`` is a command-line option, not an exclusion
     occur = MUST_NOT if (sign == "-" or negate) else MUST if sign == "+" else SHOULD
     phrase = quoted is not None
     text = quoted if quoted is not None else raw

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from minarad.index.engine import LexicalEngine
 from minarad.index.fusion import RankedHit, SearchFilters
-from minarad.index.pages import PageWeights, missing_pages, page_mixed
+from minarad.index.pages import PageWeights, missing_pages, named_first, page_mixed
 from minarad.index.query import parse_query, positive_terms
 from minarad.index.results import Hit, hit_from_record
 from minarad.index.snippets import term_pattern
@@ -63,6 +63,8 @@ class LexicalVoice:
             hits += below(hits, more[:limit - len(hits)])
         if pages is not None and pages.share > 0 and limit > 0:
             hits = self._with_pages(view, clauses, filters, hits, limit, pages, keep_loose)
+        if pages is not None:
+            hits = named_first(hits, query or "", pages.named)
         return [RankedHit(hit, hit.score) for hit in bodiless_after_body_matches(hits)]
 
     def _with_pages(self, view, clauses, filters: SearchFilters, hits: list[Hit], limit: int,

@@ -79,3 +79,17 @@ def test_an_index_of_the_previous_schema_is_rebuilt_with_pages(ws, tmp_path):
     assert index.search("kayak", mode="keyword") == []  # an old index is not read
     assert index.catch_up().rebuilt
     assert paths(index.search("kayak storage", mode="keyword", per_page=1))[0] == "wiki/kayak.md"
+
+
+def test_the_page_or_section_the_query_names_ranks_above_pages_that_mention_it(ws, index):
+    ws.commit(**{
+        "docs__set.md": "# SET DESCRIPTOR\n\nSET DESCRIPTOR fills a descriptor; GET DESCRIPTOR "
+                        "reads it back. Get the descriptor, get the values.\n",
+        "docs__get.md": "# GET DESCRIPTOR\n\nReads values from an SQL descriptor area into "
+                        "host variables, item by item, as the statement lists them.\n",
+        "docs__functions.md": "# Functions\n\n## 4.2. `lc_time()`\n\nThe locale of times.\n\n"
+                              "## Other\n\nlc_time() and lc_time() are named here twice.\n"})
+    index.catch_up()
+    assert paths(index.search("GET DESCRIPTOR", mode="keyword", per_page=1))[0] == "docs/get.md"
+    hit = index.search("lc_time", mode="keyword", per_page=1)[0]
+    assert hit.heading.endswith("`lc_time()`")

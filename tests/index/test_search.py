@@ -78,6 +78,14 @@ def test_required_and_excluded_words(corpus):
     assert corpus.search("deploy NOT rollback") == excluded
 
 
+def test_a_command_line_option_is_a_word_to_find_not_one_to_exclude(ws, index):
+    ws.commit(**{"wiki__tool.md": "# Tool\n\nPass --dry-run to see what would change.\n",
+                 "wiki__boats.md": "# Boats\n\nA dry run on the lake before the race.\n"})
+    index.catch_up()
+    assert paths(index.search("--dry-run"))[0] == "wiki/tool.md"
+    assert paths(index.search("run -dry")) == []
+
+
 def test_kind_and_path_in_the_query(corpus):
     assert paths(corpus.search("kind:lesson")) == ["learn/lessons.jsonl"]
     assert set(paths(corpus.search("path:wiki/handbook"))) == {
