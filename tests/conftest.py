@@ -33,6 +33,33 @@ def git(ws, *args, check=True) -> str:
     return proc.stdout
 
 
+def on_a_terminal(cmd, env, stream="stdout", timeout=120, **kwargs):
+    """Run ``cmd`` with ``stream`` (stdout or stderr) on a pseudo-terminal.
+
+    Returns ``(completed process, the bytes the terminal was shown)``.
+    """
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        try:
+            proc = subprocess.run(cmd, env=env, timeout=timeout, **{stream: follower}, **kwargs)
+        finally:
+            os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(leader)
+    return proc, shown
+
+
 def git_bytes(ws, *args) -> bytes:
     """Run the real git CLI and return its raw stdout (no newline translation)."""
     return subprocess.run(["git", "-C", str(ws), *args], capture_output=True,

@@ -31,6 +31,7 @@ import math
 import time
 
 from minarad.errors import MinaraError
+from minarad.httpbody import read_capped
 
 #: Who adds e5's ``query: `` / ``passage: `` (``MINARA_EMBED_PREFIX``).
 PREFIXES = ("auto", "e5", "none", "input_type")
@@ -242,18 +243,10 @@ def _bad(base_url: str, what: str) -> EmbeddingError:
 
 def _read_capped(response, deadline: float, timed_out: _Retry, where: str) -> bytes:
     """The body, read while the whole-answer deadline and the size cap both hold."""
-    chunks: list[bytes] = []
-    size = 0
-    for chunk in response.iter_bytes():
-        size += len(chunk)
-        if size > MAX_ANSWER_BYTES:
-            raise EmbeddingError(f"{where} sent more than {MAX_ANSWER_BYTES:,} bytes; "
-                                 "the answer was dropped (lower MINARA_EMBED_BATCH)",
-                                 code="embedding_bad_answer")
-        chunks.append(chunk)
-        if time.monotonic() > deadline:
-            raise timed_out
-    return b"".join(chunks)
+    too_large = EmbeddingError(f"{where} sent more than {MAX_ANSWER_BYTES:,} bytes; "
+                               "the answer was dropped (lower MINARA_EMBED_BATCH)",
+                               code="embedding_bad_answer")
+    return read_capped(response, deadline, MAX_ANSWER_BYTES, timed_out, too_large)
 
 
 class _Retry(Exception):

@@ -29,6 +29,7 @@ import time
 from typing import TYPE_CHECKING
 
 from minarad.errors import MinaraError
+from minarad.httpbody import read_capped
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -172,18 +173,10 @@ class ChatClient:
         arrives; a silent one by the read time-out), and a body over
         :data:`MAX_ANSWER_BYTES` is refused while it arrives, never held.
         """
-        chunks: list[bytes] = []
-        size = 0
-        for chunk in response.iter_bytes():
-            size += len(chunk)
-            if size > MAX_ANSWER_BYTES:
-                raise LLMError(f"the LLM at {self.base_url} sent more than "
-                               f"{MAX_ANSWER_BYTES:,} bytes; the answer was dropped",
-                               code="llm_answer_too_large")
-            chunks.append(chunk)
-            if time.monotonic() > deadline:
-                raise timed_out
-        return b"".join(chunks)
+        too_large = LLMError(f"the LLM at {self.base_url} sent more than "
+                             f"{MAX_ANSWER_BYTES:,} bytes; the answer was dropped",
+                             code="llm_answer_too_large")
+        return read_capped(response, deadline, MAX_ANSWER_BYTES, timed_out, too_large)
 
 
 class _Retry(Exception):

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import signal
 import subprocess
 
-from tests.conftest import MINARA, git
+from tests.conftest import MINARA, git, on_a_terminal
 from tests.daemon.conftest import wait_until
 from tests.llm_server import LoopbackLLM
 
@@ -48,22 +47,8 @@ def test_a_terminal_shows_a_bar_with_rate_and_eta(minara):
     with LoopbackLLM() as server:
         use(minara, server)
         minara("memory", "set", "notes/facts.md", big_page(), check=0)
-        leader, follower = pty.openpty()
-        try:
-            proc = subprocess.run([MINARA, "index", "embed"], env=minara.env, stderr=follower,
-                                  stdout=subprocess.PIPE, text=True, timeout=120)
-            os.close(follower)
-            shown = b""
-            while True:
-                try:
-                    chunk = os.read(leader, 65536)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                shown += chunk
-        finally:
-            os.close(leader)
+        proc, shown = on_a_terminal([MINARA, "index", "embed"], minara.env, stream="stderr",
+                                    stdout=subprocess.PIPE, text=True)
     assert proc.returncode == 0 and "embedded" in proc.stdout
     text = shown.decode()
     assert "embedding [" in text and "ETA" in text and "/s" in text

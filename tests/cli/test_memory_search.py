@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import pty
 import subprocess
 import sys
 
 import pytest
 
 from minarad.index.embedder import packaged_model
-from tests.conftest import git
+from tests.conftest import git, on_a_terminal
 
 PROBE = """
 import json, sys
@@ -90,20 +88,8 @@ def test_versions_follow_a_commit_made_outside_minara(memory, env):
 
 
 def test_terminal_output_is_coloured(memory, env):
-    leader, follower = pty.openpty()
-    proc = subprocess.run([sys.executable, "-c", PROBE, "memory", "search", "migration"],
-                          env=env, stdout=follower, stderr=subprocess.DEVNULL)
-    os.close(follower)
-    data = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        data += chunk
-    os.close(leader)
+    proc, data = on_a_terminal([sys.executable, "-c", PROBE, "memory", "search", "migration"],
+                               env, stderr=subprocess.DEVNULL)
     assert proc.returncode == 0
     assert b"\x1b[1;33mmigration\x1b[0m" in data
 
