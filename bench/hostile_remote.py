@@ -53,7 +53,8 @@ def served(bare: str) -> Iterator[str]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     base = os.path.dirname(bare)
-    proc = subprocess.Popen(["git", "daemon", "--reuseaddr", "--export-all", "--listen=127.0.0.1",
+    proc = subprocess.Popen(["git", "daemon", "--reuseaddr", "--export-all",
+                             "--enable=receive-pack", "--listen=127.0.0.1",
                              f"--port={port}", f"--base-path={base}", base],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
