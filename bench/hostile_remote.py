@@ -6,19 +6,24 @@ RSS from ``wait4``, wall time): ``minara sync`` into a fresh workspace (it
 measures the blobs from their headers, copies them a chunk at a time and
 holds them in the tree, not checked out), ``git fetch`` of the same remote
 into an empty repository (the baseline: it takes them), and, with
-``--old-minara``, another ``minara`` executable (an older version).
+``--old-minara``, another ``minara`` executable (an older version). With
+``--git-daemon`` the remote is served by ``git daemon`` on loopback (the
+network path: the pack is spooled, then taken an object at a time).
 
-Run: python bench/hostile_remote.py [--count 6] [--mb 500] [--old-minara PATH]
+Run: python bench/hostile_remote.py [--count 6] [--mb 500] [--git-daemon] [--old-minara PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import socket
 import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MINARA = os.path.join(os.path.dirname(HERE), ".venv", "bin", "minara")
@@ -39,6 +44,28 @@ def make_remote(base: str, count: int, mb: int) -> str:
     subprocess.run(["git", "-C", src, "push", "-q", bare, "main"], check=True)
     shutil.rmtree(src)
     return bare
+
+
+@contextlib.contextmanager
+def served(bare: str) -> Iterator[str]:
+    """``git daemon`` serving ``bare`` on loopback; yields its ``git://`` URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    base = os.path.dirname(bare)
+    proc = subprocess.Popen(["git", "daemon", "--reuseaddr", "--export-all",
+                             "--enable=receive-pack", "--listen=127.0.0.1",
+                             f"--port={port}", f"--base-path={base}", base],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port)):
+                break
+            time.sleep(0.05)
+        yield f"git://127.0.0.1:{port}/{os.path.basename(bare)}"
+    finally:
+        proc.terminate()
+        proc.wait()
 
 
 def measure(argv: list[str], env: dict) -> tuple[float, float, int]:
@@ -65,25 +92,36 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=6)
     parser.add_argument("--mb", type=int, default=500)
     parser.add_argument("--old-minara", default=None)
+    parser.add_argument("--git-daemon", action="store_true")
     args = parser.parse_args()
     base = tempfile.mkdtemp(prefix="bench-hostile-")
     try:
         bare = make_remote(base, args.count, args.mb)
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(bare) for f in fs)
         print(f"remote: {args.count} x {args.mb} MB blobs of zeros, {size / 1e6:.1f} MB on disk")
-        rows = [("minara sync", minara_sync(MINARA, base, "new", bare))]
-        if args.old_minara:
-            rows.append(("older minara sync", minara_sync(args.old_minara, base, "old", bare)))
-        into = os.path.join(base, "git-fetch")
-        subprocess.run(["git", "init", "-q", into], check=True)
-        rows.append(("git fetch", measure(["git", "-C", into, "fetch", "-q", bare, "main"],
-                                          dict(os.environ))))
-        ours = rows[0][1][0]
-        for label, (rss, secs, code) in rows:
-            print(f"{label:18s} peak RSS {rss:8.0f} MB  {secs:6.1f} s  exit {code}  "
-                  f"(minara sync's peak RSS x{ours / rss:.2f})")
+        if args.git_daemon:
+            with served(bare) as url:
+                print(f"served by git daemon at {url}")
+                run(args, base, url)
+        else:
+            run(args, base, bare)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def run(args: argparse.Namespace, base: str, bare: str) -> None:
+    """Measure each ``minara sync`` and ``git fetch`` of ``bare`` (a path or a URL)."""
+    rows = [("minara sync", minara_sync(MINARA, base, "new", bare))]
+    if args.old_minara:
+        rows.append(("older minara sync", minara_sync(args.old_minara, base, "old", bare)))
+    into = os.path.join(base, "git-fetch")
+    subprocess.run(["git", "init", "-q", into], check=True)
+    rows.append(("git fetch", measure(["git", "-C", into, "fetch", "-q", bare, "main"],
+                                      dict(os.environ))))
+    ours = rows[0][1][0]
+    for label, (rss, secs, code) in rows:
+        print(f"{label:18s} peak RSS {rss:8.0f} MB  {secs:6.1f} s  exit {code}  "
+              f"(minara sync's peak RSS x{ours / rss:.2f})")
 
 
 if __name__ == "__main__":

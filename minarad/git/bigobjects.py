@@ -45,31 +45,56 @@ def copy_object(src_dir: str, sha: str, dest_dir: str, object_format: Any = None
     return kind.decode()
 
 
-def _write_loose(dest_dir: str, sha: str, kind: bytes, size: int,
-                 chunks: Iterator[bytes]) -> None:
-    folder = os.path.join(dest_dir, sha[:2])
-    os.makedirs(folder, exist_ok=True)
+def write_loose(dest_dir: str, kind: bytes, size: int, chunks: Iterator[bytes]) -> str:
+    """Write an object of ``kind`` and ``size`` from ``chunks`` into a loose object in
+    ``dest_dir``, a chunk at a time; return its id (hex), computed on the way.
+
+    Raises:
+        DamagedObject: the chunks do not hold ``size`` bytes.
+    """
+    return _write_loose(dest_dir, None, kind, size, chunks)
+
+
+def _write_loose(dest_dir: str, sha: str | None, kind: bytes, size: int,
+                 chunks: Iterator[bytes]) -> str:
+    os.makedirs(dest_dir, exist_ok=True)
     header = kind + b" " + str(size).encode() + b"\0"
     digest, deflate, seen = hashlib.sha1(header), zlib.compressobj(1), 0
-    fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=folder)
+    fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=dest_dir)
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(deflate.compress(header))
             for chunk in chunks:
                 seen += len(chunk)
+                if seen > size:
+                    break
                 digest.update(chunk)
                 out.write(deflate.compress(chunk))
             out.write(deflate.flush())
             out.flush()
             os.fsync(out.fileno())
-        if seen != size or digest.hexdigest() != sha:
-            raise DamagedObject(f"object {sha[:10]} does not hold what its id says")
+        if seen != size or (sha is not None and digest.hexdigest() != sha):
+            raise DamagedObject(f"object {(sha or digest.hexdigest())[:10]} does not hold "
+                                f"what its id or its header says")
+        sha = digest.hexdigest()
         os.chmod(tmp, 0o444)
-        os.replace(tmp, os.path.join(folder, sha[2:]))
+        os.makedirs(os.path.join(dest_dir, sha[:2]), exist_ok=True)
+        os.replace(tmp, os.path.join(dest_dir, sha[:2], sha[2:]))
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    return sha
+
+
+def open_object(src_dir: str, sha: str, object_format: Any = None) -> _Opened:
+    """Object ``sha`` of the object store at ``src_dir``, loose or packed, ready to stream:
+    ``(type, size, a context giving its chunks)``.
+
+    Raises:
+        DamagedObject: it is not there, or damaged.
+    """
+    return _open(src_dir, sha, object_format)
 
 
 def _open(src_dir: str, sha: str, object_format: Any) -> _Opened:
@@ -194,6 +219,11 @@ def _open_packed(src_dir: str, pack: str, offset: int, object_format: Any) -> _O
     return base_kind, result, applied()
 
 
+def base_distance(head: bytes) -> int:
+    """How far back an offset delta's base is, from its entry header ``head``."""
+    return _ofs(head)
+
+
 def _ofs(head: bytes) -> int:
     """The base distance of an offset delta whose entry header is ``head``."""
     pos = 1
@@ -243,6 +273,19 @@ class _Reader:
             shift += 7
             if not byte[0] & 0x80:
                 return value
+
+
+def spooled(chunks: Iterator[bytes]) -> IO[bytes]:
+    """The chunks in a temporary file (a delta's base, read at any offset)."""
+    return _spool(chunks)
+
+
+def applied(delta: Iterator[bytes], base: IO[bytes]) -> tuple[int, int, Iterator[bytes]]:
+    """``(base size, result size, result chunks)`` of the delta whose inflated chunks are
+    ``delta`` against the spooled ``base``, a bounded chunk at a time."""
+    reader = _Reader(delta)
+    base_size = reader.varint()
+    return base_size, reader.varint(), _apply(reader, base)
 
 
 def _apply(delta: _Reader, base: IO[bytes]) -> Iterator[bytes]:

@@ -7,8 +7,10 @@ Here the size an object declares is read from its header (a loose object's
 inflated: from a folder the remote's objects are measured before the pack
 is made, and one over the limit is copied a chunk at a time, never held
 (:mod:`minarad.git.bigobjects`); over a network the incoming pack is parsed
-as it streams in and the fetch stops at the first object too large (also
-when an object inflates past the size it declared).
+as it streams into a temporary file (a fetch stops at an object that
+inflates past the size it declared), and a pack holding an object too large
+is then taken an object at a time, that one a chunk at a time
+(:mod:`minarad.git.netpack`).
 """
 
 from __future__ import annotations
@@ -227,12 +229,16 @@ class PackGuard:
     ``write`` takes the pack's bytes in any chunks and passes them on to
     ``sink``; it raises :class:`ObjectTooLarge` at the header of the first
     object declaring more than ``limit`` bytes (a delta: its result size), or
-    as soon as one inflates past the size it declared. Inflated bytes are
-    counted and dropped, a chunk at a time, so memory stays flat.
+    as soon as one inflates past the size it declared. With ``hold``, an
+    object over ``limit`` is let through and noted (``over``): the pack is
+    then taken an object at a time (:mod:`minarad.git.netpack`). Inflated
+    bytes are counted and dropped, a chunk at a time, so memory stays flat.
     """
 
-    def __init__(self, sink: Callable[[bytes], Any], limit: int, commit: str | None = None):
-        self.sink, self.limit, self.commit = sink, limit, commit
+    def __init__(self, sink: Callable[[bytes], Any], limit: int, commit: str | None = None,
+                 hold: bool = False):
+        self.sink, self.limit, self.commit, self.hold = sink, limit, commit, hold
+        self.over = False  # with ``hold``: an object over ``limit`` was let through
         self._buf = b""
         self._left: int | None = None  # entries still to come; None before the header
         self._inflate: Any = None
@@ -270,7 +276,7 @@ class PackGuard:
         kind, size, length = parsed
         self.objects += 1
         if kind not in (_OFS_DELTA, _REF_DELTA) and size > self.limit:
-            raise self._refuse(kind, size)
+            self._over(kind, size)
         self._entry, self._seen, self._delta_head = (kind, size), 0, b""
         self._inflate, self._buf = zlib.decompressobj(), self._buf[length:]
         return True
@@ -282,18 +288,26 @@ class PackGuard:
             out = self._inflate.decompress(data, _CHUNK)
             data = self._inflate.unconsumed_tail
             self._seen += len(out)
-            if self._seen > max(declared, 0) or (kind in (_OFS_DELTA, _REF_DELTA)
-                                                 and self._seen > self.limit):
-                raise self._refuse(kind, self._seen)
+            if self._seen > max(declared, 0):
+                raise self._refuse(kind, self._seen)  # a damaged entry: never let through
+            if kind in (_OFS_DELTA, _REF_DELTA) and self._seen > self.limit:
+                self._over(kind, self._seen)
             if kind in (_OFS_DELTA, _REF_DELTA) and len(self._delta_head) < 32:
                 self._delta_head += out[:32]
                 result = _delta_result_size(self._delta_head)
                 if result is not None and result > self.limit:
-                    raise self._refuse(kind, result)
+                    self._over(kind, result)
         if self._inflate.eof:
-            self._buf = self._inflate.unused_data + data
+            # what follows the stream (zlib may leave it in unconsumed_tail as well)
+            self._buf = self._inflate.unused_data
             self._inflate = None
             self._left = (self._left or 1) - 1
+
+    def _over(self, kind: int, size: int) -> None:
+        """An entry over the limit: noted with ``hold``, refused without."""
+        if not self.hold:
+            raise self._refuse(kind, size)
+        self.over = True
 
     def _refuse(self, kind: int, size: int) -> ObjectTooLarge:
         what = f"a {_TYPES.get(kind, 'object')} (object {self.objects} of the pack)"
@@ -310,13 +324,18 @@ def checked_local(remote: Any, missing: list[tuple[Any, Any]], limits: FetchLimi
 def guarded_network_fetch(client: Any, path: str, repo: Any, determine_wants: Any,
                           limits: FetchLimits, seen: list) -> Any:
     """``client.fetch`` with the incoming pack parsed by a :class:`PackGuard` on its way
-    to a spooled file; nothing is kept when it refuses."""
-    from tempfile import SpooledTemporaryFile
+    to a temporary file. A pack holding an object over the limit is taken an object at
+    a time, those over it into loose objects written a chunk at a time
+    (:func:`minarad.git.netpack.take_pack`), as from a folder; nothing is kept when
+    the pack is damaged."""
+    from tempfile import TemporaryFile
 
-    spool = SpooledTemporaryFile(max_size=8 << 20, prefix="incoming-",
-                                 dir=getattr(repo.object_store, "path", None))
-    with spool:
-        guard = PackGuard(spool.write, limits.max_object_bytes)
+    from minarad.git.bigobjects import DamagedObject
+    from minarad.git.netpack import take_pack
+
+    with TemporaryFile(prefix="incoming-", dir=getattr(repo.object_store, "path", None)) \
+            as spool:
+        guard = PackGuard(spool.write, limits.max_object_bytes, hold=True)
 
         def wants(refs: Any, depth: int | None = None) -> Any:
             found = determine_wants(refs, depth)
@@ -324,7 +343,13 @@ def guarded_network_fetch(client: Any, path: str, repo: Any, determine_wants: An
             return found
 
         result = client.fetch_pack(path, wants, repo.get_graph_walker(), guard.write)
-        if spool.tell():
+        if spool.tell() and guard.over:
+            try:
+                take_pack(spool, repo.object_store, limits.max_object_bytes)
+            except DamagedObject as exc:
+                raise InvalidInput(f"the remote sent a damaged pack: {exc}",
+                                   code="remote_object_damaged") from None
+        elif spool.tell():
             spool.seek(0)
             repo.object_store.add_thin_pack(spool.read, None)
     return result

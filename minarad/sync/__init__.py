@@ -63,13 +63,16 @@ def sync_remote(store: Store, settings, name: str, *, commit_edits: bool = True)
 
 def fetch_limits(settings, state: SyncState, name: str):
     """What a fetch from ``name`` accepts: objects up to ``sync_max_object_bytes`` (never
-    below ``max_file_bytes``), and not the remote commit refused last time."""
+    below ``max_file_bytes``), and not the remote commit refused last time as one git
+    would refuse."""
     from minarad.git.fetchguard import FetchLimits, ObjectTooLarge
 
     refused = state.read().get(name, {}).get("refused") or {}
-    known = {refused["commit"]: (refused.get("code") or ObjectTooLarge.code,
-                                 refused.get("message") or "")} \
-        if isinstance(refused, dict) and refused.get("commit") else {}
+    code = (refused.get("code") if isinstance(refused, dict) else None) or ObjectTooLarge.code
+    # a commit refused for its size (by an earlier version) is fetched again: it is held now
+    known = {refused["commit"]: (code, refused.get("message") or "")} \
+        if isinstance(refused, dict) and refused.get("commit") and code != ObjectTooLarge.code \
+        else {}
     return FetchLimits(max(settings.sync_max_object_bytes, settings.max_file_bytes), known)
 
 

@@ -1,7 +1,7 @@
 """A small remote holding huge compressible blobs, in bounded memory: from a folder
 ``minara sync`` copies them a chunk at a time and holds them (in the tree, not checked out)
-while the rest syncs; over the git protocol it refuses them from their headers and does
-not fetch the same commit again.
+while the rest syncs; over the git protocol it takes the pack an object at a time, those
+over the limit a chunk at a time, and holds them the same way.
 
 The remote is made by the stock git CLI (loose objects, a repacked pack with
 deltas, and served by ``git daemon``); the memory measured is the peak RSS of
@@ -122,39 +122,54 @@ def test_huge_blobs_from_a_folder_are_held_unread_and_sync_goes_on(env, tmp_path
     assert _blob(remote, "main", "big1.md") == _blob(ws, "HEAD", "big1.md")
 
 
-def test_huge_blobs_over_the_git_protocol_are_refused_from_their_headers_in_bounded_memory(
-        env, tmp_path, hostile_source, git_server):
+@pytest.mark.parametrize("kind", ["loose", "packed"])
+def test_huge_blobs_over_the_git_protocol_are_held_unread_and_sync_goes_on(
+        env, tmp_path, hostile_source, git_server, kind):
     ws = tmp_path / "ws"
     e = _limited(env, ws)
     url, remote = git_server
     shutil.rmtree(remote)
     shutil.copytree(hostile_source, remote)
+    if kind == "packed":  # one blob a delta of the other, on disk and in what is sent
+        git(remote, "repack", "-q", "-a", "-d", "-f")
     subprocess.run([MINARA, "init", str(ws)], env=e, check=True, capture_output=True)
     subprocess.run([MINARA, "-w", str(ws), "remote", "add", "origin", str(url)], env=e,
                    check=True, capture_output=True)
+    (ws / "USER.md").write_text((ws / "USER.md").read_text() + "\nA local line.\n")
+    # an earlier version refused this commit for its size and remembered it: fetched now
+    (ws / ".git/minara").mkdir(exist_ok=True)
+    (ws / ".git/minara/sync.json").write_text(json.dumps({"origin": {"refused": {
+        "commit": git(remote, "rev-parse", "main").strip(), "code": "file_too_large",
+        "message": "over the limit"}}}))
 
     code, answer, peak = _sync(e, ws)
-    assert code == 1 and answer["error"] == "file_too_large", answer
-    assert f"{LIMIT:,}-byte limit" in answer["message"]
+    assert code == 0, answer
     assert peak < BLOB, f"minara sync peaked at {peak / 1e6:.0f} MB for an {BLOB / 1e6:.0f} MB blob"
-    assert git(ws, "for-each-ref", "refs/remotes") == ""  # nothing recorded, nothing kept
-    assert not [p for p in (ws / ".git/objects/pack").iterdir() if p.suffix == ".pack"] or \
-        sum(p.stat().st_size for p in (ws / ".git/objects/pack").iterdir()) < LIMIT
-    git(ws, "fsck", "--strict", "--no-progress")
+    held = {h["path"]: h for h in answer["results"][0]["held"]}
+    assert set(held) == {"big1.md", "big2.md"} and f"{LIMIT:,}-byte limit" in held["big1.md"][
+        "reason"]
+    assert (ws / "note.md").read_text() == "hello\n"  # the rest is checked out
+    assert not (ws / "big1.md").exists() and not (ws / "big2.md").exists()
+    for name in ("big1.md", "big2.md"):  # kept byte for byte, on both sides
+        assert _blob(ws, "HEAD", name) == _blob(remote, "main", name)
+    assert "A local line." in git(remote, "show", "main:USER.md")
+    git(ws, "fsck", "--strict", "--no-progress")  # the blobs taken from the pack are whole
+    git(remote, "fsck", "--strict", "--no-progress")
+    assert git(ws, "status", "--porcelain") == ""
 
-    code, again, peak = _sync(e, ws)  # the same remote commit is not fetched again
-    assert code == 1 and again["error"] == "file_too_large"
-    assert "refused before" in again["message"] and peak < BLOB
-
-    work = tmp_path / "work"  # the remote moves: fetched (and measured) again
-    git(tmp_path, "clone", "-q", "--no-checkout", str(remote), str(work))
-    git(work, "-c", "user.name=x", "-c", "user.email=x@y", "commit", "-q", "--allow-empty",
-        "-m", "moved")
+    work = tmp_path / "work"  # the remote moves: the next fetch is thin, sync goes on
+    git(tmp_path, "clone", "-q", str(url), str(work))
+    (work / "note.md").write_text("hello again\n")
+    git(work, "-c", "user.name=x", "-c", "user.email=x@y", "commit", "-qam", "moved")
     git(work, "push", "-q", "origin", "main")
-    code, moved, peak = _sync(e, ws)
-    assert code == 1 and moved["error"] == "file_too_large" and peak < BLOB
-    assert "refused before" not in moved["message"]
-    assert git(remote, "rev-parse", "main").strip()[:10] in moved["message"]
+    (ws / "MEMORY.md").write_text((ws / "MEMORY.md").read_text() + "\n- more\n")
+    code, again, peak = _sync(e, ws)
+    assert code == 0 and again["results"][0]["pushed"] and peak < BLOB, again
+    assert (ws / "note.md").read_text() == "hello again\n"
+    assert "- more" in git(remote, "show", "main:MEMORY.md")
+    assert _blob(remote, "main", "big1.md") == _blob(ws, "HEAD", "big1.md")
+    git(ws, "fsck", "--strict", "--no-progress")
+    git(remote, "fsck", "--strict", "--no-progress")
 
 
 #: The daemon's own RSS is above 100 MB (search index, HTTP stack): its blob is larger.
@@ -228,6 +243,40 @@ def test_the_stream_guard_reads_real_packs_in_any_chunks(tmp_path):
         guard = PackGuard(lambda b: None, limit=largest - 1)
         for at in range(0, len(data), 4096):
             guard.write(data[at:at + 4096])
+    held = PackGuard(lambda b: None, limit=largest - 1, hold=True)  # let through, noted
+    for at in range(0, len(data), 4096):
+        held.write(data[at:at + 4096])
+    assert held.over and held.objects == len(entries)
+
+
+def test_a_pack_is_taken_an_object_at_a_time_the_large_ones_loose(tmp_path):
+    """The walk the network fetch uses on a pack holding objects over the limit: every
+    object of a git-made pack (offset deltas, some over the limit) ends up whole."""
+    from dulwich.repo import Repo
+
+    from minarad.git.netpack import take_pack
+
+    src = tmp_path / "src"
+    git(tmp_path, "init", "-q", "-b", "main", str(src))
+    for round_ in range(3):
+        for n in range(5):
+            (src / f"note{n}.md").write_text("".join(f"line {i} of {n}\n"
+                                                     for i in range(3000 + round_ * 9)))
+        git(src, "add", "-A")
+        git(src, "-c", "user.name=x", "-c", "user.email=x@y", "commit", "-qm", f"r{round_}")
+    git(src, "repack", "-q", "-a", "-d", "-f")
+    pack = next((src / ".git/objects/pack").glob("*.pack"))
+    dest = tmp_path / "dest.git"
+    git(tmp_path, "init", "-q", "--bare", str(dest))
+    with Repo(str(dest)) as repo, open(pack, "rb") as fh:
+        big = take_pack(fh, repo.object_store, 40_000)
+    wanted = set(git(src, "rev-list", "--objects", "--all").split()) - {
+        n for n in git(src, "rev-list", "--objects", "--all").split() if "." in n}
+    assert big and set(big) <= wanted
+    assert all((dest / "objects" / b[:2] / b[2:]).exists() for b in big)  # loose
+    got = git(dest, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)").split()
+    assert set(got) == wanted
+    git(dest, "fsck", "--strict", "--no-progress", "--no-dangling")
 
 
 def test_the_head_of_a_huge_blob_is_read_without_inflating_the_rest(tmp_path, hostile_source):
