@@ -28,6 +28,20 @@ def use(minara, server) -> None:
                       MINARA_EMBED_BATCH="8", MINARA_SEARCH_SEMANTIC_FLOOR="0.1")
 
 
+def kill_embedding_midway(minara, server) -> None:
+    """Start ``minara index embed`` on a slow server and kill -9 it once at least one chunk
+    of 64 vectors was committed (12 requests of 8)."""
+    server.script(*[("stall", 0.3)] * 200)
+    run = subprocess.Popen([MINARA, "--json", "index", "embed"], env=minara.env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: len(server.requests) >= 12, timeout=120, step=0.05,
+                   what="embedding under way")
+    finally:
+        os.kill(run.pid, signal.SIGKILL)
+        run.wait()
+
+
 def test_json_progress_lines_say_done_total_rate_and_eta(minara):
     with LoopbackLLM() as server:
         use(minara, server)
@@ -65,16 +79,7 @@ def test_a_killed_embed_keeps_its_work_and_the_next_run_resumes(minara, ws, tmp_
                 for i in range(5)))
         git(ws, "add", "notes")
         git(ws, "commit", "-q", "-m", "facts")
-        server.script(*[("stall", 0.3)] * 200)
-        run = subprocess.Popen([MINARA, "--json", "index", "embed"], env=minara.env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            # 12 requests of 8: at least one chunk of 64 vectors was committed
-            wait_until(lambda: len(server.requests) >= 12, timeout=120, step=0.05,
-                       what="embedding under way")
-        finally:
-            os.kill(run.pid, signal.SIGKILL)
-            run.wait()
+        kill_embedding_midway(minara, server)
         status = minara.json("index", "status")["embeddings"]
         assert status["embedded_commit"] is None and 0 < status["coverage"] < 1.0
         # searches use what is there meanwhile: a page embedded before the kill is found
@@ -113,15 +118,7 @@ def test_a_page_killed_half_embedded_is_not_embedded_twice(minara):
     with LoopbackLLM() as server:
         use(minara, server)
         minara("memory", "set", "notes/facts.md", big_page(), check=0)
-        server.script(*[("stall", 0.3)] * 200)
-        run = subprocess.Popen([MINARA, "--json", "index", "embed"], env=minara.env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            wait_until(lambda: len(server.requests) >= 12, timeout=120, step=0.05,
-                       what="embedding under way")
-        finally:
-            os.kill(run.pid, signal.SIGKILL)
-            run.wait()
+        kill_embedding_midway(minara, server)
         server.script()
         resumed = minara.json("index", "embed")
         assert resumed["reused"] >= 64 and resumed["embedded"] + resumed["reused"] > PARTS

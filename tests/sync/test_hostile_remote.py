@@ -84,6 +84,22 @@ def _blob(repo, rev: str, path: str) -> str:
     return git(repo, "rev-parse", f"{rev}:{path}").strip()
 
 
+def _synced_holding_both(e, ws, remote) -> None:
+    """``minara sync`` goes on in bounded memory: both big blobs held (kept byte for byte,
+    not checked out), the rest checked out and pushed."""
+    code, answer, peak = _sync(e, ws)
+    assert code == 0, answer
+    assert peak < BLOB, f"minara sync peaked at {peak / 1e6:.0f} MB for an {BLOB / 1e6:.0f} MB blob"
+    held = {h["path"]: h for h in answer["results"][0]["held"]}
+    assert set(held) == {"big1.md", "big2.md"} and f"{LIMIT:,}-byte limit" in held["big1.md"][
+        "reason"]
+    assert (ws / "note.md").read_text() == "hello\n"  # the rest is checked out
+    assert not (ws / "big1.md").exists() and not (ws / "big2.md").exists()
+    for name in ("big1.md", "big2.md"):  # kept byte for byte, on both sides
+        assert _blob(ws, "HEAD", name) == _blob(remote, "main", name)
+    assert "A local line." in git(remote, "show", "main:USER.md")
+
+
 @pytest.mark.parametrize("kind", ["loose", "packed"])
 def test_huge_blobs_from_a_folder_are_held_unread_and_sync_goes_on(env, tmp_path, hostile_source,
                                                                    kind):
@@ -100,17 +116,7 @@ def test_huge_blobs_from_a_folder_are_held_unread_and_sync_goes_on(env, tmp_path
                    check=True, capture_output=True)
     (ws / "USER.md").write_text((ws / "USER.md").read_text() + "\nA local line.\n")
 
-    code, answer, peak = _sync(e, ws)
-    assert code == 0, answer
-    assert peak < BLOB, f"minara sync peaked at {peak / 1e6:.0f} MB for an {BLOB / 1e6:.0f} MB blob"
-    held = {h["path"]: h for h in answer["results"][0]["held"]}
-    assert set(held) == {"big1.md", "big2.md"} and f"{LIMIT:,}-byte limit" in held["big1.md"][
-        "reason"]
-    assert (ws / "note.md").read_text() == "hello\n"  # the rest is checked out
-    assert not (ws / "big1.md").exists() and not (ws / "big2.md").exists()
-    for name in ("big1.md", "big2.md"):  # kept byte for byte, on both sides
-        assert _blob(ws, "HEAD", name) == _blob(remote, "main", name)
-    assert "A local line." in git(remote, "show", "main:USER.md")
+    _synced_holding_both(e, ws, remote)
     git(ws, "fsck", "--strict", "--no-progress")  # the copied blobs are whole
     git(remote, "fsck", "--strict", "--no-progress")
     assert git(ws, "status", "--porcelain") == ""
@@ -142,17 +148,7 @@ def test_huge_blobs_over_the_git_protocol_are_held_unread_and_sync_goes_on(
         "commit": git(remote, "rev-parse", "main").strip(), "code": "file_too_large",
         "message": "over the limit"}}}))
 
-    code, answer, peak = _sync(e, ws)
-    assert code == 0, answer
-    assert peak < BLOB, f"minara sync peaked at {peak / 1e6:.0f} MB for an {BLOB / 1e6:.0f} MB blob"
-    held = {h["path"]: h for h in answer["results"][0]["held"]}
-    assert set(held) == {"big1.md", "big2.md"} and f"{LIMIT:,}-byte limit" in held["big1.md"][
-        "reason"]
-    assert (ws / "note.md").read_text() == "hello\n"  # the rest is checked out
-    assert not (ws / "big1.md").exists() and not (ws / "big2.md").exists()
-    for name in ("big1.md", "big2.md"):  # kept byte for byte, on both sides
-        assert _blob(ws, "HEAD", name) == _blob(remote, "main", name)
-    assert "A local line." in git(remote, "show", "main:USER.md")
+    _synced_holding_both(e, ws, remote)
     git(ws, "fsck", "--strict", "--no-progress")  # the blobs taken from the pack are whole
     git(remote, "fsck", "--strict", "--no-progress")
     assert git(ws, "status", "--porcelain") == ""
