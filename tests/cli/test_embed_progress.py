@@ -88,7 +88,8 @@ def test_a_killed_embed_keeps_its_work_and_the_next_run_resumes(minara, ws, tmp_
         n = int(done[0][len("notes/f"):-len(".md")])
         hits = minara.json("search", "--mode", "semantic", "--no-catch-up",
                            f"The number {n * 5 + 2} is fact w{n}x2.")["results"]
-        assert hits and hits[0]["path"] == done[0]
+        # (the stand-in server's word-hashing vectors can collide, so found, not first)
+        assert done[0] in [hit["path"] for hit in hits]
         server.script()  # no more stalls
         before = len(server.requests)
         resumed = minara.json("index", "embed")
