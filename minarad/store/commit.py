@@ -246,6 +246,11 @@ def update_index_or_defer(store: Store, index_changes: dict, tree_id: bytes) -> 
         return False
 
 
+def index_key(path: str) -> bytes:
+    """The key of ``path``'s entry in the index changes a commit hands its round."""
+    return _raw(path)
+
+
 def _raw(path: str) -> bytes:
     """A path's bytes: a held entry's name that is not UTF-8 is kept as its lone
     surrogates stand for (``surrogateescape``); every other name is UTF-8."""

@@ -226,8 +226,8 @@ def test_a_crash_while_the_history_cache_catches_up_with_git_is_recovered(minara
         == [3, 2, 1]
 
 
-ROUND_POINTS = ["round-before-pack", "round-before-head", "round-after-head",
-                "round-after-index"]
+ROUND_POINTS = ["round-before-pack", "round-after-sync", "round-before-head",
+                "round-after-head", "round-after-index"]
 
 
 @pytest.mark.parametrize("point", ROUND_POINTS)
@@ -263,6 +263,60 @@ def test_daemon_killed_in_a_round_of_writers_loses_nothing_it_acknowledged(
         assert kept == 1 if n in saved else kept <= 1, (n, saved, text)
         assert commits_adding(ws, "notes.md", f"- round {n}") == kept
     assert text.count("- after the crash\n") == 1
+    assert_sound_but_for(ws, [])
+
+
+def _writers_in_one_round(minara, daemon, ws, argvs: list[list[str]]) -> list:
+    """Start a socket writer per ``argvs`` while the workspace lock is held, so that
+    they queue for one round; return their processes once all are connected."""
+    from minarad.store.lock import FileLock
+
+    lock = FileLock(ws / ".git" / "minara" / "lock")
+    lock.acquire()
+    try:
+        idle = len(_socket_clients(daemon.proc.pid))
+        procs = [subprocess.Popen([MINARA, *argv], env=minara.env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE) for argv in argvs]
+        wait_until(lambda: len(_socket_clients(daemon.proc.pid)) >= idle + len(argvs),
+                   what="every writer connected")
+    finally:
+        lock.release()
+    return procs
+
+
+@pytest.mark.parametrize("point", ["round-before-pack", "round-after-sync"])
+def test_a_round_killed_before_it_is_durable_has_replaced_no_file(minara, ws, daemon, point):
+    """Writers replacing files meet in one round; the daemon dies once their new texts
+    are written (and, at ``round-after-sync``, fsynced) but before the round is
+    durable. No file of the round was replaced yet: each still holds its committed
+    text (a power cut there cannot leave one empty), and none of those writers was
+    told its text was saved (the first writer may have committed alone, before the
+    round). After a restart each write can be made again, once."""
+    _seed(minara, ws)
+    names = [f"page-{n}.md" for n in range(4)]
+    for name in names:
+        minara("memory", "set", name, f"# {name}\n\ncommitted\n", check=0)
+    daemon.start(env={"MINARA_CRASH_AT": point})
+    procs = _writers_in_one_round(minara, daemon, ws, [
+        ["memory", "set", name, f"# {name}\n\nrewritten in the round\n"] for name in names])
+    assert daemon.proc.wait(timeout=60) == CRASHED, daemon.log()
+    saved = {name for name, p in zip(names, procs, strict=True) if p.wait(timeout=60) == 0}
+    assert len(saved) <= 1, saved  # the others met in the round that died
+    for name in names:
+        kept = "rewritten in the round" if name in saved else "committed"
+        assert Path(ws, name).read_text() == f"# {name}\n\n{kept}\n"
+    assert_sound_but_for(ws, [])  # git status clean: no file holds an uncommitted text
+    age_git_locks(ws)
+    daemon.start()
+    for name in names:
+        minara("memory", "set", name, f"# {name}\n\nwritten again\n", check=0)
+    assert daemon.stop() == 0, daemon.log()
+    for name in names:
+        assert Path(ws, name).read_text() == f"# {name}\n\nwritten again\n"
+        history = path_history(ws, name)
+        assert history.count(git_blob_id(f"# {name}\n\nwritten again\n".encode())) == 1
+        assert history.count(git_blob_id(f"# {name}\n\nrewritten in the round\n".encode())) \
+            == (name in saved)
     assert_sound_but_for(ws, [])
 
 
