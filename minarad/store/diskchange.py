@@ -23,7 +23,7 @@ from minarad.errors import MinaraError
 from minarad.store.models import FileVersion
 from minarad.workspace.files import (DiskChanged, append_file_at, cut_back_at, remove_file_at,
                                      rename_file_at, stat_at, write_file_at)
-from minarad.workspace.staged import StagedFile, stage_file_at
+from minarad.workspace.staged import StagedFile
 
 if TYPE_CHECKING:
     from minarad.store.store import Store
@@ -175,25 +175,16 @@ def stageable(s: PathState) -> bool:
 
 
 def stage_change(root: str | os.PathLike[str], s: PathState) -> tuple[StagedFile, Undo]:
-    """Write a planned replacement beside its file (see :mod:`minarad.workspace.staged`);
-    return the staged file and its undo (the temporary removed, or, once put in
-    place, the old bytes put back).
-
-    Raises:
-        DiskChanged: the file is no longer as it was read.
-    """
+    """A planned replacement to be written beside its file and put in place later (see
+    :mod:`minarad.workspace.staged`); return it and its undo (the temporary
+    removed, or, once put in place, the old bytes put back)."""
     made = _missing_folders(root, s.rel) if s.before is None else []
     assert s.after is not None
-    try:
-        staged = stage_file_at(root, s.rel, s.after, mode=_permissions(s.mode), expect=s.mark)
-    except BaseException:
-        _remove_folders(made)
-        raise
-    crash_point("store-after-file-write")
+    staged = StagedFile(root, s.rel, s.after, mode=_permissions(s.mode), expect=s.mark)
 
     def undo() -> None:
         try:
-            if staged.installed:
+            if staged.installed and staged.stat is not None:
                 put_back(root, s.rel, s.before, mark_of(staged.stat))
         finally:
             staged.close()

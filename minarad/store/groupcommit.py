@@ -281,9 +281,9 @@ class CommitRound:
         self._dropped = False
         store.round = self
 
-    def stage(self, s: PathState) -> tuple[os.stat_result, Undo]:
-        """Write a planned replacement beside its file, to be put in place at the flush;
-        return its stat (for the index) and its undo."""
+    def stage(self, s: PathState) -> tuple[None, Undo]:
+        """Take a planned replacement, written beside its file and put in place at the
+        flush (its index entry gets its stat then); return no stat yet, and its undo."""
         from minarad.store.diskchange import stage_change
 
         staged, undo = stage_change(self.store.root, s)
@@ -293,7 +293,7 @@ class CommitRound:
             self._staged.pop(s.rel, None)
             undo()
 
-        return staged.stat, forget
+        return None, forget
 
     def settle(self, paths: list[str]) -> None:
         """Put in place now the files of ``paths`` an earlier write of the round replaced
@@ -309,6 +309,7 @@ class CommitRound:
         waiting = [self._staged[p] for p in paths if p in self._staged]
         if not waiting:
             return
+        _write_or_restart(waiting)
         sync_staged(self.store.root, waiting, [], [])
         try:
             self._install(waiting)
@@ -345,7 +346,7 @@ class CommitRound:
             OSError, MinaraError: the round could not be made durable; every
                 file is put back and HEAD stays.
         """
-        from minarad.git.refs import move_locked_branch
+        from minarad.git.refs import install_locked_branch
         from minarad.store.commit import log_moves, update_index_or_defer
 
         store = self.store
@@ -355,10 +356,10 @@ class CommitRound:
                 return
             head, tree = self.head, self._tree
             crash_point("round-before-pack")
-            self._make_durable()
+            self._make_durable(head)
             crash_point("round-before-head")
             store.round = None
-            move_locked_branch(self._ref, head.encode())
+            install_locked_branch(self._ref)
         except BaseException as exc:
             self._give_up(exc)
             raise
@@ -369,13 +370,15 @@ class CommitRound:
             with contextlib.suppress(OSError):
                 self._marker.unlink()
 
-    def _make_durable(self) -> None:
-        """fsync the temporaries, the files appended to and the pack together; then put
-        them in place and fsync their folders together.
+    def _make_durable(self, head: str) -> None:
+        """fsync the temporaries, the files appended to, the pack and the branch's lock
+        (holding ``head``) together; then put the files and the pack in place and
+        fsync their folders together (the branch moves after).
 
         Raises:
             RoundRestart: a replaced file changed on disk since it was read.
         """
+        from minarad.git.refs import write_locked_branch
         from minarad.workspace.files import DiskChanged
         from minarad.workspace.staged import sync_folders_of, sync_staged
 
@@ -383,7 +386,9 @@ class CommitRound:
         in_place = sorted(self.files - set(self._staged))
         pack = self._held.stage()
         try:
-            sync_staged(root, staged, in_place, pack.temps if pack else [])
+            ref = write_locked_branch(self._ref, head.encode())
+            _write_or_restart(staged)
+            sync_staged(root, staged, in_place, pack.temps if pack else [], (ref,))
             crash_point("round-after-sync")
             try:
                 self._install(staged)
@@ -427,3 +432,19 @@ class CommitRound:
         for staged in list(self._staged.values()):
             staged.close()
         self._staged.clear()
+
+
+def _write_or_restart(staged: list[StagedFile]) -> None:
+    """Write the staged files beside their place; any failure (an editor's save, a
+    folder swapped for a symlink, a full disk) restarts the round, so that each
+    writer runs again alone and the one concerned hears why.
+
+    Raises:
+        RoundRestart: a file could not be written.
+    """
+    from minarad.workspace.staged import write_all
+
+    try:
+        write_all(staged)
+    except Exception:
+        raise RoundRestart() from None

@@ -5,7 +5,7 @@ at once. Renaming each new file over the old one before its bytes are on
 disk would let a power cut leave an empty or partial file where a committed
 text was (the rename reaches the disk, the data does not). So a round
 writes each file's new bytes to a temporary name in the file's folder
-(:func:`stage_file_at`), fsyncs every temporary at once, and only then
+(:func:`write_all`, side by side), fsyncs every temporary at once, and only then
 renames each into place (:meth:`StagedFile.install`, checked against the
 file as read, as :func:`minarad.workspace.files.write_file_at` does) and
 fsyncs the folders. Until then the workspace still holds the old files.
@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+from typing import Any
 
 from minarad.errors import InvalidInput
 from minarad.workspace.files import ANY, DiskChanged, fsync_together
@@ -26,22 +27,53 @@ from minarad.workspace.reader import FILE_FLAGS, open_folder
 
 
 class StagedFile:
-    """A workspace file's new bytes under a temporary name in its folder, not yet in place.
+    """A workspace file's new bytes, to be written under a temporary name in its folder
+    (:meth:`write`) and put in place later (:meth:`install`).
 
     Attributes:
         rel: the workspace path it will replace (or create).
-        fd: the open temporary (fsync it before :meth:`install`).
-        stat: the temporary's ``os.stat`` (its inode, size and mtime stay
-            when it is renamed; :meth:`install` refreshes it).
+        fd: the open temporary once written (fsync it before :meth:`install`), else -1.
+        stat: the file's ``os.stat`` once put in place (for the git index), else None.
     """
 
-    def __init__(self, rel: str, dir_fd: int, tmp: str, fd: int, expect: object):
-        self.rel, self._dir_fd, self._tmp, self.fd, self._expect = rel, dir_fd, tmp, fd, expect
-        self.stat = os.fstat(fd)
+    def __init__(self, root: str | os.PathLike[str], rel: str, data: bytes,
+                 mode: int | None = None, expect: object = ANY):
+        self.root, self.rel, self._data, self._mode, self._expect = root, rel, data, mode, expect
+        self.fd = self._dir_fd = -1
+        self._tmp = ""
+        self.stat: os.stat_result | None = None
         self.installed = False
 
+    def write(self) -> None:
+        """Write the bytes to a temporary beside the file (its folders are created),
+        unsynced; the file itself is not touched. The temporary takes the file's
+        permissions (a new file: ``mode`` or 0644).
+
+        Raises:
+            DiskChanged: the file no longer matches ``expect`` (a fingerprint), or a
+                folder on its path vanished meanwhile.
+            Forbidden: a folder on the path is a symlink.
+            InvalidInput: a file stands where a folder should be.
+        """
+        rel = self.rel
+        try:
+            dir_fd = open_folder(os.fspath(self.root), rel, create=True)
+        except FileNotFoundError:
+            raise DiskChanged(rel) from None
+        except NotADirectoryError:
+            raise InvalidInput(f"{rel}: a file stands where a folder on its path should be",
+                               code="not_a_folder", path=rel) from None
+        try:
+            self.fd, self._tmp = _write_beside(dir_fd, rel, self._data, self._mode,
+                                               self._expect)
+        except BaseException:
+            os.close(dir_fd)
+            raise
+        self._dir_fd = dir_fd
+
     def install(self) -> os.stat_result:
-        """Rename the temporary over the file, if the file is still as it was read.
+        """Rename the written (and synced) temporary over the file, if the file is
+        still as it was read; return the file's new stat.
 
         Raises:
             DiskChanged: the file changed since it was read; nothing was renamed.
@@ -69,55 +101,66 @@ class StagedFile:
         self.fd = -1
 
 
-def stage_file_at(root: str | os.PathLike[str], rel: str, data: bytes,
-                  mode: int | None = None, expect: object = ANY) -> StagedFile:
-    """Write ``data`` to a temporary beside workspace file ``rel`` (its folders are
-    created), unsynced; the file itself is not touched.
+def _write_beside(dir_fd: int, rel: str, data: bytes, mode: int | None,
+                  expect: object) -> tuple[int, str]:
+    """Write ``data`` to a new temporary in ``dir_fd``; its descriptor and name."""
+    name = rel.rsplit("/", 1)[-1]
+    if expect is not ANY and _fingerprint_at(dir_fd, name) != expect:
+        raise DiskChanged(rel)
+    try:
+        mode = stat.S_IMODE(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except FileNotFoundError:
+        mode = 0o644 if mode is None else mode
+    tmp = f".{os.urandom(8).hex()}.minara-tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | FILE_FLAGS, 0o600,
+                     dir_fd=dir_fd)
+    except FileNotFoundError:  # the folder was removed since it was opened
+        raise DiskChanged(rel) from None
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fchmod(fd, mode)
+        return fd, tmp
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
 
-    The temporary takes the file's permissions (a new file: ``mode`` or 0644).
+
+_writers: Any = None
+
+
+def write_all(staged: list[StagedFile]) -> None:
+    """:meth:`StagedFile.write` each of ``staged``, side by side (creating files and
+    writing them lets go of the GIL; one by one, a loaded disk makes each wait).
 
     Raises:
-        DiskChanged: the file no longer matches ``expect`` (a fingerprint), or a
-            folder on its path vanished meanwhile.
-        Forbidden: a folder on the path is a symlink.
-        InvalidInput: a file stands where a folder should be.
+        DiskChanged, OSError, ...: the first failure (the others are written or not;
+            closing each removes its temporary).
     """
+    global _writers
+    if len(staged) < 2:
+        for one in staged:
+            one.write()
+        return
+    if _writers is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _writers = ThreadPoolExecutor(8, "minara-stage")
+    failures = [f for f in _writers.map(_try_write, staged) if f is not None]
+    if failures:
+        raise failures[0]
+
+
+def _try_write(one: StagedFile) -> BaseException | None:
     try:
-        dir_fd = open_folder(os.fspath(root), rel, create=True)
-    except FileNotFoundError:
-        raise DiskChanged(rel) from None
-    except NotADirectoryError:
-        raise InvalidInput(f"{rel}: a file stands where a folder on its path should be",
-                           code="not_a_folder", path=rel) from None
-    try:
-        name = rel.rsplit("/", 1)[-1]
-        now = _fingerprint_at(dir_fd, name)
-        if expect is not ANY and now != expect:
-            raise DiskChanged(rel)
-        try:
-            mode = stat.S_IMODE(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
-        except FileNotFoundError:
-            mode = 0o644 if mode is None else mode
-        tmp = f".{os.urandom(8).hex()}.minara-tmp"
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | FILE_FLAGS, 0o600,
-                         dir_fd=dir_fd)
-        except FileNotFoundError:  # the folder was removed since it was opened
-            raise DiskChanged(rel) from None
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fchmod(fd, mode)
-            return StagedFile(rel, dir_fd, tmp, fd, expect)
-        except BaseException:
-            os.close(fd)
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=dir_fd)
-            raise
-    except BaseException:
-        os.close(dir_fd)
-        raise
+        one.write()
+    except BaseException as exc:  # noqa: BLE001 - handed to the caller
+        return exc
+    return None
 
 
 def _fingerprint_at(dir_fd: int, name: str) -> tuple[int, int, int] | None:
@@ -129,10 +172,11 @@ def _fingerprint_at(dir_fd: int, name: str) -> tuple[int, int, int] | None:
 
 
 def sync_staged(root: str | os.PathLike[str], staged: list[StagedFile], rels: list[str],
-                others: list[str]) -> None:
+                others: list[str], extra: tuple[int, ...] = ()) -> None:
     """fsync, all at once, the ``staged`` temporaries, the workspace files ``rels``
-    (changed in place; one gone meanwhile is skipped) and the ``others``
-    (absolute paths): the step before anything of a round is put in place.
+    (changed in place; one gone meanwhile is skipped), the ``others`` (absolute
+    paths) and the open descriptors ``extra``: the step before anything of a round
+    is put in place.
 
     Raises:
         OSError: an fsync failed.
@@ -149,7 +193,7 @@ def sync_staged(root: str | os.PathLike[str], staged: list[StagedFile], rels: li
                     os.close(dir_fd)
         for path in others:
             fds.append(os.open(path, os.O_RDONLY))
-        fsync_together([s.fd for s in staged] + fds)
+        fsync_together([s.fd for s in staged] + fds + list(extra))
     finally:
         for fd in fds:
             os.close(fd)
