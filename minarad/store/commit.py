@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from minarad.crashpoints import crash_point
-from minarad.errors import Busy, InvalidInput
+from minarad.errors import Busy, InvalidInput, MinaraError
 from minarad.git.commits import author_name
 from minarad.git.refs import common_dir, lock_head_branch
 from minarad.store.historydb import CommitRecord
@@ -381,11 +381,27 @@ def recover_interrupted_commit(store: Store) -> None:
     if young:  # maybe a running git's: keep the marker, clean up on a later try
         raise Busy(f"{young[0]} exists: another git is working here, or one was killed (it "
                    f"is removed once stale)", code="repository_busy")
+    _remove_round_temporaries(store, marker)
     crash_point("recover-before-index-rebuild")
     head = store.head()
     if head:
         update_index(store, {}, store.repo[head.encode()].tree, rebuild=True)
     marker.unlink()
+
+
+def _remove_round_temporaries(store: Store, marker: Path) -> None:
+    """Remove the temporaries a round killed before its renames left beside its files
+    (listed in its marker, see :mod:`minarad.store.groupcommit`)."""
+    from minarad.workspace.files import DiskChanged, remove_file_at
+
+    try:
+        lines = marker.read_text().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return
+    for rel in lines[1:] if lines[:1] == ["round"] else ():
+        if rel.endswith(".minara-tmp"):
+            with contextlib.suppress(OSError, DiskChanged, MinaraError):
+                remove_file_at(store.root, rel, sync=False)
 
 
 def _verb(changes: dict) -> str:

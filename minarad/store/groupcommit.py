@@ -48,6 +48,8 @@ from typing import TYPE_CHECKING, Any
 from minarad.crashpoints import crash_point
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from minarad.store.diskchange import PathState, Undo
     from minarad.workspace.staged import StagedFile
     from minarad.store.store import Store
@@ -309,7 +311,7 @@ class CommitRound:
         waiting = [self._staged[p] for p in paths if p in self._staged]
         if not waiting:
             return
-        _write_or_restart(waiting)
+        _write_or_restart(waiting, self._marker)
         sync_staged(self.store.root, waiting, [], [])
         try:
             self._install(waiting)
@@ -387,7 +389,7 @@ class CommitRound:
         pack = self._held.stage()
         try:
             ref = write_locked_branch(self._ref, head.encode())
-            _write_or_restart(staged)
+            _write_or_restart(staged, self._marker)
             sync_staged(root, staged, in_place, pack.temps if pack else [], (ref,))
             crash_point("round-after-sync")
             try:
@@ -434,7 +436,7 @@ class CommitRound:
         self._staged.clear()
 
 
-def _write_or_restart(staged: list[StagedFile]) -> None:
+def _write_or_restart(staged: list[StagedFile], marker: Path | None = None) -> None:
     """Write the staged files beside their place; any failure (an editor's save, a
     folder swapped for a symlink, a full disk) restarts the round, so that each
     writer runs again alone and the one concerned hears why.
@@ -444,6 +446,8 @@ def _write_or_restart(staged: list[StagedFile]) -> None:
     """
     from minarad.workspace.staged import write_all
 
+    if marker is not None and staged:  # a crash's leftovers are removed by the next writer
+        marker.write_text("\n".join(["round", *(s.temp_path for s in staged)]) + "\n")
     try:
         write_all(staged)
     except Exception:

@@ -40,7 +40,7 @@ class StagedFile:
                  mode: int | None = None, expect: object = ANY):
         self.root, self.rel, self._data, self._mode, self._expect = root, rel, data, mode, expect
         self.fd = self._dir_fd = -1
-        self._tmp = ""
+        self._tmp = f".{os.urandom(8).hex()}.minara-tmp"
         self.stat: os.stat_result | None = None
         self.installed = False
 
@@ -64,12 +64,18 @@ class StagedFile:
             raise InvalidInput(f"{rel}: a file stands where a folder on its path should be",
                                code="not_a_folder", path=rel) from None
         try:
-            self.fd, self._tmp = _write_beside(dir_fd, rel, self._data, self._mode,
-                                               self._expect)
+            self.fd = _write_beside(dir_fd, rel, self._tmp, self._data, self._mode,
+                                    self._expect)
         except BaseException:
             os.close(dir_fd)
             raise
         self._dir_fd = dir_fd
+
+    @property
+    def temp_path(self) -> str:
+        """The temporary's workspace path (listed so that a crash's leftovers can go)."""
+        folder = self.rel.rsplit("/", 1)[0] + "/" if "/" in self.rel else ""
+        return folder + self._tmp
 
     def install(self) -> os.stat_result:
         """Rename the written (and synced) temporary over the file, if the file is
@@ -101,9 +107,9 @@ class StagedFile:
         self.fd = -1
 
 
-def _write_beside(dir_fd: int, rel: str, data: bytes, mode: int | None,
-                  expect: object) -> tuple[int, str]:
-    """Write ``data`` to a new temporary in ``dir_fd``; its descriptor and name."""
+def _write_beside(dir_fd: int, rel: str, tmp: str, data: bytes, mode: int | None,
+                  expect: object) -> int:
+    """Write ``data`` to a new temporary ``tmp`` in ``dir_fd``; its descriptor."""
     name = rel.rsplit("/", 1)[-1]
     if expect is not ANY and _fingerprint_at(dir_fd, name) != expect:
         raise DiskChanged(rel)
@@ -111,7 +117,6 @@ def _write_beside(dir_fd: int, rel: str, data: bytes, mode: int | None,
         mode = stat.S_IMODE(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
     except FileNotFoundError:
         mode = 0o644 if mode is None else mode
-    tmp = f".{os.urandom(8).hex()}.minara-tmp"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | FILE_FLAGS, 0o600,
                      dir_fd=dir_fd)
@@ -122,7 +127,7 @@ def _write_beside(dir_fd: int, rel: str, data: bytes, mode: int | None,
         while view:
             view = view[os.write(fd, view):]
         os.fchmod(fd, mode)
-        return fd, tmp
+        return fd
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):

@@ -306,11 +306,14 @@ def test_a_round_killed_before_it_is_durable_has_replaced_no_file(minara, ws, da
         kept = "rewritten in the round" if name in saved else "committed"
         assert Path(ws, name).read_text() == f"# {name}\n\n{kept}\n"
     assert_sound_but_for(ws, [])  # git status clean: no file holds an uncommitted text
+    if point == "round-after-sync":  # the new texts wait beside their files, synced
+        assert len(list(ws.rglob("*.minara-tmp"))) == len(names) - len(saved)
     age_git_locks(ws)
     daemon.start()
     for name in names:
         minara("memory", "set", name, f"# {name}\n\nwritten again\n", check=0)
     assert daemon.stop() == 0, daemon.log()
+    assert not list(ws.rglob("*.minara-tmp"))  # the dead round's temporaries were removed
     for name in names:
         assert Path(ws, name).read_text() == f"# {name}\n\nwritten again\n"
         history = path_history(ws, name)
