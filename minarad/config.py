@@ -364,11 +364,15 @@ def _xdg_dir(variable: str, fallback: str) -> Path | None:
 
 
 def _default_author() -> str:
-    import getpass
-
+    """The login name, as ``getpass.getuser`` finds it (without its terminal module)."""
+    for name in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        if os.environ.get(name):
+            return os.environ[name]
     try:
-        return getpass.getuser()
-    except Exception:  # no passwd entry, e.g. in a container
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_name
+    except (ImportError, KeyError, OSError):  # no passwd entry, e.g. in a container
         return "operator"
 
 
