@@ -10,9 +10,10 @@ allowlist and ``minara:allow-secret`` markers apply, as for writes.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from minarad.secrets.allowlist import load_allowlist
-from minarad.secrets.findings import Finding, redact
+if TYPE_CHECKING:
+    from minarad.secrets.findings import Finding
 
 
 def redact_for_prompt(text: str, path: str, root: str | Path) -> tuple[str, list[Finding]]:
@@ -24,7 +25,6 @@ def redact_for_prompt(text: str, path: str, root: str | Path) -> tuple[str, list
         root: the workspace root, whose ``.minara-secrets-allow`` applies.
     """
     from minarad.secrets.cleanmemo import clean_memo
-    from minarad.secrets.scan import scan_text
 
     if not text:
         return text, []
@@ -32,6 +32,10 @@ def redact_for_prompt(text: str, path: str, root: str | Path) -> tuple[str, list
     key = memo.key(text, path, _allowlist_bytes(root))
     if key in memo:
         return text, []  # this text, at this path, was found clean under these rules
+    from minarad.secrets.allowlist import load_allowlist
+    from minarad.secrets.findings import redact
+    from minarad.secrets.scan import scan_text
+
     findings = scan_text(text, path=path, allow=load_allowlist(root))
     if findings:
         return redact(text, findings), findings
