@@ -33,7 +33,7 @@ _RACY_NS = 2_000_000_000
 #: The tracked-but-ignored list as last worked out, in the repository's state folder:
 #: the index and the ignore texts it came from, so that a fresh process can trust it.
 _SAVED = "ignored-tracked.json"
-_SAVED_FORMAT = 1
+_SAVED_FORMAT = 2
 #: The untracked walk's answer as last worked out (see :func:`untracked_paths`).
 _WALK_SAVED = "untracked.json"
 _WALK_FORMAT = 1
@@ -110,11 +110,13 @@ def tracked_but_ignored(store: Store) -> list[PathNote]:
     ignore = store.ignore_filter()
     root = os.fspath(store.root)
     index = _index_key(store)  # taken first: a newer index never passes for this one
+    base = None
     if root not in _IGNORED:
-        saved = _saved_notes(store, index, ignore)
-        if saved is not None:
-            _remember(store, index, ignore, saved)
-            return list(saved)
+        saved = _saved_notes(store, ignore)
+        if saved is not None and index is not None and saved[0] == index:
+            _remember(store, index, ignore, saved[2])
+            return list(saved[2])
+        base = saved  # another index, the same rules: decided path by path from it
     tracked = store.tracked_files()
     folders = _grouped(tracked)[1]
     version = ignore.version(folders)
@@ -122,16 +124,28 @@ def tracked_but_ignored(store: Store) -> list[PathNote]:
     if memo is not None and memo[0] is tracked and memo[1] == version:
         return list(memo[2])
     if memo is not None and memo[1] == version:  # a commit: decide only the paths it added
-        found = {n.path: n for n in memo[2] if n.path in tracked}
-        found.update((n.path, n) for n in _ignored_notes(ignore, tracked - memo[0]))
-        notes = [found[path] for path in sorted(found)]
+        notes = _updated(ignore, memo[2], memo[0], tracked)
+    elif memo is None and base is not None and base[1] is not None:
+        # The rules that decided the saved set's paths are unchanged, and a path
+        # added in a new folder is decided here with that folder's rules.
+        notes = _updated(ignore, base[2], base[1], tracked)
     else:
         notes = _ignored_notes(ignore, tracked)
     _IGNORED[root] = (tracked, version, notes)
     if index is not None:
         _save_notes(store, {"index": index, "rules": ignore.texts(folders), "folders": folders,
-                            "notes": [n.to_dict() for n in notes]})
+                            "notes": [n.to_dict() for n in notes],
+                            "tracked": "\0".join(sorted(tracked))})
     return list(notes)
+
+
+def _updated(ignore: IgnoreFilter, notes: list[PathNote], before: set[str], tracked: set[str]
+             ) -> list[PathNote]:
+    """``notes`` (of the tracked set ``before``) for the set ``tracked``: the paths it
+    no longer holds dropped, those it added decided."""
+    found = {n.path: n for n in notes if n.path in tracked}
+    found.update((n.path, n) for n in _ignored_notes(ignore, tracked - before))
+    return [found[path] for path in sorted(found)]
 
 
 def _remember(store: Store, index: list[int] | None, ignore: IgnoreFilter,
@@ -158,21 +172,22 @@ def _index_key(store: Store) -> list[int] | None:
     return [st.st_ino, st.st_mtime_ns, st.st_size]
 
 
-def _saved_notes(store: Store, index: list[int] | None, ignore: IgnoreFilter
-                 ) -> list[PathNote] | None:
-    """The saved answer, if it was worked out from this index and these ignore texts."""
+def _saved_notes(store: Store, ignore: IgnoreFilter
+                 ) -> tuple[list[int], set[str] | None, list[PathNote]] | None:
+    """The saved answer ``(index, tracked set, notes)``, if the ignore texts that decided
+    it are unchanged (the index it came from is for the caller to compare)."""
     import json
 
-    if index is None:
-        return None
     try:
         with open(store.state_dir / _SAVED, encoding="utf-8") as fh:
             saved = json.load(fh)
-        if (saved["format"] != _SAVED_FORMAT or saved["index"] != index
+        if (saved["format"] != _SAVED_FORMAT
                 or saved["rules"] != ignore.texts(saved["folders"])):
             return None
-        return [PathNote(**note) for note in saved["notes"]]
-    except (OSError, ValueError, KeyError, TypeError):
+        listed = saved.get("tracked")
+        tracked = set(listed.split("\0")) if isinstance(listed, str) and listed else None
+        return saved["index"], tracked, [PathNote(**note) for note in saved["notes"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # missing, torn or of another format: worked out again
 
 

@@ -91,3 +91,30 @@ def test_status_names_each_new_head_and_a_context_file_grown_over_its_budget(min
     assert doc["head_commit"]["subject"] == "by hand" and doc["head_commit"]["author"] == "Dana"
     assert doc["head_commit"]["commit"] == git(ws, "rev-parse", "HEAD").strip()
     assert [(b["path"], b["state"]) for b in doc["budgets"]] == [("USER.md", "over")]
+
+
+def test_a_fresh_status_after_the_index_changed_decides_each_path_it_added(minara, ws):
+    """The saved tracked-but-ignored list is carried over to a new index path by path:
+    paths it added (in new folders too, with their own .gitignore) are decided, paths
+    it dropped leave the list."""
+    minara("memory", "set", "notes/a.md", "a", check=0)
+    minara("memory", "append", ".gitignore", "*.log", check=0)
+
+    def listed() -> list[str]:
+        return [n["path"] for n in _status(minara)["tracked_ignored"]]
+
+    def git_lists() -> list[str]:
+        return git(ws, "ls-files", "-ci", "--exclude-standard").split()
+
+    assert listed() == [] == git_lists()
+    (ws / "notes" / "x.log").write_text("x\n")
+    git(ws, "add", "-f", "notes/x.log")
+    assert listed() == ["notes/x.log"] == git_lists()
+    (ws / "new").mkdir()
+    (ws / "new" / ".gitignore").write_text("z.md\n")
+    for name in ("y.log", "z.md", "kept.md"):
+        (ws / "new" / name).write_text("n\n")
+    git(ws, "add", "-f", "new")
+    assert listed() == ["new/y.log", "new/z.md", "notes/x.log"] == git_lists()
+    git(ws, "rm", "--cached", "-q", "notes/x.log")
+    assert listed() == ["new/y.log", "new/z.md"] == git_lists()
