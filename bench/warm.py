@@ -17,7 +17,8 @@ in one run:
   without the daemon (nothing lost or duplicated, one commit each: checked).
 
 With ``--daemon-down`` only the commands a user runs without the daemon are
-timed (no daemon is started): ``status`` against ``git status``, and
+timed (no daemon is started), wall and CPU time: ``status`` against ``git
+status`` (on the unchanged workspace, then each after a commit), and
 ``memory get``, ``wiki get``, ``context``, ``memory append`` and ``status``
 against ``python -c pass`` and, given ``--baseline-cli PATH`` (the ``minara``
 of another installation, e.g. the previous version in its own virtualenv),
@@ -227,14 +228,6 @@ def install_model(env: dict) -> None:
     print(f"embedded every section in {time.perf_counter() - t:.0f} s")
 
 
-#: The commands of ``--daemon-down``: name -> arguments of ``minara``.
-DOWN_VERBS = {"memory get": ["memory", "get", "MEMORY.md"],
-              "wiki get": ["wiki", "get", "topics/deploys"],
-              "context": ["context"],
-              "memory append": ["memory", "append", "MEMORY.md", "- a fact"],
-              "status": ["status"]}
-
-
 def timed_with_cpu(cmd: list[str], env: dict) -> tuple[float, float]:
     """Wall time and CPU time (user + system of the child) of one run, in ms."""
     t = time.perf_counter()
@@ -264,39 +257,64 @@ def medians_with_cpu(commands: dict[str, tuple[list[str], dict]], runs: int
                    statistics.median(c for _, c in values)) for name, values in times.items()}
 
 
+#: The commands of ``--daemon-down`` that leave the workspace as it is: name -> arguments.
+DOWN_READS = {"memory get": ["memory", "get", "MEMORY.md"],
+              "wiki get": ["wiki", "get", "topics/deploys"],
+              "context": ["context"],
+              "status": ["status"]}
+#: Then, taking turns with a commit: ``status`` after each commit.
+DOWN_WRITES = {"memory append": ["memory", "append", "MEMORY.md", "- a fact"],
+               "status": ["status"]}
+
+
 def daemon_down(env: dict, ws: Path, root: Path, runs: int, baseline_cli: str | None) -> None:
-    """Time the daemon-down commands against git, ``python -c pass`` and another CLI."""
+    """Time the daemon-down commands against git, ``python -c pass`` and another CLI.
+
+    The reads take turns on an unchanged workspace (as ``git status`` runs);
+    then ``memory append`` and ``status`` take turns, so that each status
+    follows a commit (a new ``.git/index`` and HEAD), with ``git status``.
+    """
     here = {**env, "MINARA_NO_DAEMON": "1"}
-    commands = {"python -c pass": ([sys.executable, "-c", "pass"], here),
-                "git status": (["git", "-C", str(ws), "status"], here)}
-    commands.update({name: ([MINARA, *argv], here) for name, argv in DOWN_VERBS.items()})
+    other = None
     if baseline_cli:
         other = make_env(root / "baseline")
         shutil.copytree(ws, other["MINARA_WORKSPACE_DIR"], symlinks=True)
         other["MINARA_NO_DAEMON"] = "1"
-        commands.update({f"{name} (baseline)": ([baseline_cli, *argv], other)
-                         for name, argv in DOWN_VERBS.items()})
     try:
-        figures = medians_with_cpu(commands, runs)
+        for title, verbs_run in (("unchanged workspace", DOWN_READS),
+                                 ("each status after a commit", DOWN_WRITES)):
+            commands = {"python -c pass": ([sys.executable, "-c", "pass"], here),
+                        "git status": (["git", "-C", str(ws), "status"], here)}
+            commands.update({name: ([MINARA, *argv], here) for name, argv in verbs_run.items()})
+            if other is not None:
+                commands.update({f"{name} (baseline)": ([str(baseline_cli), *argv], other)
+                                 for name, argv in verbs_run.items()})
+            report_down(title, medians_with_cpu(commands, runs), list(verbs_run), runs)
     finally:
-        if baseline_cli:
+        if other is not None:
             shutil.rmtree(other["XDG_RUNTIME_DIR"], ignore_errors=True)
-    print(f"\ndaemon down (no socket), {runs} runs each, load average "
-          f"{os.getloadavg()[0]:.1f}; wall time, then CPU time (user + system)")
+    if baseline_cli:
+        print(f"baseline: {baseline_cli} (goal: each <= 1.0x baseline)")
+
+
+def report_down(title: str, figures: dict[str, tuple[float, float]], names: list[str],
+                runs: int) -> None:
+    """Print wall and CPU medians with their ratios to python, git status and the baseline."""
+    baseline = any(name.endswith("(baseline)") for name in figures)
+    print(f"\ndaemon down (no socket), {title}: {runs} runs each, load average "
+          f"{os.getloadavg()[0]:.1f}")
     for kind, at in (("wall", 0), ("CPU", 1)):
         python, git = figures["python -c pass"][at], figures["git status"][at]
         print(f"  {kind + ' time':<16}{'median':>10}{'x python':>10}"
-              + (f"{'baseline':>12}{'x baseline':>12}" if baseline_cli else ""))
-        for name in ["python -c pass", "git status", *DOWN_VERBS]:
+              + (f"{'baseline':>12}{'x baseline':>12}" if baseline else ""))
+        for name in ["python -c pass", "git status", *names]:
             value = figures[name][at]
             line = f"  {name:<16}{value:>8.1f}ms{value / python:>9.2f}x"
             before = figures.get(f"{name} (baseline)")
             if before:
                 line += f"{before[at]:>10.1f}ms{value / before[at]:>11.2f}x"
             print(line)
-        print(f"  status: {figures['status'][at] / git:.2f}x git status (goal <= 3x)\n")
-    if baseline_cli:
-        print(f"  baseline: {baseline_cli} (goal: each <= 1.0x baseline)")
+        print(f"  status: {figures['status'][at] / git:.2f}x git status (goal <= 3x)")
 
 
 def main() -> None:
