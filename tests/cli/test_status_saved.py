@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
 
 from tests.conftest import git
@@ -118,3 +119,28 @@ def test_a_fresh_status_after_the_index_changed_decides_each_path_it_added(minar
     assert listed() == ["new/y.log", "new/z.md", "notes/x.log"] == git_lists()
     git(ws, "rm", "--cached", "-q", "notes/x.log")
     assert listed() == ["new/y.log", "new/z.md"] == git_lists()
+
+
+def test_status_reads_the_excludes_file_where_git_reads_it(minara, ws, env, tmp_path):
+    """``core.excludesFile`` when the config sets it, else ``$XDG_CONFIG_HOME/git/ignore``."""
+    minara("memory", "get", "MEMORY.md", check=0)  # seeds the workspace
+    xdg = tmp_path / "xdg"
+    (xdg / "git").mkdir(parents=True)
+    (xdg / "git" / "ignore").write_text("*.scratch\n")
+    for name in ("a.scratch", "b.private", "c.md"):
+        (ws / name).write_text("x\n")
+    here = {"XDG_CONFIG_HOME": str(xdg)}
+
+    def question_marks() -> set[str]:
+        out = subprocess.run(["git", "-C", str(ws), "status", "--porcelain"], check=True,
+                             capture_output=True, text=True, env={**env, **here}).stdout
+        return {line[3:] for line in out.splitlines() if line.startswith("?? ")}
+
+    def untracked() -> set[str]:
+        return {n["path"] for n in _status(minara, extra_env=here)["untracked"]}
+
+    assert untracked() == {"b.private", "c.md"} == question_marks()
+    excludes = tmp_path / "excludes"
+    excludes.write_text("*.private\n")
+    git(ws, "config", "core.excludesFile", str(excludes))
+    assert untracked() == {"a.scratch", "c.md"} == question_marks()
