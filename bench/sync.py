@@ -6,8 +6,9 @@ merges of one file). Identical copies of all three repositories are made
 before anything syncs, so that the git CLI does the same work on the same
 data. minara syncs as beside a running daemon (which commits edits, so
 the sync does not scan the tree first; ``minara sync`` with no daemon adds
-that scan, reported on its own line). Measured: the first machine pushing, the second fetching, merging
-and pushing (the expensive step), and the first fast-forwarding.
+that scan, reported on its own line). Measured: the first machine pushing,
+the second fetching, merging and pushing (the expensive step), and the
+first fast-forwarding.
 
 Run: python bench/sync.py [--files 10000] [--changed 100] [--runs 3]
 """
