@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 from minarad.crashpoints import crash_point
 from minarad.errors import MinaraError
 from minarad.store.models import FileVersion
-from minarad.workspace.files import (SYNC_BATCH, DiskChanged, StagedFile, append_file_at,
-                                     cut_back_at, remove_file_at, rename_file_at, stage_file_at,
-                                     stat_at, sync_staged, write_file_at)
+from minarad.workspace.files import (DiskChanged, append_file_at, cut_back_at, fsync_together,
+                                     remove_file_at, rename_file_at, stat_at, write_file_at)
+from minarad.workspace.staged import StagedFile, write_all
 
 if TYPE_CHECKING:
     from minarad.store.store import Store
@@ -127,75 +127,76 @@ def move_files(root: str | os.PathLike[str], moves: list[tuple[str, str, Mark]],
         stats[dst] = st
 
 
+#: How many replacements are written beside their files at once (each holds two
+#: descriptors open until it is put in place).
+STAGE_BATCH = 128
+
+
 def change_all(root: str | os.PathLike[str], changed: list[PathState],
                undos: list[tuple[str, Undo]], stats: dict[str, os.stat_result],
-               sync: bool = True) -> None:
+               stage: Callable[[PathState], tuple[None, Undo]] | None = None) -> None:
     """Make the planned changes on disk in order, each undo and stat recorded as it is made.
 
-    With ``sync``, the new texts of files replaced whole are first written to
-    temp files beside them and synced side by side, then renamed into place
-    one by one (each checked against the file as read): one wait for the
-    disk instead of one per file, and a crash still leaves each file whole,
-    old or new. The caller syncs the folders (once each) before HEAD moves.
+    Files replaced whole (:func:`stageable`) get their new bytes written beside
+    them first, side by side, and fsynced together; then each is renamed into
+    place (checked against the file as read): one wait for the disk instead of
+    one per file, and a crash leaves each file whole, old or new. The caller
+    fsyncs the folders (once each) before HEAD moves. In a round of commits,
+    ``stage`` (the round's) takes those files instead, and the rest is left
+    for the round to sync.
 
     Raises:
         DiskChanged: a file is no longer as it was read (the changes made so
             far are in ``undos``).
         DiskReplaced: an in-place append met a file replaced meanwhile.
     """
-    staged: dict[str, tuple[StagedFile, list[str]]] = {}
+    staged: dict[str, tuple[StagedFile, Undo]] = {}
     try:
         for at, s in enumerate(changed):
-            if sync and _replaced_whole(s) and s.rel not in staged:
-                # staged when reached: the changes before (deletions) may make room
-                staged = _stage(root, [c for c in changed[at:] if _replaced_whole(c)
-                                       ][:SYNC_BATCH])
-            st, undo = change_disk(root, s, sync, staged.pop(s.rel, None))
+            st: os.stat_result | None
+            if stage is not None and stageable(s):  # put in place once the round is synced
+                st, undo = stage(s)
+            elif stage is None and stageable(s):
+                if s.rel not in staged:  # reached: the changes before (deletions) made room
+                    staged = _stage(root, [c for c in changed[at:] if stageable(c)
+                                           ][:STAGE_BATCH])
+                file, undo = staged.pop(s.rel)
+                try:
+                    st = file.install()
+                finally:
+                    file.close()
+                crash_point("store-after-file-write")
+            else:
+                st, undo = change_disk(root, s, sync=stage is None)
             undos.append((s.rel, undo))
             if st is not None:
                 stats[s.rel] = st
     finally:
-        for file, made in staged.values():  # not put in place: an earlier change failed
-            file.discard()
-            _remove_folders(made)
+        for _file, undo in staged.values():  # not reached (a change before failed)
+            undo()
 
 
-def _replaced_whole(s: PathState) -> bool:
-    return not (s.in_place or s.adopted or s.after is None)
-
-
-def _stage(root: str | os.PathLike[str], chunk: list[PathState]
-           ) -> dict[str, tuple[StagedFile, list[str]]]:
-    """The new texts of ``chunk``'s whole-file replacements in synced temp files, with the
-    folders each one created; on failure none is left."""
-    staged: dict[str, tuple[StagedFile, list[str]]] = {}
+def _stage(root: str | os.PathLike[str], batch: list[PathState]
+           ) -> dict[str, tuple[StagedFile, Undo]]:
+    """The replacements of ``batch`` written beside their files and fsynced, each with
+    its undo; on failure none is left."""
+    staged = {s.rel: stage_change(root, s) for s in batch}
     try:
-        for s in chunk:
-            assert s.after is not None  # only files replaced whole are staged
-            made = _missing_folders(root, s.rel) if s.before is None else []
-            try:
-                staged[s.rel] = (stage_file_at(root, s.rel, s.after, _permissions(s.mode)), made)
-            except BaseException:
-                _remove_folders(made)
-                raise
-        sync_staged([file for file, _made in staged.values()])
+        write_all([file for file, _undo in staged.values()])
+        fsync_together([file.fd for file, _undo in staged.values()])
     except BaseException:
-        for file, made in staged.values():
-            file.discard()
-            _remove_folders(made)
+        for _file, undo in staged.values():
+            undo()
         raise
     return staged
 
 
-def change_disk(root: str | os.PathLike[str], s: PathState, sync: bool = True,
-                staged: tuple[StagedFile, list[str]] | None = None
+def change_disk(root: str | os.PathLike[str], s: PathState, sync: bool = True
                 ) -> tuple[os.stat_result | None, Undo]:
     """Make one planned change on disk; return ``(stat or None, undo)``.
 
     ``sync=False`` leaves the file's fsync to the caller (a round of commits
     syncs its files once, :func:`minarad.workspace.files.sync_files`).
-    ``staged``: the new text already in a temp file beside it, and the folders
-    made for it (:func:`change_all`).
 
     Raises:
         DiskChanged: the file is no longer as it was read.
@@ -212,13 +213,10 @@ def change_disk(root: str | os.PathLike[str], s: PathState, sync: bool = True,
         return None, _remove(root, s)
     # a new file's folders are removed again on failure; an existing file's folder
     # missing now was moved away by someone else: not ours to remove
-    made = staged[1] if staged else _missing_folders(root, s.rel) if s.before is None else []
+    made = _missing_folders(root, s.rel) if s.before is None else []
     try:
-        if staged:
-            written = staged[0].replace(expect=s.mark)
-        else:
-            written = write_file_at(root, s.rel, s.after, mode=_permissions(s.mode),
-                                    expect=s.mark, sync_folder=False, sync=sync)
+        written = write_file_at(root, s.rel, s.after, mode=_permissions(s.mode), expect=s.mark,
+                                sync_folder=False, sync=sync)
     except BaseException:
         _remove_folders(made)
         raise
@@ -229,6 +227,34 @@ def change_disk(root: str | os.PathLike[str], s: PathState, sync: bool = True,
         _remove_folders(made)
 
     return written, undo
+
+
+def stageable(s: PathState) -> bool:
+    """True when a round may write the change beside the file and put it in place
+    later (:func:`stage_change`): a replacement or a new file, not an in-place
+    append, an adopted file, a deletion, nor a ``.gitignore`` (later writes of the
+    round read those from disk)."""
+    return s.after is not None and not (s.in_place or s.adopted) \
+        and s.rel.rsplit("/", 1)[-1] != ".gitignore"
+
+
+def stage_change(root: str | os.PathLike[str], s: PathState) -> tuple[StagedFile, Undo]:
+    """A planned replacement to be written beside its file and put in place later (see
+    :mod:`minarad.workspace.staged`); return it and its undo (the temporary
+    removed, or, once put in place, the old bytes put back)."""
+    made = _missing_folders(root, s.rel) if s.before is None else []
+    assert s.after is not None
+    staged = StagedFile(root, s.rel, s.after, mode=_permissions(s.mode), expect=s.mark)
+
+    def undo() -> None:
+        try:
+            if staged.installed and staged.stat is not None:
+                put_back(root, s.rel, s.before, mark_of(staged.stat))
+        finally:
+            staged.close()
+            _remove_folders(made)
+
+    return staged, undo
 
 
 def _remove(root: str | os.PathLike[str], s: PathState) -> Undo:

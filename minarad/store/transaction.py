@@ -307,6 +307,8 @@ class Transaction:
         from minarad.store.ignoreguard import check_gitignore_change
 
         store, states = self.store, {}
+        if store.round is not None:  # an earlier write of the round still stands beside
+            store.round.settle(self.paths())
         adopted = self._check_paths_again(recheck)
         store.check_writable()
         store.catch_up()
@@ -455,7 +457,7 @@ class Transaction:
             done = {p for move in moves for p in move[:2]}
             change_all(root, sorted((s for s in changed if s.rel not in done),
                                     key=lambda s: (s.after is not None, s.rel)),
-                       undos, stats, sync=in_round is None)
+                       undos, stats, in_round.stage if in_round is not None else None)
             if in_round is None:
                 sync_folders(root, [s.rel for s in changed])  # once per folder
         except BaseException as exc:

@@ -144,128 +144,27 @@ def _replace_at(dir_fd: int, name: str, data: bytes, mode: int, expect, rel: str
 
     The temp file is removed on every error path, interrupts included.
     """
-    tmp, fd = _write_temp(dir_fd, data, mode)
+    tmp = f".{os.urandom(8).hex()}.minara-tmp"
     replaced = False
     try:
-        if sync:
-            os.fsync(fd)
-        st = _rename_temp(dir_fd, tmp, fd, name, expect, rel)
-        replaced = True
-        return st
-    finally:
-        os.close(fd)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | FILE_FLAGS, 0o600,
+                     dir_fd=dir_fd)
+        try:
+            _write_all(fd, data)
+            os.fchmod(fd, mode)
+            if sync:
+                os.fsync(fd)
+            _check_unchanged_at(dir_fd, name, expect, rel)
+            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            replaced = True
+            return os.fstat(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
         if not replaced:
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=dir_fd)
-
-
-def _write_temp(dir_fd: int, data: bytes, mode: int) -> tuple[str, int]:
-    """A new temp file in ``dir_fd`` holding ``data`` (not synced): ``(name, open fd)``.
-
-    The temp file is removed if it cannot be written, interrupts included.
-    """
-    tmp = f".{os.urandom(8).hex()}.minara-tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | FILE_FLAGS, 0o600, dir_fd=dir_fd)
-    try:
-        _write_all(fd, data)
-        os.fchmod(fd, mode)
-    except BaseException:
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=dir_fd)
         raise
-    return tmp, fd
-
-
-def _rename_temp(dir_fd: int, tmp: str, fd: int, name: str, expect, rel: str
-                 ) -> os.stat_result:
-    """Rename temp file ``tmp`` (open as ``fd``) over ``name`` if that is still as read."""
-    _check_unchanged_at(dir_fd, name, expect, rel)
-    os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    return os.fstat(fd)
-
-
-class StagedFile:
-    """A workspace file's new bytes in a temp file beside it, not yet in its place.
-
-    Made by :func:`stage_file_at`; many are synced at once with
-    :func:`sync_staged`, then each is put in place with :meth:`replace` or
-    dropped with :meth:`discard` (which every error path calls).
-    """
-
-    def __init__(self, dir_fd: int, rel: str, tmp: str, fd: int):
-        self.dir_fd, self.rel, self.tmp, self.fd = dir_fd, rel, tmp, fd
-        self._open = True
-
-    def replace(self, expect=ANY) -> os.stat_result:
-        """Rename the temp file over the file if it is still as read (``expect``).
-
-        Raises:
-            DiskChanged: the file no longer matches ``expect``, or its folder was
-                removed meanwhile; the temp file is removed.
-        """
-        try:
-            st = _rename_temp(self.dir_fd, self.tmp, self.fd, _name(self.rel), expect, self.rel)
-        except FileNotFoundError:  # the folder was removed since it was opened
-            self.discard()
-            raise DiskChanged(self.rel) from None
-        except BaseException:
-            self.discard()
-            raise
-        self._close()
-        return st
-
-    def discard(self) -> None:
-        """Remove the temp file (if still there) and let go of its descriptors."""
-        if self._open:
-            with contextlib.suppress(OSError):
-                os.unlink(self.tmp, dir_fd=self.dir_fd)
-            self._close()
-
-    def _close(self) -> None:
-        if self._open:
-            self._open = False
-            os.close(self.fd)
-            os.close(self.dir_fd)
-
-
-def stage_file_at(root: str | os.PathLike, rel: str, data: bytes, mode: int | None = None
-                  ) -> StagedFile:
-    """Write ``data`` to a temp file beside workspace file ``rel``, following no symlink.
-
-    As the first half of :func:`write_file_at` (missing folders are created;
-    an existing file's permission bits are kept, else ``mode`` or 0644); the
-    caller syncs it (:func:`sync_staged`) and puts it in place
-    (:meth:`StagedFile.replace`).
-
-    Raises:
-        DiskChanged: a folder on the path vanished meanwhile.
-        Forbidden: a folder on the path is a symlink.
-        InvalidInput: a file stands where a folder should be.
-    """
-    dir_fd = _folder_for_writing(os.fspath(root), rel)
-    try:
-        try:
-            mode = stat.S_IMODE(os.stat(_name(rel), dir_fd=dir_fd, follow_symlinks=False).st_mode)
-        except FileNotFoundError:
-            mode = 0o644 if mode is None else mode
-        try:
-            tmp, fd = _write_temp(dir_fd, data, mode)
-        except FileNotFoundError:  # the folder was removed since it was opened
-            raise DiskChanged(rel) from None
-    except BaseException:
-        os.close(dir_fd)
-        raise
-    return StagedFile(dir_fd, rel, tmp, fd)
-
-
-def sync_staged(staged: list[StagedFile]) -> None:
-    """fsync the temp files of ``staged`` side by side (one wait for the disk, not one each).
-
-    Raises:
-        OSError: an fsync failed.
-    """
-    _fsync_together([f.fd for f in staged])
 
 
 def write_file_at(root: str | os.PathLike, rel: str, data: bytes, mode: int | None = None,
@@ -548,3 +447,8 @@ def _fsync_together(fds: list[int]) -> None:
         _fsync_pool = ThreadPoolExecutor(8, "minara-fsync")
     for _ in _fsync_pool.map(os.fsync, fds):
         pass
+
+
+def fsync_together(fds: list[int]) -> None:
+    """fsync every descriptor of ``fds`` side by side (one journal commit for all)."""
+    _fsync_together(fds)
