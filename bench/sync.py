@@ -6,8 +6,9 @@ merges of one file). Identical copies of all three repositories are made
 before anything syncs, so that the git CLI does the same work on the same
 data. minara syncs as beside a running daemon (which commits edits, so
 the sync does not scan the tree first; ``minara sync`` with no daemon adds
-that scan, reported on its own line). Measured: the first machine pushing, the second fetching, merging
-and pushing (the expensive step), and the first fast-forwarding.
+that scan, reported on its own line). Measured: the first machine pushing,
+the second fetching, merging and pushing (the expensive step), and the
+first fast-forwarding.
 
 Run: python bench/sync.py [--files 10000] [--changed 100] [--runs 3]
 """
@@ -133,6 +134,10 @@ def main() -> None:
     for name, secs in med.items():
         print(f"  {name:<40} {secs * 1000:8.0f} ms")
     merging = med["minara: b fetches, merges, pushes"] / med["git: b pull --no-rebase && push"]
+    each = sorted(r["minara: b fetches, merges, pushes"] / r["git: b pull --no-rebase && push"]
+                  for r in runs)
+    print(f"  the merging sync, run by run: {', '.join(f'{x:.2f}x' for x in each)} "
+          f"(range {each[0]:.2f}-{each[-1]:.2f}x, median {statistics.median(each):.2f}x)")
     print(f"  the merging sync: minara / git pull --no-rebase && git push {merging:.2f}x "
           f"(goal: at most 1.5x); pushing {med['minara: a pushes'] / med['git: a pushes']:.2f}x; "
           f"fast-forward {med['minara: a fast-forwards'] / med['git: a pull (fast-forward)']:.2f}x")

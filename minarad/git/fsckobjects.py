@@ -20,6 +20,7 @@ fetch's business.
 from __future__ import annotations
 
 import io
+import re
 import stat
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,12 @@ _GITLINK = 0o160000
 #: Code points HFS+ ignores in names (as git's ``is_hfs_dotgit`` lists them).
 _HFS_IGNORED = frozenset([0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x202F),
                           *range(0x206A, 0x2070), 0xFEFF])
+#: A tree entry whose mode git writes and whose name no rule can refuse: ASCII, not
+#: starting with a dot, no ``~`` or ``:`` (so never ``.git``, ``git~1`` or
+#: ``.gitmodules`` however read), not ``..``.
+_PLAIN_ENTRY = re.compile(rb"(100644|100755|120000|160000|40000) ([A-Za-z0-9_+-][A-Za-z0-9_.+ -]*)"
+                          rb"\x00(.{20})", re.DOTALL)
+_MODE_OF = {m: int(m, 8) for m in _MODES}
 
 
 class HostileObject(MinaraError):
@@ -75,7 +82,7 @@ def check_fetched(store: ObjectStore, known: ObjectStore, tip: bytes,
                 trees.append(sha)
             elif mode != _GITLINK:
                 used.add(sha)
-                if _fold(name) == ".gitmodules" and sha not in known:
+                if _may_fold_to_dot(name) and _fold(name) == ".gitmodules" and sha not in known:
                     _check_gitmodules(store, sha, tip)
     extra = [sha for sha in new_ids if sha not in used and sha not in known]
     if extra:
@@ -116,6 +123,9 @@ def _tree_entries(store: ObjectStore, sha: bytes, tip: bytes) -> list[tuple[str,
         raise _refused(tip, sha, "missing") from None
     if type_num != 2:
         raise _refused(tip, sha, "not a tree where a tree belongs")
+    plain = _plain_entries(raw)
+    if plain is not None:
+        return plain
     out, pos, last, names = [], 0, None, set()
     while pos < len(raw):
         space, nul = raw.find(b" ", pos), raw.find(b"\0", pos)
@@ -142,6 +152,32 @@ def _tree_entries(store: ObjectStore, sha: bytes, tip: bytes) -> list[tuple[str,
         names.add(name_raw)
         out.append((name, mode, entry))
     return out
+
+
+def _plain_entries(raw: bytes) -> list[tuple[str, int, bytes]] | None:
+    """The entries of a tree whose every entry is plain (:data:`_PLAIN_ENTRY`) and
+    which are sorted and unique; None when one is not (the full check decides).
+
+    Most trees are so, and read this way several times faster: no name of such
+    an entry needs the checks for ``.git``, ``.gitmodules`` or path tricks.
+    """
+    out, pos, last, names = [], 0, b"", set()
+    for match in _PLAIN_ENTRY.finditer(raw):
+        if match.start() != pos:
+            return None
+        mode_raw, name_raw, entry = match.groups()
+        key = name_raw + b"/" if mode_raw == b"40000" else name_raw
+        if key <= last or name_raw in names:  # out of order, or twice
+            return None
+        pos, last = match.end(), key
+        names.add(name_raw)
+        out.append((name_raw.decode("ascii"), _MODE_OF[mode_raw], entry.hex().encode()))
+    return out if pos == len(raw) else None
+
+
+def _may_fold_to_dot(name: str) -> bool:
+    """False for a name :func:`_fold` cannot turn into one starting with a dot."""
+    return name.startswith(".") or not name.isascii()
 
 
 def _fold(name: str) -> str:

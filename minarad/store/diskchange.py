@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 from minarad.crashpoints import crash_point
 from minarad.errors import MinaraError
 from minarad.store.models import FileVersion
-from minarad.workspace.files import (DiskChanged, append_file_at, cut_back_at, remove_file_at,
-                                     rename_file_at, stat_at, write_file_at)
-from minarad.workspace.staged import StagedFile
+from minarad.workspace.files import (DiskChanged, append_file_at, cut_back_at, fsync_together,
+                                     remove_file_at, rename_file_at, stat_at, write_file_at)
+from minarad.workspace.staged import StagedFile, write_all
 
 if TYPE_CHECKING:
     from minarad.store.store import Store
@@ -125,6 +125,70 @@ def move_files(root: str | os.PathLike[str], moves: list[tuple[str, str, Mark]],
 
         undos.append((dst, undo))
         stats[dst] = st
+
+
+#: How many replacements are written beside their files at once (each holds two
+#: descriptors open until it is put in place).
+STAGE_BATCH = 128
+
+
+def change_all(root: str | os.PathLike[str], changed: list[PathState],
+               undos: list[tuple[str, Undo]], stats: dict[str, os.stat_result],
+               stage: Callable[[PathState], tuple[None, Undo]] | None = None) -> None:
+    """Make the planned changes on disk in order, each undo and stat recorded as it is made.
+
+    Files replaced whole (:func:`stageable`) get their new bytes written beside
+    them first, side by side, and fsynced together; then each is renamed into
+    place (checked against the file as read): one wait for the disk instead of
+    one per file, and a crash leaves each file whole, old or new. The caller
+    fsyncs the folders (once each) before HEAD moves. In a round of commits,
+    ``stage`` (the round's) takes those files instead, and the rest is left
+    for the round to sync.
+
+    Raises:
+        DiskChanged: a file is no longer as it was read (the changes made so
+            far are in ``undos``).
+        DiskReplaced: an in-place append met a file replaced meanwhile.
+    """
+    staged: dict[str, tuple[StagedFile, Undo]] = {}
+    try:
+        for at, s in enumerate(changed):
+            st: os.stat_result | None
+            if stage is not None and stageable(s):  # put in place once the round is synced
+                st, undo = stage(s)
+            elif stage is None and stageable(s):
+                if s.rel not in staged:  # reached: the changes before (deletions) made room
+                    staged = _stage(root, [c for c in changed[at:] if stageable(c)
+                                           ][:STAGE_BATCH])
+                file, undo = staged.pop(s.rel)
+                try:
+                    st = file.install()
+                finally:
+                    file.close()
+                crash_point("store-after-file-write")
+            else:
+                st, undo = change_disk(root, s, sync=stage is None)
+            undos.append((s.rel, undo))
+            if st is not None:
+                stats[s.rel] = st
+    finally:
+        for _file, undo in staged.values():  # not reached (a change before failed)
+            undo()
+
+
+def _stage(root: str | os.PathLike[str], batch: list[PathState]
+           ) -> dict[str, tuple[StagedFile, Undo]]:
+    """The replacements of ``batch`` written beside their files and fsynced, each with
+    its undo; on failure none is left."""
+    staged = {s.rel: stage_change(root, s) for s in batch}
+    try:
+        write_all([file for file, _undo in staged.values()])
+        fsync_together([file.fd for file, _undo in staged.values()])
+    except BaseException:
+        for _file, undo in staged.values():
+            undo()
+        raise
+    return staged
 
 
 def change_disk(root: str | os.PathLike[str], s: PathState, sync: bool = True

@@ -64,6 +64,8 @@ class Store:
         self._history: HistoryDB | None = None
         #: The round of commits open on this store (see :mod:`minarad.store.groupcommit`).
         self.round: CommitRound | None = None
+        #: The ignore filter :meth:`same_ignore_rules` keeps (None: read anew each time).
+        self._held_filter: IgnoreFilter | None = None
 
     # -- opening -------------------------------------------------------------
 
@@ -189,7 +191,26 @@ class Store:
         """
         from minarad.workspace.ignore import IgnoreFilter
 
+        if self._held_filter is not None:
+            return self._held_filter
         return IgnoreFilter(self.root)
+
+    @contextlib.contextmanager
+    def same_ignore_rules(self) -> Iterator[IgnoreFilter]:
+        """Within the block, :meth:`ignore_filter` is one filter, read once.
+
+        For one operation that checks many paths at once (a sync's merge
+        writes hundreds): the ignore files are read once, not once per path.
+        An ignore file changed meanwhile counts from the next operation on.
+        """
+        if self._held_filter is not None:  # nested: the outer block's filter
+            yield self._held_filter
+            return
+        self._held_filter = self.ignore_filter()
+        try:
+            yield self._held_filter
+        finally:
+            self._held_filter = None
 
     def has_history_cache(self) -> bool:
         """Whether the history cache is open or exists on disk (a reader may use it)."""

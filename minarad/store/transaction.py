@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING
 
 from minarad.errors import Busy, InvalidInput, NotFound
 from minarad.secrets.guard import guard_text, is_checked, with_note
-from minarad.store.diskchange import (Mark, PathState, Undo, change_disk, cut_back_carried,
+from minarad.store.diskchange import (Mark, PathState, Undo, change_all, cut_back_carried,
                                       failures_named, mark_of, move_files, plain_moves,
-                                      settle_replaced, stageable, undo_all)
+                                      settle_replaced, undo_all)
 from minarad.store.models import CommitInfo, Record, WriteResult
 from minarad.workspace.content import decode_text, encode_text, git_blob_id, sha256_hex
 from minarad.workspace.files import DiskChanged, DiskReplaced
@@ -455,17 +455,9 @@ class Transaction:
         try:
             move_files(root, moves, undos, stats)
             done = {p for move in moves for p in move[:2]}
-            for s in sorted(changed, key=lambda s: (s.after is not None, s.rel)):
-                if s.rel in done:
-                    continue
-                st: os.stat_result | None
-                if in_round is not None and stageable(s):  # put in place once synced
-                    st, undo = in_round.stage(s)
-                else:
-                    st, undo = change_disk(root, s, sync=in_round is None)
-                undos.append((s.rel, undo))
-                if st is not None:
-                    stats[s.rel] = st
+            change_all(root, sorted((s for s in changed if s.rel not in done),
+                                    key=lambda s: (s.after is not None, s.rel)),
+                       undos, stats, in_round.stage if in_round is not None else None)
             if in_round is None:
                 sync_folders(root, [s.rel for s in changed])  # once per folder
         except BaseException as exc:

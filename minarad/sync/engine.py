@@ -162,7 +162,8 @@ def integrate(store: Store, name: str, theirs: str | None, *, machine: str, auth
     whose lines clashed, the plan applied)``."""
     for _ in range(_HEAD_RETRIES):
         try:
-            with store.lock():
+            # one reading of the ignore rules for every path the plan and merge check
+            with store.lock(), store.same_ignore_rules():
                 return _integrate_once(store, name, theirs, machine, author)
         except Busy as exc:
             if exc.code != "head_moved":

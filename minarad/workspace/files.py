@@ -35,6 +35,8 @@ from minarad.workspace.reader import (  # noqa: F401 (read_file_at re-exported)
 
 #: ``expect`` value meaning "whatever is there".
 ANY = object()
+#: How many files (or folders) are synced side by side at most (each holds descriptors open).
+SYNC_BATCH = 128
 
 
 class DiskChanged(Exception):
@@ -384,15 +386,17 @@ def _rename_between(src_fd: int, dst_fd: int, src_name: str, dst_name: str, expe
 def sync_folders(root: str | os.PathLike, rels) -> None:
     """fsync the folder of each workspace path in ``rels`` once (following no symlink);
     a folder gone meanwhile is skipped."""
-    for folder in sorted({rel.rsplit("/", 1)[0] if "/" in rel else "" for rel in rels}):
+    folders = sorted({rel.rsplit("/", 1)[0] if "/" in rel else "" for rel in rels})
+    for start in range(0, len(folders), SYNC_BATCH):  # a bounded number of open folders
+        fds: list[int] = []
         try:
-            fd = open_folder(os.fspath(root), f"{folder}/x" if folder else "x")
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        try:
-            os.fsync(fd)
+            for folder in folders[start:start + SYNC_BATCH]:
+                with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                    fds.append(open_folder(os.fspath(root), f"{folder}/x" if folder else "x"))
+            _fsync_together(fds)  # side by side: one journal commit for all of them
         finally:
-            os.close(fd)
+            for fd in fds:
+                os.close(fd)
 
 
 def sync_files(root: str | os.PathLike, rels, others: tuple[str, ...] | list[str] = ()

@@ -10,6 +10,7 @@ import pytest
 from minarad.crashpoints import CRASH_EXIT_CODE
 from tests.conftest import MINARA, assert_repo_sound, git
 from tests.daemon.conftest import DaemonProcess, wait_until
+from tests.reliability.conftest import age_git_locks
 from tests.sync.conftest import run_on, tree_of
 
 
@@ -69,6 +70,34 @@ def test_a_sync_killed_midway_loses_nothing_and_leaves_no_lock(env, tmp_path, ba
         text = (ws / "MEMORY.md").read_text()
         for line in ("- from a", "- from b", "- after the crash"):
             assert text.count(line) == 1, (ws, text)
+        assert_repo_sound(ws)
+    assert tree_of(a) == tree_of(b) == tree_of(bare, "main")
+
+
+def test_a_merge_killed_after_its_first_file_loses_nothing(env, tmp_path, bare):
+    """A merge puts its files in place one by one (their new texts synced beforehand): a
+    kill after the first leaves HEAD where it was; the next sync merges every file once."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    for ws in (a, b):
+        _run(env, ws, "remote", "add", "origin", bare)
+        _run(env, ws, "sync")
+    for name in ("one", "two", "three"):
+        _run(env, a, "memory", "set", f"notes/{name}.md", f"# {name}\n\n- from a\n")
+    _run(env, a, "sync")
+    _run(env, b, "memory", "append", "MEMORY.md", "- from b")
+    head = git(b, "rev-parse", "HEAD")
+    crashed = subprocess.run(
+        [MINARA, "-w", str(b), "sync"], capture_output=True, text=True,
+        env={**env, "MINARA_CRASH_AT": "store-after-file-write"}, timeout=120)
+    assert crashed.returncode == CRASH_EXIT_CODE, crashed.stderr
+    assert git(b, "rev-parse", "HEAD") == head  # nothing was committed
+    age_git_locks(b)  # the branch lock the killed sync held, as if long ago
+    _run(env, b, "sync")
+    _run(env, a, "sync")
+    for ws in (a, b):
+        for name in ("one", "two", "three"):
+            assert (ws / "notes" / f"{name}.md").read_text() == f"# {name}\n\n- from a\n"
+        assert (ws / "MEMORY.md").read_text().count("- from b") == 1
         assert_repo_sound(ws)
     assert tree_of(a) == tree_of(b) == tree_of(bare, "main")
 
