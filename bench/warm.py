@@ -16,11 +16,21 @@ in one run:
   the socket and without it, against the back-to-back rate of the CLI
   without the daemon (nothing lost or duplicated, one commit each: checked).
 
+With ``--daemon-down`` only the commands a user runs without the daemon are
+timed (no daemon is started), wall and CPU time: ``status`` against ``git
+status`` (on the unchanged workspace, then each after a commit), and
+``memory get``, ``wiki get``, ``context``, ``memory append`` and ``status``
+against ``python -c pass`` and, given ``--baseline-cli PATH`` (the ``minara``
+of another installation, e.g. the previous version in its own virtualenv),
+against that CLI on an identical copy of the workspace, in the same run.
+
 Every figure is a median of interleaved runs (the commands take turns, so a
 load change on the machine touches all of them alike); ratios are printed.
 
 Run: python bench/warm.py [--files 10000] [--runs 9] [--writers 50]
      [--baseline ../main] [--hybrid]
+     python bench/warm.py --daemon-down [--files 10000] [--runs 9]
+     [--baseline-cli OTHER/bin/minara]
 """
 
 from __future__ import annotations
@@ -218,6 +228,95 @@ def install_model(env: dict) -> None:
     print(f"embedded every section in {time.perf_counter() - t:.0f} s")
 
 
+def timed_with_cpu(cmd: list[str], env: dict) -> tuple[float, float]:
+    """Wall time and CPU time (user + system of the child) of one run, in ms."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            stdin=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = (time.perf_counter() - t) * 1000
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):  # status exits 1 without a daemon
+        raise SystemExit(f"{cmd} failed ({proc.returncode})")
+    return elapsed, (usage.ru_utime + usage.ru_stime) * 1000
+
+
+def medians_with_cpu(commands: dict[str, tuple[list[str], dict]], runs: int
+                     ) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU time of each command, the commands taking turns.
+
+    CPU time moves less than wall time with the load of a shared machine.
+    """
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+    for cmd, env in commands.values():  # one warm-up each
+        timed_with_cpu(cmd, env)
+    for _ in range(runs):
+        for name, (cmd, env) in commands.items():
+            times[name].append(timed_with_cpu(cmd, env))
+    return {name: (statistics.median(w for w, _ in values),
+                   statistics.median(c for _, c in values)) for name, values in times.items()}
+
+
+#: The commands of ``--daemon-down`` that leave the workspace as it is: name -> arguments.
+DOWN_READS = {"memory get": ["memory", "get", "MEMORY.md"],
+              "wiki get": ["wiki", "get", "topics/deploys"],
+              "context": ["context"],
+              "status": ["status"]}
+#: Then, taking turns with a commit: ``status`` after each commit.
+DOWN_WRITES = {"memory append": ["memory", "append", "MEMORY.md", "- a fact"],
+               "status": ["status"]}
+
+
+def daemon_down(env: dict, ws: Path, root: Path, runs: int, baseline_cli: str | None) -> None:
+    """Time the daemon-down commands against git, ``python -c pass`` and another CLI.
+
+    The reads take turns on an unchanged workspace (as ``git status`` runs);
+    then ``memory append`` and ``status`` take turns, so that each status
+    follows a commit (a new ``.git/index`` and HEAD), with ``git status``.
+    """
+    here = {**env, "MINARA_NO_DAEMON": "1"}
+    other = None
+    if baseline_cli:
+        other = make_env(root / "baseline")
+        shutil.copytree(ws, other["MINARA_WORKSPACE_DIR"], symlinks=True)
+        other["MINARA_NO_DAEMON"] = "1"
+    try:
+        for title, verbs_run in (("unchanged workspace", DOWN_READS),
+                                 ("each status after a commit", DOWN_WRITES)):
+            commands = {"python -c pass": ([sys.executable, "-c", "pass"], here),
+                        "git status": (["git", "-C", str(ws), "status"], here)}
+            commands.update({name: ([MINARA, *argv], here) for name, argv in verbs_run.items()})
+            if other is not None:
+                commands.update({f"{name} (baseline)": ([str(baseline_cli), *argv], other)
+                                 for name, argv in verbs_run.items()})
+            report_down(title, medians_with_cpu(commands, runs), list(verbs_run), runs)
+    finally:
+        if other is not None:
+            shutil.rmtree(other["XDG_RUNTIME_DIR"], ignore_errors=True)
+    if baseline_cli:
+        print(f"baseline: {baseline_cli} (goal: each <= 1.0x baseline)")
+
+
+def report_down(title: str, figures: dict[str, tuple[float, float]], names: list[str],
+                runs: int) -> None:
+    """Print wall and CPU medians with their ratios to python, git status and the baseline."""
+    baseline = any(name.endswith("(baseline)") for name in figures)
+    print(f"\ndaemon down (no socket), {title}: {runs} runs each, load average "
+          f"{os.getloadavg()[0]:.1f}")
+    for kind, at in (("wall", 0), ("CPU", 1)):
+        python, git = figures["python -c pass"][at], figures["git status"][at]
+        print(f"  {kind + ' time':<16}{'median':>10}{'x python':>10}"
+              + (f"{'baseline':>12}{'x baseline':>12}" if baseline else ""))
+        for name in ["python -c pass", "git status", *names]:
+            value = figures[name][at]
+            line = f"  {name:<16}{value:>8.1f}ms{value / python:>9.2f}x"
+            before = figures.get(f"{name} (baseline)")
+            if before:
+                line += f"{before[at]:>10.1f}ms{value / before[at]:>11.2f}x"
+            print(line)
+        print(f"  status: {figures['status'][at] / git:.2f}x git status (goal <= 3x)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--files", type=int, default=10_000)
@@ -225,6 +324,10 @@ def main() -> None:
     ap.add_argument("--writers", type=int, default=50)
     ap.add_argument("--baseline", help="a checkout of the previous version (daemon-down figures)")
     ap.add_argument("--hybrid", action="store_true", help="embed, then time a hybrid search")
+    ap.add_argument("--daemon-down", action="store_true",
+                    help="only the commands without a daemon (status against git status)")
+    ap.add_argument("--baseline-cli", metavar="PATH",
+                    help="with --daemon-down: another installation's minara, timed alike")
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="minara-warm-"))
     env = make_env(root)
@@ -235,6 +338,9 @@ def main() -> None:
             install_model(env)
         print(f"workspace of {args.files} notes ready in {time.perf_counter() - t:.0f} s "
               f"(load average {os.getloadavg()[0]:.1f})")
+        if args.daemon_down:
+            daemon_down(env, ws, root, args.runs, args.baseline_cli)
+            return
         copy = root / "ws-git"
         shutil.copytree(ws, copy, symlinks=True)
 

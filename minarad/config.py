@@ -336,23 +336,43 @@ def _default_workspace() -> Path:
 
 
 def _default_data_dir() -> Path:
+    xdg = _xdg_dir("XDG_DATA_HOME", "~/.local/share")
+    if xdg is not None:
+        return xdg
     import platformdirs
 
     return Path(platformdirs.user_data_dir(APP))
 
 
 def _default_state_dir() -> Path:
+    xdg = _xdg_dir("XDG_STATE_HOME", "~/.local/state")
+    if xdg is not None:
+        return xdg
     import platformdirs
 
     return Path(platformdirs.user_state_dir(APP))
 
 
-def _default_author() -> str:
-    import getpass
+def _xdg_dir(variable: str, fallback: str) -> Path | None:
+    """On Linux, the XDG folder platformdirs would name (without importing it); else None."""
+    import sys
 
+    if sys.platform != "linux" or "ANDROID_DATA" in os.environ:
+        return None
+    base = os.environ.get(variable, "").strip() or os.path.expanduser(fallback)
+    return Path(base) / APP
+
+
+def _default_author() -> str:
+    """The login name, as ``getpass.getuser`` finds it (without its terminal module)."""
+    for name in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        if os.environ.get(name):
+            return os.environ[name]
     try:
-        return getpass.getuser()
-    except Exception:  # no passwd entry, e.g. in a container
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_name
+    except (ImportError, KeyError, OSError):  # no passwd entry, e.g. in a container
         return "operator"
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 from contextvars import ContextVar
@@ -39,16 +38,22 @@ class RunHere(BaseException):
     """
 
 
-@dataclasses.dataclass
 class CliContext:
-    """What the root group resolved; commands reach the library through :attr:`app`."""
+    """What the root group resolved; commands reach the library through :attr:`app`.
 
-    flags: dict
-    as_json: bool = False
-    #: False when ``--workspace DIR`` names the folder: a typo must not seed a workspace.
-    create_missing: bool = True
-    _app: Minara | None = None
-    _borrowed: bool = False
+    A plain class (not a dataclass): ``dataclasses`` is not imported on the
+    way to ``minara memory get``.
+    """
+
+    __slots__ = ("flags", "as_json", "create_missing", "_app", "_borrowed")
+
+    def __init__(self, flags: dict, as_json: bool = False, create_missing: bool = True):
+        self.flags = flags
+        self.as_json = as_json
+        #: False when ``--workspace DIR`` names the folder: a typo must not seed a workspace.
+        self.create_missing = create_missing
+        self._app: Minara | None = None
+        self._borrowed = False
 
     @property
     def app(self) -> Minara:

@@ -134,13 +134,16 @@ def _open_loose(path: str) -> _Opened:
     @contextlib.contextmanager
     def chunks() -> Iterator[Iterator[bytes]]:
         with fh:
-            yield _inflated(fh.read, inflate, rest)
+            yield inflate_chunks(fh.read, inflate, rest)
 
     return kind, size, chunks()
 
 
-def _inflated(read: Callable[[int], bytes], inflate: Any, first: bytes = b"") -> Iterator[bytes]:
-    """The rest of a zlib stream, a bounded chunk at a time."""
+def inflate_chunks(read: Callable[[int], bytes], inflate: Any, first: bytes = b"",
+                   cut: str = "a cut zlib stream") -> Iterator[bytes]:
+    """The rest of the zlib stream that ``inflate`` (a ``zlib.decompressobj``)
+    reads through ``read``, a bounded chunk at a time (``first``: what it already
+    gave); :class:`DamagedObject` with ``cut`` if the stream ends early."""
     if first:
         yield first
     data = b""
@@ -148,7 +151,7 @@ def _inflated(read: Callable[[int], bytes], inflate: Any, first: bytes = b"") ->
         if not data:
             data = read(_CHUNK)
             if not data:
-                raise DamagedObject("a cut zlib stream")
+                raise DamagedObject(cut)
         out = inflate.decompress(data, _CHUNK)
         data = inflate.unconsumed_tail
         if out:
@@ -193,7 +196,7 @@ def _open_packed(src_dir: str, pack: str, offset: int, object_format: Any) -> _O
         @contextlib.contextmanager
         def whole() -> Iterator[Iterator[bytes]]:
             with fh:
-                yield _inflated(fh.read, zlib.decompressobj())
+                yield inflate_chunks(fh.read, zlib.decompressobj())
         return _TYPES[kind_num], size, whole()
     fh.seek(offset)
     head = fh.read(length)
@@ -205,7 +208,7 @@ def _open_packed(src_dir: str, pack: str, offset: int, object_format: Any) -> _O
     with base as base_chunks:
         spool = _spool(base_chunks)
     fh.seek(offset + length)
-    delta = _Reader(_inflated(fh.read, zlib.decompressobj()))
+    delta = _Reader(inflate_chunks(fh.read, zlib.decompressobj()))
     if delta.varint() != base_size:
         fh.close()
         raise DamagedObject(f"{pack}: a delta whose base size does not match")

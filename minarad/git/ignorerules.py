@@ -379,6 +379,9 @@ def _config_files(git_dir: str) -> list[str]:
 
 
 def _parse_config(texts: list[bytes]) -> tuple[str, bool]:
+    if not any(word in text.lower() for text in texts
+               for word in (b"excludesfile", b"ignorecase", b"include")):
+        return _default_excludes(), False  # neither key is set: no config parser loaded
     from io import BytesIO
 
     from dulwich.config import ConfigFile, StackedConfig, get_xdg_config_home_path
@@ -396,3 +399,9 @@ def _parse_config(texts: list[bytes]) -> tuple[str, bool]:
     except KeyError:
         excludes = get_xdg_config_home_path("git", "ignore")
     return excludes, bool(config.get_boolean((b"core",), b"ignorecase", False))
+
+
+def _default_excludes() -> str:
+    """``$XDG_CONFIG_HOME/git/ignore`` (``~/.config/git/ignore``), git's default excludes file."""
+    home = os.environ.get("XDG_CONFIG_HOME", os.path.expanduser("~/.config/"))
+    return os.path.join(home, "git", "ignore")

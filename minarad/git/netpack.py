@@ -17,8 +17,8 @@ import zlib
 from collections.abc import Iterator
 from typing import IO, Any
 
-from minarad.git.bigobjects import DamagedObject, applied, base_distance, open_object, \
-    spooled, write_loose
+from minarad.git.bigobjects import DamagedObject, applied, base_distance, inflate_chunks, \
+    open_object, spooled, write_loose
 
 _CHUNK = 1 << 16
 _OFS_DELTA, _REF_DELTA = 6, 7
@@ -35,19 +35,15 @@ class _Inflated:
         self.fh, self.pos, self.end = fh, start, -1
 
     def __iter__(self) -> Iterator[bytes]:
-        inflate, data = zlib.decompressobj(), b""
-        while not inflate.eof:
-            if not data:
-                self.fh.seek(self.pos)
-                data = self.fh.read(_CHUNK)
-                self.pos += len(data)
-                if not data:
-                    raise DamagedObject("the remote sent a cut pack")
-            out = inflate.decompress(data, _CHUNK)
-            data = inflate.unconsumed_tail
-            if out:
-                yield out
+        inflate = zlib.decompressobj()
+        yield from inflate_chunks(self._read, inflate, cut="the remote sent a cut pack")
         self.end = self.pos - len(inflate.unused_data)  # what follows the stream, read
+
+    def _read(self, n: int) -> bytes:
+        self.fh.seek(self.pos)
+        data = self.fh.read(n)
+        self.pos += len(data)
+        return data
 
     def read_all(self, size: int) -> bytes:
         """The whole stream, which must inflate to ``size`` bytes."""

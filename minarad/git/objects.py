@@ -146,7 +146,7 @@ class HeldObjects:
     """New objects of a repository held in memory, then written together as one pack.
 
     While held (:func:`hold_objects`), ``repo.object_store`` reads the disk
-    and the memory and adds to the memory only; :meth:`write` puts what was
+    and the memory and adds to the memory only; :meth:`stage` puts what was
     added into one pack (one file and its index instead of a loose file per
     object), :meth:`drop` forgets it. Either gives the disk store back.
     """
@@ -157,30 +157,25 @@ class HeldObjects:
         self.repo, self.disk, self.memory = repo, repo.object_store, MemoryObjectStore()
         repo.object_store = OverlayObjectStore([self.memory, self.disk], add_store=self.memory)
 
-    def write(self, sync: bool = True) -> list[str]:
-        """Write the held objects as one pack; return the files written (the pack,
-        its index and their folder; none when nothing was held).
+    def stage(self) -> StagedPack | None:
+        """Write the held objects as one pack under temporary names, unsynced (None
+        when nothing was held); the disk store is given back.
 
-        ``sync``: fsync them now; else the caller does (with other files, at once).
+        The caller fsyncs :attr:`StagedPack.temps` (with its other files), then
+        calls :meth:`StagedPack.install`, so that no pack is in place before its
+        bytes are on disk.
 
         Raises:
-            OSError: the pack could not be written (the disk store is given back).
+            OSError: the pack could not be written.
         """
         import os
 
         try:
             objects = [(self.memory[oid], None) for oid in self.memory]
             if not objects:
-                return []
-            folder = os.path.join(self.disk.path, "pack")
-            written = [*write_pack_files(folder, objects, self.disk.object_format), folder]
-            for path in written if sync else ():
-                fd = os.open(path, os.O_RDONLY)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-            return written
+                return None
+            return stage_pack_files(os.path.join(self.disk.path, "pack"), objects,
+                                    self.disk.object_format)
         finally:
             self.drop()
 
@@ -190,7 +185,7 @@ class HeldObjects:
 
 
 def hold_objects(repo: Repo) -> HeldObjects:
-    """Hold the new objects of ``repo`` in memory until :meth:`HeldObjects.write`."""
+    """Hold the new objects of ``repo`` in memory until :meth:`HeldObjects.stage`."""
     return HeldObjects(repo)
 
 
@@ -202,6 +197,42 @@ def write_pack_files(folder: str, objects: list, object_format: Any) -> list[str
     (as dulwich's ``add_objects`` does); the ``.idx`` is renamed into place
     last, as git and dulwich take a pack without one for unfinished.
     """
+    staged = stage_pack_files(folder, objects, object_format)
+    try:
+        return staged.install()
+    finally:
+        staged.discard()
+
+
+class StagedPack:
+    """A pack and its index written under temporary names in ``folder``, not yet in place."""
+
+    def __init__(self, folder: str, temps: list[str], base: str):
+        self.folder, self.temps, self._base = folder, temps, base
+        self._installed = False
+
+    def install(self) -> list[str]:
+        """Rename the pack, then its index, into place; return both paths."""
+        import os
+
+        finals = [self._base + ".pack", self._base + ".idx"]
+        for tmp, final in zip(self.temps, finals, strict=True):
+            os.replace(tmp, final)
+        self._installed = True
+        return finals
+
+    def discard(self) -> None:
+        """Remove the temporaries unless they were installed."""
+        import os
+
+        for tmp in self.temps if not self._installed else ():
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def stage_pack_files(folder: str, objects: list, object_format: Any) -> StagedPack:
+    """Write ``objects`` as a pack and its index under temporary names in ``folder``,
+    unsynced (see :func:`write_pack_files`)."""
     import os
     import tempfile
 
@@ -218,12 +249,9 @@ def write_pack_files(folder: str, objects: list, object_format: Any) -> list[str
         temps.append(idx_tmp)
         with os.fdopen(fd, "wb") as fh:
             write_pack_index(fh, sorted((k, v[0], v[1]) for k, v in entries.items()), checksum)
-        base = os.path.join(folder, f"pack-{checksum.hex()}")
         for tmp in temps:
             os.chmod(tmp, 0o444)
-        os.replace(pack_tmp, base + ".pack")
-        os.replace(idx_tmp, base + ".idx")
-        return [base + ".pack", base + ".idx"]
+        return StagedPack(folder, temps, os.path.join(folder, f"pack-{checksum.hex()}"))
     except BaseException:
         for tmp in temps:
             with contextlib.suppress(OSError):

@@ -135,7 +135,7 @@ def lock_head_branch(repo: Repo, expected: str | None, new: bytes | None) -> Any
         repo: the open dulwich repository.
         expected: the commit id the branch must still hold (None: unborn).
         new: the commit id (hex bytes) to move it to; None stages nothing yet
-            (a round of commits names its last one with :func:`move_locked_branch`).
+            (a round of commits names its last one with :func:`write_locked_branch`).
 
     Returns:
         The open dulwich ``GitFile`` holding the lock.
@@ -167,17 +167,30 @@ def lock_head_branch(repo: Repo, expected: str | None, new: bytes | None) -> Any
     return locked
 
 
-def move_locked_branch(locked: Any, new: bytes) -> None:
-    """Move a branch locked by :func:`lock_head_branch` with ``new=None`` to ``new``.
+def write_locked_branch(locked: Any, new: bytes) -> int:
+    """Write ``new`` into a branch lock from :func:`lock_head_branch` (``new=None``),
+    unsynced and not in place; return its descriptor (the caller fsyncs it with
+    other files, then calls :func:`install_locked_branch`).
 
     Raises:
-        OSError: the ref could not be written; the branch stays (the lock goes).
+        OSError: the lock could not be written; the branch stays (the lock goes).
     """
     try:
-        _stage(locked, new)
+        locked.write(new + b"\n")
+        locked.flush()
+        return int(locked.fileno())
     except BaseException:
         locked.abort()
         raise
+
+
+def install_locked_branch(locked: Any) -> None:
+    """Rename a lock written by :func:`write_locked_branch` (and synced) over its
+    branch: the branch moves.
+
+    Raises:
+        OSError: the ref could not be renamed; the branch stays (the lock goes).
+    """
     locked.close()
 
 

@@ -28,10 +28,9 @@ httpx and numpy are imported on first use.
 from __future__ import annotations
 
 import math
-import time
 
 from minarad.errors import MinaraError
-from minarad.httpbody import read_capped
+from minarad.httpbody import Retry, post_json, with_retries
 
 #: Who adds e5's ``query: `` / ``passage: `` (``MINARA_EMBED_PREFIX``).
 PREFIXES = ("auto", "e5", "none", "input_type")
@@ -134,45 +133,30 @@ class ApiEmbedder:
             body["input"] = [("query: " if query else "passage: ") + t for t in texts]
         elif self.prefix == "input_type":
             body["input_type"] = "query" if query else "passage"
-        last: EmbeddingError | None = None
-        for attempt in range(self.retries + 1):
-            if attempt:
-                time.sleep(self.backoff_s * (2 ** (attempt - 1)))
-            try:
-                return self._vectors(self._post(body), len(texts))
-            except _Retry as exc:
-                last = exc.error
-        assert last is not None
-        raise last
+        return with_retries(lambda: self._vectors(self._post(body), len(texts)),
+                            self.retries, self.backoff_s)
 
     def _post(self, body: dict) -> bytes:
-        import httpx
-
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
         where = f"the embeddings server at {self.base_url}"
-        timed_out = _Retry(EmbeddingError(f"{where} did not answer within {self.timeout_s:g} s "
-                                          "(MINARA_EMBED_TIMEOUT_S)", code="embedding_timeout"))
-        deadline = time.monotonic() + self.timeout_s
-        try:
-            with httpx.stream("POST", f"{self.base_url}/embeddings", json=body, headers=headers,
-                              timeout=self.timeout_s) as response:
-                raw = _read_capped(response, deadline, timed_out, where)
-        except httpx.TimeoutException:
-            raise timed_out from None
-        except httpx.HTTPError as exc:
-            raise _Retry(EmbeddingError(f"{where} is unreachable ({exc}); is it running? "
-                                        "(MINARA_EMBED_BASE_URL)",
-                                        code="embedding_unreachable")) from None
-        if response.status_code != 200:
-            raise self._http_error(response.status_code, raw, where)
+        status, raw = post_json(
+            f"{self.base_url}/embeddings", body, api_key=self.api_key,
+            timeout_s=self.timeout_s, cap=MAX_ANSWER_BYTES,
+            timed_out=EmbeddingError(f"{where} did not answer within {self.timeout_s:g} s "
+                                     "(MINARA_EMBED_TIMEOUT_S)", code="embedding_timeout"),
+            too_large=EmbeddingError(f"{where} sent more than {MAX_ANSWER_BYTES:,} bytes; "
+                                     "the answer was dropped (lower MINARA_EMBED_BATCH)",
+                                     code="embedding_bad_answer"),
+            unreachable=lambda exc: EmbeddingError(
+                f"{where} is unreachable ({exc}); is it running? (MINARA_EMBED_BASE_URL)",
+                code="embedding_unreachable"))
+        if status != 200:
+            raise self._http_error(status, raw, where)
         return raw
 
     def _http_error(self, status: int, raw: bytes, where: str) -> Exception:
         text = raw[:300].decode("utf-8", "replace")
         if status in _RETRYABLE:
-            return _Retry(EmbeddingError(f"{where} answered HTTP {status}: {text}",
+            return Retry(EmbeddingError(f"{where} answered HTTP {status}: {text}",
                                          code="embedding_http_error", status=status))
         if status in (400, 404) and "model" in text.lower():
             return EmbeddingError(f"{where} does not serve model {self.model!r} "
@@ -239,17 +223,3 @@ def _is_number(value) -> bool:
 def _bad(base_url: str, what: str) -> EmbeddingError:
     return EmbeddingError(f"the embeddings server at {base_url} answered {what}",
                           code="embedding_bad_answer")
-
-
-def _read_capped(response, deadline: float, timed_out: _Retry, where: str) -> bytes:
-    """The body, read while the whole-answer deadline and the size cap both hold."""
-    too_large = EmbeddingError(f"{where} sent more than {MAX_ANSWER_BYTES:,} bytes; "
-                               "the answer was dropped (lower MINARA_EMBED_BATCH)",
-                               code="embedding_bad_answer")
-    return read_capped(response, deadline, MAX_ANSWER_BYTES, timed_out, too_large)
-
-
-class _Retry(Exception):
-    def __init__(self, error: EmbeddingError):
-        super().__init__(error.message)
-        self.error = error

@@ -3,7 +3,11 @@
 The daemon calls :meth:`IndexFollower.request` after each move of HEAD (it
 fits ``Daemon.after_commit``). Requests made while a catch-up runs fold into
 one more catch-up, so a burst of commits costs one tree diff, not one per
-commit. :class:`IndexFollower` is the thread every follower shares (index,
+commit; after a catch-up the thread rests :data:`GAP` seconds before the
+next, so that under a stream of writes (a round of commits every few tens
+of milliseconds) the caches catch up a few times a second instead of
+taking the interpreter from the writers after every round.
+:class:`IndexFollower` is the thread every follower shares (index,
 embeddings, wiki link table, knowledge catalogue); each brings its own
 ``catch_up``, which records the commit it reached, diffs since it and
 rebuilds when it is gone (see :mod:`minarad.workspace.headtable`).
@@ -31,6 +35,11 @@ def release_freed_memory() -> bool:
     """
     trim = _malloc_trim()
     return bool(trim(0)) if trim is not None else False
+
+
+#: Seconds a follower rests after a catch-up before the next (a commit in between
+#: waits at most this long; a first commit after a quiet spell, not at all).
+GAP = 0.3
 
 
 @functools.cache
@@ -102,6 +111,7 @@ class IndexFollower:
                     return
                 self._wanted.clear()
                 self._catch_up_once()
+                self._stop.wait(GAP)
         finally:
             self._close()
 

@@ -24,12 +24,12 @@ not pay for it.
 
 from __future__ import annotations
 
+import json
 import os
-import time
 from typing import TYPE_CHECKING
 
 from minarad.errors import MinaraError
-from minarad.httpbody import read_capped
+from minarad.httpbody import Retry, post_json, with_retries
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -105,16 +105,8 @@ class ChatClient:
                       "temperature": temperature}
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
-        last: LLMError | None = None
-        for attempt in range(self.retries + 1):
-            if attempt:
-                time.sleep(self.backoff_s * (2 ** (attempt - 1)))
-            try:
-                return self._clean(self._post(body))
-            except _Retry as exc:
-                last = exc.error
-        assert last is not None
-        raise last
+        return with_retries(lambda: self._clean(self._post(body)), self.retries,
+                            self.backoff_s)
 
     def _outgoing(self, message: dict) -> dict:
         """``message`` with every credential in its text redacted: the provider never sees one.
@@ -137,60 +129,33 @@ class ChatClient:
         return redact_answer(text, root=self.secrets_root, found=self.redacted)
 
     def _post(self, body: dict) -> str:
-        import httpx
-
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        url = f"{self.base_url}/chat/completions"
-        timed_out = _Retry(LLMError(f"the LLM at {self.base_url} did not answer within "
-                                    f"{self.timeout_s:g} s", code="llm_timeout"))
-        try:
-            with httpx.stream("POST", url, json=body, headers=headers,
-                              timeout=self.timeout_s) as response:
-                raw = self._read_capped(response, time.monotonic() + self.timeout_s, timed_out)
-        except httpx.TimeoutException:
-            raise timed_out from None
-        except httpx.HTTPError as exc:
-            raise _Retry(LLMError(f"the LLM at {self.base_url} is unreachable: {exc}",
-                                  code="llm_unreachable")) from None
-        response = httpx.Response(response.status_code, headers=response.headers, content=raw)
-        if response.status_code != 200:
-            error = LLMError(f"the LLM at {self.base_url} answered HTTP {response.status_code}: "
-                             f"{self._clean(response.text[:200])}", code="llm_http_error",
-                             status=response.status_code)
-            if response.status_code in _RETRYABLE:
-                raise _Retry(error)
+        where = f"the LLM at {self.base_url}"
+        status, raw = post_json(
+            f"{self.base_url}/chat/completions", body, api_key=self.api_key,
+            timeout_s=self.timeout_s, cap=MAX_ANSWER_BYTES,
+            timed_out=LLMError(f"{where} did not answer within {self.timeout_s:g} s",
+                               code="llm_timeout"),
+            too_large=LLMError(f"{where} sent more than {MAX_ANSWER_BYTES:,} bytes; "
+                               "the answer was dropped", code="llm_answer_too_large"),
+            unreachable=lambda exc: LLMError(f"{where} is unreachable: {exc}",
+                                             code="llm_unreachable"))
+        if status != 200:
+            text = raw[:200].decode("utf-8", "replace")
+            error = LLMError(f"{where} answered HTTP {status}: {self._clean(text)}",
+                             code="llm_http_error", status=status)
+            if status in _RETRYABLE:
+                raise Retry(error)
             raise error
-        return _answer_text(response)
+        return _answer_text(raw)
 
 
-    def _read_capped(self, response, deadline: float, timed_out: _Retry) -> bytes:
-        """The body, read while the deadline and the size cap both hold.
-
-        The time-out is for the whole answer: an endpoint that trickles one
-        byte at a time is cut at the deadline (checked as each piece
-        arrives; a silent one by the read time-out), and a body over
-        :data:`MAX_ANSWER_BYTES` is refused while it arrives, never held.
-        """
-        too_large = LLMError(f"the LLM at {self.base_url} sent more than "
-                             f"{MAX_ANSWER_BYTES:,} bytes; the answer was dropped",
-                             code="llm_answer_too_large")
-        return read_capped(response, deadline, MAX_ANSWER_BYTES, timed_out, too_large)
-
-
-class _Retry(Exception):
-    def __init__(self, error: LLMError):
-        super().__init__(error.message)
-        self.error = error
-
-
-def _answer_text(response) -> str:
+def _answer_text(raw: bytes) -> str:
     try:
-        data = response.json()
+        data = json.loads(raw)
         content = data["choices"][0]["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError):
-        raise LLMError(f"the LLM's answer is not a chat completion: {response.text[:200]!r}",
+        text = raw[:200].decode("utf-8", "replace")
+        raise LLMError(f"the LLM's answer is not a chat completion: {text!r}",
                        code="llm_bad_answer") from None
     if not isinstance(content, str):
         raise LLMError("the LLM's answer has no text content", code="llm_bad_answer")

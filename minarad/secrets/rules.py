@@ -152,6 +152,11 @@ def _plugin_patterns() -> list[list[tuple[str, int]]]:
     return read
 
 
+def rules_cache_file() -> str | None:
+    """The patterns' cache file for the installed detect-secrets (None: not installed)."""
+    return _cache_file()
+
+
 def _cache_file() -> str | None:
     """The patterns' cache file for the installed detect-secrets (None: not installed).
 

@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # for the checker; at run time the names are imported on first use
     from minarad.store.models import CommitInfo, FileVersion, HistoryEntry, WriteResult
-    from minarad.store.store import Store, join_appended, parse_base
+    from minarad.store.store import Store, parse_base
+    from minarad.store.transaction import join_appended
 
 __all__ = ["CommitInfo", "FileVersion", "HistoryEntry", "Store", "WriteResult",
            "join_appended", "parse_base"]
 
 _EXPORTS = {"CommitInfo": "models", "FileVersion": "models", "HistoryEntry": "models",
-            "WriteResult": "models", "Store": "store", "join_appended": "store",
+            "WriteResult": "models", "Store": "store", "join_appended": "transaction",
             "parse_base": "store"}
 
 

@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from minarad.crashpoints import crash_point
-from minarad.errors import Busy, InvalidInput
+from minarad.errors import Busy, InvalidInput, MinaraError
 from minarad.git.commits import author_name
 from minarad.git.refs import common_dir, lock_head_branch
 from minarad.store.historydb import CommitRecord
@@ -246,6 +246,11 @@ def update_index_or_defer(store: Store, index_changes: dict, tree_id: bytes) -> 
         return False
 
 
+def index_key(path: str) -> bytes:
+    """The key of ``path``'s entry in the index changes a commit hands its round."""
+    return _raw(path)
+
+
 def _raw(path: str) -> bytes:
     """A path's bytes: a held entry's name that is not UTF-8 is kept as its lone
     surrogates stand for (``surrogateescape``); every other name is UTF-8."""
@@ -376,11 +381,27 @@ def recover_interrupted_commit(store: Store) -> None:
     if young:  # maybe a running git's: keep the marker, clean up on a later try
         raise Busy(f"{young[0]} exists: another git is working here, or one was killed (it "
                    f"is removed once stale)", code="repository_busy")
+    _remove_round_temporaries(store, marker)
     crash_point("recover-before-index-rebuild")
     head = store.head()
     if head:
         update_index(store, {}, store.repo[head.encode()].tree, rebuild=True)
     marker.unlink()
+
+
+def _remove_round_temporaries(store: Store, marker: Path) -> None:
+    """Remove the temporaries a round killed before its renames left beside its files
+    (listed in its marker, see :mod:`minarad.store.groupcommit`)."""
+    from minarad.workspace.files import DiskChanged, remove_file_at
+
+    try:
+        lines = marker.read_text().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return
+    for rel in lines[1:] if lines[:1] == ["round"] else ():
+        if rel.endswith(".minara-tmp"):
+            with contextlib.suppress(OSError, DiskChanged, MinaraError):
+                remove_file_at(store.root, rel, sync=False)
 
 
 def _verb(changes: dict) -> str:

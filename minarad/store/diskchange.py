@@ -23,6 +23,7 @@ from minarad.errors import MinaraError
 from minarad.store.models import FileVersion
 from minarad.workspace.files import (DiskChanged, append_file_at, cut_back_at, remove_file_at,
                                      rename_file_at, stat_at, write_file_at)
+from minarad.workspace.staged import StagedFile
 
 if TYPE_CHECKING:
     from minarad.store.store import Store
@@ -162,6 +163,34 @@ def change_disk(root: str | os.PathLike[str], s: PathState, sync: bool = True
         _remove_folders(made)
 
     return written, undo
+
+
+def stageable(s: PathState) -> bool:
+    """True when a round may write the change beside the file and put it in place
+    later (:func:`stage_change`): a replacement or a new file, not an in-place
+    append, an adopted file, a deletion, nor a ``.gitignore`` (later writes of the
+    round read those from disk)."""
+    return s.after is not None and not (s.in_place or s.adopted) \
+        and s.rel.rsplit("/", 1)[-1] != ".gitignore"
+
+
+def stage_change(root: str | os.PathLike[str], s: PathState) -> tuple[StagedFile, Undo]:
+    """A planned replacement to be written beside its file and put in place later (see
+    :mod:`minarad.workspace.staged`); return it and its undo (the temporary
+    removed, or, once put in place, the old bytes put back)."""
+    made = _missing_folders(root, s.rel) if s.before is None else []
+    assert s.after is not None
+    staged = StagedFile(root, s.rel, s.after, mode=_permissions(s.mode), expect=s.mark)
+
+    def undo() -> None:
+        try:
+            if staged.installed and staged.stat is not None:
+                put_back(root, s.rel, s.before, mark_of(staged.stat))
+        finally:
+            staged.close()
+            _remove_folders(made)
+
+    return staged, undo
 
 
 def _remove(root: str | os.PathLike[str], s: PathState) -> Undo:

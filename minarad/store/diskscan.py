@@ -148,6 +148,29 @@ def tracked_files(store: Store) -> set[str]:
     return paths
 
 
+def index_may_hold(store: Store, part: bytes) -> bool:
+    """False when no path in ``.git/index`` holds ``part`` (its bytes are nowhere in the
+    file): cheaper than reading the paths. True when the index cannot be read."""
+    try:
+        with open(store.git_dir / "index", "rb") as fh:
+            return part in fh.read()
+    except OSError:
+        return True
+
+
+def tracked_files_if_read(store: Store) -> set[str] | None:
+    """:func:`tracked_files` if this process read the current ``.git/index`` already, else None."""
+    path = str(store.git_dir / "index")
+    memo = _TRACKED.get(path)
+    if memo is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return memo[1] if memo[0] == (st.st_ino, st.st_mtime_ns, st.st_size) else None
+
+
 def committed_entries(store: Store) -> dict[str, tuple[str, int]]:
     """HEAD's files: ``path -> (blob hex, mode)`` (shared: do not change it)."""
     from minarad.git.objects import commit_tree

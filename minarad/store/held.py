@@ -94,9 +94,14 @@ def held_entries(store: Store) -> list[HeldEntry]:
     return out
 
 
+def holds_any(store: Store) -> bool:
+    """False when nothing is recorded as held (then :func:`held_entries` is empty)."""
+    return (store.state_dir / _FILE).exists()
+
+
 def held_paths(store: Store) -> frozenset[str]:
     """The paths of :func:`held_entries`; cheap when nothing is recorded."""
-    if not (store.state_dir / _FILE).exists():
+    if not holds_any(store):
         return frozenset()
     return frozenset(e.path for e in held_entries(store))
 

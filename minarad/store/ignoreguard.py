@@ -33,7 +33,10 @@ _RACY_NS = 2_000_000_000
 #: The tracked-but-ignored list as last worked out, in the repository's state folder:
 #: the index and the ignore texts it came from, so that a fresh process can trust it.
 _SAVED = "ignored-tracked.json"
-_SAVED_FORMAT = 1
+_SAVED_FORMAT = 2
+#: The untracked walk's answer as last worked out (see :func:`untracked_paths`).
+_WALK_SAVED = "untracked.json"
+_WALK_FORMAT = 1
 #: Per workspace: the last tracked set and ignore version, and what they gave.
 _IGNORED: dict[str, tuple[set[str], tuple | None, list[PathNote]]] = {}
 #: The last tracked set grouped by folder (see :func:`_grouped`).
@@ -107,11 +110,13 @@ def tracked_but_ignored(store: Store) -> list[PathNote]:
     ignore = store.ignore_filter()
     root = os.fspath(store.root)
     index = _index_key(store)  # taken first: a newer index never passes for this one
+    base = None
     if root not in _IGNORED:
-        saved = _saved_notes(store, index, ignore)
-        if saved is not None:
-            _remember(store, index, ignore, saved)
-            return list(saved)
+        saved = _saved_notes(store, ignore)
+        if saved is not None and index is not None and saved[0] == index:
+            _remember(store, index, ignore, saved[2])
+            return list(saved[2])
+        base = saved  # another index, the same rules: decided path by path from it
     tracked = store.tracked_files()
     folders = _grouped(tracked)[1]
     version = ignore.version(folders)
@@ -119,24 +124,42 @@ def tracked_but_ignored(store: Store) -> list[PathNote]:
     if memo is not None and memo[0] is tracked and memo[1] == version:
         return list(memo[2])
     if memo is not None and memo[1] == version:  # a commit: decide only the paths it added
-        found = {n.path: n for n in memo[2] if n.path in tracked}
-        found.update((n.path, n) for n in _ignored_notes(ignore, tracked - memo[0]))
-        notes = [found[path] for path in sorted(found)]
+        notes = _updated(ignore, memo[2], memo[0], tracked)
+    elif memo is None and base is not None and base[1] is not None:
+        # The rules that decided the saved set's paths are unchanged, and a path
+        # added in a new folder is decided here with that folder's rules.
+        notes = _updated(ignore, base[2], base[1], tracked)
     else:
         notes = _ignored_notes(ignore, tracked)
     _IGNORED[root] = (tracked, version, notes)
     if index is not None:
         _save_notes(store, {"index": index, "rules": ignore.texts(folders), "folders": folders,
-                            "notes": [n.to_dict() for n in notes]})
+                            "notes": [n.to_dict() for n in notes],
+                            "tracked": "\0".join(sorted(tracked))})
     return list(notes)
+
+
+def _updated(ignore: IgnoreFilter, notes: list[PathNote], before: set[str], tracked: set[str]
+             ) -> list[PathNote]:
+    """``notes`` (of the tracked set ``before``) for the set ``tracked``: the paths it
+    no longer holds dropped, those it added decided."""
+    found = {n.path: n for n in notes if n.path in tracked}
+    found.update((n.path, n) for n in _ignored_notes(ignore, tracked - before))
+    return [found[path] for path in sorted(found)]
 
 
 def _remember(store: Store, index: list[int] | None, ignore: IgnoreFilter,
               notes: list[PathNote]) -> None:
     """Keep a saved answer in memory, with the tracked set it belongs to, so that the
-    next commit is decided path by path (the walk for ``??`` lines reads the set anyway)."""
-    tracked = store.tracked_files()
-    if _index_key(store) == index:  # not replaced while it was read
+    next commit is decided path by path.
+
+    Only when the set was read already (a warm process): a fresh status
+    whose walk is saved too never reads ``.git/index``.
+    """
+    from minarad.store.diskscan import tracked_files_if_read
+
+    tracked = tracked_files_if_read(store)
+    if tracked is not None and _index_key(store) == index:  # not replaced while it was read
         _IGNORED[os.fspath(store.root)] = (tracked, ignore.version(_grouped(tracked)[1]), notes)
 
 
@@ -149,33 +172,39 @@ def _index_key(store: Store) -> list[int] | None:
     return [st.st_ino, st.st_mtime_ns, st.st_size]
 
 
-def _saved_notes(store: Store, index: list[int] | None, ignore: IgnoreFilter
-                 ) -> list[PathNote] | None:
-    """The saved answer, if it was worked out from this index and these ignore texts."""
+def _saved_notes(store: Store, ignore: IgnoreFilter
+                 ) -> tuple[list[int], set[str] | None, list[PathNote]] | None:
+    """The saved answer ``(index, tracked set, notes)``, if the ignore texts that decided
+    it are unchanged (the index it came from is for the caller to compare)."""
     import json
 
-    if index is None:
-        return None
     try:
         with open(store.state_dir / _SAVED, encoding="utf-8") as fh:
             saved = json.load(fh)
-        if (saved["format"] != _SAVED_FORMAT or saved["index"] != index
+        if (saved["format"] != _SAVED_FORMAT
                 or saved["rules"] != ignore.texts(saved["folders"])):
             return None
-        return [PathNote(**note) for note in saved["notes"]]
-    except (OSError, ValueError, KeyError, TypeError):
+        listed = saved.get("tracked")
+        tracked = set(listed.split("\0")) if isinstance(listed, str) and listed else None
+        return saved["index"], tracked, [PathNote(**note) for note in saved["notes"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # missing, torn or of another format: worked out again
 
 
 def _save_notes(store: Store, answer: dict) -> None:
     """Save ``answer`` for the next process (a cache: not fsynced, replaced whole)."""
+    _save_json(store, _SAVED, {"format": _SAVED_FORMAT, **answer})
+
+
+def _save_json(store: Store, name: str, answer: dict) -> None:
+    """Write ``answer`` to ``name`` in the state folder (a cache: not fsynced, replaced whole)."""
     import json
 
-    path = os.path.join(store.state_dir, _SAVED)
+    path = os.path.join(store.state_dir, name)
     temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
         with open(temporary, "w", encoding="utf-8") as fh:
-            json.dump({"format": _SAVED_FORMAT, **answer}, fh)
+            json.dump(answer, fh)
         os.replace(temporary, path)
     except OSError:
         try:
@@ -203,7 +232,62 @@ def untracked_explained(store: Store) -> list[PathNote]:
     """Each file ``git status`` shows as ``??``, with why minara has not committed it."""
     ignore = store.ignore_filter()
     return [PathNote(shown_path(rel), _why_untracked(store, rel))
-            for rel in _untracked(os.fspath(store.root), ignore, store.tracked_files())]
+            for rel in untracked_paths(store, ignore)]
+
+
+def untracked_paths(store: Store, ignore: IgnoreFilter) -> list[str]:
+    """The paths ``git status`` shows as ``??``, in the order of a sorted walk.
+
+    A fresh process takes the last walk's answer, saved beside the
+    repository (:data:`_WALK_SAVED`), when nothing it depended on changed:
+    ``.git/index``, the ignore texts, and each folder it read (its inode and
+    modification time: adding, removing or renaming an entry changes them).
+    As git does with its index, an answer is saved only when every folder
+    and the index were last changed :data:`_RACY_NS` before the walk began,
+    so that a change made in the same clock tick cannot hide behind an
+    unchanged time.
+    """
+    root = os.fspath(store.root)
+    index = _index_key(store)
+    if root not in _FOLDERS:
+        saved = _saved_walk(store, index, ignore)
+        if saved is not None:
+            return saved
+    started = time.time_ns()
+    found, walked, checked = _untracked(root, ignore, store.tracked_files())
+    settled = started - _RACY_NS
+    if (index is not None and index[1] < settled and index == _index_key(store)
+            and all(key[1] < settled for key in walked.values())):
+        _save_json(store, _WALK_SAVED, {
+            "format": _WALK_FORMAT, "index": index, "folders": walked, "checked": checked,
+            "rules": ignore.texts(checked), "found": found})
+    return found
+
+
+def _saved_walk(store: Store, index: list[int] | None, ignore: IgnoreFilter
+                ) -> list[str] | None:
+    """The saved walk's answer, if the index, the rules and every folder it read are as then."""
+    import json
+
+    if index is None:
+        return None
+    root = os.fspath(store.root)
+    try:
+        with open(store.state_dir / _WALK_SAVED, encoding="utf-8") as fh:
+            saved = json.load(fh)
+        if saved["format"] != _WALK_FORMAT or saved["index"] != index:
+            return None
+        for rel_dir, key in saved["folders"].items():
+            st = os.stat(os.path.join(root, rel_dir))
+            if [st.st_ino, st.st_mtime_ns] != key:
+                return None
+        if saved["rules"] != ignore.texts(saved["checked"]):
+            return None
+        found = saved["found"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None  # missing, torn, of another format, or a folder gone: walk again
+    return found if isinstance(found, list) and all(isinstance(f, str) for f in found) \
+        else None
 
 
 def _grouped(tracked: set[str]) -> tuple[dict[str, frozenset[str]], list[str]]:
@@ -250,8 +334,10 @@ def _ancestors(rel_dir: str) -> list[str]:
     return ["/".join(parts[:n]) for n in range(len(parts) + 1)]
 
 
-def _untracked(root: str, ignore: IgnoreFilter, tracked: set[str]) -> list[str]:
-    """Every untracked file or link git does not ignore, in the order of a sorted walk.
+def _untracked(root: str, ignore: IgnoreFilter, tracked: set[str]
+               ) -> tuple[list[str], dict[str, list[int]], list[str]]:
+    """Every untracked file or link git does not ignore, in the order of a sorted walk;
+    with each folder read (``[inode, mtime_ns]``) and the folders whose rules decided.
 
     Tracked files are passed over without asking the ignore rules (git
     shows them whatever the rules say), and ignored folders are not entered.
@@ -262,6 +348,8 @@ def _untracked(root: str, ignore: IgnoreFilter, tracked: set[str]) -> list[str]:
     by_folder = _grouped(tracked)[0]
     seen = _FOLDERS.get(root, {})
     fresh: dict[str, _Folder] = {}
+    walked: dict[str, list[int]] = {}
+    checked: set[str] = set()
     settled = time.time_ns() - _RACY_NS
     found: list[str] = []
     stack = [""]
@@ -273,10 +361,12 @@ def _untracked(root: str, ignore: IgnoreFilter, tracked: set[str]) -> list[str]:
             continue
         if folder.stat_key[1] < settled:
             fresh[rel_dir] = folder
+        walked[rel_dir] = list(folder.stat_key)
+        checked.update(folder.checked)
         found += folder.files
         stack += folder.enter
     _FOLDERS[root] = fresh
-    return found
+    return found, walked, sorted(checked)
 
 
 @dataclasses.dataclass(frozen=True)

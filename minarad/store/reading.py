@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from minarad.errors import InvalidInput, NotFound
 from minarad.workspace.content import decode_text, git_blob_id, sha256_hex
-from minarad.store.historydb import PathVersion
 from minarad.store.models import FileVersion, HistoryEntry, iso_time
 
 if TYPE_CHECKING:
+    from minarad.store.historydb import PathVersion
     from minarad.store.store import Store
 
 

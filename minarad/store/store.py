@@ -25,15 +25,14 @@ from typing import TYPE_CHECKING, Any
 from minarad.errors import Forbidden, InvalidInput
 from minarad.git import refs
 from minarad.store import branches, diskscan, reading, writing
-from minarad.store.historydb import HistoryDB, PathVersion
 from minarad.store.lock import WorkspaceLock
 from minarad.store.models import CommitInfo, FileVersion, HistoryEntry, WriteResult
 from minarad.store.reading import parse_base  # noqa: F401 (re-exported)
-from minarad.store.transaction import join_appended  # noqa: F401 (re-exported)
 from minarad.workspace.files import read_file_at
 from minarad.workspace.paths import check_can_create, check_no_symlink, normalize_path
 
 if TYPE_CHECKING:
+    from minarad.store.historydb import HistoryDB, PathVersion
     from minarad.config import Settings
     from minarad.store.groupcommit import CommitRound
     from minarad.store.diskchange import Mark
@@ -119,6 +118,8 @@ class Store:
         """The history cache (opened, and created, on first use)."""
         if self._history is None:
             self.state_dir.mkdir(parents=True, exist_ok=True)
+            from minarad.store.historydb import HistoryDB
+
             self._history = HistoryDB(str(self.state_dir / "history.sqlite3"))
         return self._history
 

@@ -35,7 +35,7 @@ from minarad.errors import Busy, InvalidInput, NotFound
 from minarad.secrets.guard import guard_text, is_checked, with_note
 from minarad.store.diskchange import (Mark, PathState, Undo, change_disk, cut_back_carried,
                                       failures_named, mark_of, move_files, plain_moves,
-                                      settle_replaced, undo_all)
+                                      settle_replaced, stageable, undo_all)
 from minarad.store.models import CommitInfo, Record, WriteResult
 from minarad.workspace.content import decode_text, encode_text, git_blob_id, sha256_hex
 from minarad.workspace.files import DiskChanged, DiskReplaced
@@ -307,6 +307,8 @@ class Transaction:
         from minarad.store.ignoreguard import check_gitignore_change
 
         store, states = self.store, {}
+        if store.round is not None:  # an earlier write of the round still stands beside
+            store.round.settle(self.paths())
         adopted = self._check_paths_again(recheck)
         store.check_writable()
         store.catch_up()
@@ -456,7 +458,11 @@ class Transaction:
             for s in sorted(changed, key=lambda s: (s.after is not None, s.rel)):
                 if s.rel in done:
                     continue
-                st, undo = change_disk(root, s, sync=in_round is None)
+                st: os.stat_result | None
+                if in_round is not None and stageable(s):  # put in place once synced
+                    st, undo = in_round.stage(s)
+                else:
+                    st, undo = change_disk(root, s, sync=in_round is None)
                 undos.append((s.rel, undo))
                 if st is not None:
                     stats[s.rel] = st

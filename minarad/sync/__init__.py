@@ -13,7 +13,7 @@ so ``git remote -v`` shows them and ``git push`` could use them too.
 
 from __future__ import annotations
 
-import socket
+import os
 from typing import TYPE_CHECKING
 
 from minarad.sync.state import SyncState
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 def machine_name(settings) -> str:
     """This machine's name in conflict copies (``MINARA_SYNC_MACHINE``, else the host name)."""
+    import socket
+
     return settings.sync_machine or socket.gethostname().split(".")[0] or "machine"
 
 
@@ -111,8 +113,30 @@ def status(store: Store) -> dict:
     """Per remote: URL, ahead/behind (as of the last fetch), last sync, last error, the
     remote's entries its last merge could not hold (``left_out``); the conflict copies in
     HEAD that wait to be resolved; and HEAD's entries not checked out (``held``)."""
-    from minarad.store.held import held_entries
+    from minarad.store.held import held_entries, holds_any
 
+    out = _remote_status(store) if may_have_remotes(store) else []
+    return {"remotes": out, "conflicts": conflict_copies(store),
+            "held": [e.to_dict() for e in held_entries(store)] if holds_any(store) else []}
+
+
+def may_have_remotes(store: Store) -> bool:
+    """False when ``.git/config`` names no remote (read as bytes: no config parser loaded).
+
+    A config that includes another file is read in full by :func:`status`.
+    """
+    from minarad.git.refs import common_dir
+
+    try:
+        with open(os.path.join(common_dir(str(store.git_dir)), "config"), "rb") as fh:
+            text = fh.read().lower()
+    except OSError:
+        return True  # let the config reader say what is wrong
+    return b"remote" in text or b"include" in text
+
+
+def _remote_status(store: Store) -> list[dict]:
+    """Each remote: URL, ahead/behind as of the last fetch, and what the last sync left."""
     from minarad.git import remotes
     from minarad.sync.engine import current_branch
 
@@ -127,8 +151,7 @@ def status(store: Store) -> dict:
         ahead, behind = remotes.ahead_behind(store.repo, store.head(), tracking)
         out.append({"name": name, "url": remotes.shown_url(url), "ahead": ahead,
                     "behind": behind, **state.get(name, {})})
-    return {"remotes": out, "conflicts": conflict_copies(store),
-            "held": [e.to_dict() for e in held_entries(store)]}
+    return out
 
 
 def conflict_copies(store: Store) -> list[str]:
@@ -137,9 +160,10 @@ def conflict_copies(store: Store) -> list[str]:
     Tracked as ``git status`` sees it: the paths of ``.git/index``, which
     every minara commit updates (cheaper to read than HEAD's trees).
     """
+    from minarad.store.diskscan import index_may_hold
     from minarad.sync.rules import is_conflict_copy
 
-    if store.head() is None:
+    if store.head() is None or not index_may_hold(store, b".conflict-"):
         return []
     return sorted(path for path in store.tracked_files()
                   if ".conflict-" in path and is_conflict_copy(path))  # the test is the slow part

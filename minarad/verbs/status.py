@@ -9,7 +9,9 @@ and the daemon's own line says what is wrong.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
 from typing import TYPE_CHECKING, Any
 
 from minarad.errors import MinaraError
@@ -76,10 +78,12 @@ def sync_notes(store: Store) -> dict[str, Any]:
 
 
 def head_commit(app: Minara) -> dict[str, Any] | None:
-    """HEAD's commit (whoever made it): id, subject, author and time; None if there is none."""
-    from minarad.git.commits import author_name
-    from minarad.store.models import iso_time
+    """HEAD's commit (whoever made it): id, subject, author and time; None if there is none.
 
+    Kept beside the repository by commit id (:data:`HEAD_SAVED`; a commit
+    never changes): a fresh status reads no object, and loads no git
+    library, while HEAD stays where it was.
+    """
     store = app.existing_store()
     if store is None:
         return None
@@ -87,12 +91,59 @@ def head_commit(app: Minara) -> dict[str, Any] | None:
         head = store.head()
         if head is None:
             return None
-        commit = store.repo[head.encode()]
-        return {"commit": head, "subject": commit.message.decode("utf-8", "replace")
-                .split("\n", 1)[0], "author": author_name(commit.author),
-                "at": iso_time(commit.author_time, commit.author_timezone)}
+        saved = _saved_head(store, head)
+        if saved is not None:
+            return saved
+        found = _read_head_commit(store, head)
     except (KeyError, OSError, ValueError, MinaraError):
         return None  # a damaged repository: the daemon's status line says what is wrong
+    _save_head(store, found)
+    return found
+
+
+#: HEAD's commit as :func:`head_commit` last read it, in the repository's state folder.
+HEAD_SAVED = "head-commit.json"
+
+
+def _read_head_commit(store: Store, head: str) -> dict[str, Any]:
+    from minarad.git.commits import author_name
+    from minarad.store.models import iso_time
+
+    commit = store.repo[head.encode()]
+    return {"commit": head, "subject": commit.message.decode("utf-8", "replace")
+            .split("\n", 1)[0], "author": author_name(commit.author),
+            "at": iso_time(commit.author_time, commit.author_timezone)}
+
+
+def _saved_head(store: Store, head: str) -> dict[str, Any] | None:
+    """The saved description of commit ``head``, if the saved one is of that commit."""
+    import json
+
+    try:
+        with open(store.state_dir / HEAD_SAVED, encoding="utf-8") as fh:
+            saved = json.load(fh)
+    except (OSError, ValueError):
+        return None  # missing or torn: read again
+    if not isinstance(saved, dict) or saved.get("commit") != head:
+        return None
+    if not all(isinstance(saved.get(k), str) for k in ("subject", "author", "at")):
+        return None
+    return {k: saved[k] for k in ("commit", "subject", "author", "at")}
+
+
+def _save_head(store: Store, found: dict[str, Any]) -> None:
+    """Save ``found`` for the next process (a cache: not fsynced, replaced whole)."""
+    import json
+    import threading
+
+    path = store.state_dir / HEAD_SAVED
+    temporary = path.with_name(f"{HEAD_SAVED}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        temporary.write_text(json.dumps(found), encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
 
 
 def knowledge_notes(app: Minara) -> list[dict[str, Any]]:

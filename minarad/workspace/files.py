@@ -443,3 +443,8 @@ def _fsync_together(fds: list[int]) -> None:
         _fsync_pool = ThreadPoolExecutor(8, "minara-fsync")
     for _ in _fsync_pool.map(os.fsync, fds):
         pass
+
+
+def fsync_together(fds: list[int]) -> None:
+    """fsync every descriptor of ``fds`` side by side (one journal commit for all)."""
+    _fsync_together(fds)

@@ -226,8 +226,8 @@ def test_a_crash_while_the_history_cache_catches_up_with_git_is_recovered(minara
         == [3, 2, 1]
 
 
-ROUND_POINTS = ["round-before-pack", "round-before-head", "round-after-head",
-                "round-after-index"]
+ROUND_POINTS = ["round-before-pack", "round-after-sync", "round-before-head",
+                "round-after-head", "round-after-index"]
 
 
 @pytest.mark.parametrize("point", ROUND_POINTS)
@@ -263,6 +263,67 @@ def test_daemon_killed_in_a_round_of_writers_loses_nothing_it_acknowledged(
         assert kept == 1 if n in saved else kept <= 1, (n, saved, text)
         assert commits_adding(ws, "notes.md", f"- round {n}") == kept
     assert text.count("- after the crash\n") == 1
+    assert_sound_but_for(ws, [])
+
+
+def _writers_in_one_round(minara, daemon, ws, argvs: list[list[str]]) -> list:
+    """Start a socket writer per ``argvs`` while the workspace lock is held, so that
+    they queue for one round; return their processes once all are connected."""
+    from minarad.store.lock import FileLock
+
+    lock = FileLock(ws / ".git" / "minara" / "lock")
+    lock.acquire()
+    try:
+        idle = len(_socket_clients(daemon.proc.pid))
+        procs = [subprocess.Popen([MINARA, *argv], env=minara.env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE) for argv in argvs]
+        wait_until(lambda: len(_socket_clients(daemon.proc.pid)) >= idle + len(argvs),
+                   what="every writer connected")
+    finally:
+        lock.release()
+    return procs
+
+
+@pytest.mark.parametrize("point", ["round-before-pack", "round-after-sync"])
+def test_a_round_killed_before_it_is_durable_has_replaced_no_file(minara, ws, daemon, point):
+    """Writers replacing files meet in one round; the daemon dies once their new texts
+    are written (and, at ``round-after-sync``, fsynced) but before the round is
+    durable. No file of the round was replaced yet: each holds the text HEAD
+    has (a power cut there cannot leave one empty or half written), and no
+    writer of the round was told its text was saved. A writer that came first
+    may have committed alone, before the round (and maybe not heard so before
+    the daemon died). After a restart each write can be made again, once."""
+    _seed(minara, ws)
+    names = [f"page-{n}.md" for n in range(4)]
+
+    def text(name: str, what: str) -> str:
+        return f"# {name}\n\n{what}\n"
+
+    for name in names:
+        minara("memory", "set", name, text(name, "committed"), check=0)
+    daemon.start(env={"MINARA_CRASH_AT": point})
+    procs = _writers_in_one_round(minara, daemon, ws, [
+        ["memory", "set", name, text(name, "rewritten in the round")] for name in names])
+    assert daemon.proc.wait(timeout=60) == CRASHED, daemon.log()
+    saved = {name for name, p in zip(names, procs, strict=True) if p.wait(timeout=60) == 0}
+    done = {name for name in names
+            if Path(ws, name).read_text() == text(name, "rewritten in the round")}
+    assert saved <= done and len(done) < len(names), (saved, done)
+    assert_sound_but_for(ws, [])  # git status clean: no file holds an uncommitted text
+    if point == "round-after-sync":  # the round's texts wait beside their files, synced
+        assert list(ws.rglob("*.minara-tmp"))
+    age_git_locks(ws)
+    daemon.start()
+    for name in names:
+        minara("memory", "set", name, f"# {name}\n\nwritten again\n", check=0)
+    assert daemon.stop() == 0, daemon.log()
+    assert not list(ws.rglob("*.minara-tmp"))  # the dead round's temporaries were removed
+    for name in names:
+        assert Path(ws, name).read_text() == f"# {name}\n\nwritten again\n"
+        history = path_history(ws, name)
+        assert history.count(git_blob_id(f"# {name}\n\nwritten again\n".encode())) == 1
+        assert history.count(git_blob_id(f"# {name}\n\nrewritten in the round\n".encode())) \
+            == (name in done)
     assert_sound_but_for(ws, [])
 
 

@@ -59,3 +59,24 @@ def test_mcp_prompt_and_resource_are_redacted(ws, minara, env):
     for text in (prompt, memory):
         assert token not in text and key not in text
         assert "- api key [REDACTED:openai-key]" in text
+
+
+def test_a_text_once_found_clean_is_scanned_again_when_it_or_the_allowlist_changes(ws, minara):
+    """Clean texts are remembered across processes (the rules need not be compiled for
+    them): an allowed credential stops being allowed, and a new one is caught, at once."""
+    minara("init", check=0)
+    token = _values()["openai-key"]
+    (ws / ".minara-secrets-allow").write_text("openai-key MEMORY.md\n")
+    memory = ws / "MEMORY.md"
+    memory.write_text(memory.read_text() + f"\n- api key {token}\n")
+    for _ in range(2):  # found clean under this allowlist, then remembered so
+        assert f"- api key {token}" in minara("context", check=0).stdout
+    (ws / ".minara-secrets-allow").write_text("# nothing allowed\n")
+    out = minara("context", check=0).stdout
+    assert "- api key [REDACTED:openai-key]" in out and token not in out
+    memory.write_text(memory.read_text().replace(f"- api key {token}\n", "- clean\n"))
+    for _ in range(2):
+        assert "- clean\n" in minara("context", check=0).stdout
+    memory.write_text(memory.read_text().replace("- clean\n", f"- again {token}\n"))
+    out = minara("context", check=0).stdout
+    assert "- again [REDACTED:openai-key]" in out and token not in out

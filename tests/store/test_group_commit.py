@@ -90,3 +90,32 @@ def test_a_stale_base_in_a_round_is_refused_and_the_others_commit(grouped, ws):
     assert (ws / "race.md").read_text() == f"writer {won[0]}\n"
     assert git(ws, "log", "-1", "--format=%an") == f"writer-{won[0]}\n"
     assert_repo_sound(ws)
+
+
+def test_writers_in_one_round_rewriting_one_file_build_on_each_other(grouped, ws):
+    """A file rewritten by a write of the round waits beside its place until the round
+    is durable; a later write of the same round that rewrites or appends to it must
+    still start from that text: each commit holds its writer's change on top of the
+    commit before it, and the file ends as the last commit says."""
+    grouped.write("same.md", "v0\n", author="op")
+    before = commit_count(ws)
+
+    def change(n: int):
+        if n % 2:
+            return lambda s: s.append("same.md", f"- line {n}", author=f"writer-{n}")
+        return lambda s: s.write("same.md", f"text {n}\n", author=f"writer-{n}")
+
+    outcome = _in_one_round(ws, [change(n) for n in range(6)])
+    assert not [o for o in outcome.values() if isinstance(o, Exception)], outcome
+    assert commit_count(ws) == before + 6
+    for line in git(ws, "log", "--format=%H %an", "-6").splitlines():
+        commit, author = line.split()
+        n = int(author.split("-")[1])
+        text = git(ws, "show", f"{commit}:same.md")
+        parent = git(ws, "show", f"{commit}~1:same.md")
+        assert text == (parent + f"- line {n}\n" if n % 2 else f"text {n}\n"), (n, text)
+        if n:  # the first waited for the lock alone; the others shared a round (a pack)
+            assert not (ws / ".git" / "objects" / commit[:2] / commit[2:]).exists(), n
+    assert (ws / "same.md").read_text() == git(ws, "show", "HEAD:same.md")
+    assert not list(ws.rglob("*.minara-tmp"))  # every temporary was put in place
+    assert_repo_sound(ws)

@@ -1,0 +1,146 @@
+"""A fresh ``minara status`` answers from what the last one worked out, and stays right.
+
+The untracked walk and HEAD's commit are saved beside the repository; a
+status trusts the walk only while ``.git/index``, the ignore texts and every
+folder it read are as they were, and never saves one that a change in the
+same clock tick could hide (git's racy-index rule).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+
+from tests.conftest import git
+
+
+def _settle(ws) -> None:
+    """Date every folder and ``.git/index`` an hour back, as on a workspace left alone."""
+    past = time.time() - 3600
+    for folder, dirs, _files in os.walk(ws):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        os.utime(folder, (past, past))
+    os.utime(ws / ".git" / "index", (past, past))
+
+
+def _status(minara, **kw) -> dict:
+    return json.loads(minara("--json", "status", check=1, **kw).stdout)
+
+
+def _untracked(minara) -> set[str]:
+    return {n["path"] for n in _status(minara)["untracked"]}
+
+
+def _question_marks(ws) -> set[str]:
+    out = git(ws, "status", "--porcelain", "--untracked-files=all")
+    return {line[3:] for line in out.splitlines() if line.startswith("?? ")}
+
+
+def test_a_saved_walk_follows_new_removed_ignored_and_added_files(minara, ws):
+    minara("memory", "set", "notes/a.md", "a", check=0)
+    (ws / "notes" / "draft.md").write_text("draft\n")
+    _settle(ws)
+    assert _untracked(minara) == {"notes/draft.md"}
+    assert _untracked(minara) == {"notes/draft.md"} == _question_marks(ws)  # the saved one
+    (ws / "notes" / "new.md").write_text("new\n")
+    assert _untracked(minara) == {"notes/draft.md", "notes/new.md"} == _question_marks(ws)
+    _settle(ws)
+    assert _untracked(minara) == {"notes/draft.md", "notes/new.md"}
+    with open(ws / ".gitignore", "a") as fh:  # in place: no folder's time changes
+        fh.write("draft.md\n")
+    _settle(ws)
+    assert _untracked(minara) == {"notes/new.md"} == _question_marks(ws)
+    (ws / "notes" / "sub").mkdir()
+    (ws / "notes" / "sub" / "deep.md").write_text("deep\n")
+    (ws / "notes" / "new.md").unlink()
+    assert _untracked(minara) == {"notes/sub/deep.md"} == _question_marks(ws)
+    _settle(ws)
+    assert _untracked(minara) == {"notes/sub/deep.md"}
+    git(ws, "add", "notes/sub/deep.md")  # the index changes, no folder does
+    _settle(ws)
+    assert _untracked(minara) == set() == _question_marks(ws)
+    git(ws, "rm", "--cached", "-q", "notes/sub/deep.md")
+    _settle(ws)
+    assert _untracked(minara) == {"notes/sub/deep.md"} == _question_marks(ws)
+
+
+def test_a_change_in_the_clock_tick_of_a_walk_is_not_hidden(minara, ws):
+    """A folder changed as the walk read it is read again by the next status, even if
+    its time then looks unchanged (a coarse clock: two changes, one timestamp)."""
+    minara("memory", "set", "notes/a.md", "a", check=0)
+    _settle(ws)
+    assert _untracked(minara) == set()
+    (ws / "notes" / "one.md").write_text("1\n")
+    tick = os.stat(ws / "notes").st_mtime_ns
+    assert _untracked(minara) == {"notes/one.md"}
+    (ws / "notes" / "two.md").write_text("2\n")
+    os.utime(ws / "notes", ns=(tick, tick))  # the second change in the same tick
+    assert _untracked(minara) == {"notes/one.md", "notes/two.md"} == _question_marks(ws)
+
+
+def test_status_names_each_new_head_and_a_context_file_grown_over_its_budget(minara, ws):
+    minara("memory", "append", "MEMORY.md", "- one", check=0)
+    _settle(ws)
+    first = _status(minara)["head_commit"]
+    assert first["subject"] == "cli: append to MEMORY.md"
+    assert _status(minara)["head_commit"] == first
+    (ws / "USER.md").write_text("# User\n\n" + "likes tea. " * 400)
+    git(ws, "-c", "user.name=Dana", "-c", "user.email=d@x", "commit", "-qam", "by hand")
+    doc = _status(minara, extra_env={"MINARA_CONTEXT_MAX_FILE_CHARS": "2000"})
+    assert doc["head_commit"]["subject"] == "by hand" and doc["head_commit"]["author"] == "Dana"
+    assert doc["head_commit"]["commit"] == git(ws, "rev-parse", "HEAD").strip()
+    assert [(b["path"], b["state"]) for b in doc["budgets"]] == [("USER.md", "over")]
+
+
+def test_a_fresh_status_after_the_index_changed_decides_each_path_it_added(minara, ws):
+    """The saved tracked-but-ignored list is carried over to a new index path by path:
+    paths it added (in new folders too, with their own .gitignore) are decided, paths
+    it dropped leave the list."""
+    minara("memory", "set", "notes/a.md", "a", check=0)
+    minara("memory", "append", ".gitignore", "*.log", check=0)
+
+    def listed() -> list[str]:
+        return [n["path"] for n in _status(minara)["tracked_ignored"]]
+
+    def git_lists() -> list[str]:
+        return git(ws, "ls-files", "-ci", "--exclude-standard").split()
+
+    assert listed() == [] == git_lists()
+    (ws / "notes" / "x.log").write_text("x\n")
+    git(ws, "add", "-f", "notes/x.log")
+    assert listed() == ["notes/x.log"] == git_lists()
+    (ws / "new").mkdir()
+    (ws / "new" / ".gitignore").write_text("z.md\n")
+    for name in ("y.log", "z.md", "kept.md"):
+        (ws / "new" / name).write_text("n\n")
+    git(ws, "add", "-f", "new")
+    assert listed() == ["new/y.log", "new/z.md", "notes/x.log"] == git_lists()
+    git(ws, "rm", "--cached", "-q", "notes/x.log")
+    assert listed() == ["new/y.log", "new/z.md"] == git_lists()
+
+
+def test_status_reads_the_excludes_file_where_git_reads_it(minara, ws, env, tmp_path):
+    """``core.excludesFile`` when the config sets it, else ``$XDG_CONFIG_HOME/git/ignore``."""
+    minara("memory", "get", "MEMORY.md", check=0)  # seeds the workspace
+    xdg = tmp_path / "xdg"
+    (xdg / "git").mkdir(parents=True)
+    (xdg / "git" / "ignore").write_text("*.scratch\n")
+    for name in ("a.scratch", "b.private", "c.md"):
+        (ws / name).write_text("x\n")
+    here = {"XDG_CONFIG_HOME": str(xdg)}
+
+    def question_marks() -> set[str]:
+        out = subprocess.run(["git", "-C", str(ws), "status", "--porcelain"], check=True,
+                             capture_output=True, text=True, env={**env, **here}).stdout
+        return {line[3:] for line in out.splitlines() if line.startswith("?? ")}
+
+    def untracked() -> set[str]:
+        return {n["path"] for n in _status(minara, extra_env=here)["untracked"]}
+
+    assert untracked() == {"b.private", "c.md"} == question_marks()
+    excludes = tmp_path / "excludes"
+    excludes.write_text("*.private\n")
+    git(ws, "config", "core.excludesFile", str(excludes))
+    assert untracked() == {"a.scratch", "c.md"} == question_marks()
