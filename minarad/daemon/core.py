@@ -326,7 +326,8 @@ class Daemon:
             return False
         self._note_skipped(paths, skipped)
         if settling:  # an editor's save under way: looked at again once it has written
-            self._retry_later({rel: started for rel in settling}, self.timings.retry)
+            logger.debug("save under way, looked at again later: {}", _names(settling))
+            self._retry_later({rel: started for rel in settling}, self.timings.quiet)
         self._note_held(paths, held)
         self._committed(info, taken, paths, started)
         return True

@@ -240,7 +240,10 @@ def cli(workspace, log_level, polling, notify_socket, watchdog_usec, watchdog_pi
 
     Example: minarad --workspace ~/.minara/workspace --log-level DEBUG
     """
+    from minarad.daemon.memory import return_big_buffers
+
     configure_logging(log_level.upper(), journal=bool(journal_stream))
+    return_big_buffers()  # before the first big buffer: see minarad.daemon.memory
     daemon, instance, app = build_daemon({"workspace": workspace}, polling=polling,
                                     notify_socket=notify_socket, watchdog_usec=watchdog_usec,
                                     watchdog_pid=watchdog_pid)

@@ -33,8 +33,9 @@ def commit_disk(store: Store, paths: Iterable[str] | None = None, *,
     Files that cannot be versioned (over the size limit, unreadable) are
     left out and named in the returned ``skipped``, and appended to the
     ``skipped`` list when one is given (also when nothing is committed).
-    A file an editor is saving in place (emptied just now, see
-    :mod:`minarad.store.settle`) is left out and appended to ``settling``.
+    A file an editor is saving in place (emptied just now, or written to and not
+    closed yet: see :mod:`minarad.store.settle`) is left out and appended to
+    ``settling``.
     A changed file holding a credential is held back: left on disk, out of
     the commit, and appended to ``held`` when given
     (:class:`minarad.secrets.holdback.HeldFile`).

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from minarad.errors import Forbidden, InvalidInput
 from minarad.git import index as gitindex
-from minarad.store.settle import half_saved
+from minarad.store.settle import half_saved, save_under_way
 from minarad.workspace.content import git_blob_id
 from minarad.workspace.paths import UNREADABLE_NAME, is_utf8_name, normalize_path, shown_path
 
@@ -30,7 +30,8 @@ class DiskChanges:
     changes: dict = dataclasses.field(default_factory=dict)
     stats: dict = dataclasses.field(default_factory=dict)
     skipped: list = dataclasses.field(default_factory=list)
-    #: Paths an editor is saving in place (emptied just now): left for a later round.
+    #: Paths an editor is saving in place (emptied just now, or written to and not
+    #: closed yet): left for a later round.
     settling: list = dataclasses.field(default_factory=list)
 
 
@@ -109,7 +110,11 @@ def collect(store: Store, rel: str, committed: str | None, may_delete: bool, out
         out.settling.append(rel)
     elif len(data) > store.max_file_bytes:
         out.skipped.append(f"{rel}: larger than {store.max_file_bytes:,} bytes")
-    elif git_blob_id(data) != committed or (
-            committed_mode is not None and st is not None
-            and git_file_mode(st.st_mode) != committed_mode):
+    elif git_blob_id(data) != committed:
+        if save_under_way(store, rel, st):  # written to and not closed yet
+            out.settling.append(rel)
+        else:
+            out.changes[rel], out.stats[rel] = data, st
+    elif committed_mode is not None and st is not None \
+            and git_file_mode(st.st_mode) != committed_mode:
         out.changes[rel], out.stats[rel] = data, st

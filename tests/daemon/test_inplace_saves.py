@@ -78,3 +78,114 @@ def test_inplace_saves_racing_appends_commit_no_empty_file_and_lose_no_line(
             and f"- appended {i}\n" not in history] == []
     kept = sum(f"- appended {i}\n" in head for i in range(appends) if i not in failed)
     assert kept >= appends - len(failed) - 2, f"only {kept} appended lines are in HEAD"
+
+
+#: Saves in place as a slow editor does: the file emptied and half written, "half" told
+#: on stdout, a pause until the test writes a line, then the rest written, the file closed.
+PAUSING_EDITOR = """
+import sys
+with open(sys.argv[1], "r+b") as fh:
+    text = fh.read() + b"- the whole of a save, one line long enough to cut\\n"
+    fh.seek(0)
+    fh.truncate()
+    fh.write(text[:len(text) // 2])
+    fh.flush()
+    print("half", flush=True)
+    sys.stdin.readline()
+    fh.write(text[len(text) // 2:])
+print("saved", flush=True)
+"""
+WHOLE = "- the whole of a save, one line long enough to cut\n"
+#: What the daemon logs when it leaves a file for later because a save is under way.
+UNDER_WAY = "save under way, looked at"
+#: What a write logs when it waits for a save under way.
+WAITING = "waiting for a save under way"
+
+#: Writes a whole text and keeps the file open (as a program logging to it does).
+HOLDING_WRITER = """
+import sys, time
+with open(sys.argv[1], "ab") as fh:
+    fh.write(b"- written by a program that keeps the file open\\n")
+    fh.flush()
+    print("written", flush=True)
+    time.sleep(120)
+"""
+
+
+def _editor(code: str, path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", code, str(path)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+def _finish(editor: subprocess.Popen) -> None:
+    """Let a paused editor write the rest of its save and close the file."""
+    editor.stdin.write("go\n")
+    editor.stdin.flush()
+    assert editor.stdout.readline() == "saved\n"
+    assert editor.wait(timeout=60) == 0
+
+
+def _no_half_save(ws, rel: str, seeded: int) -> list[str]:
+    """The versions of ``rel`` after the first ``seeded``, once everything is committed;
+    none of them may stop halfway through the editor's save."""
+    wait_until(lambda: git(ws, "status", "--porcelain") == "", what="the edits committed")
+    versions = _versions(ws, rel)[seeded:]
+    assert versions, "the save was never committed"
+    assert [v for v in versions if WHOLE not in v] == [], "a half-written save was committed"
+    return versions
+
+
+def test_a_save_paused_half_written_is_committed_only_once_closed(ws, daemon):
+    """The daemon's quiet window (150 ms) passes while the save is half written: the
+    file is left for later, and its one version is the whole save."""
+    rel = "MEMORY.md"
+    daemon.start()
+    seeded, looked = len(_versions(ws, rel)), daemon.log().count(UNDER_WAY)
+    editor = _editor(PAUSING_EDITOR, ws / rel)
+    try:
+        assert editor.stdout.readline() == "half\n"
+        wait_until(lambda: len(_versions(ws, rel)) > seeded
+                   or daemon.log().count(UNDER_WAY) > looked,
+                   what="the daemon looking at the half-written file")
+    finally:
+        _finish(editor)
+    assert len(_no_half_save(ws, rel, seeded)) == 1
+    assert daemon.proc.poll() is None, daemon.log()
+
+
+def test_an_append_meeting_a_paused_save_waits_for_it_and_keeps_both(daemon_env, ws, daemon):
+    """``memory append`` (through the daemon) while an editor's save is half written:
+    it appends to the whole save, never takes the half for an editor's version."""
+    rel = "MEMORY.md"
+    daemon.start()
+    seeded = len(_versions(ws, rel))
+    editor = _editor(PAUSING_EDITOR, ws / rel)
+    try:
+        assert editor.stdout.readline() == "half\n"
+        append = subprocess.Popen([MINARA, "memory", "append", rel, "- appended meanwhile"],
+                                  env=daemon_env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        wait_until(lambda: append.poll() is not None or WAITING in daemon.log(),
+                   what="the append meeting the save")
+    finally:
+        _finish(editor)
+    out, err = append.communicate(timeout=60)
+    assert append.returncode == 0, err
+    _no_half_save(ws, rel, seeded)
+    head = git(ws, "show", f"HEAD:{rel}")
+    assert head.endswith(WHOLE + "- appended meanwhile\n"), head[-200:]
+
+
+def test_a_file_held_open_is_committed_all_the_same(ws, daemon):
+    """A program that writes a file and keeps it open does not keep it out of history."""
+    rel = "MEMORY.md"
+    daemon.start()
+    writer = _editor(HOLDING_WRITER, ws / rel)
+    try:
+        assert writer.stdout.readline() == "written\n"
+        wait_until(lambda: "keeps the file open" in git(ws, "show", f"HEAD:{rel}"),
+                   what="the file held open committed")
+        assert writer.poll() is None, "the writer closed the file"
+    finally:
+        writer.kill()
+        writer.wait(timeout=30)
