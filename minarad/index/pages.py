@@ -39,7 +39,11 @@ class PageWeights:
     the boosts of a word in the page's title, headings and English stems
     (a word in the text counts 1). ``named``: the factor of a section
     whose own heading, or whose page's title, is the query itself
-    (:func:`named_first`; 1: none).
+    (:func:`named_first`; 1: none). ``names``: what a section, and its
+    page, gain when a line of theirs defines the name the query word is
+    (:func:`~minarad.index.documents.definition_names`): a constant added to
+    the BM25 score, so the page defining ``max_wal_size`` ranks above pages
+    mentioning it (0: not asked; prose words are never looked up).
     """
 
     share: float = 0.3
@@ -47,6 +51,7 @@ class PageWeights:
     heading: float = 1.5
     stem: float = 0.6
     named: float = 1.5
+    names: float = 32.0
 
 
 def page_mixed(hits: list[Hit], pages: dict[str, float], weights: PageWeights) -> list[Hit]:
