@@ -92,7 +92,11 @@ def named_first(hits: list[Hit], query: str, factor: float) -> list[Hit]:
     if not hits or not wanted or factor == 1:
         return hits
     for hit in hits:
-        if wanted in (_name(hit.heading.rsplit(" > ", 1)[-1]), _name(hit.title)):
+        # (a name holds the query's letters: most headings and titles are passed over
+        # without the full comparison)
+        heading = hit.heading.rsplit(" > ", 1)[-1]
+        if any(wanted in text.replace("`", "").lower() and _name(text) == wanted
+               for text in (heading, hit.title)):
             hit.score *= factor
     return sorted(hits, key=lambda h: -h.score)
 
