@@ -14,10 +14,11 @@ it. A page ranked high whose sections were not among the section matches
 brings its best matching section. Entries (JSONL lines) are pages of their
 own: their score is their section score. The weights were chosen by
 cross-validation over three corpora (``bench/quality.py``: Python's and
-PostgreSQL's documentation, git's manual pages): share 0.3 and title 1.5
-are the best on all three together and the choice of two of the three
-folds (the one holding git out, tuned on the other two, chose 0, by 0.002);
-every fold chose the named-section factor 1.5 (:func:`named_first`).
+PostgreSQL's documentation, git's manual pages): share 0.3, title 1.5 and
+definition names 32 are the best on all three together and the choice of
+two of the three folds (the one holding git out, tuned on the other two,
+chose title 3); every fold chose the named-section factor 1.5
+(:func:`named_first`) when it was tried.
 """
 
 from __future__ import annotations
