@@ -230,7 +230,7 @@ def report(corpora: list[Corpus], peers: dict) -> None:
                 (f"minara keyword ({share:g}, x{title:g}, x{named:g}, x{names:g})",
                  c.ours[setting])]
         for label, (mrr, recall) in rows:
-            print(f"  {c.name:<9} {label:<34} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")
+            print(f"  {c.name:<9} {label:<40} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")
         print(f"  {c.name:<9} {len(c.queries)} queries, {len(c.pages)} pages; keyword "
               f"{c.ms[('ours', *setting)]:.1f} ms/query, FTS5 {c.ms[('fts', tw)]:.1f}")
     for c in corpora:
@@ -254,7 +254,7 @@ def report_peers(corpora: list[Corpus], c: Corpus, found: dict) -> None:
     base = score(rows[0][1][:count], answers)[0] or 1.0
     for label, lists in rows:
         mrr, recall = score(lists[:count], answers)
-        print(f"  {c.name:<9} {label:<34} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")
+        print(f"  {c.name:<9} {label:<40} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")
 
 
 def run_semantic(corpora: list[Corpus], work: Path, model, queries: int, extra: int) -> None:
@@ -292,7 +292,7 @@ def run_semantic(corpora: list[Corpus], work: Path, model, queries: int, extra: 
             ours = minara_search(index, mode, _weights(*setting))
             rows.append((f"minara {mode}", score([ours(q) for q in qs], answers)))
         for label, (mrr, recall) in rows:
-            print(f"  {c.name:<9} {label:<34} {mrr:7.3f} {recall:9.3f}  "
+            print(f"  {c.name:<9} {label:<40} {mrr:7.3f} {recall:9.3f}  "
                   f"{mrr / (base[0] or 1.0):.2f}x  ({len(chosen)} pages)")
 
 
