@@ -49,10 +49,12 @@ import quality_sets  # noqa: E402
 #: FTS5's title weight (the body counts 1), chosen per fold.
 FTS_TITLE_WEIGHTS = (1.0, 2.0, 5.0, 10.0)
 #: minara's page weights tried per fold: (share of the page, title boost,
-#: factor of a section the query names: its heading or its page's title).
-PAGE_GRID = [(0.0, 1.5, named) for named in (1.0, 1.5)] + [
-    (share, title, named) for share in (0.15, 0.3, 0.5) for title in (1.5, 3.0)
-    for named in (1.0, 1.5)]
+#: factor of a section the query names: its heading or its page's title,
+#: boost of a name a definition line opens with). The named factor is 1.5:
+#: every fold chose it over 1 when both were tried.
+PAGE_GRID = [(0.0, 1.5, 1.5, names) for names in (8.0, 32.0)] + [
+    (share, title, 1.5, names) for share in (0.15, 0.3, 0.5) for title in (1.5, 3.0)
+    for names in (8.0, 32.0)]
 
 
 def fts5(ws: Path, pages: list[str]):
@@ -166,9 +168,11 @@ def held_out(corpora: list[Corpus], field: str, held: Corpus):
     return max(settings, key=lambda s: sum(getattr(c, field)[s][0] for c in others) / len(others))
 
 
-def run_peers(python: str, corpora: list[Corpus], work: Path, count: int) -> dict:
+def run_peers(python: str, corpora: list[Corpus], work: Path, count: int,
+              only: str = "") -> dict:
     """The peers' rankings of each corpus's first ``count`` queries:
-    {corpus: {peer: pages per query}} (see :mod:`quality_peers`).
+    {corpus: {peer: pages per query}} (see :mod:`quality_peers`; ``only``:
+    the peers named, comma-separated, or all).
 
     Their rankings are kept under ``work/peers`` by the job's digest: the same
     corpora and queries are not asked again.
@@ -176,18 +180,28 @@ def run_peers(python: str, corpora: list[Corpus], work: Path, count: int) -> dic
     job = {c.name: {"ws": str(c.ws), "pages": c.pages, "queries": c.queries[:count]}
            for c in corpora}
     text = json.dumps(job, sort_keys=True)
-    kept = work / "peers" / f"found-{hashlib.sha256(text.encode()).hexdigest()[:16]}.json"
+    digest = hashlib.sha256((text + only).encode()).hexdigest()[:16]
+    kept = work / "peers" / f"found-{digest}.json"
     if not kept.exists():
         kept.parent.mkdir(parents=True, exist_ok=True)
         (work / "peers" / "job.json").write_text(text)
         out = subprocess.run([python, "-P", str(ROOT / "bench" / "quality_peers.py"),
-                              str(work / "peers" / "job.json"), str(work / "peers")],
+                              str(work / "peers" / "job.json"), str(work / "peers"),
+                              *([only] if only else [])],
                              capture_output=True, text=True, check=False)
         if out.returncode or not out.stdout.strip():
             sys.stderr.write(out.stderr[-3000:])
             return {}
         kept.write_text(out.stdout)
     return json.loads(kept.read_text())
+
+
+def _peer_runs(spec: str) -> list[tuple[str, int]]:
+    """``[(peer, count)]`` of ``--peer-queries`` (a bare count: every peer, ``""``)."""
+    if ":" not in spec:
+        return [("", int(spec))]
+    return [(name, int(count)) for name, count in
+            (part.split(":", 1) for part in spec.split(","))]
 
 
 def print_grid(corpora: list[Corpus]) -> None:
@@ -197,9 +211,10 @@ def print_grid(corpora: list[Corpus]) -> None:
     for weight in FTS_TITLE_WEIGHTS:
         print("  " + " ".join(f"{c.fts[weight][0]:9.3f}" for c in corpora) +
               f"  FTS5 title x{weight:g}")
-    for share, title, named in PAGE_GRID:
-        print("  " + " ".join(f"{c.ours[(share, title, named)][0]:9.3f}" for c in corpora) +
-              f"  minara keyword, page share {share:g}, title x{title:g}, named x{named:g}")
+    for share, title, named, names in PAGE_GRID:
+        print("  " + " ".join(f"{c.ours[(share, title, named, names)][0]:9.3f}" for c in corpora)
+              + f"  minara keyword, page share {share:g}, title x{title:g}, named x{named:g}, "
+              f"definition names x{names:g}")
 
 
 def report(corpora: list[Corpus], peers: dict) -> None:
@@ -209,17 +224,20 @@ def report(corpora: list[Corpus], peers: dict) -> None:
     print(f"  {'corpus':<9} {'ranking':<34} {'MRR@10':>7} {'recall@10':>9}  ratio")
     for c in corpora:
         tw = held_out(corpora, "fts", c)
-        setting = share, title, named = held_out(corpora, "ours", c)
+        setting = share, title, named, names = held_out(corpora, "ours", c)
         base = c.fts[tw][0] or 1.0
         rows = [(f"SQLite FTS5 BM25 (title x{tw:g})", c.fts[tw]),
-                (f"minara keyword ({share:g}, x{title:g}, x{named:g})", c.ours[setting])]
+                (f"minara keyword ({share:g}, x{title:g}, x{named:g}, x{names:g})",
+                 c.ours[setting])]
         for label, (mrr, recall) in rows:
-            print(f"  {c.name:<9} {label:<34} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")
+            print(f"  {c.name:<9} {label:<40} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")
         print(f"  {c.name:<9} {len(c.queries)} queries, {len(c.pages)} pages; keyword "
               f"{c.ms[('ours', *setting)]:.1f} ms/query, FTS5 {c.ms[('fts', tw)]:.1f}")
     for c in corpora:
-        if peers.get(c.name):
-            report_peers(corpora, c, peers[c.name])
+        found = peers.get(c.name, {})
+        for count in sorted({len(lists) for lists in found.values()}, reverse=True):
+            report_peers(corpora, c, {name: lists for name, lists in found.items()
+                                      if len(lists) == count})
 
 
 def report_peers(corpora: list[Corpus], c: Corpus, found: dict) -> None:
@@ -236,7 +254,7 @@ def report_peers(corpora: list[Corpus], c: Corpus, found: dict) -> None:
     base = score(rows[0][1][:count], answers)[0] or 1.0
     for label, lists in rows:
         mrr, recall = score(lists[:count], answers)
-        print(f"  {c.name:<9} {label:<34} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")
+        print(f"  {c.name:<9} {label:<40} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")
 
 
 def run_semantic(corpora: list[Corpus], work: Path, model, queries: int, extra: int) -> None:
@@ -274,14 +292,14 @@ def run_semantic(corpora: list[Corpus], work: Path, model, queries: int, extra: 
             ours = minara_search(index, mode, _weights(*setting))
             rows.append((f"minara {mode}", score([ours(q) for q in qs], answers)))
         for label, (mrr, recall) in rows:
-            print(f"  {c.name:<9} {label:<34} {mrr:7.3f} {recall:9.3f}  "
+            print(f"  {c.name:<9} {label:<40} {mrr:7.3f} {recall:9.3f}  "
                   f"{mrr / (base[0] or 1.0):.2f}x  ({len(chosen)} pages)")
 
 
-def _weights(share: float, title: float, named: float):
+def _weights(share: float, title: float, named: float, names: float):
     from minarad.index.pages import PageWeights
 
-    return PageWeights(share=share, title=title, named=named)
+    return PageWeights(share=share, title=title, named=named, names=names)
 
 
 def run_sets(work: Path, model) -> None:
@@ -326,8 +344,9 @@ def main() -> None:
                         help="pages beside the answers in a semantic subset")
     parser.add_argument("--peers", metavar="PYTHON",
                         help="an interpreter with markdown-memory, memtomem, basic-memory")
-    parser.add_argument("--peer-queries", type=int, default=10_000,
-                        help="ask the peers only each corpus's first N queries")
+    parser.add_argument("--peer-queries", default="10000",
+                        help="ask the peers only each corpus's first N queries; per peer: "
+                             "markdown-memory:10000,memtomem:50,basic-memory:50")
     args = parser.parse_args()
     work = Path(args.work)
     corpora = []
@@ -337,7 +356,10 @@ def main() -> None:
         corpus = Corpus(name, ws, pages, [q for q, _a in pairs], [a for _q, a in pairs])
         measure(corpus, work)
         corpora.append(corpus)
-    peers = run_peers(args.peers, corpora, work, args.peer_queries) if args.peers else {}
+    peers: dict = {}
+    for name, count in _peer_runs(args.peer_queries) if args.peers else ():
+        for corpus, found in run_peers(args.peers, corpora, work, count, name).items():
+            peers.setdefault(corpus, {}).update(found)
     report(corpora, peers)
     model = None
     if args.semantic:

@@ -256,6 +256,16 @@ def commit_workspace(ws: Path) -> None:
     subprocess.run(["git", "commit", "-q", "-m", "corpus"], cwd=ws, check=True, env=env)
 
 
+def _restore(ws: Path) -> None:
+    """Undo changes to a kept corpus (a tool run on it by hand may have rewritten pages)."""
+    changed = subprocess.run(["git", "status", "--porcelain"], cwd=ws, capture_output=True,
+                             text=True, check=True).stdout
+    if changed.strip():
+        print(f"  {ws}: {len(changed.splitlines())} changed files restored from its commit")
+        subprocess.run(["git", "checkout", "-q", "--", "."], cwd=ws, check=True)
+        subprocess.run(["git", "clean", "-fdq"], cwd=ws, check=True)
+
+
 def load(name: str, work: Path, count: int, seed: int) -> tuple[Path, list[str],
                                                                 list[tuple[str, str]]]:
     """The corpus ``name`` converted once under ``work/name`` (kept for later runs):
@@ -267,6 +277,7 @@ def load(name: str, work: Path, count: int, seed: int) -> tuple[Path, list[str],
         pairs = CORPORA[name](ws)
         commit_workspace(ws)
         (base / "queries.txt").write_text("\n".join(f"{q}\t{a}" for q, a in pairs))
+    _restore(ws)
     pairs = [tuple(line.split("\t", 1)) for line in
              (base / "queries.txt").read_text().splitlines() if "\t" in line]
     random.Random(seed).shuffle(pairs)

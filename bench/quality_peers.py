@@ -12,8 +12,10 @@ cannot, ``pysqlite3-binary`` stands in for it)::
 
 ``quality.py`` calls ``python quality_peers.py JOB.json WORK`` and reads, on
 standard output, ``{corpus: {peer: [[page, ...] per query]}}`` (pages best
-first, at most 10). Each peer indexes the corpus's workspace once (kept
-under WORK) and is asked every query offline:
+first, at most 10). Each peer indexes its own copy of the corpus's pages
+once (kept under WORK: basic-memory writes front matter into every page it
+indexes, which would change the corpus for FTS5, minara and the other peers)
+and is asked every query offline:
 
 - markdown-memory: its hybrid searcher with the embedder stood in (vectors
   for indexing are a constant; a query's embedding fails), so its documented
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import traceback
@@ -183,6 +186,14 @@ def basic_memory(ws: Path, work: Path, queries: list[str]) -> list[list[str]]:
     return asyncio.run(ask())
 
 
+def own_copy(ws: Path, to: Path) -> Path:
+    """A copy of the corpus's pages for one peer (made once; no ``.git``)."""
+    if not to.exists():
+        shutil.copytree(ws, to.with_name(to.name + ".new"), ignore=shutil.ignore_patterns(".git"))
+        to.with_name(to.name + ".new").rename(to)
+    return to
+
+
 PEERS = {"markdown-memory 0.7.13": markdown_memory, "memtomem 0.6.12": memtomem,
          "basic-memory 0.24.1": basic_memory}
 
@@ -196,8 +207,9 @@ def main() -> None:
         for name, run in PEERS.items():
             if only and not any(name.startswith(o) for o in only):
                 continue
+            own = work / corpus / name.split()[0]
             try:
-                found = run(Path(spec["ws"]), work / corpus / name.split()[0], spec["queries"])
+                found = run(own_copy(Path(spec["ws"]), own / "pages"), own, spec["queries"])
             except Exception:
                 traceback.print_exc()
                 continue

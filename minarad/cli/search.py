@@ -146,9 +146,13 @@ def run_search(ctx: CliContext, query: str, *, memory_only: bool, kind: tuple[st
         click.echo(note, err=True)
     if found.withheld and not ctx.as_json:
         click.echo(f"minara: warning: {found.withheld['message']}", err=True)
+    if found.notice and not ctx.as_json:
+        click.echo(f"minara: warning: {found.notice}", err=True)
     data = search_json(query, found.hits, found.stats)
     if found.withheld:
         data["withheld"] = found.withheld
+    if found.notice:
+        data["mode"], data["notice"] = found.mode, found.notice
     emit(ctx, data, render_hits(found.hits, sys.stdout.isatty()))
 
 

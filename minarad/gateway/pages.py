@@ -295,6 +295,8 @@ async def search(request: Request) -> Response:
                  f'search as role {escape(opts.role or "general")}</p>')
         if found.get("withheld"):
             shown += f'<p id="search-withheld">{escape(found["withheld"]["message"])}</p>'
+        if found.get("notice"):
+            shown += f'<p id="search-notice">{escape(found["notice"])}</p>'
         results = shown + (f'<ol class="results">{"".join(items)}</ol>' if items
                            else '<p id="no-results">No results.</p>')
     body = f'<h1>Search</h1>{search_form(q, opts)}{results}'

@@ -273,8 +273,8 @@ class LexicalEngine:
         return self.builder.build(clauses, self._filters(filters), hidden, strict=strict,
                                   common=common)
 
-    def query_pair(self, view: ReaderView, clauses,
-                   filters: SearchFilters) -> tuple[object, object | None]:
+    def query_pair(self, view: ReaderView, clauses, filters: SearchFilters,
+                   names: float = 0.0) -> tuple[object, object | None]:
         """``(strict, loose)`` queries as :meth:`query` makes them, analysed once.
 
         ``loose`` is None when it is the strict query itself (too few
@@ -282,7 +282,7 @@ class LexicalEngine:
         """
         return self.builder.build_pair(clauses, self._filters(filters),
                                        self._hidden(view, clauses, filters),
-                                       common=self._common_words(view, clauses))
+                                       common=self._common_words(view, clauses), names=names)
 
     def page_queries(self, view: ReaderView, clauses, filters: SearchFilters,
                      weights) -> list:

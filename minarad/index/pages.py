@@ -14,10 +14,11 @@ it. A page ranked high whose sections were not among the section matches
 brings its best matching section. Entries (JSONL lines) are pages of their
 own: their score is their section score. The weights were chosen by
 cross-validation over three corpora (``bench/quality.py``: Python's and
-PostgreSQL's documentation, git's manual pages): share 0.3 and title 1.5
-are the best on all three together and the choice of two of the three
-folds (the one holding git out, tuned on the other two, chose 0, by 0.002);
-every fold chose the named-section factor 1.5 (:func:`named_first`).
+PostgreSQL's documentation, git's manual pages): share 0.3, title 1.5 and
+definition names 32 are the best on all three together and the choice of
+two of the three folds (the one holding git out, tuned on the other two,
+chose title 3); every fold chose the named-section factor 1.5
+(:func:`named_first`) when it was tried.
 """
 
 from __future__ import annotations
@@ -39,7 +40,11 @@ class PageWeights:
     the boosts of a word in the page's title, headings and English stems
     (a word in the text counts 1). ``named``: the factor of a section
     whose own heading, or whose page's title, is the query itself
-    (:func:`named_first`; 1: none).
+    (:func:`named_first`; 1: none). ``names``: what a section, and its
+    page, gain when a line of theirs defines the name the query word is
+    (:func:`~minarad.index.documents.definition_names`): a constant added to
+    the BM25 score, so the page defining ``max_wal_size`` ranks above pages
+    mentioning it (0: not asked; prose words are never looked up).
     """
 
     share: float = 0.3
@@ -47,6 +52,7 @@ class PageWeights:
     heading: float = 1.5
     stem: float = 0.6
     named: float = 1.5
+    names: float = 32.0
 
 
 def page_mixed(hits: list[Hit], pages: dict[str, float], weights: PageWeights) -> list[Hit]:
@@ -87,7 +93,11 @@ def named_first(hits: list[Hit], query: str, factor: float) -> list[Hit]:
     if not hits or not wanted or factor == 1:
         return hits
     for hit in hits:
-        if wanted in (_name(hit.heading.rsplit(" > ", 1)[-1]), _name(hit.title)):
+        # (a name holds the query's letters: most headings and titles are passed over
+        # without the full comparison)
+        heading = hit.heading.rsplit(" > ", 1)[-1]
+        if any(wanted in text.replace("`", "").lower() and _name(text) == wanted
+               for text in (heading, hit.title)):
             hit.score *= factor
     return sorted(hits, key=lambda h: -h.score)
 

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from minarad.errors import InvalidInput
+from minarad.index.definitions import definition_name, names_a_definition
 from minarad.index.words import is_function_word, meaningful_runs, required_matches
 
 SHOULD, MUST, MUST_NOT = "should", "must", "must_not"
@@ -169,13 +170,16 @@ class QueryBuilder:
         return self._combined(parts, filters, exclusions)
 
     def build_pair(self, clauses: list[Clause], filters: list, exclusions: Sequence = (),
-                   common: frozenset[str] = frozenset()) -> tuple[object, object | None]:
+                   common: frozenset[str] = frozenset(),
+                   names: float = 0.0) -> tuple[object, object | None]:
         """``(strict, loose)``: :meth:`build` with and without ``strict``, analysed once.
 
         ``loose`` is None when it would be the same query (fewer than two
         meaningful words count, so the strict query asks for no more).
+        ``names``: what a section defining the word as a name gains
+        (:meth:`_name_query`; 0: not asked).
         """
-        filters, words, parts = self._analysed(clauses, filters)
+        filters, words, parts = self._analysed(clauses, filters, names)
         grouped = self._require_enough(words, parts, common)
         strict = self._combined(grouped, filters, exclusions)
         return strict, None if grouped is parts else self._combined(parts, filters, exclusions)
@@ -201,7 +205,9 @@ class QueryBuilder:
                  if c.field is None and c.occur != MUST_NOT]
         fields = {"page_title": weights.title, "page_heading": weights.heading,
                   "page_text": 1.0}
-        queries = [self._page_word_query(c, fields, weights.stem) for c in words]
+        queries = [self._page_word_query(c, fields, weights.stem, weights.names
+                                         if names_a_definition(c.text, len(words)) else 0.0)
+                   for c in words]
         words = [c for c, q in zip(words, queries, strict=True) if q is not None]
         parts = [(self.tv.Occur.Should, q) for q in queries if q is not None]
         if not parts:
@@ -212,12 +218,15 @@ class QueryBuilder:
         return [loose] if grouped is parts else [self._combined(grouped, filters, exclusions),
                                                  loose]
 
-    def _page_word_query(self, clause: Clause, fields: dict[str, float], stem: float):
+    def _page_word_query(self, clause: Clause, fields: dict[str, float], stem: float,
+                         names: float):
         tokens = self.words.analyze(clause.text)
         if not tokens:
             return None
         options = [self._boosted(self._tokens_query(f, tokens), boost)
                    for f, boost in fields.items()]
+        if not clause.phrase and names > 0:
+            options.append(self._name_query("page_names", clause.text, names))
         if not clause.phrase and self.stems is not None and stem > 0:
             stems = list(dict.fromkeys(self.stems.analyze(clause.text)))
             terms = [self.tv.Query.term_query(self.schema, "page_stem", s) for s in stems]
@@ -225,14 +234,17 @@ class QueryBuilder:
                 options.append(self._boosted(terms[0] if len(terms) == 1 else
                                              self.tv.Query.boolean_query(
                                                  [(self.tv.Occur.Must, q) for q in terms]), stem))
-        return self._any(options)
+        return self._any([o for o in options if o is not None])
 
-    def _analysed(self, clauses: list[Clause], filters: list) -> tuple[list, list, list]:
+    def _analysed(self, clauses: list[Clause], filters: list,
+                  names: float = 0.0) -> tuple[list, list, list]:
         """``(filters, meaningful clauses, their parts)``; InvalidInput when nothing to search."""
         typed = [c for c in clauses if c.field in FILTER_FIELDS and c.occur == MUST]
         filters = [*filters, *(self.clause_query(c) for c in typed)]
         words = meaningful_clauses([c for c in clauses if c not in typed])
-        parts = [part for part in map(self._part, words) if part is not None]
+        count = sum(1 for w in words if w.occur != MUST_NOT)
+        parts = [part for part in (self._part(w, names if names_a_definition(w.text, count)
+                                              else 0.0) for w in words) if part is not None]
         if not parts and not typed:
             raise InvalidInput("the query has no words to search for", code="empty_query")
         return filters, words, parts
@@ -264,14 +276,18 @@ class QueryBuilder:
                                        minimum_number_should_match=required_matches(len(counted)))
         return [*rest, (tv.Occur.Must, group)]
 
-    def _part(self, clause: Clause):
-        query = self.clause_query(clause)
+    def _part(self, clause: Clause, names: float):
+        query = self.clause_query(clause, names)
         if query is None:
             return None
         return self._occur[clause.occur], query
 
-    def clause_query(self, clause: Clause):
-        """The query for one clause, or None when it holds no searchable token."""
+    def clause_query(self, clause: Clause, names: float = 0.0):
+        """The query for one clause, or None when it holds no searchable token.
+
+        ``names``: the boost of an unquoted free word that is a name a
+        definition line opens with (:meth:`_name_query`; 0: not asked).
+        """
         if clause.field in FILTER_FIELDS:
             return self.filter_query(clause.field, [clause.text])
         fields = {TEXT_FIELDS[clause.field]: 1.0} if clause.field else WORD_BOOSTS
@@ -281,6 +297,8 @@ class QueryBuilder:
                         self._stem_query(clause.text)]
         if not clause.field:
             options += [self._exact_query(clause.text), self._cjk_query(clause.text, clause.phrase)]
+            if names > 0 and not clause.phrase:
+                options.append(self._name_query("names", clause.text, names))
         options = [q for q in options if q is not None]
         if not options:
             return None
@@ -350,6 +368,21 @@ class QueryBuilder:
         if len(tokens) == 1:
             return self.tv.Query.term_query(self.schema, field, tokens[0])
         return self.tv.Query.phrase_query(self.schema, field, list(enumerate(tokens)))
+
+    def _name_query(self, field: str, text: str, boost: float):
+        """The word as a name a definition line opens with (``names``, ``page_names``):
+        a constant ``boost`` for a document holding it (a definition is there
+        or not; the fields are short and sparse, so BM25's length rule would
+        weigh it by how many other names the section defines).
+
+        None for several words. Case, a trailing ``()`` and punctuation
+        around it do not count (``os.path.join()`` names ``os.path.join``).
+        """
+        name = definition_name(text)
+        if not name:
+            return None
+        return self.tv.Query.const_score_query(
+            self.tv.Query.term_query(self.schema, field, name, index_option="basic"), boost)
 
     def _exact_query(self, text: str):
         token = text.strip(".,;:!?()[]{}<>'\"").lower()

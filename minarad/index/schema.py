@@ -20,14 +20,16 @@ if TYPE_CHECKING:
 
 #: Bump when the schema or the document rules change; an index built with
 #: another version is rebuilt by the next writer.
-SCHEMA_VERSION = 11  # 9: no front matter or bare heading documents; 10: stems; 11: pages
+SCHEMA_VERSION = 12  # 9: no front matter or bare heading documents; 10: stems; 11: pages;
+#  12: definition lines
 
 CJK_TOKENIZER = "minara_cjk"
 EXACT_TOKENIZER = "minara_exact"
 STEM_TOKENIZER = "minara_stem"
 
-#: The text fields of a page document (its stems go to ``page_stem``).
-PAGE_FIELDS = ("page_title", "page_heading", "page_text")
+#: The text fields of a page document (its stems go to ``page_stem``; the
+#: names its definition lines open with, the last, are whole words).
+PAGE_FIELDS = ("page_title", "page_heading", "page_text", "page_names")
 #: The ``level`` of a page document; section and entry documents have none.
 PAGE_LEVEL = "page"
 
@@ -93,6 +95,8 @@ def build_schema() -> tantivy.Schema:
     for name in ("title", "heading", "text", "tags"):
         sb.add_text_field(name)
     sb.add_text_field("extra")  # front matter / entry fields, tags, path words
+    # the lines that open with a name (:func:`~minarad.index.documents.definition_lines`)
+    sb.add_text_field("names", tokenizer_name=EXACT_TOKENIZER, index_option="freq")
     sb.add_text_field("cjk", tokenizer_name=CJK_TOKENIZER)
     sb.add_text_field("exact", tokenizer_name=EXACT_TOKENIZER, index_option="freq")
     # title, heading, text and extra, English words by their stem ("deploys" -> "deploy")
@@ -100,8 +104,9 @@ def build_schema() -> tantivy.Schema:
     # one page document per Markdown file (``level`` "page"): its title, the
     # headings of its sections and all their text, ranked as a whole
     sb.add_text_field("level", tokenizer_name="raw", index_option="basic")
-    for name in PAGE_FIELDS:
+    for name in PAGE_FIELDS[:-1]:
         sb.add_text_field(name)
+    sb.add_text_field("page_names", tokenizer_name=EXACT_TOKENIZER, index_option="freq")
     sb.add_text_field("page_stem", tokenizer_name=STEM_TOKENIZER, index_option="freq")
     sb.add_integer_field("time", indexed=True, fast=True)
     sb.add_bytes_field("record", stored=True)
@@ -180,6 +185,7 @@ def cjk_tokens(text: str, analyzer: tantivy.TextAnalyzer) -> list[tantivy.Token]
 
 def to_tantivy(doc: IndexDoc, analyzer: tantivy.TextAnalyzer) -> tantivy.Document:
     """Convert an :class:`IndexDoc` to a tantivy document."""
+    from minarad.index.definitions import definition_names
     from minarad.index.documents import exact_tokens, path_prefixes
 
     tags = ", ".join(doc.tags)
@@ -189,6 +195,8 @@ def to_tantivy(doc: IndexDoc, analyzer: tantivy.TextAnalyzer) -> tantivy.Documen
         extra="\n".join((doc.meta, " ".join(doc.tags), doc.path.replace("/", " "))),
         time=doc.time, visibility=f"channel:{doc.channel}" if doc.channel else "shared",
         scope="memory" if doc.is_memory else "other")
+    if doc.kind == "section":
+        out.add_text("names", " ".join(definition_names(doc.text)))
     out.add_bytes("record", encode_record(StoredRecord(
         doc.path, doc.kind, doc.role, doc.channel, doc.blob, doc.title, doc.heading, doc.text,
         tags, list(doc.links), doc.line_start, doc.line_end, doc.time)))
@@ -214,6 +222,7 @@ def page_to_tantivy(docs: list[IndexDoc]) -> tantivy.Document | None:
     time) so a filtered search ranks pages under the same filters, and a
     stored record naming the path (no text: hits are its sections).
     """
+    from minarad.index.definitions import definition_names
     from minarad.index.documents import path_prefixes
 
     sections = [d for d in docs if d.kind == "section"]
@@ -226,7 +235,7 @@ def page_to_tantivy(docs: list[IndexDoc]) -> tantivy.Document | None:
     out = tantivy.Document(
         path=first.path, kind=first.kind, role=first.role, channel=first.channel,
         level=PAGE_LEVEL, page_title=first.title, page_heading="\n".join(headings),
-        page_text=text, time=time,
+        page_text=text, page_names=" ".join(definition_names(text)), time=time,
         visibility=f"channel:{first.channel}" if first.channel else "shared",
         scope="memory" if first.is_memory else "other")
     out.add_text("page_stem", "\n".join((first.title, *headings, text)))

@@ -95,9 +95,10 @@ def fused(index: Index, query: str, filters: SearchFilters, limit: int, mode: st
         lists.insert(0, ("lexical", lexical, r.lexical))
     candidates = fuse_explained(lists)
     if r.graph > 0 and candidates:
-        lists.append(("graph", graph_list(index.engine, candidates, filters,
-                                          add_pages=mode != "keyword"), r.graph))
-        candidates = fuse_explained(lists)
+        linked = graph_list(index.engine, candidates, filters, add_pages=mode != "keyword")
+        if linked:  # (no page linked from the strong hits: the fusion stays as it is)
+            lists.append(("graph", linked, r.graph))
+            candidates = fuse_explained(lists)
     return (page_aware(apply_recency(candidates, r.recency, r.half_life_days)), exhausted,
             semantic)
 

@@ -53,7 +53,8 @@ class LexicalVoice:
         if view is None:
             self.engine.check_query(clauses)
             return []
-        strict, loose = self.engine.query_pair(view, clauses, filters)
+        strict, loose = self.engine.query_pair(view, clauses, filters,
+                                               pages.names if pages is not None else 0.0)
         hits = _hits(self.engine, view, strict, clauses, limit, by_time=False)
         if len(hits) < limit and loose is not None:  # None: the same query, the same hits
             seen = {h.key for h in hits}

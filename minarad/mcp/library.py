@@ -178,6 +178,8 @@ class AgentTools:
                                   "index_lag": found.lag}
         if found.withheld:
             result["withheld"] = found.withheld
+        if found.notice:
+            result["notice"] = found.notice
         return result
 
     # -- context and resources ---------------------------------------------------------

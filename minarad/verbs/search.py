@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 WRITER_WAIT_SECONDS = 2.5
 #: ``all``: the whole workspace; ``memory``: memory files only.
 Scope = Literal["all", "memory"]
+#: The embeddings server's failures after which a search answers by words alone:
+#: it is down, stalled or failing (a wrong model or answer stays an error).
+SERVER_DOWN = ("embedding_unreachable", "embedding_timeout", "embedding_http_error")
 
 
 @dataclasses.dataclass
@@ -35,6 +38,8 @@ class SearchResult:
         stats: the catch-up before the search (None: the index was searched as it was).
         withheld: why knowledge records were left out (``grants.json`` cannot be
             read: the error, naming the file and line), else None.
+        notice: why the search ran in keyword mode instead of the one asked
+            (the embeddings server is down: its error), else None.
     """
 
     query: str
@@ -43,6 +48,7 @@ class SearchResult:
     hits: list[Hit]
     stats: CatchUpStats | None
     withheld: dict[str, Any] | None = None
+    notice: str | None = None
 
     def index_state(self) -> dict[str, Any] | None:
         """``{indexed_commit, lag, busy}`` of the catch-up, or None without one."""
@@ -56,12 +62,14 @@ class SearchResult:
         return self.stats.lag if self.stats is not None and self.stats.busy else 0
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form: query, scope, mode, results, index (and withheld, when set)."""
+        """JSON-ready form: query, scope, mode, results, index (and withheld, notice, when set)."""
         data: dict[str, Any] = {"query": self.query, "scope": self.scope, "mode": self.mode,
                                 "results": [hit.to_dict() for hit in self.hits],
                                 "index": self.index_state()}
         if self.withheld:
             data["withheld"] = self.withheld
+        if self.notice:
+            data["notice"] = self.notice
         return data
 
 
@@ -96,6 +104,10 @@ def search(app: Minara, query: str, *, who: str | None, role: str | None = None,
         explain: keep each voice's rank and score.
         catch_up: catch the index up first (False: search it as it is).
 
+    When the embeddings server (``MINARA_EMBED_BASE_URL``) is down, stalled
+    or failing, a semantic or hybrid search answers in keyword mode, its
+    ``notice`` saying why, instead of failing.
+
     Raises:
         InvalidInput: a bad query, kind, time or mode, or ``no_embedding_model``
             (a grants file that cannot be read withholds knowledge records
@@ -109,13 +121,25 @@ def search(app: Minara, query: str, *, who: str | None, role: str | None = None,
     stats = index.catch_up(wait=WRITER_WAIT_SECONDS) if catch_up else None
     if kinds:
         index.check_kinds(list(kinds))
+    from minarad.index.embedapi import EmbeddingError
+
     used = mode or index.default_mode()
-    hits = app.search_index(query, role=role, kind=list(kinds) or None, path=path or None,
-                            channel=channel or None, since=since or None,
-                            until=until or None, limit=limit, memory_only=scope == "memory",
-                            mode=used, per_page=per_page, explain=explain)
+    filters: dict[str, Any] = dict(
+        role=role, kind=list(kinds) or None, path=path or None, channel=channel or None,
+        since=since or None, until=until or None, limit=limit,
+        memory_only=scope == "memory", per_page=per_page, explain=explain)
+    notice = None
+    try:
+        hits = app.search_index(query, mode=used, **filters)
+    except EmbeddingError as exc:
+        if used == "keyword" or exc.code not in SERVER_DOWN:
+            raise
+        notice = f"{exc.message}: {used} search answered by keywords only"
+        used = "keyword"
+        hits = app.search_index(query, mode=used, **filters)
     return SearchResult(query=query, scope=scope, mode=used, hits=hits, stats=stats,
-                        withheld=withheld_knowledge(app) if scope == "all" else None)
+                        withheld=withheld_knowledge(app) if scope == "all" else None,
+                        notice=notice)
 
 
 def withheld_knowledge(app: Minara) -> dict[str, Any] | None:

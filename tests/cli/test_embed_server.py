@@ -72,10 +72,32 @@ def test_a_server_that_is_down_or_wrong_is_a_clear_error_and_keeps_the_vectors(m
     minara.env["MINARA_EMBED_BASE_URL"] = f"http://127.0.0.1:{free_port()}/v1"
     proc = minara("index", "embed", check=1)
     assert "unreachable" in proc.stderr and "is it running" in proc.stderr
-    proc = minara("search", "--mode", "semantic", "schema", check=1)
-    assert "unreachable" in proc.stderr
     assert minara.json("search", "--mode", "keyword", "schema")["results"]
     assert minara.json("index", "status")["embeddings"]["vectors"] == kept
+
+
+def test_a_search_while_the_server_is_down_answers_by_keywords_and_says_so(minara):
+    with LoopbackLLM() as server:
+        minara.env.update(MINARA_EMBED_BASE_URL=server.base_url, MINARA_EMBED_MODEL="m",
+                          MINARA_EMBED_RETRIES="0", MINARA_SEARCH_SEMANTIC_FLOOR="0.1")
+        minara("memory", "set", "notes/a.md", f"# A\n\n{UNDO}\n\n## Pets\n\n{CAT}\n",
+               check=0)
+        assert minara.json("index", "embed")["embedded"] >= 2
+        assert minara.json("search", "--mode", "semantic", "schema")["results"]
+    # the same server, stopped: its port answers nothing
+    for mode in ("semantic", "hybrid"):
+        proc = minara("search", "--mode", mode, "down", "script", check=0)
+        assert "unreachable" in proc.stderr and "keywords only" in proc.stderr
+        assert "notes/a.md" in proc.stdout
+        found = minara.json("search", "--mode", mode, "down", "script")
+        assert found["mode"] == "keyword" and "unreachable" in found["notice"]
+        assert [r["path"] for r in found["results"]][:1] == ["notes/a.md"]
+    # a wrong answer is still an error, not hidden behind keywords
+    with LoopbackLLM() as server:
+        minara.env["MINARA_EMBED_BASE_URL"] = server.base_url
+        server.script(("garbage", b"<html>502 Bad Gateway</html>"))
+        proc = minara("search", "--mode", "semantic", "schema", check=1)
+        assert "keywords only" not in proc.stderr
 
 
 def test_a_base_url_without_a_model_says_what_is_missing(minara):
