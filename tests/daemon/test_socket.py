@@ -200,7 +200,8 @@ def test_reads_are_byte_for_byte_the_same_through_the_socket_and_in_process(sock
         assert through == here(sock_env, *args), args
 
 
-def test_status_says_whether_the_socket_is_served(sockd, sock_env, ws, seeded):
+def test_status_says_whether_the_socket_is_served_and_the_socket_is_private(sockd, sock_env,
+                                                                            ws, seeded):
     seeded_copy(seeded, ws)
     code, out, _ = here(sock_env, "--json", "status")
     assert json.loads(out)["socket"]["served"] is False
@@ -211,12 +212,8 @@ def test_status_says_whether_the_socket_is_served(sockd, sock_env, ws, seeded):
         assert Path(sock["path"]).is_socket()
         assert sock["path"].startswith(sock_env["XDG_RUNTIME_DIR"])
     assert b"(minara commands run in the daemon)" in run(sock_env, "status")[1]
-
-
-def test_the_socket_and_its_folder_are_private(sockd, sock_env, ws, seeded):
-    seeded_copy(seeded, ws)
-    sockd.start()
-    path = Path(json.loads(run(sock_env, "--json", "status")[1])["socket"]["path"])
+    # the socket and its folder are private
+    path = Path(sock["path"])
     assert oct(path.stat().st_mode & 0o777) == oct(0o600)
     assert oct(path.parent.stat().st_mode & 0o777) == oct(0o700)
 
