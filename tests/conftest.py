@@ -88,17 +88,22 @@ def commit_count(ws) -> int:
     return int(git(ws, "rev-list", "--count", "HEAD").strip())
 
 
-@pytest.fixture
-def env(tmp_path):
-    """An environment for child processes, isolated in ``tmp_path``."""
-    home = tmp_path / "home"
+def child_env(root: Path) -> dict:
+    """An environment for child processes, isolated in ``root`` (its workspace: root/ws)."""
+    home = root / "home"
     home.mkdir()
     e = {k: v for k, v in os.environ.items() if not k.startswith(("MINARA_", "WORKSPACE_"))}
     e.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
              XDG_DATA_HOME=str(home / ".local/share"), XDG_STATE_HOME=str(home / ".local/state"),
-             MINARA_WORKSPACE_DIR=str(tmp_path / "ws"), MINARA_AUTHOR="tester",
+             MINARA_WORKSPACE_DIR=str(root / "ws"), MINARA_AUTHOR="tester",
              MINARA_HTTP="off", GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
     return e
+
+
+@pytest.fixture
+def env(tmp_path):
+    """An environment for child processes, isolated in ``tmp_path``."""
+    return child_env(tmp_path)
 
 
 @pytest.fixture

@@ -90,6 +90,11 @@ class LoopbackLLM:
         with self._lock:
             self._script.extend(steps)
 
+    def unscript(self) -> None:
+        """Drop the queued behaviours not used yet: the next requests are answered plainly."""
+        with self._lock:
+            self._script.clear()
+
     def env(self, model: str = "loopback-test") -> dict:
         """The settings that point minara at this server."""
         return {"MINARA_LLM_BASE_URL": self.base_url, "MINARA_LLM_MODEL": model,

@@ -25,28 +25,31 @@ def big_page() -> str:
 
 def use(minara, server) -> None:
     minara.env.update(MINARA_EMBED_BASE_URL=server.base_url, MINARA_EMBED_MODEL="m",
-                      MINARA_EMBED_BATCH="8", MINARA_SEARCH_SEMANTIC_FLOOR="0.1")
+                      MINARA_EMBED_BATCH="16", MINARA_SEARCH_SEMANTIC_FLOOR="0.1")
 
 
 def kill_embedding_midway(minara, server) -> None:
     """Start ``minara index embed`` on a slow server and kill -9 it once at least one chunk
-    of 64 vectors was committed (12 requests of 8)."""
-    server.script(*[("stall", 0.3)] * 200)
+    of 64 vectors was committed (a 6th request of 16 is made after it).
+
+    The stalls are dropped after the kill: the next run meets a server at full speed."""
+    server.script(*[("stall", 0.3)] * 20)
     run = subprocess.Popen([MINARA, "--json", "index", "embed"], env=minara.env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_until(lambda: len(server.requests) >= 12, timeout=120, step=0.05,
+        wait_until(lambda: len(server.requests) >= 6, timeout=120, step=0.05,
                    what="embedding under way")
     finally:
         os.kill(run.pid, signal.SIGKILL)
         run.wait()
+        server.unscript()
 
 
 def test_json_progress_lines_say_done_total_rate_and_eta(minara):
     with LoopbackLLM() as server:
         use(minara, server)
         minara("memory", "set", "notes/facts.md", big_page(), check=0)
-        server.script(*[("stall", 0.3)] * 8)
+        server.script(("stall", 0.3), ("stall", 0.3))  # a rate and an ETA above 0
         proc = minara("--json", "index", "embed", check=0)
     stats = json.loads(proc.stdout)
     lines = [json.loads(line) for line in proc.stderr.splitlines() if line.startswith("{")]
@@ -90,7 +93,6 @@ def test_a_killed_embed_keeps_its_work_and_the_next_run_resumes(minara, ws, tmp_
                            f"The number {n * 5 + 2} is fact w{n}x2.")["results"]
         # (the stand-in server's word-hashing vectors can collide, so found, not first)
         assert done[0] in [hit["path"] for hit in hits]
-        server.script()  # no more stalls
         before = len(server.requests)
         resumed = minara.json("index", "embed")
         again = sum(len(r["input"]) for r in server.requests[before:])
@@ -120,7 +122,6 @@ def test_a_page_killed_half_embedded_is_not_embedded_twice(minara):
         use(minara, server)
         minara("memory", "set", "notes/facts.md", big_page(), check=0)
         kill_embedding_midway(minara, server)
-        server.script()
         resumed = minara.json("index", "embed")
         assert resumed["reused"] >= 64 and resumed["embedded"] + resumed["reused"] > PARTS
         hits = minara.json("search", "--mode", "semantic", "--no-catch-up",

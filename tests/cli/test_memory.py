@@ -193,13 +193,13 @@ def test_push_without_a_pull_says_what_to_do(minara, tmp_path):
 def test_many_cli_appenders_at_once(minara, ws, env):
     minara("memory", "get", "MEMORY.md", check=0)
     before = commit_count(ws)
-    script = ("for i in 1 2 3 4 5; do "
+    script = ("for i in 1 2 3; do "
               f"{MINARA} memory append MEMORY.md \"- proc $0 line $i\" || exit 1; done")
     procs = [subprocess.Popen(["sh", "-c", script, str(n)], env=env) for n in range(8)]
     assert [p.wait(timeout=300) for p in procs] == [0] * 8
     text = (ws / "MEMORY.md").read_text()
-    assert all(f"- proc {n} line {i}\n" in text for n in range(8) for i in range(1, 6))
-    assert commit_count(ws) == before + 40
+    assert all(f"- proc {n} line {i}\n" in text for n in range(8) for i in range(1, 4))
+    assert commit_count(ws) == before + 24
     assert_repo_sound(ws)
 
 

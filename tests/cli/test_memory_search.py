@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from minarad.index.embedder import packaged_model
-from tests.conftest import git, on_a_terminal
+from tests.conftest import CliRun, child_env, git, on_a_terminal
 
 PROBE = """
 import json, sys
@@ -25,9 +27,11 @@ def _run(env, args, **kw):
     return subprocess.run([sys.executable, "-c", PROBE, *args], env=env, **kw)
 
 
-@pytest.fixture
-def memory(minara, ws):
-    """A workspace whose memory files hold English, Korean and channel notes, indexed."""
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> Path:
+    """A workspace whose memory files hold English, Korean and channel notes (written once)."""
+    root = tmp_path_factory.mktemp("memory")
+    minara = CliRun(child_env(root))
     minara("memory", "append", "MEMORY.md", "- roll back a migration with the down script",
            check=0)
     minara("memory", "append", "MEMORY.md", "- 가상메모리를 늘리면 빌드가 빨라진다", check=0)
@@ -35,6 +39,13 @@ def memory(minara, ws):
            "--channel", "team-a", check=0)
     minara("memory", "append", "MEMORY.md", "- secret plan", "--channel", "team-b", check=0)
     minara("channel", "members", "team-b", "--add", "dana", check=0)
+    return root / "ws"
+
+
+@pytest.fixture
+def memory(written, minara, ws):
+    """A copy of the ``written`` workspace, indexed (each test may change its own)."""
+    shutil.copytree(written, ws, symlinks=True)
     minara("memory", "search", "migration", check=0)  # the index catches up once
     return ws
 

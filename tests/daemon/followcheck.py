@@ -65,12 +65,23 @@ def history_commit(ws) -> str | None:
 def lagging(env: dict, ws, *, remote: Path | None = None, vectors: bool = False) -> list[str]:
     """The followers not yet at HEAD (empty: every one is)."""
     head = head_of(ws)
+    return _lagging_index(env, head, vectors) + _lagging_files(env, ws, head, remote)
+
+
+def _lagging_index(env: dict, head: str, vectors: bool) -> list[str]:
+    """The search index and the vectors, as ``minara index status`` tells (empty: at HEAD)."""
     status = minara_json(env, "index", "status")
     late = []
     if status["indexed_commit"] != head:
         late.append("index")
     if vectors and status["embeddings"]["embedded_commit"] != head:
         late.append("embeddings")
+    return late
+
+
+def _lagging_files(env: dict, ws, head: str, remote: Path | None) -> list[str]:
+    """The followers read from their own files and the remote (no process but git)."""
+    late = []
     if link_table_commit(ws) != head:
         late.append("wiki links")
     if catalogue_commit(env, ws) != head:
@@ -87,7 +98,10 @@ def wait_followed(env: dict, ws, **kwargs) -> None:
     last: list[list[str]] = [[]]
 
     def done() -> bool:
-        last[0] = lagging(env, ws, **kwargs)
+        # the files first: a minara process is started only once they are at HEAD
+        head = head_of(ws)
+        last[0] = _lagging_files(env, ws, head, kwargs.get("remote")) \
+            or _lagging_index(env, head, kwargs.get("vectors", False))
         return not last[0]
 
     try:

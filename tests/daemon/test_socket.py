@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MINARA, assert_repo_sound, commit_count, git
-from tests.daemon.conftest import DaemonProcess, tree_equals_disk, wait_until
+from tests.daemon.conftest import SCRUB, DaemonProcess, tree_equals_disk, wait_until
 
 SERVED = "socket: request served"
 
@@ -66,6 +66,27 @@ def seed(env, ws: Path) -> None:
     here(env, "wiki", "put", "topics/tea", "Tea is a drink. See [[topics/water]].")
     here(env, "fact", "propose", "--domain", "food", "--topic", "tea",
          "--content", "Prefers green tea.")
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory) -> Path:
+    """A workspace as :func:`seed`'s commands leave it, made once for the module."""
+    root = tmp_path_factory.mktemp("seeded")
+    home = root / "home"
+    for sub in ("config", "state", "data", "cache"):
+        (home / sub).mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if k not in SCRUB}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / "config"),
+               XDG_STATE_HOME=str(home / "state"), XDG_DATA_HOME=str(home / "data"),
+               XDG_CACHE_HOME=str(home / "cache"), MINARA_WORKSPACE_DIR=str(root / "ws"),
+               MINARA_AUTHOR="tester", MINARA_OPERATOR="the-operator", MINARA_HTTP="off")
+    seed(env, root / "ws")
+    return root / "ws"
+
+
+def seeded_copy(seeded: Path, ws: Path) -> None:
+    """``ws`` becomes a copy of the seeded workspace (its state is made again on first use)."""
+    shutil.copytree(seeded, ws, symlinks=True)
 
 
 #: (arguments, stdin): the broad table run with the daemon up and down.
@@ -130,8 +151,8 @@ def snapshot(src: Path, dst: Path) -> None:
 
 
 def test_every_verb_answers_the_same_bytes_with_the_daemon_up_and_down(sockd, sock_env, ws,
-                                                                      tmp_path):
-    seed(sock_env, ws)
+                                                                      seeded, tmp_path):
+    seeded_copy(seeded, ws)
     state = Path(sock_env["XDG_STATE_HOME"])
     snapshot(ws, tmp_path / "ws-before")
     snapshot(state, tmp_path / "state-before")
@@ -163,8 +184,8 @@ def test_every_verb_answers_the_same_bytes_with_the_daemon_up_and_down(sockd, so
 
 
 def test_reads_are_byte_for_byte_the_same_through_the_socket_and_in_process(sockd, sock_env,
-                                                                           ws):
-    seed(sock_env, ws)
+                                                                           ws, seeded):
+    seeded_copy(seeded, ws)
     sockd.start()
     reads = [("memory", "get", "notes.md"), ("--json", "memory", "get", "notes.md"),
              ("--json", "memory", "history", "notes.md"), ("status",), ("--json", "status"),
@@ -179,8 +200,9 @@ def test_reads_are_byte_for_byte_the_same_through_the_socket_and_in_process(sock
         assert through == here(sock_env, *args), args
 
 
-def test_status_says_whether_the_socket_is_served(sockd, sock_env, ws):
-    seed(sock_env, ws)
+def test_status_says_whether_the_socket_is_served_and_the_socket_is_private(sockd, sock_env,
+                                                                            ws, seeded):
+    seeded_copy(seeded, ws)
     code, out, _ = here(sock_env, "--json", "status")
     assert json.loads(out)["socket"]["served"] is False
     sockd.start()
@@ -190,12 +212,8 @@ def test_status_says_whether_the_socket_is_served(sockd, sock_env, ws):
         assert Path(sock["path"]).is_socket()
         assert sock["path"].startswith(sock_env["XDG_RUNTIME_DIR"])
     assert b"(minara commands run in the daemon)" in run(sock_env, "status")[1]
-
-
-def test_the_socket_and_its_folder_are_private(sockd, sock_env, ws):
-    seed(sock_env, ws)
-    sockd.start()
-    path = Path(json.loads(run(sock_env, "--json", "status")[1])["socket"]["path"])
+    # the socket and its folder are private
+    path = Path(sock["path"])
     assert oct(path.stat().st_mode & 0o777) == oct(0o600)
     assert oct(path.parent.stat().st_mode & 0o777) == oct(0o700)
 
@@ -227,9 +245,9 @@ def _as_nobody() -> list[str]:
     return [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
 
 
-def test_another_uid_is_refused_even_when_it_reaches_the_socket(sockd, sock_env, ws):
+def test_another_uid_is_refused_even_when_it_reaches_the_socket(sockd, sock_env, ws, seeded):
     prefix = _as_nobody()
-    seed(sock_env, ws)
+    seeded_copy(seeded, ws)
     sockd.start()
     path = json.loads(run(sock_env, "--json", "status")[1])["socket"]["path"]
     heads = commit_count(ws)
@@ -249,8 +267,8 @@ def test_another_uid_is_refused_even_when_it_reaches_the_socket(sockd, sock_env,
     assert "by nobody" not in Path(ws, "notes.md").read_text()
 
 
-def test_a_killed_daemons_socket_makes_minara_answer_itself(sockd, sock_env, ws):
-    seed(sock_env, ws)
+def test_a_killed_daemons_socket_makes_minara_answer_itself(sockd, sock_env, ws, seeded):
+    seeded_copy(seeded, ws)
     sockd.start()
     path = Path(json.loads(run(sock_env, "--json", "status")[1])["socket"]["path"])
     sockd.kill9()
@@ -265,9 +283,9 @@ def test_a_killed_daemons_socket_makes_minara_answer_itself(sockd, sock_env, ws)
     assert json.loads(run(sock_env, "--json", "status")[1])["socket"]["served"] is True
 
 
-def test_another_workspace_or_configuration_is_run_by_the_client(sockd, sock_env, ws,
+def test_another_workspace_or_configuration_is_run_by_the_client(sockd, sock_env, ws, seeded,
                                                                 tmp_path):
-    seed(sock_env, ws)
+    seeded_copy(seeded, ws)
     sockd.start()
     before = served(sockd)
     other = tmp_path / "other"
@@ -289,36 +307,38 @@ def test_another_workspace_or_configuration_is_run_by_the_client(sockd, sock_env
 CRASH_POINTS = ["commit-before-head", "commit-after-head", "commit-after-index"]
 
 
-@pytest.mark.parametrize("point", CRASH_POINTS)
-def test_a_daemon_killed_mid_write_loses_nothing_it_acknowledged(sockd, sock_env, ws, point):
-    seed(sock_env, ws)
+def test_a_daemon_killed_mid_write_loses_nothing_it_acknowledged(sockd, sock_env, ws, seeded):
+    """Each crash point in turn, on one workspace: every acknowledged line is kept once,
+    the line in flight at most once, and each recovery leaves a sound repository."""
+    seeded_copy(seeded, ws)
     sockd.start()
     for n in range(3):
         code, out, err = run(sock_env, "memory", "append", "notes.md", f"- acknowledged {n}")
         assert code == 0, err
     assert served(sockd) >= 3
     sockd.stop()
-    sockd.start(env={"MINARA_CRASH_AT": point})
-    args = ("memory", "append", "notes.md", "- in flight")
-    code, out, err = run(sock_env, *(("--json", *args) if point == CRASH_POINTS[0] else args))
-    assert code == 1
-    if point == CRASH_POINTS[0]:
-        assert json.loads(err)["error"] == "daemon_died"
-    else:
-        assert err.startswith(b"minara: error: the daemon stopped during the request")
-    assert sockd.proc.wait(timeout=30) == 86
-    sockd.start()  # recovers what the crash left (a file written but not committed, ...)
-    wait_until(lambda: json.loads(run(sock_env, "--json", "status")[1])["state"] == "watching"
-               and tree_equals_disk(ws), what="the workspace recovered")
-    text = Path(ws, "notes.md").read_text()
-    for n in range(3):
-        assert text.count(f"- acknowledged {n}") == 1
-    assert text.count("- in flight") <= 1
-    sockd.stop()
-    assert_repo_sound(ws)
-    shown = here(sock_env, "memory", "get", "notes.md")[1].decode()
-    assert shown == text
-    assert git(ws, "show", "HEAD:notes.md") == text
+    for point in CRASH_POINTS:
+        sockd.start(env={"MINARA_CRASH_AT": point})
+        args = ("memory", "append", "notes.md", f"- in flight at {point}")
+        code, out, err = run(sock_env, *(("--json", *args) if point == CRASH_POINTS[0] else args))
+        assert code == 1, point
+        if point == CRASH_POINTS[0]:
+            assert json.loads(err)["error"] == "daemon_died"
+        else:
+            assert err.startswith(b"minara: error: the daemon stopped during the request"), point
+        assert sockd.proc.wait(timeout=30) == 86
+        sockd.start()  # recovers what the crash left (a file written but not committed, ...)
+        wait_until(lambda: json.loads(run(sock_env, "--json", "status")[1])["state"] ==
+                   "watching" and tree_equals_disk(ws), what=f"recovered from {point}")
+        text = Path(ws, "notes.md").read_text()
+        for n in range(3):
+            assert text.count(f"- acknowledged {n}") == 1, point
+        assert text.count(f"- in flight at {point}") <= 1
+        sockd.stop()
+        assert_repo_sound(ws)
+        shown = here(sock_env, "memory", "get", "notes.md")[1].decode()
+        assert shown == text
+        assert git(ws, "show", "HEAD:notes.md") == text
 
 
 def _writers(env, count: int, extra=None) -> list[subprocess.Popen]:
@@ -329,8 +349,8 @@ def _writers(env, count: int, extra=None) -> list[subprocess.Popen]:
 
 
 @pytest.mark.parametrize("daemon_up", [True, False])
-def test_twenty_concurrent_writers_each_make_one_commit(sockd, sock_env, ws, daemon_up):
-    seed(sock_env, ws)
+def test_twenty_concurrent_writers_each_make_one_commit(sockd, sock_env, ws, seeded, daemon_up):
+    seeded_copy(seeded, ws)
     if daemon_up:
         sockd.start()
     before = commit_count(ws)
@@ -348,10 +368,10 @@ def test_twenty_concurrent_writers_each_make_one_commit(sockd, sock_env, ws, dae
     assert_repo_sound(ws)
 
 
-def test_commands_waiting_on_their_stdin_do_not_hold_up_others(sockd, sock_env, ws):
+def test_commands_waiting_on_their_stdin_do_not_hold_up_others(sockd, sock_env, ws, seeded):
     """Five writers reading a stdin that stays open (more than the first workers): a read
     still answers at once, and each writer commits what its stdin held once it closes."""
-    seed(sock_env, ws)
+    seeded_copy(seeded, ws)
     sockd.start()
     waiting = [subprocess.Popen([MINARA, "memory", "append", "notes.md", "-"], env=sock_env,
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -368,8 +388,8 @@ def test_commands_waiting_on_their_stdin_do_not_hold_up_others(sockd, sock_env, 
 
 
 def test_pulls_record_their_reader_and_times_are_the_callers_through_the_socket(
-        sockd, sock_env, ws, tmp_path):
-    seed(sock_env, ws)
+        sockd, sock_env, ws, seeded, tmp_path):
+    seeded_copy(seeded, ws)
     sockd.start()
     before = served(sockd)
     folder = str(tmp_path / "copy")

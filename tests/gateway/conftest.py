@@ -94,6 +94,12 @@ class Gateway:
     def login_url(self) -> str:
         return json.loads(self.cli("ui", "--json", check=0).stdout)["login_url"]
 
+    def new_login_url(self) -> str:
+        """A login link made as ``minara ui`` makes it, in this process (no CLI started)."""
+        from minarad.gateway import security
+
+        return f"{self.url}/login?code={security.new_login_code(self.state)}"
+
     def browser_client(self) -> tuple[httpx.Client, str]:
         """A cookie-holding client signed in through a login link, and its CSRF token."""
         client = httpx.Client(base_url=self.url, timeout=TIMEOUT)

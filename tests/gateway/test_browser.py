@@ -80,7 +80,7 @@ def tab(browser, gateway):
         return t
 
     first = make()
-    first.page.goto(gateway.login_url())
+    first.page.goto(gateway.new_login_url())
     assert first.page.url.endswith("/workspace")
     yield Tabs(first, make)
     for t in tabs:

@@ -98,13 +98,38 @@ def test_packs_are_merged_under_concurrent_writes_and_readers_never_fail(tmp_pat
             versions = json.loads(gw.cli("--json", "memory", "history", f"f{n}.md",
                                          check=0).stdout)["versions"]
             assert len(versions) == writes // FILES + 1
-            for v in versions:
-                shown = git(gw.ws, "show", f"{v['commit']}:f{n}.md")
-                got = gw.cli("memory", "get", f"f{n}.md", "--version", str(v["version"]),
-                             check=0).stdout
-                assert got.rstrip("\n") == shown.rstrip("\n"), (v, got, shown)
+            _every_version_reads_as_git_shows_it(gw, f"f{n}.md", versions)
             now = gw.cli("memory", "get", f"f{n}.md", "--at", "now", check=0).stdout
             assert now == text
     finally:
         stop.touch()
         gw.stop()
+
+
+def _every_version_reads_as_git_shows_it(gw: Gateway, rel: str, versions: list) -> None:
+    """Each version read by the store (the CLI's reader) is the blob git shows for it.
+
+    git reads them all in one ``git cat-file --batch``; the ``minara`` CLI reads the
+    first, a middle and the last version (one process each).
+    """
+    from minarad.store import Store
+
+    batch = "".join(f"{v['commit']}:{rel}\n" for v in versions).encode()
+    out = subprocess.run(["git", "-C", str(gw.ws), "cat-file", "--batch"], input=batch,
+                         capture_output=True, check=True).stdout
+    shown = []
+    for _ in versions:
+        header, _, out = out.partition(b"\n")
+        size = int(header.split()[2])
+        shown.append(out[:size].decode())
+        out = out[size + 1:]
+    store = Store(gw.ws, operator="the-operator")
+    try:
+        for v, git_text in zip(versions, shown, strict=True):
+            got = store.read(rel, v["version"])[0]
+            assert got.rstrip("\n") == git_text.rstrip("\n"), (v, got, git_text)
+    finally:
+        store.close()
+    for v in (versions[0], versions[len(versions) // 2], versions[-1]):
+        got = gw.cli("memory", "get", rel, "--version", str(v["version"]), check=0).stdout
+        assert got.rstrip("\n") == shown[versions.index(v)].rstrip("\n"), (v, got)

@@ -26,7 +26,10 @@ def remote(http_env, tmp_path):  # noqa: F811 - the fixture imported above
     return bare
 
 
-def test_an_mcp_write_is_searchable_and_pushed(remote, served, http_env):  # noqa: F811
+def test_an_mcp_write_and_a_hand_made_commit_are_followed(remote, served,  # noqa: F811
+                                                           http_env):  # noqa: F811
+    """An MCP write is searchable and pushed; then a hand-made commit notifies resource
+    subscribers and is followed too (one daemon for both)."""
     url, token, ws = served
 
     async def write():
@@ -38,10 +41,6 @@ def test_an_mcp_write_is_searchable_and_pushed(remote, served, http_env):  # noq
     assert run(write())["changed"]
     wait_followed(http_env, ws, remote=remote)
     assert searchable(http_env, "platypus") == ["notes/platypus.md"]
-
-
-def test_a_hand_made_commit_notifies_resource_subscribers(remote, served, http_env):  # noqa: F811
-    url, token, ws = served
 
     async def session():
         async with http_client(url, token, agent="cursor") as client:

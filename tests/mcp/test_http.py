@@ -128,14 +128,11 @@ def test_tools_over_http_and_a_resource_notification_after_an_editor_save(served
     assert_repo_sound(ws)
 
 
-def test_the_endpoint_file_names_no_secret(served):
+def test_the_endpoint_file_names_no_secret_and_the_sdk_logs_in_the_daemons_format(served,
+                                                                                 tmp_path):
     url, token, ws = served
     record = json.loads((ws / ".git" / "minara" / "mcp-http.json").read_text())
     assert record["url"] == url and token not in json.dumps(record)
-
-
-def test_the_sdk_logs_in_the_daemons_format(served, tmp_path):
-    url, token, _ws = served
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     foreign = httpx.post(url, json=body, timeout=TIMEOUT, headers={
         "Authorization": f"Bearer {token}", "Host": "evil.example"})

@@ -299,16 +299,20 @@ for i in range(int(sys.argv[3])):
 """
 
 
+#: Appends per process: enough for the eight to interleave many times over.
+LINES = 40
+
+
 @pytest.mark.slow
 def test_eight_processes_appending_lose_nothing(store, ws):
     before = commit_count(ws)
-    procs = [subprocess.Popen([sys.executable, "-c", APPENDER, str(ws), str(n), "100"])
+    procs = [subprocess.Popen([sys.executable, "-c", APPENDER, str(ws), str(n), str(LINES)])
              for n in range(8)]
     assert [p.wait(timeout=600) for p in procs] == [0] * 8
     text = (ws / "MEMORY.md").read_text()
     for n in range(8):
-        for i in range(100):
+        for i in range(LINES):
             assert f"- writer {n} line {i}\n" in text
-    assert commit_count(ws) == before + 800
-    assert store.read("MEMORY.md")[1].version == 801
+    assert commit_count(ws) == before + 8 * LINES
+    assert store.read("MEMORY.md")[1].version == 8 * LINES + 1
     assert_repo_sound(ws)
