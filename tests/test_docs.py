@@ -125,9 +125,9 @@ def test_readme_is_short_and_opens_with_the_two_setup_commands():
     assert len(README.splitlines()) <= 300
     head = README[:2500]
     assert "minara service install" in head
-    assert 'pip install -e ".[test]" && .venv/bin/pytest' in head
+    assert 'pip install -e ".[test]" --config-settings editable_mode=compat && .venv/bin/pytest' in head
     ci = (ROOT / ".ci" / "run").read_text()
-    assert 'pip install -e ".[test]" && .venv/bin/pytest' in ci
+    assert 'pip install -e ".[test]" --config-settings editable_mode=compat && .venv/bin/pytest' in ci
     assert ".venv/bin/sphinx-build -W -q -b html docs docs/_build/html" in ci
 
 

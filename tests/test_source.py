@@ -14,7 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minarad"
-README_TEST_COMMAND = 'python3 -m venv .venv && .venv/bin/pip install -e ".[test]" && .venv/bin/pytest'
+README_TEST_COMMAND = 'python3 -m venv .venv && .venv/bin/pip install -e ".[test]" --config-settings editable_mode=compat && .venv/bin/pytest'
 #: ``# type: ignore[code]`` or ``# noqa: CODE``; a bare one silences everything on its line.
 _BARE_IGNORE = re.compile(r"#\s*type:\s*ignore(?!\[)|#\s*noqa(?!:\s*[A-Z]+\d+)")
 _TYPE_IGNORE = re.compile(r"#\s*type:\s*ignore\[[a-z-, ]+\]")
