@@ -156,8 +156,11 @@ def test_append_and_rename_through_descriptors(root):
 
 
 INTERRUPTED_WRITER = r"""
+import signal
 import sys
 from minarad.workspace.files import write_file_at
+
+signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with it ignored
 
 data = b"x" * (32 << 20)
 print("writing", flush=True)
