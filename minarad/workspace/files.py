@@ -393,7 +393,7 @@ def sync_folders(root: str | os.PathLike, rels) -> None:
             for folder in folders[start:start + SYNC_BATCH]:
                 with contextlib.suppress(FileNotFoundError, NotADirectoryError):
                     fds.append(open_folder(os.fspath(root), f"{folder}/x" if folder else "x"))
-            _fsync_together(fds)  # side by side: one journal commit for all of them
+            fsync_together(fds)  # side by side: one journal commit for all of them
         finally:
             for fd in fds:
                 os.close(fd)
@@ -419,21 +419,28 @@ def sync_files(root: str | os.PathLike, rels, others: tuple[str, ...] | list[str
                     pass
                 finally:
                     os.close(dir_fd)
-        for folder in sorted({rel.rsplit("/", 1)[0] if "/" in rel else "" for rel in rels}):
-            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-                fds.append(open_folder(os.fspath(root), f"{folder}/x" if folder else "x"))
-        for path in others:
-            fds.append(os.open(path, os.O_RDONLY))
-        _fsync_together(fds)
+        add_folder_fds(fds, root, rels, others)
+        fsync_together(fds)
     finally:
         for fd in fds:
             os.close(fd)
 
 
+def add_folder_fds(fds: list[int], root: str | os.PathLike, rels, others=()) -> None:
+    """Open (following no symlink) the folder of each workspace path in ``rels`` once
+    (one gone meanwhile is skipped) and the folders ``others`` (absolute paths),
+    adding each descriptor to ``fds`` as it opens: the caller closes them."""
+    for folder in sorted({rel.rsplit("/", 1)[0] if "/" in rel else "" for rel in rels}):
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            fds.append(open_folder(os.fspath(root), f"{folder}/x" if folder else "x"))
+    for path in others:
+        fds.append(os.open(path, os.O_RDONLY))
+
+
 _fsync_pool: Any = None
 
 
-def _fsync_together(fds: list[int]) -> None:
+def fsync_together(fds: list[int]) -> None:
     """fsync every descriptor of ``fds``, side by side (fsync lets go of the GIL; the
     file system then writes them in one journal commit instead of one each)."""
     global _fsync_pool
@@ -447,8 +454,3 @@ def _fsync_together(fds: list[int]) -> None:
         _fsync_pool = ThreadPoolExecutor(8, "minara-fsync")
     for _ in _fsync_pool.map(os.fsync, fds):
         pass
-
-
-def fsync_together(fds: list[int]) -> None:
-    """fsync every descriptor of ``fds`` side by side (one journal commit for all)."""
-    _fsync_together(fds)

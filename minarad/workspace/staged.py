@@ -22,7 +22,7 @@ import stat
 from typing import Any
 
 from minarad.errors import InvalidInput
-from minarad.workspace.files import ANY, DiskChanged, fsync_together
+from minarad.workspace.files import ANY, DiskChanged, add_folder_fds, fsync_together
 from minarad.workspace.reader import FILE_FLAGS, open_folder
 
 
@@ -214,11 +214,7 @@ def sync_folders_of(root: str | os.PathLike[str], rels: list[str], others: list[
     """
     fds: list[int] = []
     try:
-        for folder in sorted({rel.rsplit("/", 1)[0] if "/" in rel else "" for rel in rels}):
-            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-                fds.append(open_folder(os.fspath(root), f"{folder}/x" if folder else "x"))
-        for path in others:
-            fds.append(os.open(path, os.O_RDONLY))
+        add_folder_fds(fds, root, rels, others)
         fsync_together(fds)
     finally:
         for fd in fds:

@@ -143,20 +143,26 @@ class DaemonProcess:
         self.proc.wait(timeout=TIMEOUT)
 
 
-@pytest.fixture
-def daemon_env(tmp_path) -> dict:
-    """Environment for daemon and CLI processes, everything inside ``tmp_path``."""
-    home = tmp_path / "home"
+def isolated_env(base: Path, **extra: str) -> dict:
+    """Environment for daemon and CLI processes with home, XDG folders and the
+    workspace (``base/ws``) inside ``base``; ``extra`` added."""
+    home = base / "home"
     for sub in ("config", "state", "data", "cache"):
         (home / sub).mkdir(parents=True)
     env = {k: v for k, v in os.environ.items() if k not in SCRUB}
     env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / "config"),
                XDG_STATE_HOME=str(home / "state"), XDG_DATA_HOME=str(home / "data"),
-               XDG_CACHE_HOME=str(home / "cache"), MINARA_WORKSPACE_DIR=str(tmp_path / "ws"),
+               XDG_CACHE_HOME=str(home / "cache"), MINARA_WORKSPACE_DIR=str(base / "ws"),
                MINARA_AUTHOR="tester", MINARA_OPERATOR="the-operator",
-               MINARA_DEBOUNCE_MS="150", MINARA_DEBOUNCE_CAP_MS="1500", PYTHONUNBUFFERED="1",
-               MINARA_HTTP="off")  # the gateway's own tests turn it on
+               MINARA_HTTP="off", **extra)  # the gateway's own tests turn HTTP on
     return env
+
+
+@pytest.fixture
+def daemon_env(tmp_path) -> dict:
+    """Environment for daemon and CLI processes, everything inside ``tmp_path``."""
+    return isolated_env(tmp_path, MINARA_DEBOUNCE_MS="150", MINARA_DEBOUNCE_CAP_MS="1500",
+                        PYTHONUNBUFFERED="1")
 
 
 @pytest.fixture

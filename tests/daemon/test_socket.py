@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MINARA, assert_repo_sound, commit_count, git
-from tests.daemon.conftest import SCRUB, DaemonProcess, tree_equals_disk, wait_until
+from tests.daemon.conftest import DaemonProcess, isolated_env, tree_equals_disk, wait_until
 
 SERVED = "socket: request served"
 
@@ -72,14 +72,7 @@ def seed(env, ws: Path) -> None:
 def seeded(tmp_path_factory) -> Path:
     """A workspace as :func:`seed`'s commands leave it, made once for the module."""
     root = tmp_path_factory.mktemp("seeded")
-    home = root / "home"
-    for sub in ("config", "state", "data", "cache"):
-        (home / sub).mkdir(parents=True)
-    env = {k: v for k, v in os.environ.items() if k not in SCRUB}
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / "config"),
-               XDG_STATE_HOME=str(home / "state"), XDG_DATA_HOME=str(home / "data"),
-               XDG_CACHE_HOME=str(home / "cache"), MINARA_WORKSPACE_DIR=str(root / "ws"),
-               MINARA_AUTHOR="tester", MINARA_OPERATOR="the-operator", MINARA_HTTP="off")
+    env = isolated_env(root)
     seed(env, root / "ws")
     return root / "ws"
 
