@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-# bench/http.py would shadow the standard library's http package that urllib uses.
+# The bench folder comes off the import path: its modules never hide the standard library.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent.resolve()]
 
 import argparse  # noqa: E402

@@ -41,7 +41,7 @@ import tempfile
 import threading
 import time
 
-# The soak's own modules are found last: bench/http.py must not hide the standard library's.
+# The soak's own modules are found last: they never hide the standard library's.
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HERE] + [HERE]
 

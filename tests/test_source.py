@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import configparser
 import re
+import sys
 import tomllib
 from pathlib import Path
 
@@ -145,3 +146,10 @@ def test_no_module_uses_another_modules_private_names():
     public (renamed) instead, so a reader can trust that ``_name`` has no outside callers."""
     found = [use for path in sorted(PACKAGE.rglob("*.py")) for use in _private_uses(path)]
     assert not found, "\n".join(found)
+
+
+def test_no_bench_script_is_named_like_a_standard_library_module():
+    # a script's folder is first on the import path: bench/keyword.py once broke
+    # ``import argparse`` (collections imports keyword) in every bench started there
+    names = {p.stem for p in (ROOT / "bench").glob("*.py")}
+    assert not names & set(sys.stdlib_module_names)

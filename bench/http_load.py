@@ -15,7 +15,7 @@ workspace, then measures:
   commit (0 errors, 0 lost), with the requests per second printed beside
   the rate of ``minara memory append`` run back to back for the same file.
 
-Run: python bench/http.py [--runs 200] [--clients 50] [--seconds 20] [--put-only]
+Run: python bench/http_load.py [--runs 200] [--clients 50] [--seconds 20] [--put-only]
 """
 
 from __future__ import annotations
@@ -23,10 +23,6 @@ from __future__ import annotations
 import os
 import sys
 
-# This file is named like the standard library's ``http`` package: keep its
-# folder off the import path so that ``http.client`` (httpx needs it) is found.
-sys.path[:] = [p for p in sys.path
-               if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
 
 import argparse  # noqa: E402
 import json  # noqa: E402

@@ -18,7 +18,7 @@ Measured in the same run, on this machine, and printed as ratios:
 - the push check of a sync (the last 10 commits of that repository), against
   ``git log -p -10``.
 
-Usage: python bench/secrets.py [--runs N] [--commits N]
+Usage: python bench/secret_scan.py [--runs N] [--commits N]
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# bench/http.py would shadow the standard library's http, which requests imports.
+# The bench folder comes off the import path: its modules never hide the standard library.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 DOCS = [ROOT / "README.rst", *sorted((ROOT / "docs").glob("*.rst")),
         Path("/usr/share/doc/python3-doc/html/_sources/library/ssl.rst.txt"),

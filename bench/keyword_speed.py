@@ -11,7 +11,7 @@ median and p95 of ``--queries``:
   candidates minara's ranking reads (page weighting and recency re-rank
   them, so it asks tantivy for 50), once with the top 10 alone.
 
-Run: python bench/keyword.py [--files 10000] [--queries 300]
+Run: python bench/keyword_speed.py [--files 10000] [--queries 300]
 """
 
 from __future__ import annotations
