@@ -390,15 +390,17 @@ def recover_interrupted_commit(store: Store) -> None:
 
 
 def _remove_round_temporaries(store: Store, marker: Path) -> None:
-    """Remove the temporaries a round killed before its renames left beside its files
-    (listed in its marker, see :mod:`minarad.store.groupcommit`)."""
+    """Remove the temporaries a writer killed before its renames left beside its files
+    (listed in its marker after the first line: a round's, see
+    :mod:`minarad.store.groupcommit`, or a transaction's, see
+    :func:`minarad.store.diskchange.change_all`)."""
     from minarad.workspace.files import DiskChanged, remove_file_at
 
     try:
         lines = marker.read_text().splitlines()
     except (OSError, UnicodeDecodeError):
         return
-    for rel in lines[1:] if lines[:1] == ["round"] else ():
+    for rel in lines[1:]:
         if rel.endswith(".minara-tmp"):
             with contextlib.suppress(OSError, DiskChanged, MinaraError):
                 remove_file_at(store.root, rel, sync=False)

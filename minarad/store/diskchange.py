@@ -26,6 +26,8 @@ from minarad.workspace.files import (DiskChanged, append_file_at, cut_back_at, f
 from minarad.workspace.staged import StagedFile, write_all
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from minarad.store.store import Store
 
 #: A file's fingerprint as read: ``(st_mtime_ns, st_size, st_ino)``.
@@ -134,7 +136,8 @@ STAGE_BATCH = 128
 
 def change_all(root: str | os.PathLike[str], changed: list[PathState],
                undos: list[tuple[str, Undo]], stats: dict[str, os.stat_result],
-               stage: Callable[[PathState], tuple[None, Undo]] | None = None) -> None:
+               stage: Callable[[PathState], tuple[None, Undo]] | None = None,
+               marker: Path | None = None) -> None:
     """Make the planned changes on disk in order, each undo and stat recorded as it is made.
 
     Files replaced whole (:func:`stageable`) get their new bytes written beside
@@ -143,7 +146,9 @@ def change_all(root: str | os.PathLike[str], changed: list[PathState],
     one per file, and a crash leaves each file whole, old or new. The caller
     fsyncs the folders (once each) before HEAD moves. In a round of commits,
     ``stage`` (the round's) takes those files instead, and the rest is left
-    for the round to sync.
+    for the round to sync. The temporaries are listed in ``marker`` (the commit
+    marker) before they are written, so that the next writer removes those a
+    crash left.
 
     Raises:
         DiskChanged: a file is no longer as it was read (the changes made so
@@ -159,7 +164,7 @@ def change_all(root: str | os.PathLike[str], changed: list[PathState],
             elif stage is None and stageable(s):
                 if s.rel not in staged:  # reached: the changes before (deletions) made room
                     staged = _stage(root, [c for c in changed[at:] if stageable(c)
-                                           ][:STAGE_BATCH])
+                                           ][:STAGE_BATCH], marker)
                 file, undo = staged.pop(s.rel)
                 try:
                     st = file.install()
@@ -176,12 +181,15 @@ def change_all(root: str | os.PathLike[str], changed: list[PathState],
             undo()
 
 
-def _stage(root: str | os.PathLike[str], batch: list[PathState]
+def _stage(root: str | os.PathLike[str], batch: list[PathState], marker: Path | None = None
            ) -> dict[str, tuple[StagedFile, Undo]]:
     """The replacements of ``batch`` written beside their files and fsynced, each with
-    its undo; on failure none is left."""
+    its undo (their temporaries listed in ``marker`` first); on failure none is left."""
     staged = {s.rel: stage_change(root, s) for s in batch}
     try:
+        if marker is not None:
+            with open(marker, "a", encoding="utf-8") as fh:
+                fh.write("".join(f"\n{file.temp_path}" for file, _undo in staged.values()))
         write_all([file for file, _undo in staged.values()])
         fsync_together([file.fd for file, _undo in staged.values()])
     except BaseException:

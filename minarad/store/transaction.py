@@ -439,7 +439,8 @@ class Transaction:
 
     def _commit_with_disk_changes(self, changed: list[PathState]) -> CommitInfo:
         """Prepare the commit, change the files one by one, move HEAD; undo all on failure."""
-        from minarad.store.commit import abort_commit, finish_commit, prepare_commit
+        from minarad.store.commit import (COMMIT_MARKER, abort_commit, finish_commit,
+                                          prepare_commit)
         from minarad.workspace.files import sync_folders
 
         root, in_round = self.store.root, self.store.round
@@ -457,7 +458,8 @@ class Transaction:
             done = {p for move in moves for p in move[:2]}
             change_all(root, sorted((s for s in changed if s.rel not in done),
                                     key=lambda s: (s.after is not None, s.rel)),
-                       undos, stats, in_round.stage if in_round is not None else None)
+                       undos, stats, in_round.stage if in_round is not None else None,
+                       self.store.state_dir / COMMIT_MARKER if in_round is None else None)
             if in_round is None:
                 sync_folders(root, [s.rel for s in changed])  # once per folder
         except BaseException as exc:

@@ -76,7 +76,8 @@ def test_a_sync_killed_midway_loses_nothing_and_leaves_no_lock(env, tmp_path, ba
 
 def test_a_merge_killed_after_its_first_file_loses_nothing(env, tmp_path, bare):
     """A merge puts its files in place one by one (their new texts synced beforehand): a
-    kill after the first leaves HEAD where it was; the next sync merges every file once."""
+    kill after the first leaves HEAD where it was; the next sync merges every file once
+    and removes the temporaries the kill left."""
     a, b = tmp_path / "a", tmp_path / "b"
     for ws in (a, b):
         _run(env, ws, "remote", "add", "origin", bare)
@@ -91,8 +92,10 @@ def test_a_merge_killed_after_its_first_file_loses_nothing(env, tmp_path, bare):
         env={**env, "MINARA_CRASH_AT": "store-after-file-write"}, timeout=120)
     assert crashed.returncode == CRASH_EXIT_CODE, crashed.stderr
     assert git(b, "rev-parse", "HEAD") == head  # nothing was committed
+    assert list(b.rglob("*.minara-tmp"))  # the files not yet in place, staged beside them
     age_git_locks(b)  # the branch lock the killed sync held, as if long ago
     _run(env, b, "sync")
+    assert list(b.rglob("*.minara-tmp")) == []  # the next writer removed the crash's leftovers
     _run(env, a, "sync")
     for ws in (a, b):
         for name in ("one", "two", "three"):
