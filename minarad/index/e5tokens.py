@@ -39,13 +39,12 @@ class Tokenizer:
     def __init__(self, vocabulary: Vocabulary):
         self.vocabulary = vocabulary
         self.bos, self.eos, self.unk = vocabulary.bos, vocabulary.eos, vocabulary.unk
-        scores = vocabulary.scores
-        self._pieces = {piece: (i, scores[i]) for piece, i in vocabulary.pieces.items()
-                        if i != vocabulary.unk}
-        self._longest = max(len(p) for p in self._pieces)
-        self._unk_score = min(scores) - 10.0
+        self._pieces = vocabulary.pieces  # shared, not copied: 250,002 pieces
+        self._scores = vocabulary.scores
+        self._longest = max(map(len, self._pieces))
+        self._unk_score = min(self._scores) - 10.0
         self._normalize = str.maketrans(vocabulary.normalize)
-        self._words: dict[str, list[int]] = {}
+        self.words: dict[str, list[int]] = {}
 
     def content(self, text: str) -> list[int]:
         """The ids of ``text`` without ``<s>`` and ``</s>``."""
@@ -53,7 +52,7 @@ class Tokenizer:
         if not text.startswith(" "):
             text = " " + text
         ids: list[int] = []
-        words = self._words
+        words = self.words
         for word in text.replace(" ", META).split(META)[1:]:
             found = words.get(word)
             if found is None:
@@ -72,17 +71,18 @@ class Tokenizer:
         n = len(word)
         best = [0.0] + [-1e30] * n
         back: list[tuple[int, int]] = [(0, 0)] * (n + 1)
-        pieces, longest, unk_score = self._pieces, self._longest, self._unk_score
+        pieces, scores, longest = self._pieces, self._scores, self._longest
+        unk, unk_score = self.unk, self._unk_score
         for i in range(n):
             here = best[i]
             for end in range(i + 1, min(n, i + longest) + 1):
                 hit = pieces.get(word[i:end])
-                if hit is not None and here + hit[1] > best[end]:
-                    best[end] = here + hit[1]
-                    back[end] = (hit[0], i)
+                if hit is not None and hit != unk and here + scores[hit] > best[end]:
+                    best[end] = here + scores[hit]
+                    back[end] = (hit, i)
             if here + unk_score > best[i + 1]:
                 best[i + 1] = here + unk_score
-                back[i + 1] = (self.unk, i)
+                back[i + 1] = (unk, i)
         ids = []
         at = n
         while at > 0:
