@@ -508,3 +508,10 @@ def crash_point_from_env(env=None) -> str | None:
     """The crash point armed by ``MINARA_CRASH_AT`` (tests only), or None."""
     env = os.environ if env is None else env
     return env.get("MINARA_CRASH_AT") or None
+
+
+def pause_point_from_env(env=None) -> tuple[str, str] | None:
+    """The pause point armed by ``MINARA_PAUSE_AT=POINT:FLAG`` (tests only), or None."""
+    env = os.environ if env is None else env
+    point, _, flag = (env.get("MINARA_PAUSE_AT") or "").partition(":")
+    return (point, flag) if point and flag else None
