@@ -24,7 +24,7 @@ from minarad.index import state as state_file
 from minarad.index.fusion import SearchFilters
 from minarad.index.query import QueryBuilder
 from minarad.index.schema import (PAGE_LEVEL, SCHEMA_VERSION, StoredRecord, build_schema,
-                                  cjk_analyzer, decode_record, page_to_tantivy,
+                                  cjk_analyzer, decode_record, page_to_tantivy, record_path,
                                   register_tokenizers, set_docstore_blocksize, stem_analyzer,
                                   to_tantivy, word_analyzer)
 
@@ -294,7 +294,7 @@ class LexicalEngine:
 
     def sections_of(self, view: ReaderView, clauses, filters: SearchFilters, paths: list[str]):
         """The query of ``clauses`` (any word) over the sections of ``paths`` only."""
-        path_filter = self.builder.filter_query("path", paths)
+        path_filter = self.builder.any_term_query("path", paths)
         return self.builder.build(clauses, [*self._filters(filters), path_filter],
                                   self._hidden(view, clauses, filters))
 
@@ -342,6 +342,30 @@ class LexicalEngine:
         else:
             found = view.searcher.search(query, limit, count=False).hits
         return [(float(score), self._record(view.searcher, address)) for score, address in found]
+
+    def top_paths(self, view: ReaderView, query, limit: int) -> list[tuple[float, str]]:
+        """``(score, path)`` of the best ``limit`` matches: only the path of each is read."""
+        found = view.searcher.search(query, limit, count=False).hits
+        doc = view.searcher.doc
+        return [(float(score), record_path(doc(address).get_first("record")))
+                for score, address in found]
+
+    def each_top(self, view: ReaderView, query, limit: int) -> Iterator[tuple[float, StoredRecord]]:
+        """As :meth:`top`, each record read when the caller comes to it (one may stop early)."""
+        found = view.searcher.search(query, limit, count=False).hits
+        for score, address in found:
+            yield float(score), self._record(view.searcher, address)
+
+    def count_with(self, field: str, value: str, limit: int) -> int:
+        """How many records :meth:`records_with` gives (at most ``limit``), none of them read."""
+        searcher = self.searcher()
+        if searcher is None:
+            return 0
+        query = tantivy.Query.boolean_query([
+            (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, field, value)),
+            (tantivy.Occur.MustNot, self._pages)])
+        found = searcher.search(query, 1, count=True)
+        return min(int(found.count), limit)  # type: ignore[attr-defined]  # (not in the stub)
 
     def records_with(self, field: str, value: str, limit: int) -> list[StoredRecord]:
         """Records whose raw field ``field`` holds ``value`` (``path``, ``links``)."""
