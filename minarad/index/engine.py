@@ -346,9 +346,7 @@ class LexicalEngine:
     def top_paths(self, view: ReaderView, query, limit: int) -> list[tuple[float, str]]:
         """``(score, path)`` of the best ``limit`` matches: only the path of each is read."""
         found = view.searcher.search(query, limit, count=False).hits
-        doc = view.searcher.doc
-        return [(float(score), record_path(doc(address).get_first("record")))
-                for score, address in found]
+        return [(float(score), self._path(view.searcher, address)) for score, address in found]
 
     def each_top(self, view: ReaderView, query, limit: int) -> Iterator[tuple[float, StoredRecord]]:
         """As :meth:`top`, each record read when the caller comes to it (one may stop early)."""
@@ -365,7 +363,7 @@ class LexicalEngine:
             (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, field, value)),
             (tantivy.Occur.MustNot, self._pages)])
         found = searcher.search(query, 1, count=True)
-        return min(int(found.count), limit)  # type: ignore[attr-defined]  # (not in the stub)
+        return min(int(found.count), limit)
 
     def records_with(self, field: str, value: str, limit: int) -> list[StoredRecord]:
         """Records whose raw field ``field`` holds ``value`` (``path``, ``links``)."""
@@ -401,6 +399,10 @@ class LexicalEngine:
     @staticmethod
     def _record(searcher, address) -> StoredRecord:
         return decode_record(searcher.doc(address).get_first("record"))
+
+    @staticmethod
+    def _path(searcher, address) -> str:
+        return record_path(searcher.doc(address).get_first("record"))
 
     def _hidden_channels(self, view: ReaderView, clauses, channel) -> list:
         """The exclusion of channels not asked for (none when the index has none).

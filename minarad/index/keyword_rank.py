@@ -22,10 +22,11 @@ from minarad.index.voices import LexicalVoice
 
 if TYPE_CHECKING:
     from minarad.index.core import Index
+    from minarad.index.semantic import SemanticVoice
 
 
 def keyword_fused(index: Index, query: str, filters: SearchFilters, limit: int, mode: str,
-                  widen: int) -> tuple[list[Hit], bool, None]:
+                  widen: int) -> tuple[list[Hit], bool, SemanticVoice | None]:
     """As :func:`~minarad.index.search_run.fused` in keyword mode (``mode``), without
     ``explain``."""
     from minarad.index.fusion import FUSION_CANDIDATES
