@@ -12,11 +12,14 @@ exactly against the float32 matrix: the hits and their scores are the exact
 ones, and the only approximation is that a true neighbour could miss the
 candidates (``bench/hybrid.py`` measures the recall against the exact scan).
 
-Nothing here depends on more than numpy, imported when first used.
+Nothing here depends on more than numpy, imported when first used (and
+``threadpoolctl``, when installed, to keep numpy's BLAS to one thread:
+:func:`one_blas_thread`).
 """
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 #: From this many vectors on, searches scan the sketch, then rescore exactly.
@@ -33,6 +36,32 @@ MIN_CANDIDATES = 2000
 CANDIDATES_PER_HIT = 50
 #: Rows read at a time while a sketch is made.
 BLOCK = 8192
+
+
+_BLAS = threading.Lock()
+_blas_limited = False
+
+
+def one_blas_thread() -> None:
+    """Keep numpy's BLAS to one thread in this process (once; nothing without
+    ``threadpoolctl``).
+
+    On two cores shared with other work, OpenBLAS's second thread spins
+    against it: scanning the sketch took 35 ms with two threads and 5 ms with
+    one under a load average of 15 (``bench/hybrid.py``); the model already
+    runs one thread for the same reason.
+    """
+    global _blas_limited
+    with _BLAS:
+        if _blas_limited:
+            return
+        _blas_limited = True
+        try:
+            from threadpoolctl import (  # type: ignore[import-untyped,unused-ignore]
+                threadpool_limits)
+        except ImportError:
+            return
+        threadpool_limits(limits=1, user_api="blas")
 
 
 class Sketch:
@@ -70,18 +99,9 @@ class Sketch:
         return cls(basis, reduced)
 
     def save(self, folder: Path, generation: str) -> None:
-        """Write ``basis-<generation>.npy`` and ``sketch-<generation>.npy`` (synced)."""
-        import os
-
-        import numpy as np
-
-        for name, array in (("basis", self.basis), ("sketch", self.reduced)):
-            tmp = folder / f".{name}-{generation}.npy.tmp"
-            with open(tmp, "wb") as f:
-                np.save(f, array)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, folder / f"{name}-{generation}.npy")
+        """Write ``basis-<generation>.npy`` and ``sketch-<generation>.npy``."""
+        save_array(folder, "basis", generation, self.basis)
+        save_array(folder, "sketch", generation, self.reduced)
 
     @classmethod
     def load(cls, folder: Path, generation: str) -> Sketch | None:
@@ -103,6 +123,20 @@ class Sketch:
         if count >= len(scores):
             return np.arange(len(scores))
         return np.argpartition(-scores, count - 1)[:count]
+
+
+def save_array(folder: Path, name: str, generation: str, array) -> None:
+    """Write ``<name>-<generation>.npy`` whole or not at all (synced)."""
+    import os
+
+    import numpy as np
+
+    tmp = folder / f".{name}-{generation}.npy.tmp"
+    with open(tmp, "wb") as f:
+        np.save(f, array)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, folder / f"{name}-{generation}.npy")
 
 
 def rescored(k: int) -> int:

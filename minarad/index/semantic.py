@@ -57,7 +57,7 @@ class SemanticVoice:
         ids, matrix = loaded
         if len(ids) == 0:
             return []
-        self._query = vector = self.embedder.query(words)
+        self._query = vector = self.store.query_vector(self.embedder, words)
         if vector.shape[-1] != matrix.shape[1]:
             from minarad.index.embedapi import EmbeddingError
 

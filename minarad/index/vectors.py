@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from minarad.index.embedder import Embedder, passage_text
 from minarad.index.lock import try_writer_lock
-from minarad.index.nearest import APPROXIMATE_FROM, Sketch
+from minarad.index.nearest import APPROXIMATE_FROM, Sketch, one_blas_thread, save_array
 
 if TYPE_CHECKING:
     import sqlite3
@@ -88,6 +88,7 @@ class VectorStore:
         self.folder = Path(folder)
         self.db_path = self.folder / "vectors.sqlite3"
         self._matrix: tuple | None = None  # (generation, ids, matrix, sketch)
+        self._last_query: tuple | None = None  # (model, text, vector)
         self.approximate_from = approximate_from
         self._reader: tuple | None = None  # (stamp of the database file, connection, meta)
 
@@ -214,6 +215,16 @@ class VectorStore:
         rows, scores = nearest(matrix, vector, k, sketch if approximate else None)
         return ids[rows], scores
 
+    def query_vector(self, embedder, text: str):
+        """The vector of the query ``text``; the last one is kept, so a search asked
+        again deeper (or the same query again) does not embed it twice."""
+        last = self._last_query
+        if last is not None and last[:2] == (embedder.name, text):
+            return last[2]
+        vector = embedder.query(text)
+        self._last_query = (embedder.name, text, vector)
+        return vector
+
     def _loaded(self, model: str | None):
         """``(ids, matrix, sketch or None)`` of the matrix last written, kept while it is."""
         import numpy as np
@@ -224,6 +235,7 @@ class VectorStore:
             return None
         if self._matrix is not None and self._matrix[0] == generation:
             return self._matrix[1:]
+        one_blas_thread()
         try:
             ids = np.load(self.folder / f"ids-{generation}.npy")
             matrix = np.load(self.folder / f"matrix-{generation}.npy", mmap_mode="r")
@@ -246,8 +258,8 @@ class VectorStore:
             "SELECT coalesce(max(CAST(v AS INTEGER)), 0) + 1 FROM meta WHERE k='generation'"
         ).fetchone()[0]))
         if count == 0:
-            _save(self.folder, "ids", generation, np.zeros(0, np.int64))
-            _save(self.folder, "matrix", generation, np.zeros((0, dim), np.float32))
+            save_array(self.folder, "ids", generation, np.zeros(0, np.int64))
+            save_array(self.folder, "matrix", generation, np.zeros((0, dim), np.float32))
             return generation
         tmp = self.folder / f".matrix-{generation}.npy.tmp"
         matrix = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32,
@@ -262,7 +274,7 @@ class VectorStore:
         if self.approximate_from is not None and count >= self.approximate_from:
             Sketch.of(matrix).save(self.folder, generation)
         del matrix
-        _save(self.folder, "ids", generation, ids)
+        save_array(self.folder, "ids", generation, ids)
         os.replace(tmp, self.folder / f"matrix-{generation}.npy")
         return generation
 
@@ -411,18 +423,6 @@ class _CatchUp:
         conn.commit()
         self.published = time.monotonic()
         return generation
-
-
-def _save(folder: Path, name: str, generation: str, array) -> None:
-    """Write ``<name>-<generation>.npy`` whole or not at all (synced)."""
-    import numpy as np
-
-    tmp = folder / f".{name}-{generation}.npy.tmp"
-    with open(tmp, "wb") as f:
-        np.save(f, array)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, folder / f"{name}-{generation}.npy")
 
 
 def _set_meta(conn: sqlite3.Connection, **values: str) -> None:
