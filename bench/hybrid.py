@@ -116,19 +116,22 @@ def nearest_ms(store, query_vectors, approximate: bool) -> float:
 
 
 def hybrid_pair(index, queries: list[str]) -> tuple[list[float], list[float]]:
-    """Hybrid latency with the exact scan and with the sketch, query by query in
-    turn (so both see the same load)."""
+    """Hybrid latency with the exact scan and with the sketch, in turn (so both see
+    the same load): the exact scan on query ``i``, then the sketch on query ``i - 1``,
+    so that no search follows one of the same query (whose vector the store keeps)."""
     from minarad.index.nearest import APPROXIMATE_FROM
 
     store = index.vectors
     out: dict[int | None, list[float]] = {None: [], APPROXIMATE_FROM: []}
     for query in queries[:20]:  # warm-up
         index.search(query, limit=10, mode="hybrid")
-    for query in queries:
-        for threshold in out:
+    for i in range(len(queries) + 1):
+        for threshold, n in ((None, i), (APPROXIMATE_FROM, i - 1)):
+            if not 0 <= n < len(queries):
+                continue
             store.approximate_from = threshold
             start = time.perf_counter()
-            for hit in index.search(query, limit=10, mode="hybrid"):
+            for hit in index.search(queries[n], limit=10, mode="hybrid"):
                 hit.snippet.render("**", "**")
             out[threshold].append((time.perf_counter() - start) * 1000)
     store.approximate_from = APPROXIMATE_FROM

@@ -36,6 +36,9 @@ MIN_CANDIDATES = 2000
 CANDIDATES_PER_HIT = 50
 #: Rows read at a time while a sketch is made.
 BLOCK = 8192
+#: About how many rows (evenly spread) the sketch's directions are computed
+#: from: as good directions as from every row, at a fraction of the time.
+SAMPLE_ROWS = 16_384
 
 
 _BLAS = threading.Lock()
@@ -57,8 +60,8 @@ def one_blas_thread() -> None:
             return
         _blas_limited = True
         try:
-            from threadpoolctl import (  # type: ignore[import-untyped,unused-ignore]
-                threadpool_limits)
+            # threadpoolctl ships no type hints
+            from threadpoolctl import threadpool_limits  # type: ignore[import-untyped,unused-ignore]
         except ImportError:
             return
         threadpool_limits(limits=1, user_api="blas")
@@ -84,13 +87,15 @@ class Sketch:
         import numpy as np
 
         n, dim = matrix.shape
-        total, products = np.zeros(dim), np.zeros((dim, dim))
+        step = max(1, n // SAMPLE_ROWS)  # the directions from evenly spread rows
+        total, products, seen = np.zeros(dim), np.zeros((dim, dim)), 0
         for start in range(0, n, BLOCK):
-            block = np.asarray(matrix[start:start + BLOCK], dtype=np.float64)
+            block = np.asarray(matrix[start:start + BLOCK:step], dtype=np.float64)
             total += block.sum(axis=0)
             products += block.T @ block
-        mean = total / n
-        _values, vectors = np.linalg.eigh(products / n - np.outer(mean, mean))  # ascending
+            seen += len(block)
+        mean = total / seen
+        _values, vectors = np.linalg.eigh(products / seen - np.outer(mean, mean))  # ascending
         basis = np.ascontiguousarray(vectors[:, ::-1][:, :dims].T, dtype=np.float32)
         reduced = np.empty((n, basis.shape[0]), np.float32)
         centre = mean.astype(np.float32)
