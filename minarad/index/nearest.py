@@ -85,31 +85,16 @@ class Sketch:
 
     @classmethod
     def of(cls, matrix, dims: int = SKETCH_DIM) -> Sketch:
-        """The sketch of ``matrix`` (``(n, dim)`` float32, at least 2 rows), read a
-        block of rows at a time (the matrix may be memory-mapped)."""
+        """The sketch of ``matrix`` (``(n, dim)`` float32, at least 2 rows)."""
         import numpy as np
 
-        n, dim = matrix.shape
-        step = max(1, n // SAMPLE_ROWS)  # the directions from evenly spread rows
-        total, products, seen = np.zeros(dim), np.zeros((dim, dim)), 0
-        for start in range(0, n, BLOCK):
-            block = np.asarray(matrix[start:start + BLOCK:step], dtype=np.float64)
-            total += block.sum(axis=0)
-            products += block.T @ block
-            seen += len(block)
-        mean = total / seen
-        _values, vectors = np.linalg.eigh(products / seen - np.outer(mean, mean))  # ascending
-        basis = np.ascontiguousarray(vectors[:, ::-1][:, :dims].T, dtype=np.float32)
-        reduced = np.empty((n, basis.shape[0]), np.float32)
-        centre = mean.astype(np.float32)
-        for start in range(0, n, BLOCK):
-            reduced[start:start + BLOCK] = (matrix[start:start + BLOCK] - centre) @ basis.T
-        return cls(basis, reduced)
-
-    def save(self, folder: Path, generation: str) -> None:
-        """Write ``basis-<generation>.npy`` and ``sketch-<generation>.npy``."""
-        save_array(folder, "basis", generation, self.basis)
-        save_array(folder, "sketch", generation, self.reduced)
+        n = len(matrix)
+        step = max(1, n // SAMPLE_ROWS)
+        centre, basis = directions((matrix[s:s + BLOCK:step] for s in range(0, n, BLOCK)),
+                                   matrix.shape[1], dims)
+        reduced = np.concatenate([(matrix[s:s + BLOCK] - centre) @ basis.T
+                                  for s in range(0, n, BLOCK)])
+        return cls(basis, reduced.astype(np.float32))
 
     @classmethod
     def load(cls, folder: Path, generation: str) -> Sketch | None:
@@ -131,6 +116,81 @@ class Sketch:
         if count >= len(scores):
             return np.arange(len(scores))
         return np.argpartition(-scores, count - 1)[:count]
+
+
+def directions(blocks, dim: int, dims: int):
+    """``(centre, basis)``: the mean of the rows of ``blocks`` (``dim`` numbers
+    each) and the ``dims`` directions along which they differ most (unit rows)."""
+    import numpy as np
+
+    total, products, seen = np.zeros(dim), np.zeros((dim, dim)), 0
+    for block in blocks:
+        rows = np.asarray(block, dtype=np.float64)
+        total += rows.sum(axis=0)
+        products += rows.T @ rows
+        seen += len(rows)
+    if seen == 0:
+        raise ValueError("no vectors to sketch")
+    mean = total / seen
+    _values, vectors = np.linalg.eigh(products / seen - np.outer(mean, mean))  # ascending
+    basis = np.ascontiguousarray(vectors[:, ::-1][:, :dims].T, dtype=np.float32)
+    return mean.astype(np.float32), basis
+
+
+def write_sketch(folder: Path, generation: str, matrix_path: Path,
+                 dims: int = SKETCH_DIM) -> None:
+    """Write ``basis-<generation>.npy`` and ``sketch-<generation>.npy`` for the
+    matrix saved at ``matrix_path``.
+
+    The matrix is read and the sketch written a block of rows at a time with
+    plain reads and writes, never memory-mapped: the pages read do not join
+    the process's resident memory (a daemon already holding the last matrix
+    for its searches stays under its bound).
+    """
+    import os
+
+    import numpy as np
+
+    count, dim = _npy_shape(matrix_path)
+    step = max(1, count // SAMPLE_ROWS)
+    centre, basis = directions((b[::step] for b in _blocks(matrix_path, dim)), dim, dims)
+    save_array(folder, "basis", generation, basis)
+    tmp = folder / f".sketch-{generation}.npy.tmp"
+    with open(tmp, "wb") as out:
+        np.lib.format.write_array_header_1_0(out, {"descr": "<f4", "fortran_order": False,
+                                                   "shape": (count, len(basis))})
+        for block in _blocks(matrix_path, dim):
+            out.write(np.ascontiguousarray((block - centre) @ basis.T, dtype="<f4").tobytes())
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, folder / f"sketch-{generation}.npy")
+
+
+def _npy_shape(path: Path) -> tuple[int, int]:
+    """``(rows, columns)`` of a float32 matrix saved by numpy."""
+    import numpy as np
+
+    with open(path, "rb") as f:
+        version = np.lib.format.read_magic(f)
+        read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                else np.lib.format.read_array_header_2_0)
+        shape, _fortran, _dtype = read(f)
+    return int(shape[0]), int(shape[1])
+
+
+def _blocks(path: Path, dim: int):
+    """The rows of the float32 matrix saved at ``path``, :data:`BLOCK` at a time."""
+    import numpy as np
+
+    with open(path, "rb") as f:
+        version = np.lib.format.read_magic(f)
+        (np.lib.format.read_array_header_1_0 if version == (1, 0)
+         else np.lib.format.read_array_header_2_0)(f)
+        while True:
+            block = np.fromfile(f, dtype="<f4", count=BLOCK * dim)
+            if block.size == 0:
+                return
+            yield block.reshape(-1, dim)
 
 
 def save_array(folder: Path, name: str, generation: str, array) -> None:

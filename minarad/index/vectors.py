@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING
 
 from minarad.index.embedder import Embedder, passage_text
 from minarad.index.lock import try_writer_lock
-from minarad.index.nearest import APPROXIMATE_FROM, Sketch, one_blas_thread, save_array
+from minarad.index.nearest import (APPROXIMATE_FROM, Sketch, one_blas_thread, save_array,
+                                   write_sketch)
 
 if TYPE_CHECKING:
     import sqlite3
@@ -247,9 +248,11 @@ class VectorStore:
 
     def write_matrix(self, conn: sqlite3.Connection, dim: int) -> str:
         """Write every vector as a new matrix generation (and, from
-        :data:`~minarad.index.nearest.APPROXIMATE_FROM` vectors on, its sketch);
-        return its name. The rows are copied one by one into the file, never
-        all held in memory at once."""
+        :attr:`approximate_from` vectors on, its sketch); return its name.
+
+        The rows are copied one by one into the file, never all held in
+        memory at once.
+        """
         import numpy as np
 
         count = int(conn.execute("SELECT count(*) FROM vec").fetchone()[0])
@@ -262,18 +265,20 @@ class VectorStore:
             save_array(self.folder, "matrix", generation, np.zeros((0, dim), np.float32))
             return generation
         tmp = self.folder / f".matrix-{generation}.npy.tmp"
-        matrix = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32,
-                                           shape=(count, dim))
         ids = np.empty(count, np.int64)
-        for n, (row_id, blob) in enumerate(conn.execute("SELECT id, v FROM vec ORDER BY id")):
-            ids[n] = row_id
-            matrix[n] = np.frombuffer(blob, dtype=np.float32)
-        matrix.flush()
-        with open(tmp, "rb+") as f:
+        with open(tmp, "wb") as f:  # (plain writes: the pages do not join this process's memory)
+            np.lib.format.write_array_header_1_0(f, {"descr": "<f4", "fortran_order": False,
+                                                     "shape": (count, dim)})
+            rows = conn.execute("SELECT id, v FROM vec ORDER BY id")
+            for n, (row_id, blob) in enumerate(rows):
+                if len(blob) != 4 * dim or n >= count:
+                    raise ValueError(f"vector {row_id} has {len(blob) // 4} numbers, not {dim}")
+                ids[n] = row_id
+                f.write(blob)
+            f.flush()
             os.fsync(f.fileno())
         if self.approximate_from is not None and count >= self.approximate_from:
-            Sketch.of(matrix).save(self.folder, generation)
-        del matrix
+            write_sketch(self.folder, generation, tmp)
         save_array(self.folder, "ids", generation, ids)
         os.replace(tmp, self.folder / f"matrix-{generation}.npy")
         return generation
