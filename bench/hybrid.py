@@ -216,9 +216,15 @@ def _search_rss_child(root: str, index_dir: str, queries: list[str]) -> None:
     for query in queries:
         for hit in index.search(query, limit=10, mode="hybrid"):
             hit.snippet.render("**", "**")
-    print(json.dumps({"vectors": index.vectors.searchable(),
-                      "rss_mib": _status(os.getpid(), "VmRSS") / 1024,
-                      "peak_mib": _status(os.getpid(), "VmHWM") / 1024}))
+    searched = {"vectors": index.vectors.searchable(),
+                "rss_mib": _status(os.getpid(), "VmRSS") / 1024,
+                "peak_mib": _status(os.getpid(), "VmHWM") / 1024}
+    store = index.vectors  # then a new generation written, as after a change (and removed)
+    with store.connect(write=True) as conn:
+        generation = store.write_matrix(conn, 0)
+    for entry in store.folder.glob(f"*-{generation}.npy"):
+        entry.unlink()
+    print(json.dumps({**searched, "write_peak_mib": _status(os.getpid(), "VmHWM") / 1024}))
 
 
 def run_hybrid(root: Path, state: Path, work: Path, queries: list[str]) -> int:
@@ -273,7 +279,8 @@ def run_hybrid(root: Path, state: Path, work: Path, queries: list[str]) -> int:
     if searching:
         print(f"  searching process RSS     {searching['rss_mib']:8.0f} MiB "
               f"(peak {searching['peak_mib']:.0f} MiB: model loaded, {searching['vectors']} "
-              f"vectors, 30 hybrid searches)")
+              f"vectors, 30 hybrid searches; {searching['write_peak_mib']:.0f} MiB once it "
+              f"wrote the matrix and sketch again)")
     if rss:
         print(f"  daemon RSS, model loaded  {rss['rss_mib']:8.0f} MiB "
               f"(peak {rss['peak_mib']:.0f} MiB, {rss['vectors']} vectors)")

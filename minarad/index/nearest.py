@@ -38,7 +38,7 @@ MIN_CANDIDATES = 2000
 #: Candidates rescored per nearest vector asked for.
 CANDIDATES_PER_HIT = 50
 #: Rows read at a time while a sketch is made.
-BLOCK = 8192
+BLOCK = 4096
 #: About how many rows (evenly spread) the sketch's directions are computed
 #: from: as good directions as from every row, at a fraction of the time.
 SAMPLE_ROWS = 16_384
