@@ -83,6 +83,7 @@ class Index:
         index._choose_model = lambda: choose_model(s.embed_model, s.data_dir,
                                                    s.embed_base_url, s.embed_prefix)
         index._settings = s
+        index.vectors.approximate_from = s.search_approximate_from or None
         return index
 
     @property
