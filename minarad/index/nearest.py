@@ -64,7 +64,7 @@ def one_blas_thread() -> None:
         _blas_limited = True
         try:
             # threadpoolctl ships no type hints
-            from threadpoolctl import threadpool_limits  # type: ignore[import-untyped,unused-ignore]
+            from threadpoolctl import threadpool_limits  # type: ignore[import-untyped,import-not-found,unused-ignore]
         except ImportError:
             return
         threadpool_limits(limits=1, user_api="blas")
