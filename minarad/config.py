@@ -89,6 +89,7 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "search_weight_recency": ("MINARA_SEARCH_WEIGHT_RECENCY", float, 0.05),
     "search_weight_graph": ("MINARA_SEARCH_WEIGHT_GRAPH", float, 0.3),
     "search_semantic_floor": ("MINARA_SEARCH_SEMANTIC_FLOOR", float, 0.825),
+    "search_approximate_from": ("MINARA_SEARCH_APPROXIMATE_FROM", int, 20_000),
     # -- HTTP gateway --
     "http": ("MINARA_HTTP", str, "127.0.0.1:7411"),
     "http_hosts": ("MINARA_HTTP_HOSTS", str, ""),
@@ -203,6 +204,7 @@ class Settings:
     search_weight_recency: float
     search_weight_graph: float
     search_semantic_floor: float
+    search_approximate_from: int
     # -- HTTP gateway --
     http: str
     http_hosts: str
@@ -511,3 +513,10 @@ def crash_point_from_env(env=None) -> str | None:
     """The crash point armed by ``MINARA_CRASH_AT`` (tests only), or None."""
     env = os.environ if env is None else env
     return env.get("MINARA_CRASH_AT") or None
+
+
+def pause_point_from_env(env=None) -> tuple[str, str] | None:
+    """The pause point armed by ``MINARA_PAUSE_AT=POINT:FLAG`` (tests only), or None."""
+    env = os.environ if env is None else env
+    point, _, flag = (env.get("MINARA_PAUSE_AT") or "").partition(":")
+    return (point, flag) if point and flag else None

