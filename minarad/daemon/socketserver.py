@@ -12,7 +12,9 @@ folder as the thread's own (``unshare(CLONE_FS)``). Each worker keeps one
 cache, index searcher, models): nothing is opened twice, and nothing that
 belongs to a thread is shared. Writers meet at the store's lock as
 separate processes do; the answer (the exit code) is sent after the
-command returned, so after its commit was made durable.
+command returned, so after its commit was made durable. The files of the
+caches kept for fresh processes are written after the answer
+(:mod:`minarad.cachesave`).
 
 The daemon answers "run it yourself" instead, before running anything,
 when the command names another workspace or configuration, when the
@@ -32,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from loguru import logger
 
+from minarad import cachesave
 from minarad.cli.client import PROTOCOL, encode, read_frame
 from minarad.daemon import streams as request_streams
 from minarad.daemon.socketpath import SOCKET_MODE, socket_path
@@ -289,8 +292,13 @@ class Worker:
             _close_fds(fds)
             _answer(conn, ["fallback", reason])
             return
-        code = self._run(message, fds)
-        _answer(conn, ["fallback", "run it yourself"] if code is None else ["exit", str(code)])
+        cachesave.serving()
+        try:
+            code = self._run(message, fds)
+            _answer(conn, ["fallback", "run it yourself"] if code is None
+                    else ["exit", str(code)])
+        finally:
+            cachesave.run_saved()  # the files of caches kept for fresh processes
         logger.debug("socket: request {}", "left to the client" if code is None
                      else f"served (exit {code})")
 

@@ -18,6 +18,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+from minarad.cachesave import save_cache
 from minarad.errors import InvalidInput
 from minarad.workspace.paths import UNREADABLE_NAME, is_utf8_name, shown_path
 
@@ -43,6 +44,8 @@ _IGNORED: dict[str, tuple[set[str], tuple | None, list[PathNote]]] = {}
 _GROUPED: dict[str, tuple[set[str], dict[str, frozenset[str]], list[str]]] = {}
 #: Per workspace: what the last walk found in each folder (see :func:`_untracked`).
 _FOLDERS: dict[str, dict[str, _Folder]] = {}
+#: Per workspace: the walk's answer as this process last saved it (not saved again unchanged).
+_WALK_WRITTEN: dict[str, dict] = {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,9 +136,9 @@ def tracked_but_ignored(store: Store) -> list[PathNote]:
         notes = _ignored_notes(ignore, tracked)
     _IGNORED[root] = (tracked, version, notes)
     if index is not None:
-        _save_notes(store, {"index": index, "rules": ignore.texts(folders), "folders": folders,
-                            "notes": [n.to_dict() for n in notes],
-                            "tracked": "\0".join(sorted(tracked))})
+        save_cache(lambda: _save_notes(store, {
+            "index": index, "rules": ignore.texts(folders), "folders": folders,
+            "notes": [n.to_dict() for n in notes], "tracked": "\0".join(sorted(tracked))}))
     return list(notes)
 
 
@@ -245,7 +248,8 @@ def untracked_paths(store: Store, ignore: IgnoreFilter) -> list[str]:
     As git does with its index, an answer is saved only when every folder
     and the index were last changed :data:`_RACY_NS` before the walk began,
     so that a change made in the same clock tick cannot hide behind an
-    unchanged time.
+    unchanged time; a warm process (the daemon) saves it again only when it
+    changed.
     """
     root = os.fspath(store.root)
     index = _index_key(store)
@@ -258,9 +262,11 @@ def untracked_paths(store: Store, ignore: IgnoreFilter) -> list[str]:
     settled = started - _RACY_NS
     if (index is not None and index[1] < settled and index == _index_key(store)
             and all(key[1] < settled for key in walked.values())):
-        _save_json(store, _WALK_SAVED, {
-            "format": _WALK_FORMAT, "index": index, "folders": walked, "checked": checked,
-            "rules": ignore.texts(checked), "found": found})
+        answer = {"format": _WALK_FORMAT, "index": index, "folders": walked,
+                  "checked": checked, "rules": ignore.texts(checked), "found": found}
+        if _WALK_WRITTEN.get(root) != answer:  # a warm process saves a change only
+            _WALK_WRITTEN[root] = answer
+            save_cache(lambda: _save_json(store, _WALK_SAVED, answer))
     return found
 
 
