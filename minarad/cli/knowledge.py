@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from minarad.knowledge.records import KnowledgeRecord
-    from minarad.knowledge.service import Change
+    from minarad.knowledge.changes import Change
 
 role_option = click.option(
     "--role", metavar="ROLE",

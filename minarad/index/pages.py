@@ -92,14 +92,22 @@ def named_first(hits: list[Hit], query: str, factor: float) -> list[Hit]:
     wanted = _name(query)
     if not hits or not wanted or factor == 1:
         return hits
+    named: dict[str, bool] = {}  # (a page's sections share its title: each text read once)
     for hit in hits:
-        # (a name holds the query's letters: most headings and titles are passed over
-        # without the full comparison)
         heading = hit.heading.rsplit(" > ", 1)[-1]
-        if any(wanted in text.replace("`", "").lower() and _name(text) == wanted
-               for text in (heading, hit.title)):
+        if any(_names(text, wanted, named) for text in (heading, hit.title)):
             hit.score *= factor
     return sorted(hits, key=lambda h: -h.score)
+
+
+def _names(text: str, wanted: str, seen: dict[str, bool]) -> bool:
+    """True when ``text`` is the name ``wanted`` (``seen`` keeps the answers given)."""
+    found = seen.get(text)
+    if found is None:
+        # (a name holds the query's letters: most headings and titles are passed over
+        # without the full comparison)
+        found = seen[text] = wanted in text.replace("`", "").lower() and _name(text) == wanted
+    return found
 
 
 def _name(text: str) -> str:

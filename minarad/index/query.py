@@ -316,6 +316,14 @@ class QueryBuilder:
             return self.tv.Query.term_query(self.schema, field, values[0], index_option="basic")
         return self.tv.Query.term_set_query(self.schema, field, values)
 
+    def any_term_query(self, field: str, values: list[str]):
+        """Match documents whose raw field ``field`` holds one of ``values``: one term
+        query per value, so that an intersection with the words skips through them
+        (for a few dozen values, faster than :meth:`filter_query`'s term set)."""
+        terms = [self.tv.Query.term_query(self.schema, field, v, index_option="basic")
+                 for v in values]
+        return terms[0] if len(terms) == 1 else self._any(terms)
+
     def _any(self, queries: list):
         return self.tv.Query.boolean_query([(self.tv.Occur.Should, q) for q in queries])
 

@@ -105,7 +105,7 @@ def graph_list(engine, candidates: Sequence[Hit], filters: SearchFilters, *,
 
 def backlink_count(engine, path: str) -> int:
     """How many sections link to ``path``."""
-    return len(engine.records_with("links", path, 1000))
+    return engine.count_with("links", path, 1000)
 
 
 def _first_section(engine, path: str, filters: SearchFilters, matches) -> Hit | None:

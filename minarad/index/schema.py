@@ -86,6 +86,14 @@ def decode_record(data: bytes) -> StoredRecord:
                         int(line_start), int(line_end), int(time))
 
 
+def record_path(data: bytes) -> str:
+    """The path of a stored record, the rest of it left unread (see :func:`encode_record`)."""
+    if data[:1] == b"J":
+        return json.loads(data[1:])[0]
+    end = data.find(b"\x00", 1)
+    return data[1:end if end >= 0 else len(data)].decode("utf-8")
+
+
 def build_schema() -> tantivy.Schema:
     """Return the schema of a minara index (see :data:`SCHEMA_VERSION`)."""
     sb = tantivy.SchemaBuilder()

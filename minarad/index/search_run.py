@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from minarad.index.fusion import FUSION_CANDIDATES, RankedHit, SearchFilters, WeightedVoice, fuse
+from minarad.index.keyword_rank import keyword_fused
 from minarad.index.query import parse_query
 from minarad.index.ranking import (apply_recency, fuse_explained, graph_list, group_by_page,
                                    page_aware, page_count)
@@ -55,8 +56,9 @@ def ranked(index: Index, query: str, filters: SearchFilters, limit: int, mode: s
     if len(voices) > 1:
         legacy = [(v.voice.rank(query, filters, depth), v.weight) for v in voices]
         return fuse(legacy, limit)
+    step = keyword_fused if mode == "keyword" and not explain else fused
     for widen in (1, 4):
-        hits, exhausted, semantic = fused(index, query, filters, limit, mode, widen)
+        hits, exhausted, semantic = step(index, query, filters, limit, mode, widen)
         hits = bodiless_after_body_matches(hits)
         if exhausted or page_count(hits) >= limit:
             break

@@ -2,10 +2,11 @@
 
 The query is embedded by the model (:mod:`~minarad.index.embedder`) and
 compared with every section's vector (:mod:`~minarad.index.vectors`) by a
-dot product over the memory-mapped matrix (vectors are unit length, so it is
-the cosine). The best candidates are read back from the index and checked
-against the search filters, so the voice respects kinds, paths, channels and
-times like the lexical one.
+dot product (vectors are unit length, so it is the cosine): over the whole
+memory-mapped matrix, or in a large workspace over the best candidates of
+its sketch (:mod:`~minarad.index.nearest`). The best candidates are read
+back from the index and checked against the search filters, so the voice
+respects kinds, paths, channels and times like the lexical one.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ class SemanticVoice:
         ids, matrix = loaded
         if len(ids) == 0:
             return []
-        self._query = vector = self.embedder.query(words)
+        self._query = vector = self.store.query_vector(self.embedder, words)
         if vector.shape[-1] != matrix.shape[1]:
             from minarad.index.embedapi import EmbeddingError
 
@@ -64,8 +65,11 @@ class SemanticVoice:
                                  f"stored ones {matrix.shape[1]}: the model changed behind the "
                                  f"name {self.embedder.name}; run minara index embed --rebuild",
                                  code="embedding_bad_dimension")
-        scores = matrix @ vector
-        return self._hits(ids, scores, clauses, filters, limit, script_of(words))
+        found = self.store.nearest(vector, limit * OVERSAMPLE, self.embedder.name)
+        if found is None:
+            return []
+        near, scores = found
+        return self._hits(near, scores, clauses, filters, limit, script_of(words))
 
     def similarities(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], float]:
         """The cosine of each section ``(path, line)`` with the last ranked query.
@@ -88,17 +92,14 @@ class SemanticVoice:
 
     def _hits(self, ids, scores, clauses, filters: SearchFilters, limit: int,
               script: str) -> list[RankedHit]:
-        import numpy as np
-
-        take = min(len(ids), limit * OVERSAMPLE)
-        best = np.argpartition(-scores, take - 1)[:take]
-        best = best[scores[best] >= self.floor - CROSS_SCRIPT_MARGIN]
-        best = best[np.argsort(-scores[best])]
-        keys = self.store.keys_of(ids[best])
+        """Hits of the nearest ``ids`` (best first) that pass the filters and the floor."""
+        keep = scores >= self.floor - CROSS_SCRIPT_MARGIN
+        ids, scores = ids[keep], scores[keep]
+        keys = self.store.keys_of(ids)
         excluded = [c.text.lower() for c in clauses if c.occur == MUST_NOT and c.field is None]
         out: list[RankedHit] = []
         records = _RecordCache(self.engine)
-        for row in best:
+        for row in range(len(ids)):
             key = keys.get(int(ids[row]))
             record = records.get(key) if key else None
             if record is None or not matches_filters(record, filters):

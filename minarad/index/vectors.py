@@ -8,7 +8,10 @@ derived and rebuildable:
   vectors a catch-up under way has made but not yet placed (``pending``:
   a killed catch-up resumes with them);
 - ``matrix-<n>.npy`` and ``ids-<n>.npy``: every vector as one float32 matrix,
-  memory-mapped by searches, rewritten after each change.
+  memory-mapped by searches, rewritten after each change;
+- ``sketch-<n>.npy`` and ``basis-<n>.npy`` beside them in a large workspace:
+  the vectors in fewer numbers, which searches scan before rescoring the
+  best candidates exactly (:mod:`~minarad.index.nearest`).
 
 Catching up follows the index: the paths that changed between the embedded
 commit and the index's commit are read from the index, and only sections
@@ -28,6 +31,8 @@ from typing import TYPE_CHECKING
 
 from minarad.index.embedder import Embedder, passage_text
 from minarad.index.lock import try_writer_lock
+from minarad.index.nearest import (APPROXIMATE_FROM, Sketch, one_blas_thread, save_array,
+                                   write_sketch)
 
 if TYPE_CHECKING:
     import sqlite3
@@ -76,12 +81,16 @@ class VectorStore:
 
     Args:
         folder: the embeddings folder (:func:`embeddings_dir_for`).
+        approximate_from: from this many vectors on, a sketch is written beside
+            the matrix and searches use it (None: always the exact scan).
     """
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, approximate_from: int | None = APPROXIMATE_FROM):
         self.folder = Path(folder)
         self.db_path = self.folder / "vectors.sqlite3"
-        self._matrix: tuple | None = None
+        self._matrix: tuple | None = None  # (generation, ids, matrix, sketch)
+        self._last_query: tuple | None = None  # (model, text, vector)
+        self.approximate_from = approximate_from
         self._reader: tuple | None = None  # (stamp of the database file, connection, meta)
 
     # -- the database ------------------------------------------------------
@@ -186,6 +195,39 @@ class VectorStore:
         Args:
             model: None when the vectors are of another model (they are never mixed).
         """
+        loaded = self._loaded(model)
+        return None if loaded is None else loaded[:2]
+
+    def nearest(self, vector, k: int, model: str | None = None):
+        """``(ids, scores)`` of the ``k`` vectors nearest ``vector`` (highest dot
+        product), best first, or None when nothing is embedded (or by another model).
+
+        From :data:`approximate_from` vectors on, the candidates come from the
+        matrix's sketch and are rescored exactly (:mod:`~minarad.index.nearest`):
+        the scores are exact, a true neighbour may rarely be missed.
+        """
+        from minarad.index.nearest import nearest
+
+        loaded = self._loaded(model)
+        if loaded is None:
+            return None
+        ids, matrix, sketch = loaded
+        approximate = self.approximate_from is not None and len(ids) >= self.approximate_from
+        rows, scores = nearest(matrix, vector, k, sketch if approximate else None)
+        return ids[rows], scores
+
+    def query_vector(self, embedder, text: str):
+        """The vector of the query ``text``; the last one is kept, so a search asked
+        again deeper (or the same query again) does not embed it twice."""
+        last = self._last_query
+        if last is not None and last[:2] == (embedder.name, text):
+            return last[2]
+        vector = embedder.query(text)
+        self._last_query = (embedder.name, text, vector)
+        return vector
+
+    def _loaded(self, model: str | None):
+        """``(ids, matrix, sketch or None)`` of the matrix last written, kept while it is."""
         import numpy as np
 
         meta = self.meta()
@@ -194,33 +236,51 @@ class VectorStore:
             return None
         if self._matrix is not None and self._matrix[0] == generation:
             return self._matrix[1:]
+        one_blas_thread()
         try:
             ids = np.load(self.folder / f"ids-{generation}.npy")
             matrix = np.load(self.folder / f"matrix-{generation}.npy", mmap_mode="r")
         except (OSError, ValueError):
             return None
-        self._matrix = (generation, ids, matrix)
-        return ids, matrix
+        sketch = Sketch.load(self.folder, generation)
+        self._matrix = (generation, ids, matrix, sketch)
+        return self._matrix[1:]
 
     def write_matrix(self, conn: sqlite3.Connection, dim: int) -> str:
-        """Write every vector as a new matrix generation; return its name."""
+        """Write every vector as a new matrix generation (and, from
+        :attr:`approximate_from` vectors on, its sketch); return its name.
+
+        The rows are copied one by one into the file, never all held in
+        memory at once.
+        """
         import numpy as np
 
-        rows = conn.execute("SELECT id, v FROM vec ORDER BY id").fetchall()
-        dim = len(rows[0][1]) // 4 if rows else dim
-        ids = np.array([r[0] for r in rows], dtype=np.int64)
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-        matrix = matrix.reshape(len(rows), dim) if rows else np.zeros((0, dim), np.float32)
+        count = int(conn.execute("SELECT count(*) FROM vec").fetchone()[0])
+        dim = _stored_dim(conn) or dim
         generation = str(int(conn.execute(
             "SELECT coalesce(max(CAST(v AS INTEGER)), 0) + 1 FROM meta WHERE k='generation'"
         ).fetchone()[0]))
-        for name, array in (("ids", ids), ("matrix", matrix)):
-            tmp = self.folder / f".{name}-{generation}.npy.tmp"
-            with open(tmp, "wb") as f:
-                np.save(f, array)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.folder / f"{name}-{generation}.npy")
+        if count == 0:
+            save_array(self.folder, "ids", generation, np.zeros(0, np.int64))
+            save_array(self.folder, "matrix", generation, np.zeros((0, dim), np.float32))
+            return generation
+        tmp = self.folder / f".matrix-{generation}.npy.tmp"
+        ids = np.empty(count, np.int64)
+        with open(tmp, "wb") as f:  # (plain writes: the pages do not join this process's memory)
+            np.lib.format.write_array_header_1_0(f, {"descr": "<f4", "fortran_order": False,
+                                                     "shape": (count, dim)})
+            rows = conn.execute("SELECT id, v FROM vec ORDER BY id")
+            for n, (row_id, blob) in enumerate(rows):
+                if len(blob) != 4 * dim or n >= count:
+                    raise ValueError(f"vector {row_id} has {len(blob) // 4} numbers, not {dim}")
+                ids[n] = row_id
+                f.write(blob)
+            f.flush()
+            os.fsync(f.fileno())
+        if self.approximate_from is not None and count >= self.approximate_from:
+            write_sketch(self.folder, generation, tmp)
+        save_array(self.folder, "ids", generation, ids)
+        os.replace(tmp, self.folder / f"matrix-{generation}.npy")
         return generation
 
     def drop_old_matrices(self, keep: str) -> None:

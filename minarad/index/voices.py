@@ -77,22 +77,36 @@ class LexicalVoice:
             return hits
         missing = missing_pages(hits, pages, limit)
         if missing:
-            seen = {h.key for h in hits}
-            query = self.engine.sections_of(view, clauses, filters, missing)
-            best: dict[str, Hit] = {}
-            for hit in _hits(self.engine, view, query, clauses, 8 * len(missing), by_time=False):
-                if hit.key not in seen and (keep_loose is None or keep_loose(hit.key)):
-                    best.setdefault(hit.path, hit)
-            hits = hits + list(best.values())
+            hits = hits + self._best_sections(view, clauses, filters, missing,
+                                              {h.key for h in hits}, keep_loose)
         return page_mixed(hits, pages, weights)
+
+    def _best_sections(self, view, clauses, filters: SearchFilters, missing: list[str],
+                       seen: set, keep_loose) -> list[Hit]:
+        """The best section of each of the ``missing`` pages among the best ``8 * len(missing)``
+        of their sections matching the words (not in ``seen``, kept by ``keep_loose``).
+
+        The matches are read best first until every page has its section.
+        """
+        query = self.engine.sections_of(view, clauses, filters, missing)
+        pattern = term_pattern(positive_terms(clauses))
+        wanted, best = set(missing), {}
+        for score, record in self.engine.each_top(view, query, 8 * len(missing)):
+            key = (record.path, record.line_start)
+            if key not in seen and (keep_loose is None or keep_loose(key)):
+                if record.path not in best:
+                    best[record.path] = hit_from_record(record, score, pattern, lazy=True)
+                    if len(best) >= len(wanted) and wanted.issubset(best):
+                        break
+        return list(best.values())
 
     def _page_scores(self, view, clauses, filters: SearchFilters, limit: int,
                      weights: PageWeights) -> dict[str, float]:
         """The best ``limit`` pages' scores: those holding enough of the words first."""
         pages: dict[str, float] = {}
         for built in self.engine.page_queries(view, clauses, filters, weights):
-            found = [(record.path, score) for score, record in
-                     self.engine.top(view, built, limit) if record.path not in pages]
+            found = [(path, score) for score, path in self.engine.top_paths(view, built, limit)
+                     if path not in pages]
             pages.update(_below(list(pages.values()), found[:limit - len(pages)]))
             if len(pages) >= limit:
                 break

@@ -14,6 +14,13 @@ import contextlib
 import datetime as dt
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import threading
+
+    from minarad.app import Minara
+    from minarad.jobs.registry import Guard
 
 AUTHOR = "job:daily-log"
 
@@ -30,7 +37,8 @@ def idle_sessions(folder: Path, idle_s: float, now: float) -> list[tuple[Path, f
     return found
 
 
-def flush_idle_sessions(app, *, dry_run: bool = False, stop=None, guard=None,
+def flush_idle_sessions(app: Minara, *, dry_run: bool = False,
+                        stop: threading.Event | None = None, guard: Guard = None,
                         now: float | None = None) -> tuple[str, str | None, dict, None]:
     """Journal the pending turns of idle sessions; one commit (see the module docstring)."""
     from minarad.turns import daily_log, sessions

@@ -19,9 +19,17 @@ import json
 import os
 import re
 import threading
+from typing import TYPE_CHECKING, Any
 
 from minarad.errors import MinaraError, NotFound
 from minarad.secrets.guard import with_note
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from minarad.app import Minara
+    from minarad.jobs.registry import Guard
+    from minarad.llm import ChatClient
 
 DREAM_STATE = ".dreamed-state.json"
 MEMORY = "MEMORY.md"
@@ -142,7 +150,8 @@ def journal_paths(root: str | os.PathLike, since: dt.date | None = None) -> list
     return [f"memory/{name}" for _day, name in sorted(found)]
 
 
-def new_pieces(read, paths: list[str], marks: dict[str, dict]) -> list[Piece]:
+def new_pieces(read: Callable[[str], bytes], paths: list[str],
+               marks: dict[str, dict]) -> list[Piece]:
     """What each journal holds beyond its watermark.
 
     A journal whose dreamed prefix changed (edited, not appended to) is read
@@ -292,9 +301,9 @@ def render_section(day: dt.date, lines: list[str]) -> str:
 # -- the run ---------------------------------------------------------------------------
 
 
-def run_dream(app, *, dry_run: bool = False, since: dt.date | None = None,
-              stop: threading.Event | None = None, guard=None, today: dt.date | None = None,
-              client=None) -> DreamResult:
+def run_dream(app: Minara, *, dry_run: bool = False, since: dt.date | None = None,
+              stop: threading.Event | None = None, guard: Guard = None,
+              today: dt.date | None = None, client: ChatClient | None = None) -> DreamResult:
     """Dream once: read new journal text, ask the model, append one section; one commit.
 
     Args:
@@ -363,7 +372,8 @@ def run_dream(app, *, dry_run: bool = False, since: dt.date | None = None,
     return result
 
 
-def _propose(app, memory: str, section: str, marks: dict, count: int, redacted: list):
+def _propose(app: Minara, memory: str, section: str, marks: dict, count: int,
+             redacted: list) -> Any:
     """File the section and the watermark as a proposal instead of committing them."""
     text = memory if not memory or memory.endswith("\n") else memory + "\n"
     lines = section.count("\n- ")
@@ -381,7 +391,7 @@ def _check_stop(stop: threading.Event | None) -> None:
         raise JobAbandoned("dream abandoned: the daemon is stopping; nothing was written")
 
 
-def _reader(app):
+def _reader(app: Minara) -> Callable[[str], bytes]:
     from minarad.workspace.reader import read_workspace_file
 
     def read(path: str) -> bytes:

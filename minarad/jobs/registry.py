@@ -11,6 +11,19 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import threading
+
+    from minarad.app import Minara
+
+#: What a job's work answers: its summary, the commit it made (or None), its
+#: details, and what needs a person's attention (or None).
+Outcome = tuple[str, str | None, dict, str | None]
+#: A lock a job holds while it commits (the scheduler's), or None.
+Guard = AbstractContextManager[Any] | None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,7 +45,8 @@ class Job:
     run: Callable
 
 
-def _run_promote(app, *, dry_run: bool, stop, guard=None, **options):
+def _run_promote(app: Minara, *, dry_run: bool, stop: threading.Event | None,
+                 guard: Guard = None, **options: Any) -> Outcome:
     from minarad.jobs.dream import JobAbandoned
 
     def check_stop() -> None:
@@ -60,14 +74,16 @@ def _run_promote(app, *, dry_run: bool, stop, guard=None, **options):
     return summary, result.commit, result.to_dict(), attention
 
 
-def _run_dream(app, *, dry_run: bool, stop, guard=None, **options):
+def _run_dream(app: Minara, *, dry_run: bool, stop: threading.Event | None,
+               guard: Guard = None, **options: Any) -> Outcome:
     from minarad.jobs.dream import run_dream
 
     result = run_dream(app, dry_run=dry_run, stop=stop, guard=guard, since=options.get("since"))
     return result.summary, result.commit, result.to_dict(), None
 
 
-def _run_daily_log(app, *, dry_run: bool, stop, guard=None, **_options):
+def _run_daily_log(app: Minara, *, dry_run: bool, stop: threading.Event | None,
+                   guard: Guard = None, **_options: Any) -> Outcome:
     from minarad.jobs.daily import flush_idle_sessions
 
     return flush_idle_sessions(app, dry_run=dry_run, stop=stop, guard=guard)

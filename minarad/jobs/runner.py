@@ -12,10 +12,18 @@ import dataclasses
 import datetime as dt
 import threading
 import time
+from typing import TYPE_CHECKING, Any
 
 from minarad.errors import InvalidInput, MinaraError
 from minarad.jobs.registry import JOBS, Job
 from minarad.jobs.state import JobStateFile, jobs_dir_for
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from minarad.app import Minara
+    from minarad.config import Settings
+    from minarad.jobs.registry import Guard
 
 
 @dataclasses.dataclass
@@ -78,13 +86,14 @@ def job_named(name: str) -> Job:
                            code="unknown_job") from None
 
 
-def state_file(settings) -> JobStateFile:
+def state_file(settings: Settings) -> JobStateFile:
     """The job records of the configured workspace on this machine."""
     return JobStateFile(jobs_dir_for(settings.state_dir, settings.workspace))
 
 
-def run_job(app, name: str, dry_run: bool = False, *, stop: threading.Event | None = None,
-            guard=None, clock=time.time, **options) -> JobRun:
+def run_job(app: Minara, name: str, dry_run: bool = False, *,
+            stop: threading.Event | None = None, guard: Guard = None,
+            clock: Callable[[], float] = time.time, **options: Any) -> JobRun:
     """Run job ``name`` once, now, and record the outcome (a dry run records nothing).
 
     Args:
@@ -139,7 +148,7 @@ def _record_failure(states: JobStateFile, name: str, exc: BaseException, now: fl
                   failures=int(record.get("failures") or 0) + 1)
 
 
-def next_run_ts(job: Job, settings, record: dict, now: float) -> float | None:
+def next_run_ts(job: Job, settings: Settings, record: dict, now: float) -> float | None:
     """When the scheduler runs ``job`` next (None: not scheduled).
 
     Never run: now. After a success: one interval after the last start, so a
@@ -159,7 +168,7 @@ def next_run_ts(job: Job, settings, record: dict, now: float) -> float | None:
     return last + interval
 
 
-def jobs_status(app, *, now: float | None = None) -> list[JobStatus]:
+def jobs_status(app: Minara, *, now: float | None = None) -> list[JobStatus]:
     """Every job's schedule, last run, result, error and next run."""
     settings = app.settings
     states = state_file(settings)

@@ -15,12 +15,18 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from loguru import logger
 
 from minarad.errors import MinaraError
 from minarad.jobs.registry import JOBS
 from minarad.jobs.runner import next_run_ts, run_job, state_file
+
+if TYPE_CHECKING:
+    from minarad.app import Minara
+    from minarad.config import Settings
+    from minarad.daemon.core import Daemon
 
 #: The longest the scheduler sleeps before looking at the clock again (suspend, settings).
 MAX_NAP_S = 60.0
@@ -39,9 +45,9 @@ class Scheduler:
             settings now in force (the daemon's, after a SIGHUP reload).
     """
 
-    def __init__(self, settings, *, on_commit: Callable[[], None] | None = None,
+    def __init__(self, settings: Settings, *, on_commit: Callable[[], None] | None = None,
                  clock: Callable[[], float] = time.time,
-                 settings_source: Callable[[], object] | None = None):
+                 settings_source: Callable[[], Settings] | None = None) -> None:
         self._settings = settings
         self.settings_source = settings_source
         self.on_commit = on_commit
@@ -54,7 +60,7 @@ class Scheduler:
         self._held: dict[str, tuple[int, float]] = {}
 
     @property
-    def settings(self):
+    def settings(self) -> Settings:
         """The settings in force (see ``settings_source``)."""
         if self.settings_source is not None:
             self._settings = self.settings_source()
@@ -110,7 +116,7 @@ class Scheduler:
             self._note_outcome(name, outcomes[name], self.clock())
         return outcomes
 
-    def _run_one(self, app, name: str) -> str:
+    def _run_one(self, app: Minara, name: str) -> str:
         try:
             run = run_job(app, name, stop=self.stop_event, guard=self.commit_guard,
                           clock=self.clock)
@@ -163,20 +169,20 @@ class Scheduler:
             self._thread.join(timeout)
 
 
-def failure_pause(settings, failures: int, longest: float = MAX_FAILURE_PAUSE_S) -> float:
+def failure_pause(settings: Settings, failures: int, longest: float = MAX_FAILURE_PAUSE_S) -> float:
     """The wait after ``failures`` failures in a row: ``MINARA_JOBS_RETRY_S``, doubling,
     at most ``longest``."""
     return min(longest, max(0.05, settings.jobs_retry_s) * 2 ** min(failures - 1, 20))
 
 
-def start_scheduler(daemon, app):
+def start_scheduler(daemon: Daemon, app: Minara) -> Callable[[], None] | None:
     """The daemon's service: run the jobs (``MINARA_JOBS_ENABLED``, default on)."""
     settings = app.settings
     if not settings.jobs_enabled:
         logger.info("jobs: not scheduled (MINARA_JOBS_ENABLED=0)")
         return None
 
-    def in_force():  # a reload changes intervals and switches, never the workspace
+    def in_force() -> Settings:  # a reload changes intervals and switches, never the workspace
         return daemon.settings.replace(workspace=settings.workspace)
 
     scheduler = Scheduler(settings, on_commit=daemon.follow_head,

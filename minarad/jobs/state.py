@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from minarad.errors import Busy
@@ -50,7 +51,7 @@ class JobStateFile:
         """One job's record (``{}`` before its first run)."""
         return self.load().get(name, {})
 
-    def update(self, name: str, **fields) -> dict:
+    def update(self, name: str, **fields: object) -> dict:
         """Merge ``fields`` into the record of ``name`` (read, change, atomic write)."""
         self.folder.mkdir(parents=True, exist_ok=True)
         with FileLock(self.folder / "state.lock"):
@@ -70,7 +71,7 @@ class JobStateFile:
         return path.exists() and is_locked(path)
 
     @contextlib.contextmanager
-    def running(self, name: str):
+    def running(self, name: str) -> Iterator[None]:
         """Hold job ``name``'s lock for the block.
 
         Raises:

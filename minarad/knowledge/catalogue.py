@@ -179,6 +179,8 @@ class Catalogue(FollowsHead):
         head = store.head()
         if self.commit() == head:
             return 0
+        if head is not None and self._knowledge_unchanged(store, head):
+            return 0
         repo = store.repo
         with _immediate(self.conn) as conn:
             old = self.commit()
@@ -198,6 +200,36 @@ class Catalogue(FollowsHead):
                 count += self._apply(repo, path, blob)
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (head,))
             return count
+
+    def _knowledge_unchanged(self, store: Store, head: str) -> bool:
+        """Stand at ``head`` when its ``knowledge/`` tree is the recorded commit's.
+
+        Read from loose objects (the commits a CLI write just made), so a
+        fresh process does not open the repository for a commit that
+        touched no record; False (the caller diffs) when an object is not
+        loose or the trees differ.
+        """
+        from minarad.git.loose import loose_commit, loose_tree_entry
+
+        old = self.commit()
+        if old is None:
+            return False
+        subtrees = []
+        for commit_id in (old, head):
+            commit = loose_commit(store.git_dir, commit_id)
+            if commit is None:
+                return False
+            known, subtree = loose_tree_entry(store.git_dir, commit.tree, b"knowledge")
+            if not known:
+                return False
+            subtrees.append(subtree)
+        if subtrees[0] != subtrees[1]:
+            return False
+        with _immediate(self.conn) as conn:
+            if self.commit() != old:
+                return False  # another process moved it meanwhile: diff from there
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (head,))
+        return True
 
     def follow_commit(self, store: Store, commit: str,
                       changes: list[tuple[str, str | None]]) -> int:

@@ -93,7 +93,7 @@ def normalise(text: str) -> str:
 
 def remember(knowledge, text: str, *, session: str, author: str, source: str = "cli"):
     """Append a note to the session's hot file; one commit. Returns the note."""
-    from minarad.knowledge.service import utc_now
+    from minarad.knowledge.changes import utc_now
 
     line_text = " ".join((text or "").split())
     if not line_text:
@@ -208,7 +208,7 @@ def _topic_of(text: str) -> str:
 def _new_fact(domain, topic, content, confidence, author, session, supersedes=""):
     from minarad.knowledge.ids import new_id
     from minarad.knowledge.records import KnowledgeRecord, check_content
-    from minarad.knowledge.service import utc_now
+    from minarad.knowledge.changes import utc_now
 
     now = utc_now()
     return KnowledgeRecord(kind="fact", id=new_id("fact"), domain=domain, topic=topic,

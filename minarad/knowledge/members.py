@@ -116,7 +116,7 @@ def change_members(knowledge, channel: str, *, add=(), remove=(), author: str,
     Raises:
         InvalidInput: a member name is not one word (``invalid_member``).
     """
-    from minarad.knowledge.service import blob_of
+    from minarad.knowledge.changes import blob_of
 
     path = members_path(channel)
     try:

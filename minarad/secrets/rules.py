@@ -94,20 +94,37 @@ RULE_IDS = frozenset([rule for _, _, rule, _ in DETECT_SECRETS_PLUGINS] + list(O
 
 @dataclass(frozen=True)
 class Rule:
-    """One compiled pattern of a rule.
+    """One pattern of a rule, compiled on first use.
+
+    A gated pattern is compiled only once a text meets one of its gates
+    (ordinary notes meet few): a fresh process that scans one text compiles
+    only the patterns it runs.
 
     Attributes:
         id: the rule id users see (``github-token``).
-        pattern: searched over the whole text (``^``/``$`` per line).
-        group: the group holding the value (0: the whole match).
+        source: the pattern, searched over the whole text (``^``/``$`` per line
+            when ``flags`` hold ``re.MULTILINE``).
+        flags: the pattern's ``re`` flags.
+        wanted_group: the group holding the value (0: the whole match); see :attr:`group`.
         confirm: the plugin's own check of a whole match, or None.
     """
 
     id: str
-    pattern: re.Pattern[str]
-    group: int
+    source: str
+    flags: int
+    wanted_group: int
     confirm: Callable[[str], bool] | None
     gate: tuple[str, ...] = ()
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """The compiled pattern (compiled once per process)."""
+        return _compiled(self.source, self.flags)
+
+    @property
+    def group(self) -> int:
+        """The group holding the value, 0 when the pattern has no such group."""
+        return min(self.wanted_group, self.pattern.groups)
 
     def may_match(self, text: str, lowered: Callable[[], str]) -> bool:
         """False when ``text`` meets none of the pattern's gates."""
@@ -116,7 +133,7 @@ class Rule:
 
 @functools.lru_cache(maxsize=1)
 def load_rules() -> tuple[Rule, ...]:
-    """All enabled rules, compiled once per process.
+    """All enabled rules, read once per process (each compiled on first use).
 
     The plugins' patterns come from the cache file when it is there (see the
     module's docstring), else from detect-secrets, which then writes it.
@@ -126,11 +143,10 @@ def load_rules() -> tuple[Rule, ...]:
                                                       _plugin_patterns(), strict=True):
         confirm = _confirmer(module, cls)
         for source, flags in sources:
-            pattern = re.compile(source, flags | re.MULTILINE)  # plugins scan line by line
-            rules.append(Rule(rule_id, pattern, min(group, pattern.groups), confirm,
-                              _gate(rule_id, pattern)))
+            rules.append(Rule(rule_id, source, flags | re.MULTILINE,  # plugins scan by line
+                              group, confirm, _gate(rule_id, source)))
     for rule_id, source in OUR_RULES.items():
-        rules.append(Rule(rule_id, re.compile(source), 0, None))
+        rules.append(Rule(rule_id, source, 0, 0, None))
     return tuple(rules)
 
 
@@ -197,10 +213,10 @@ def _plugin(module: str, cls: str) -> Any:
     return getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), cls)()
 
 
-def _gate(rule_id: str, pattern: re.Pattern[str]) -> tuple[str, ...]:
-    """The gates of ``rule_id`` whose literal this pattern's source spells."""
-    source = pattern.pattern.replace("\\", "").lower()
-    return tuple(g for g in GATES.get(rule_id, ()) if _literal(g) in source)
+def _gate(rule_id: str, source: str) -> tuple[str, ...]:
+    """The gates of ``rule_id`` whose literal the pattern ``source`` spells."""
+    spelt = source.replace("\\", "").lower()
+    return tuple(g for g in GATES.get(rule_id, ()) if _literal(g) in spelt)
 
 
 def _literal(gate: str) -> str:
@@ -215,13 +231,13 @@ def _gate_holds(gate: str, text: str, lowered: Callable[[], str]) -> bool:
     if gate.startswith("i:"):
         return gate[2:] in lowered()
     if gate.startswith("re:"):
-        return _compiled(gate[3:]).search(text) is not None
+        return _compiled(gate[3:], 0).search(text) is not None
     return gate in text
 
 
 @functools.cache
-def _compiled(source: str) -> re.Pattern[str]:
-    return re.compile(source)
+def _compiled(source: str, flags: int) -> re.Pattern[str]:
+    return re.compile(source, flags)
 
 
 def _confirmer(module: str, cls: str) -> Callable[[str], bool]:

@@ -37,15 +37,15 @@ _SAVED = "ignored-tracked.json"
 _SAVED_FORMAT = 2
 #: The untracked walk's answer as last worked out (see :func:`untracked_paths`).
 _WALK_SAVED = "untracked.json"
-_WALK_FORMAT = 1
+_WALK_FORMAT = 2
 #: Per workspace: the last tracked set and ignore version, and what they gave.
 _IGNORED: dict[str, tuple[set[str], tuple | None, list[PathNote]]] = {}
 #: The last tracked set grouped by folder (see :func:`_grouped`).
 _GROUPED: dict[str, tuple[set[str], dict[str, frozenset[str]], list[str]]] = {}
 #: Per workspace: what the last walk found in each folder (see :func:`_untracked`).
 _FOLDERS: dict[str, dict[str, _Folder]] = {}
-#: Per workspace: the walk's answer as this process last saved it (not saved again unchanged).
-_WALK_WRITTEN: dict[str, dict] = {}
+#: Per workspace: what the walk's answer as this process last saved it came from.
+_WALK_WRITTEN: dict[str, tuple] = {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -245,55 +245,99 @@ def untracked_paths(store: Store, ignore: IgnoreFilter) -> list[str]:
     repository (:data:`_WALK_SAVED`), when nothing it depended on changed:
     ``.git/index``, the ignore texts, and each folder it read (its inode and
     modification time: adding, removing or renaming an entry changes them).
-    As git does with its index, an answer is saved only when every folder
-    and the index were last changed :data:`_RACY_NS` before the walk began,
-    so that a change made in the same clock tick cannot hide behind an
-    unchanged time; a warm process (the daemon) saves it again only when it
-    changed.
+    When something changed (a commit rewrote the index, a file was added),
+    the saved answer of each folder whose time, tracked names and rules are
+    as then is taken, and only the other folders are read again. As git
+    does with its index, an answer is saved only for what was last changed
+    :data:`_RACY_NS` before the walk began, so that a change made in the
+    same clock tick cannot hide behind an unchanged time. A warm process
+    (the daemon) saves it again only when it changed, after its answer
+    (:mod:`minarad.cachesave`).
     """
     root = os.fspath(store.root)
     index = _index_key(store)
     if root not in _FOLDERS:
         saved = _saved_walk(store, index, ignore)
-        if saved is not None:
+        if isinstance(saved, list):
             return saved
+        if saved is not None:
+            _FOLDERS[root] = saved  # each folder's answer, checked as the walk reaches it
     started = time.time_ns()
     found, walked, checked = _untracked(root, ignore, store.tracked_files())
     settled = started - _RACY_NS
-    if (index is not None and index[1] < settled and index == _index_key(store)
-            and all(key[1] < settled for key in walked.values())):
-        answer = {"format": _WALK_FORMAT, "index": index, "folders": walked,
-                  "checked": checked, "rules": ignore.texts(checked), "found": found}
-        if _WALK_WRITTEN.get(root) != answer:  # a warm process saves a change only
-            _WALK_WRITTEN[root] = answer
-            save_cache(lambda: _save_json(store, _WALK_SAVED, answer))
+    whole = (index is not None and index[1] < settled and index == _index_key(store)
+             and all(key[1] < settled for key in walked.values()))
+    folders = _FOLDERS.get(root, {})
+    signature = (index, whole, sorted((k, tuple(v)) for k, v in walked.items()), found,
+                 ignore.version(checked), sorted(folders))
+    if _WALK_WRITTEN.get(root) != signature:  # a warm process saves a change only
+        _WALK_WRITTEN[root] = signature
+
+        def save() -> None:
+            all_checked = sorted({c for f in folders.values() for c in f.checked} | set(checked))
+            _save_json(store, _WALK_SAVED, {
+                "format": _WALK_FORMAT, "index": index if whole else None, "folders": walked,
+                "checked": all_checked, "rules": ignore.texts(all_checked), "found": found,
+                "parts": {rel_dir: _folder_dict(folder) for rel_dir, folder in folders.items()}})
+
+        save_cache(save)
     return found
 
 
+def _folder_dict(folder: _Folder) -> dict:
+    """A folder's answer as saved (see :func:`_saved_folders`)."""
+    return {"key": list(folder.stat_key), "names": "\0".join(sorted(folder.names)),
+            "checked": folder.checked, "files": folder.files, "enter": folder.enter}
+
+
 def _saved_walk(store: Store, index: list[int] | None, ignore: IgnoreFilter
-                ) -> list[str] | None:
-    """The saved walk's answer, if the index, the rules and every folder it read are as then."""
+                ) -> list[str] | dict[str, _Folder] | None:
+    """The saved walk's answer, if the index, the rules and every folder it read are as
+    then; else each folder's saved answer, when the rules are as then (None: neither)."""
     import json
 
-    if index is None:
-        return None
     root = os.fspath(store.root)
     try:
         with open(store.state_dir / _WALK_SAVED, encoding="utf-8") as fh:
             saved = json.load(fh)
-        if saved["format"] != _WALK_FORMAT or saved["index"] != index:
+        if saved["format"] != _WALK_FORMAT or saved["rules"] != ignore.texts(saved["checked"]):
             return None
-        for rel_dir, key in saved["folders"].items():
-            st = os.stat(os.path.join(root, rel_dir))
-            if [st.st_ino, st.st_mtime_ns] != key:
-                return None
-        if saved["rules"] != ignore.texts(saved["checked"]):
-            return None
-        found = saved["found"]
+        if index is not None and saved["index"] == index and _unchanged(root, saved["folders"]):
+            found = saved["found"]
+            if isinstance(found, list) and all(isinstance(f, str) for f in found):
+                return found
+        return _saved_folders(saved["parts"], ignore)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # missing, torn, of another format, or a folder gone: walk again
-    return found if isinstance(found, list) and all(isinstance(f, str) for f in found) \
-        else None
+
+
+def _unchanged(root: str, folders: dict[str, list[int]]) -> bool:
+    """True when every folder still has the ``[inode, mtime_ns]`` it had."""
+    for rel_dir, key in folders.items():
+        try:
+            st = os.stat(os.path.join(root, rel_dir))
+        except OSError:
+            return False
+        if [st.st_ino, st.st_mtime_ns] != key:
+            return False
+    return True
+
+
+def _saved_folders(parts: dict[str, dict], ignore: IgnoreFilter) -> dict[str, _Folder]:
+    """The saved answer of each folder, for :func:`_read_folder` to take or read again.
+
+    The ignore texts they depended on are those of now (checked by the caller).
+    """
+    folders = {}
+    for rel_dir, part in parts.items():
+        checked = [str(c) for c in part["checked"]]
+        names = part["names"]
+        folders[rel_dir] = _Folder(
+            (int(part["key"][0]), int(part["key"][1])),
+            frozenset(names.split("\0")) if names else frozenset(), checked,
+            ignore.version(checked), [str(f) for f in part["files"]],
+            [str(e) for e in part["enter"]])
+    return folders
 
 
 def _grouped(tracked: set[str]) -> tuple[dict[str, frozenset[str]], list[str]]:

@@ -72,6 +72,13 @@ def writer_open(path: str) -> bool | None:
 _SEEN_OPEN: dict[str, float] = {}
 
 
+def _forget_deleted() -> None:
+    """Drop the files that are gone (one deleted while open is never looked at again,
+    so its entry would otherwise stay for the daemon's life)."""
+    for path in [p for p in _SEEN_OPEN if not os.path.lexists(p)]:
+        del _SEEN_OPEN[path]
+
+
 def save_under_way(store: Store, rel: str, st: os.stat_result | None) -> bool:
     """True while a save of ``rel`` (read with stat ``st``) is not over: the file is
     open for writing, or changed since it was read. An open file counts for
@@ -79,6 +86,8 @@ def save_under_way(store: Store, rel: str, st: os.stat_result | None) -> bool:
     path = os.path.join(store.root, rel)
     is_open = writer_open(path)
     if is_open:
+        if path not in _SEEN_OPEN:
+            _forget_deleted()
         first = _SEEN_OPEN.setdefault(path, time.monotonic())
         return (st is not None and time.time() - st.st_mtime < OPEN_SAVE_BOUND_S
                 and time.monotonic() - first < OPEN_SAVE_BOUND_S)

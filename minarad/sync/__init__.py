@@ -137,7 +137,7 @@ def may_have_remotes(store: Store) -> bool:
 
 def _remote_status(store: Store) -> list[dict]:
     """Each remote: URL, ahead/behind as of the last fetch, and what the last sync left."""
-    from minarad.git import remotes
+    from minarad.git import ancestry, remotes
     from minarad.sync.engine import current_branch
 
     state = SyncState(store.state_dir).read()
@@ -148,7 +148,7 @@ def _remote_status(store: Store) -> list[dict]:
         branch = None
     for name, url in remotes.list_remotes(store.repo).items():
         tracking = remotes.read_tracking(store.repo, name, branch) if branch else None
-        ahead, behind = remotes.ahead_behind(store.repo, store.head(), tracking)
+        ahead, behind = ancestry.ahead_behind(store.repo, store.head(), tracking)
         out.append({"name": name, "url": remotes.shown_url(url), "ahead": ahead,
                     "behind": behind, **state.get(name, {})})
     return out

@@ -172,12 +172,12 @@ def integrate(store: Store, name: str, theirs: str | None, *, machine: str, auth
 
 
 def _integrate_once(store: Store, name, theirs, machine, author):
-    from minarad.git import remotes
+    from minarad.git import ancestry
 
     repo, head = store.repo, store.head()
-    if theirs is None or theirs == head or (head and remotes.is_ancestor(repo, theirs, head)):
+    if theirs is None or theirs == head or (head and ancestry.is_ancestor(repo, theirs, head)):
         return "up-to-date", (), (), (), Plan()
-    if head is None or remotes.is_ancestor(repo, head, theirs):
+    if head is None or ancestry.is_ancestor(repo, head, theirs):
         whole = plan_fast_forward(store, head, theirs)
         try:
             _apply(store, name, whole, author, head, fast_forward=theirs)
@@ -187,7 +187,7 @@ def _integrate_once(store: Store, name, theirs, machine, author):
                 raise
     # head is None only before the first commit, whose sync fast-forwards (or fails above)
     head = cast(str, head)
-    whole = plan_merge(store, remotes.merge_base(repo, head, theirs), head, theirs, machine)
+    whole = plan_merge(store, ancestry.merge_base(repo, head, theirs), head, theirs, machine)
     _apply(store, name, whole, author, head, parents=(theirs,))
     plans = whole.files
     conflicts = tuple(p for plan in plans.values() if plan.how == "conflict copy"

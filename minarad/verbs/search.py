@@ -21,9 +21,6 @@ if TYPE_CHECKING:
 WRITER_WAIT_SECONDS = 2.5
 #: ``all``: the whole workspace; ``memory``: memory files only.
 Scope = Literal["all", "memory"]
-#: The embeddings server's failures after which a search answers by words alone:
-#: it is down, stalled or failing (a wrong model or answer stays an error).
-SERVER_DOWN = ("embedding_unreachable", "embedding_timeout", "embedding_http_error")
 
 
 @dataclasses.dataclass
@@ -121,7 +118,7 @@ def search(app: Minara, query: str, *, who: str | None, role: str | None = None,
     stats = index.catch_up(wait=WRITER_WAIT_SECONDS) if catch_up else None
     if kinds:
         index.check_kinds(list(kinds))
-    from minarad.index.embedapi import EmbeddingError
+    from minarad.index.embedapi import DOWN_CODES, EmbeddingError
 
     used = mode or index.default_mode()
     filters: dict[str, Any] = dict(
@@ -132,7 +129,7 @@ def search(app: Minara, query: str, *, who: str | None, role: str | None = None,
     try:
         hits = app.search_index(query, mode=used, **filters)
     except EmbeddingError as exc:
-        if used == "keyword" or exc.code not in SERVER_DOWN:
+        if used == "keyword" or exc.code not in DOWN_CODES:
             raise
         notice = f"{exc.message}: {used} search answered by keywords only"
         used = "keyword"

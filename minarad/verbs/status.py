@@ -110,9 +110,10 @@ HEAD_SAVED = "head-commit.json"
 
 def _read_head_commit(store: Store, head: str) -> dict[str, Any]:
     from minarad.git.commits import author_name
+    from minarad.git.loose import loose_commit
     from minarad.store.models import iso_time
 
-    commit = store.repo[head.encode()]
+    commit = loose_commit(store.git_dir, head) or store.repo[head.encode()]
     return {"commit": head, "subject": commit.message.decode("utf-8", "replace")
             .split("\n", 1)[0], "author": author_name(commit.author),
             "at": iso_time(commit.author_time, commit.author_timezone)}

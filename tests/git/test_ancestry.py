@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from minarad.git.commits import build_commit, identity, write_blob
-from minarad.git.remotes import is_ancestor
+from minarad.git.ancestry import is_ancestor
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -88,6 +88,30 @@ def test_a_server_that_is_down_is_named(server):
     assert "127.0.0.1" in err.value.message and "MINARA_EMBED_BASE_URL" in err.value.message
 
 
+def test_queries_stop_asking_a_stalled_server_for_a_while_documents_do_not(server):
+    """A warm process's searches fall back to keywords at once after one time-out,
+    instead of waiting for the server on every search."""
+    e = embedder(server, timeout_s=0.5)
+    server.script(("stall", 3.0))
+    with pytest.raises(EmbeddingError) as first:
+        e.query("first search")
+    with pytest.raises(EmbeddingError) as second:
+        e.query("second search")
+    assert first.value.code == second.value.code == "embedding_timeout"
+    assert "not asked again" in second.value.message
+    assert [r["input"] for r in server.requests] == [["first search"]]
+    assert e.passages(["a document is still sent"]).shape == (1, EMBED_DIM)
+    assert len(server.requests) == 2
+
+
+def test_a_wrong_answer_does_not_stop_the_next_query(server):
+    server.script(("garbage", b"<html>gateway</html>"))
+    e = embedder(server)
+    with pytest.raises(EmbeddingError):
+        e.query("first")
+    assert e.query("second").shape == (EMBED_DIM,) and len(server.requests) == 2
+
+
 def test_an_unknown_model_is_said_and_not_retried(server):
     server.script(("unknown_model",), ("unknown_model",))
     with pytest.raises(EmbeddingError) as err:

@@ -144,3 +144,29 @@ def test_a_keyword_search_never_returns_a_page_without_its_words(ws, tmp_path):
     index = make_index(tmp_path, ws)
     index.catch_up()
     assert paths(index.search("zebra", mode="keyword")) == ["wiki/hub/hub.md"]
+
+
+def test_explain_shows_the_order_and_scores_of_the_plain_search(ws, tmp_path):
+    # links (graph), a page of several matching sections (page share), an old and a new
+    # page (recency), a page holding one of the two words (the looser query)
+    ws.clock = int(time.time()) - 40 * 86400
+    ws.commit(**{
+        "wiki__hub__hub.md": "# Zebra care\n\nZebra zebra feeding, see [[care/linked]].\n",
+        "wiki__care__alone.md": "# Alone\n\nOne zebra line here, and hay.\n"})
+    ws.clock = int(time.time()) - 3600
+    ws.commit(**{
+        "wiki__care__linked.md": "# Linked\n\nOne zebra line here.\n",
+        "wiki__farm__farm.md": "# Farm\n\n" + "".join(
+            f"## Stable {i}\n\nZebra hay and water {i}.\n\n" for i in range(4)),
+        "wiki__loose__loose.md": "# Loose\n\nOnly hay here.\n"})
+    index = make_index(tmp_path, ws)
+    index.catch_up()
+    for query in ("zebra", "zebra hay", "hay", "zebra water stable"):
+        for per_page in (0, 1, 2):
+            plain = index.search(query, per_page=per_page)
+            explained = index.search(query, per_page=per_page, explain=True)
+            assert [h.key for h in plain] == [h.key for h in explained], (query, per_page)
+            # (the recency prior moves with the clock between the two searches)
+            assert [h.score for h in plain] == pytest.approx([h.score for h in explained],
+                                                             rel=1e-9)
+    assert "graph" in index.search("zebra", explain=True)[1].explain

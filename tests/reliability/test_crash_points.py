@@ -327,6 +327,41 @@ def test_a_round_killed_before_it_is_durable_has_replaced_no_file(minara, ws, da
     assert_sound_but_for(ws, [])
 
 
+def test_an_editor_saving_in_the_middle_of_a_round_loses_nothing(minara, ws, daemon, tmp_path):
+    """Writers replacing files meet in one round; the daemon is held once their new texts
+    are written beside the files and synced, and an editor saves every one of those
+    files meanwhile. The round must not rename its texts over the editor's: it is
+    dropped and each writer runs again alone. Every editor's text and every writer's
+    text ends up in history, each file matches HEAD, and git reads the repository
+    cleanly."""
+    _seed(minara, ws)
+    names = [f"page-{n}.md" for n in range(4)]
+
+    def text(name: str, what: str) -> str:
+        return f"# {name}\n\n{what}\n"
+
+    for name in names:
+        minara("memory", "set", name, text(name, "committed"), check=0)
+    flag = tmp_path / "hold"
+    flag.touch()
+    daemon.start(env={"MINARA_PAUSE_AT": f"round-after-sync:{flag}"})
+    procs = _writers_in_one_round(minara, daemon, ws, [
+        ["memory", "set", name, text(name, "rewritten in the round")] for name in names])
+    wait_until(lambda: Path(f"{flag}.paused").exists(), what="the round to be held")
+    for name in names:  # an editor's atomic save of each file
+        temp = ws / f".{name}.swp"
+        temp.write_text(text(name, "the editor's text"))
+        os.replace(temp, ws / name)
+    flag.unlink()
+    assert [p.wait(timeout=60) for p in procs] == [0] * len(names), daemon.log()
+    assert daemon.stop() == 0, daemon.log()
+    for name in names:
+        history = path_history(ws, name)
+        for what in ("rewritten in the round", "the editor's text"):
+            assert git_blob_id(text(name, what).encode()) in history, (name, what)
+    assert_sound_but_for(ws, [])
+
+
 def _socket_clients(pid: int) -> list[str]:
     """The Unix sockets the daemon ``pid`` holds open (one per connected client, and its own)."""
     fds = Path(f"/proc/{pid}/fd")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from minarad.git import remotes
+from minarad.git import ancestry, remotes
 from minarad.git.objects import has_commit
 from minarad.git.remotes import add_remote
 from minarad.sync import status
@@ -172,7 +172,7 @@ def test_the_merge_base_is_the_nearest_common_commit_as_git_says(tmp_path):
         laptop, server = _history(repo_dir, salt)
         expected = git(repo_dir, "merge-base", "--all", laptop, server).split()
         with Repo(str(repo_dir)) as repo:
-            assert [remotes.merge_base(repo, laptop, server)] == expected, salt
+            assert [ancestry.merge_base(repo, laptop, server)] == expected, salt
 
 
 def test_a_cli_sync_racing_the_daemons_sync_loses_nothing(env, tmp_path, bare, machines):

