@@ -6,8 +6,6 @@ and runs there, warm; otherwise the click application in
 :mod:`minarad.cli.root` runs here. Both give the same bytes and exit code.
 """
 
-from __future__ import annotations
-
 import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing here
@@ -15,7 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: "Sequence[str] | None" = None) -> int:
     """Run the CLI (in the daemon when it answers) and return its exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
     if argv is None:

@@ -16,8 +16,6 @@ environment only to forward it (settings are read by :mod:`minarad.config`,
 in whichever process runs the command).
 """
 
-from __future__ import annotations
-
 import _socket
 import os
 import sys
@@ -77,7 +75,7 @@ def read_frame(sock: _socket.socket, first: bytes = b"") -> list[str] | None:
 
 # -- which socket -----------------------------------------------------------------
 
-def workspace_hint(args: list[str], env: Mapping[str, str]) -> str:
+def workspace_hint(args: list[str], env: "Mapping[str, str]") -> str:
     """The workspace the command most likely names, to pick a socket.
 
     Only a hint: the daemon resolves the command's settings itself and
@@ -102,7 +100,7 @@ def workspace_hint(args: list[str], env: Mapping[str, str]) -> str:
     return configured or os.path.join(os.path.expanduser("~"), ".minara", "workspace")
 
 
-def _configured_workspace(env: Mapping[str, str]) -> str | None:
+def _configured_workspace(env: "Mapping[str, str]") -> str | None:
     path = env.get("MINARA_CONFIG") or os.path.join(
         env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config"),
         "minara", "config.toml")
@@ -133,7 +131,7 @@ def connect(path: str) -> _socket.socket | None:
     return sock
 
 
-def daemon_socket(args: list[str], env: Mapping[str, str]) -> str | None:
+def daemon_socket(args: list[str], env: "Mapping[str, str]") -> str | None:
     """The socket path of the workspace ``args`` name (None: no safe folder)."""
     from minarad.daemon.socketpath import socket_path
 

@@ -18,6 +18,7 @@ import threading
 from loguru import logger
 
 from minarad.budgets import TOTAL, describe_change
+from minarad.index.follower import wait_for_requests
 
 
 def carried_by_context(path: str) -> bool:
@@ -58,6 +59,7 @@ def start_budget_watch(daemon, app):
             wanted.wait()
             if stopping.is_set():
                 return
+            wait_for_requests()  # after the client whose commit asked for it is answered
             wanted.clear()
             check()
 

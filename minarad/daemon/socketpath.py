@@ -6,10 +6,8 @@ otherwise ``/tmp/minara-<uid>/``. Either is mode 0700 and must be owned by
 the user: a folder someone else made, or a symbolic link, is never used.
 The socket's name carries a short hash of the workspace's real path
 (socket paths are limited to 108 bytes). The client imports this module,
-so it uses nothing beyond ``os`` and the built-in sha256.
+so it uses nothing beyond ``os`` and ``stat``.
 """
-
-from __future__ import annotations
 
 import os
 import stat
@@ -69,16 +67,16 @@ def socket_folder(env, *, create: bool = False) -> str | None:
 
 
 def workspace_key(workspace: str) -> str:
-    """A short hash of the workspace's real path (the socket's name)."""
-    try:
-        from _sha256 import sha256  # type: ignore[import-not-found]  # Python 3.11, no OpenSSL
-    except ImportError:
-        try:
-            from _sha2 import sha256  # type: ignore[import-not-found]  # Python 3.12+
-        except ImportError:
-            from hashlib import sha256
-    real = os.path.realpath(os.path.expanduser(workspace))
-    return sha256(os.fsencode(real)).hexdigest()[:16]
+    """A short hash of the workspace's real path (the socket's name).
+
+    64-bit FNV-1a, in Python: loading a hash module costs the client more
+    than hashing a path (the name needs no secrecy: the folder is private).
+    """
+    real = os.fsencode(os.path.realpath(os.path.expanduser(workspace)))
+    value = 0xCBF29CE484222325
+    for byte in real:
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{value:016x}"
 
 
 def socket_path(env, workspace: str, *, create: bool = False) -> str | None:

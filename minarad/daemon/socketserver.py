@@ -12,7 +12,9 @@ folder as the thread's own (``unshare(CLONE_FS)``). Each worker keeps one
 cache, index searcher, models): nothing is opened twice, and nothing that
 belongs to a thread is shared. Writers meet at the store's lock as
 separate processes do; the answer (the exit code) is sent after the
-command returned, so after its commit was made durable.
+command returned, so after its commit was made durable. The files of the
+caches kept for fresh processes are written after the answer
+(:mod:`minarad.cachesave`).
 
 The daemon answers "run it yourself" instead, before running anything,
 when the command names another workspace or configuration, when the
@@ -23,15 +25,18 @@ of another uid (checked with ``SO_PEERCRED`` on every connection, logged).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import struct
 import threading
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from loguru import logger
 
+from minarad import cachesave
 from minarad.cli.client import PROTOCOL, encode, read_frame
 from minarad.daemon import streams as request_streams
 from minarad.daemon.socketpath import SOCKET_MODE, socket_path
@@ -47,9 +52,14 @@ MAX_WORKERS = 32
 PLATFORM_VARS = ("HOME", "USER", "LOGNAME", "TZ", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
                  "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR")
 _CLONE_FS = 0x200
+#: Seconds a thread runs Python before handing the interpreter to a waiting one
+#: while the socket is served (Python's default is 0.005): a request's thread,
+#: back from each system call, waits at most this long for a follower's.
+SWITCH_INTERVAL = 0.001
 
 if TYPE_CHECKING:
     from minarad.app import Minara
+    from minarad.config import Settings
 
 
 def own_working_folder() -> bool:
@@ -102,6 +112,9 @@ class SocketServer:
         self._workers = 0
         self._idle = 0
         self._inode: int | None = None
+        #: Requests being served; followers wait for none (see :meth:`wait_quiet`).
+        self._busy = 0
+        self._quiet = threading.Condition()
 
     # -- life cycle ----------------------------------------------------------------
 
@@ -119,6 +132,7 @@ class SocketServer:
         self.path, self._inode = path, os.stat(path).st_ino
         request_streams.install()
         _route_request_logs()
+        _favour_requests(self.wait_quiet)
         for _ in range(WORKERS):
             self._add_worker()
         self._spawn(_warm_up, "minara-socket-warm-up")
@@ -143,6 +157,7 @@ class SocketServer:
         to run its command itself.
         """
         self._stopping.set()
+        _favour_requests(None)
         if self.path is not None:
             try:
                 if os.stat(self.path).st_ino == self._inode:
@@ -229,7 +244,7 @@ class SocketServer:
                 conn = self._next_connection()
                 if conn is None:
                     return
-                with conn:
+                with conn, self._serving():
                     try:
                         worker.serve(conn)
                     except Exception as exc:  # noqa: BLE001 - one bad request must not stop it
@@ -240,6 +255,25 @@ class SocketServer:
             worker.close()
 
 
+    @contextlib.contextmanager
+    def _serving(self) -> Iterator[None]:
+        """Count a request in flight for its duration."""
+        with self._quiet:
+            self._busy += 1
+        try:
+            yield
+        finally:
+            with self._quiet:
+                self._busy -= 1
+                if not self._busy:
+                    self._quiet.notify_all()
+
+    def wait_quiet(self, timeout: float) -> bool:
+        """Wait until no request is in flight (at most ``timeout`` seconds); True if none is."""
+        with self._quiet:
+            return self._quiet.wait_for(lambda: not self._busy, timeout)
+
+
 class Worker:
     """One serving thread: its warm app, its working folder."""
 
@@ -247,6 +281,8 @@ class Worker:
         self.server = server
         self.own_cwd = own_cwd
         self._key: tuple | None = None
+        #: the last request's flags and environment, and what they gave (see _settings)
+        self._memo: tuple | None = None
         self._app: Minara | None = None
 
     def warm_up(self) -> None:
@@ -289,10 +325,15 @@ class Worker:
             _close_fds(fds)
             _answer(conn, ["fallback", reason])
             return
-        code = self._run(message, fds)
-        _answer(conn, ["fallback", "run it yourself"] if code is None else ["exit", str(code)])
-        logger.debug("socket: request {}", "left to the client" if code is None
-                     else f"served (exit {code})")
+        cachesave.serving()
+        try:
+            code = self._run(message, fds)
+            logger.debug("socket: request {}", "left to the client" if code is None
+                         else f"served (exit {code})")
+            _answer(conn, ["fallback", "run it yourself"] if code is None
+                    else ["exit", str(code)])
+        finally:
+            cachesave.run_saved()  # the files of caches kept for fresh processes
 
     def _unfit(self, message: dict) -> str | None:
         """Why this request must run in the client, or None."""
@@ -334,19 +375,36 @@ class Worker:
         """This worker's warm app for the command's ``flags``; RunHere for another workspace."""
         from minarad.app import Minara
         from minarad.cli.options import RunHere
-        from minarad.config import load_settings
 
-        settings = load_settings(flags)
-        if os.path.realpath(os.path.expanduser(os.fspath(settings.workspace))) \
-                != self.server.workspace:
+        settings, key, workspace = self._settings(flags)
+        if workspace != self.server.workspace:
             raise RunHere("another workspace")
-        key = _settings_key(settings)
         if self._app is None or key != self._key:
             self.close()
             self._app, self._key = Minara.open(settings), key
         else:
             self._app.settings = settings  # the writer (--as, MINARA_AUTHOR) may differ
         return self._app
+
+    def _settings(self, flags: dict) -> tuple[Settings, tuple, str]:
+        """The settings ``flags`` give with the request's environment, their app key and
+        their workspace's real path.
+
+        The last request's, when its flags, environment and working folder
+        were the same and the config file is as then (a file changed in the
+        last 2 seconds is read again: its time may not show a change yet).
+        """
+        from minarad.config import environment, load_settings
+
+        given = (tuple(sorted(flags.items())), frozenset(environment().items()), os.getcwd())
+        memo = self._memo
+        if memo is not None and memo[0] == given and memo[1] == _file_stamp(memo[2].config_file):
+            return memo[2], memo[3], memo[4]
+        settings = load_settings(flags)
+        workspace = os.path.realpath(os.path.expanduser(os.fspath(settings.workspace)))
+        key = _settings_key(settings)
+        self._memo = (given, _file_stamp(settings.config_file), settings, key, workspace)
+        return settings, key, workspace
 
 
 def parse_request(fields: list[str] | None) -> dict | None:
@@ -398,10 +456,34 @@ def _settings_key(settings) -> tuple:
             repr(settings.state_dir), where)
 
 
+def _file_stamp(path: os.PathLike) -> tuple | object | None:
+    """``path``'s identity and time (None: missing); a file changed in the last 2 seconds
+    gets a stamp equal to no other."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if time.time_ns() - st.st_mtime_ns < 2_000_000_000:
+        return object()
+    return (st.st_ino, st.st_mtime_ns, st.st_size, st.st_ctime_ns)
+
+
 def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def _favour_requests(wait_quiet) -> None:
+    """Make the followers' catch-ups wait for the requests in flight (None: no more), and
+    hand the interpreter over sooner between threads, so that a request waits less for a
+    follower's Python code (``sys.setswitchinterval``)."""
+    import sys
+
+    from minarad.index.follower import yield_to
+
+    yield_to(wait_quiet)
+    sys.setswitchinterval(SWITCH_INTERVAL if wait_quiet is not None else 0.005)
 
 
 def _answer(conn: socket.socket, message: list[str]) -> None:

@@ -28,7 +28,7 @@ import hashlib
 import os
 import struct
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from minarad.errors import Busy
 from minarad.crashpoints import crash_point
@@ -350,8 +350,12 @@ def build_index(entries: dict[bytes, bytes]) -> bytes:
     return body + hashlib.sha1(body).digest()
 
 
-def write_index_file(index_path: str, data: bytes) -> None:
+def write_index_file(index_path: str, data: bytes) -> os.stat_result:
     """Write the index the way git does: ``index.lock``, then rename.
+
+    Returns:
+        The new index's stat, taken before the rename (its inode, size and
+        modification time are the file's as put in place).
 
     Raises:
         Busy: another git process holds ``index.lock``.
@@ -368,6 +372,7 @@ def write_index_file(index_path: str, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())  # a power loss must not leave a cut index behind the rename
+            written = os.fstat(fh.fileno())
         crash_point("index-lock-written")
         os.replace(lock_path, index_path)
     except BaseException:
@@ -376,6 +381,22 @@ def write_index_file(index_path: str, data: bytes) -> None:
         except OSError:
             pass
         raise
+    return written
+
+
+class IndexWrite(NamedTuple):
+    """An index written by :func:`update_index`.
+
+    Attributes:
+        replaced: the checksum of the index the changes were spliced into (None:
+            written whole, from the tree).
+        checksum: the new index's checksum.
+        stat: the new index's stat (see :func:`write_index_file`).
+    """
+
+    replaced: bytes | None
+    checksum: bytes
+    stat: os.stat_result
 
 
 def _read_or_none(path: str) -> bytes | None:
@@ -388,7 +409,7 @@ def _read_or_none(path: str) -> bytes | None:
 
 def update_index(index_path: str, changes: dict[bytes, bytes | None],
                  full_rebuild: Callable[[dict[bytes, bytes | None]], bytes],
-                 record_path: str | None = None) -> None:
+                 record_path: str | None = None) -> IndexWrite:
     """Apply ``changes`` to the index at ``index_path``.
 
     Args:
@@ -400,27 +421,33 @@ def update_index(index_path: str, changes: dict[bytes, bytes | None],
         record_path: a file keeping the checksum of the last index written
             here; while the index still ends with it, nobody else rewrote it
             and the fast splice applies.
+
+    Returns:
+        What was written (see :class:`IndexWrite`).
     """
     data = _read_or_none(index_path)
+    replaced = None
     if data is None:
         new = full_rebuild(changes)
     else:
         recorded = _read_or_none(record_path) if record_path else None
         try:
             new = splice_index(data, changes, known_layout=recorded == data[-20:])
+            replaced = data[-20:]
         except IndexFormatUnsupported:
             new = full_rebuild(changes)
-    write_index_file(index_path, new)
+    written = write_index_file(index_path, new)
     crash_point("index-before-checksum-record")
     if record_path:
         with open(record_path, "wb") as fh:
             fh.write(new[-20:])
+    return IndexWrite(replaced, new[-20:], written)
 
 
 def update_index_to_tree(index_path: str, object_store: ObjectStore, tree_id: bytes,
                          changes: dict[bytes, tuple | None], *, record_path: str | None = None,
                          rebuild: bool = False,
-                         not_checked_out: frozenset[bytes] = frozenset()) -> None:
+                         not_checked_out: frozenset[bytes] = frozenset()) -> IndexWrite:
     """Bring ``.git/index`` to a commit's tree, given the paths that commit changed.
 
     The changed entries are spliced in (:func:`update_index`); an index that
@@ -439,6 +466,9 @@ def update_index_to_tree(index_path: str, object_store: ObjectStore, tree_id: by
         not_checked_out: paths of the tree that are not on disk; a rebuilt
             index flags them skip-worktree, as symlinks and submodules are.
 
+    Returns:
+        What was written (see :class:`IndexWrite`).
+
     Raises:
         Busy: another git process holds ``index.lock``.
     """
@@ -455,6 +485,6 @@ def update_index_to_tree(index_path: str, object_store: ObjectStore, tree_id: by
         return build_index(whole)
 
     if rebuild:
-        write_index_file(index_path, full_rebuild(entries))
-        return
-    update_index(index_path, entries, full_rebuild, record_path=record_path)
+        new = full_rebuild(entries)
+        return IndexWrite(None, new[-20:], write_index_file(index_path, new))
+    return update_index(index_path, entries, full_rebuild, record_path=record_path)

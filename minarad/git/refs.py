@@ -149,7 +149,9 @@ def lock_head_branch(repo: Repo, expected: str | None, new: bytes | None) -> Any
     path = os.fsdecode(repo.refs.refpath(name))
     os.makedirs(os.path.dirname(path), exist_ok=True)
     try:
-        locked = GitFile(path, "wb")
+        # synced by whoever writes it (_stage, or a round with its other files): closing
+        # it need not sync it again before the rename
+        locked = GitFile(path, "wb", fsync=False)
     except FileLocked:
         raise Busy(f"{path}.lock exists: another git is working here, or one was killed (it "
                    f"is removed once stale, or remove it if no git runs)",

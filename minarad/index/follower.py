@@ -6,7 +6,9 @@ one more catch-up, so a burst of commits costs one tree diff, not one per
 commit; after a catch-up the thread rests :data:`GAP` seconds before the
 next, so that under a stream of writes (a round of commits every few tens
 of milliseconds) the caches catch up a few times a second instead of
-taking the interpreter from the writers after every round.
+taking the interpreter from the writers after every round; and a
+catch-up waits for the daemon's socket requests in flight to be answered
+(:func:`yield_to`).
 :class:`IndexFollower` is the thread every follower shares (index,
 embeddings, wiki link table, knowledge catalogue); each brings its own
 ``catch_up``, which records the commit it reached, diffs since it and
@@ -40,6 +42,30 @@ def release_freed_memory() -> bool:
 #: Seconds a follower rests after a catch-up before the next (a commit in between
 #: waits at most this long; a first commit after a quiet spell, not at all).
 GAP = 0.3
+#: The longest a catch-up waits for the requests in flight to be answered (see
+#: :func:`yield_to`).
+YIELD_MAX = 0.25
+
+#: What a catch-up waits on first (see :func:`yield_to`); empty: nothing.
+_yield: list[Callable[[float], object]] = []
+
+
+def yield_to(wait_quiet: Callable[[float], object] | None) -> None:
+    """Make every follower, before each catch-up, call ``wait_quiet(YIELD_MAX)``.
+
+    The daemon's socket server passes a call that returns once no request is
+    in flight (or after the time given): a catch-up started by a client's
+    commit then runs after that client was answered, instead of taking the
+    interpreter from the request (and from the next one) while it runs.
+    None: no more waiting.
+    """
+    _yield[:] = [] if wait_quiet is None else [wait_quiet]
+
+
+def wait_for_requests() -> None:
+    """Wait at most :data:`YIELD_MAX` seconds for the requests in flight (:func:`yield_to`)."""
+    for wait_quiet in list(_yield):
+        wait_quiet(YIELD_MAX)
 
 
 @functools.cache
@@ -109,6 +135,7 @@ class IndexFollower:
                 self._wanted.wait()
                 if self._stop.is_set():
                     return
+                wait_for_requests()
                 self._wanted.clear()
                 self._catch_up_once()
                 self._stop.wait(GAP)

@@ -64,14 +64,20 @@ class CleanMemo:
         return key in self._clean
 
     def add(self, key: str) -> None:
-        """Remember ``key`` as clean and save the memo (a cache: not fsynced)."""
-        import json
+        """Remember ``key`` as clean and save the memo (a cache: not fsynced; in a
+        request served by the daemon, once it is answered)."""
+        from minarad.cachesave import save_cache
 
         self._clean[key] = None
         while len(self._clean) > MEMO_MAX:
             del self._clean[next(iter(self._clean))]
-        if self.path is None:
-            return
+        if self.path is not None:
+            save_cache(self._save)
+
+    def _save(self) -> None:
+        import json
+
+        assert self.path is not None
         temporary = f"{self.path}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)

@@ -328,12 +328,15 @@ def update_index(store: Store, index_changes: dict, tree_id: bytes, rebuild: boo
     A rebuilt index flags the held entries (:mod:`minarad.store.held`) skip-worktree.
     """
     from minarad.git.index import update_index_to_tree
+    from minarad.store.diskscan import follow_index_write
     from minarad.store.held import held_paths
 
     held = frozenset(_raw(p) for p in held_paths(store))  # a stat when none is recorded
-    update_index_to_tree(str(store.git_dir / "index"), store.repo.object_store, tree_id,
-                         index_changes, record_path=str(store.state_dir / "index-checksum"),
-                         rebuild=rebuild, not_checked_out=held)
+    written = update_index_to_tree(
+        str(store.git_dir / "index"), store.repo.object_store, tree_id, index_changes,
+        record_path=str(store.state_dir / "index-checksum"), rebuild=rebuild,
+        not_checked_out=held)
+    follow_index_write(store, written, index_changes)
 
 
 def repair_damaged_index(store: Store) -> str | None:

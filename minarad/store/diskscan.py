@@ -17,6 +17,7 @@ from minarad.store.models import CommitInfo
 from minarad.workspace.paths import check_no_symlink
 
 if TYPE_CHECKING:
+    from minarad.git.index import IndexWrite
     from minarad.store.reconcile import DiskChanges
     from minarad.store.store import Store
 
@@ -141,11 +142,40 @@ def tracked_files(store: Store) -> set[str]:
             memo = _TRACKED.get(path)
             if memo is not None and memo[0] == key:
                 return memo[1]
-            paths = set(index_paths(fh.read()))
+            data = fh.read()
+            paths = set(index_paths(data))
     except (OSError, IndexFormatUnsupported, MinaraError):
         return set(committed_entries(store))
-    _TRACKED[path] = (key, paths)
+    _TRACKED[path] = (key, paths, data[-20:])
     return paths
+
+
+def follow_index_write(store: Store, written: IndexWrite, changes: dict) -> None:
+    """Keep the tracked set this process read in step with an index it wrote itself.
+
+    When ``written`` spliced ``changes`` into the very index the set was read
+    from (same checksum), the new set is the old one with the changed paths
+    added or removed: a warm process does not read the whole index again
+    after each of its commits. Otherwise the next :func:`tracked_files` reads it.
+
+    Args:
+        store: the store whose ``.git/index`` was written.
+        written: what :func:`minarad.git.index.update_index` wrote.
+        changes: raw path -> entry, or None for a path removed.
+    """
+    path = str(store.git_dir / "index")
+    memo = _TRACKED.get(path)
+    if memo is None or written.replaced is None or memo[2] != written.replaced:
+        return
+    paths = set(memo[1])  # the old set may be in use: never changed in place
+    for raw, entry in changes.items():
+        name = raw.decode("utf-8", "surrogateescape")
+        if entry is None:
+            paths.discard(name)
+        else:
+            paths.add(name)
+    st = written.stat
+    _TRACKED[path] = ((st.st_ino, st.st_mtime_ns, st.st_size), paths, written.checksum)
 
 
 def index_may_hold(store: Store, part: bytes) -> bool:
@@ -190,7 +220,7 @@ def committed_entries(store: Store) -> dict[str, tuple[str, int]]:
 
 
 #: Per repository: the index's identity and its paths; HEAD and its files.
-_TRACKED: dict[str, tuple[tuple[int, int, int], set[str]]] = {}
+_TRACKED: dict[str, tuple[tuple[int, int, int], set[str], bytes]] = {}
 _ENTRIES: dict[str, tuple[str, dict[str, tuple[str, int]]]] = {}
 
 

@@ -27,7 +27,10 @@ was read and before its temporary is renamed makes the round start over:
 everything is put back and each writer runs again, alone.
 
 Only then is each writer answered, so a write is acknowledged once its
-round is durable. Then, once rounds have left more than
+round is durable. A writer that finds no round queued or under way
+commits its own transaction on its own thread (a round of one, without
+waiting for the committer's thread to wake); the writers arriving
+meanwhile queue for the next round. Then, once rounds have left more than
 ``MINARA_MAX_SMALL_PACKS`` small packs, the committer merges
 them into one (:func:`~minarad.git.packs.merge_small_packs`) before its next
 round. A writer killed meanwhile (``kill -9``) leaves the
@@ -127,8 +130,11 @@ class GroupCommitter:
         self._queue: list[_Ticket] = []
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
-        #: How many transactions the round being committed holds (0: none).
+        #: How many transactions the round being committed holds (0: none; 1 while a
+        #: writer commits its own, see :meth:`commit`).
         self.running = 0
+        #: A writer commits its own transaction on its thread (see :meth:`commit`).
+        self._leading = False
 
     def waiting(self) -> int:
         """How many transactions wait for a round (not counting the one being committed)."""
@@ -136,20 +142,45 @@ class GroupCommitter:
             return len(self._queue)
 
     def commit(self, tx: Transaction) -> TransactionResult:
-        """Queue ``tx``, wait until its round is durable; its result or its error."""
+        """Commit ``tx``; its result or its error once it is durable.
+
+        When no round is queued or being committed, the writer commits its own
+        transaction on its thread, at once (a lone writer waits for no thread
+        hand-off); writers that arrive meanwhile queue for the next round.
+        Otherwise ``tx`` waits for its round.
+        """
         ticket = _Ticket(tx)
         with self._wake:
-            self._queue.append(ticket)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._serve, name="minara-commit",
-                                                daemon=True)
-                self._thread.start()
-            self._wake.notify()
+            lead = not self._queue and not self.running and not self._leading
+            if lead:
+                self._leading, self.running = True, 1
+            else:
+                self._queue.append(ticket)
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._serve, name="minara-commit",
+                                                    daemon=True)
+                    self._thread.start()
+                self._wake.notify()
+        if lead:
+            return self._commit_here(tx)
         ticket.done.wait()
         if ticket.error is not None:
             raise ticket.error
         assert ticket.result is not None
         return ticket.result
+
+    def _commit_here(self, tx: Transaction) -> TransactionResult:
+        """Commit ``tx`` on this thread as a round of one; then let the rounds queued
+        meanwhile go."""
+        was = getattr(_here, "committing", False)
+        _here.committing = True
+        try:
+            return tx.commit()
+        finally:
+            _here.committing = was
+            with self._wake:
+                self._leading, self.running = False, 0
+                self._wake.notify()
 
     def _serve(self) -> None:
         from minarad.store.store import Store
@@ -158,14 +189,15 @@ class GroupCommitter:
         store = Store(self.root)
         while True:
             with self._wake:
-                while not self._queue:
+                while not self._queue or self._leading:
                     self._wake.wait()
                 batch, self._queue = self._queue[:MAX_ROUND], self._queue[MAX_ROUND:]
                 self.running = len(batch)
             try:
                 run_round(store, batch)
             finally:
-                self.running = 0
+                with self._wake:
+                    self.running = 0
                 for ticket in batch:
                     ticket.done.set()
             if len(batch) > 1:

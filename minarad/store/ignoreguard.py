@@ -18,6 +18,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+from minarad.cachesave import save_cache
 from minarad.errors import InvalidInput
 from minarad.workspace.paths import UNREADABLE_NAME, is_utf8_name, shown_path
 
@@ -43,6 +44,8 @@ _IGNORED: dict[str, tuple[set[str], tuple | None, list[PathNote]]] = {}
 _GROUPED: dict[str, tuple[set[str], dict[str, frozenset[str]], list[str]]] = {}
 #: Per workspace: what the last walk found in each folder (see :func:`_untracked`).
 _FOLDERS: dict[str, dict[str, _Folder]] = {}
+#: Per workspace: what the walk's answer as this process last saved it came from.
+_WALK_WRITTEN: dict[str, tuple] = {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,9 +136,9 @@ def tracked_but_ignored(store: Store) -> list[PathNote]:
         notes = _ignored_notes(ignore, tracked)
     _IGNORED[root] = (tracked, version, notes)
     if index is not None:
-        _save_notes(store, {"index": index, "rules": ignore.texts(folders), "folders": folders,
-                            "notes": [n.to_dict() for n in notes],
-                            "tracked": "\0".join(sorted(tracked))})
+        save_cache(lambda: _save_notes(store, {
+            "index": index, "rules": ignore.texts(folders), "folders": folders,
+            "notes": [n.to_dict() for n in notes], "tracked": "\0".join(sorted(tracked))}))
     return list(notes)
 
 
@@ -247,7 +250,9 @@ def untracked_paths(store: Store, ignore: IgnoreFilter) -> list[str]:
     as then is taken, and only the other folders are read again. As git
     does with its index, an answer is saved only for what was last changed
     :data:`_RACY_NS` before the walk began, so that a change made in the
-    same clock tick cannot hide behind an unchanged time.
+    same clock tick cannot hide behind an unchanged time. A warm process
+    (the daemon) saves it again only when it changed, after its answer
+    (:mod:`minarad.cachesave`).
     """
     root = os.fspath(store.root)
     index = _index_key(store)
@@ -263,11 +268,19 @@ def untracked_paths(store: Store, ignore: IgnoreFilter) -> list[str]:
     whole = (index is not None and index[1] < settled and index == _index_key(store)
              and all(key[1] < settled for key in walked.values()))
     folders = _FOLDERS.get(root, {})
-    all_checked = sorted({c for folder in folders.values() for c in folder.checked} | set(checked))
-    _save_json(store, _WALK_SAVED, {
-        "format": _WALK_FORMAT, "index": index if whole else None, "folders": walked,
-        "checked": all_checked, "rules": ignore.texts(all_checked), "found": found,
-        "parts": {rel_dir: _folder_dict(folder) for rel_dir, folder in folders.items()}})
+    signature = (index, whole, sorted((k, tuple(v)) for k, v in walked.items()), found,
+                 ignore.version(checked), sorted(folders))
+    if _WALK_WRITTEN.get(root) != signature:  # a warm process saves a change only
+        _WALK_WRITTEN[root] = signature
+
+        def save() -> None:
+            all_checked = sorted({c for f in folders.values() for c in f.checked} | set(checked))
+            _save_json(store, _WALK_SAVED, {
+                "format": _WALK_FORMAT, "index": index if whole else None, "folders": walked,
+                "checked": all_checked, "rules": ignore.texts(all_checked), "found": found,
+                "parts": {rel_dir: _folder_dict(folder) for rel_dir, folder in folders.items()}})
+
+        save_cache(save)
     return found
 
 

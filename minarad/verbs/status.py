@@ -60,9 +60,10 @@ def workspace_notes(app: Minara) -> dict[str, Any]:
     if store is None:
         return {"tracked_ignored": [], "untracked": []}
     try:
-        return {"tracked_ignored": [n.to_dict() for n in tracked_but_ignored(store)],
-                "untracked": [n.to_dict() for n in untracked_explained(store)],
-                "sync": sync_notes(store)}
+        with store.same_ignore_rules():  # each ignore file read once for both lists
+            return {"tracked_ignored": [n.to_dict() for n in tracked_but_ignored(store)],
+                    "untracked": [n.to_dict() for n in untracked_explained(store)],
+                    "sync": sync_notes(store)}
     except (KeyError, OSError, MinaraError):
         # A damaged repository (a missing tree): the daemon's own status
         # line says what is wrong; the notes need an intact HEAD.
@@ -97,7 +98,9 @@ def head_commit(app: Minara) -> dict[str, Any] | None:
         found = _read_head_commit(store, head)
     except (KeyError, OSError, ValueError, MinaraError):
         return None  # a damaged repository: the daemon's status line says what is wrong
-    _save_head(store, found)
+    from minarad.cachesave import save_cache
+
+    save_cache(lambda: _save_head(store, found))
     return found
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -163,14 +164,17 @@ def test_an_append_meeting_a_paused_save_waits_for_it_and_keeps_both(daemon_env,
     try:
         assert editor.stdout.readline() == "half\n"
         append = subprocess.Popen([MINARA, "memory", "append", rel, "- appended meanwhile"],
-                                  env=daemon_env, stdout=subprocess.PIPE,
+                                  env=daemon_env, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE, text=True)
-        wait_until(lambda: append.poll() is not None or WAITING in daemon.log(),
-                   what="the append meeting the save")
+        said: list[str] = []  # a lone write commits on the request's thread: its log is
+        reader = threading.Thread(target=lambda: said.extend(append.stderr), daemon=True)
+        reader.start()  # the client's stderr, as without the daemon
+        wait_until(lambda: append.poll() is not None or WAITING in daemon.log()
+                   or any(WAITING in line for line in said), what="the append meeting the save")
     finally:
         _finish(editor)
-    out, err = append.communicate(timeout=60)
-    assert append.returncode == 0, err
+    assert append.wait(timeout=60) == 0, said
+    reader.join(timeout=60)
     _no_half_save(ws, rel, seeded)
     head = git(ws, "show", f"HEAD:{rel}")
     assert head.endswith(WHOLE + "- appended meanwhile\n"), head[-200:]

@@ -395,3 +395,28 @@ def test_pulls_record_their_reader_and_times_are_the_callers_through_the_socket(
                        "--until", "yesterday", extra={"TZ": "Etc/GMT-14"})
     assert code == 1 and b"T00:00:00+14:00) is after" in err, err
     assert served(sockd) == before + 2
+
+
+def test_settings_changed_between_two_requests_count_from_the_next(sockd, sock_env, ws, seeded):
+    """The daemon remembers a request's settings for the next with the same flags and
+    environment; a changed environment or config file counts at once."""
+    seeded_copy(seeded, ws)
+    sockd.start()
+    before = served(sockd)
+    long = "- " + "x" * 400
+    assert run(sock_env, "memory", "append", "notes.md", "- short")[0] == 0
+    code, _, err = run(sock_env, "memory", "append", "notes.md", long,
+                       extra={"MINARA_MAX_FILE_BYTES": "300"})
+    assert code == 1 and b"300-byte limit" in err, err
+    for _ in range(8):  # every worker has served these settings
+        assert run(sock_env, "memory", "get", "notes.md")[0] == 0
+    config = Path(sock_env["XDG_CONFIG_HOME"]) / "minara" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("max_file_bytes = 300\n")
+    for _ in range(2):
+        code, _, err = run(sock_env, "memory", "append", "notes.md", long)
+        assert code == 1 and b"300-byte limit" in err, err
+    config.unlink()
+    assert run(sock_env, "memory", "append", "notes.md", long)[0] == 0
+    assert served(sockd) == before + 13, sockd.log()
+    assert long in (ws / "notes.md").read_text()

@@ -8,7 +8,7 @@ import pytest
 
 from minarad.errors import InvalidInput
 from minarad.store import Store
-from minarad.store.ignoreguard import tracked_but_ignored, untracked_explained
+from minarad.store.ignoreguard import tracked_but_ignored, untracked_explained, untracked_paths
 from tests.conftest import assert_repo_sound, commit_count, git
 
 
@@ -158,3 +158,23 @@ def test_status_notes_follow_changes_that_leave_the_folders_times_alone(store, w
     (ws / "notes" / "deep" / "later.md").write_text("new\n")
     assert [n.path for n in untracked_explained(store)] == ["notes/deep/later.md"]
     assert {n.path for n in untracked_explained(store)} == _question_marks(ws)
+
+
+def test_the_tracked_set_follows_the_commits_of_this_process_and_of_git(store, ws):
+    """A warm process keeps the paths of .git/index in step with the index it writes:
+    after each of its commits, and after a commit made by git, the set is git's."""
+    store.write("notes/a.md", "a\n", author="t")
+    assert store.tracked_files() == _tracked(ws)  # read once
+    store.write("notes/b.md", "b\n", author="t")  # added by this process's commit
+    assert "notes/b.md" in store.tracked_files() and store.tracked_files() == _tracked(ws)
+    store.delete("notes/a.md", author="t")  # removed by this process's commit
+    assert "notes/a.md" not in store.tracked_files()
+    assert store.tracked_files() == _tracked(ws)
+    (ws / "by-git.md").write_text("git\n")
+    git(ws, "add", "by-git.md")  # another writer's index: read again
+    git(ws, "-c", "user.name=g", "-c", "user.email=g@x", "commit", "-qm", "by git")
+    assert "by-git.md" in store.tracked_files() and store.tracked_files() == _tracked(ws)
+    store.append("notes/b.md", "more", author="t")
+    assert store.tracked_files() == _tracked(ws)
+    assert untracked_paths(store, store.ignore_filter()) == []
+    assert_repo_sound(ws)

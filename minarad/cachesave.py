@@ -1,0 +1,42 @@
+"""Cache files kept for other processes, written once a request is answered.
+
+A warm process (the daemon serving ``minara`` commands on its socket)
+keeps its caches in memory; the files it saves beside them (the untracked
+walk, the tracked-but-ignored list, HEAD's description, the clean-text
+verdicts) are for the next fresh process. Their writes (a rename each, some
+milliseconds on a busy disk) need not delay the answer: while a thread
+serves a request (:func:`serving`), :func:`save_cache` queues them and they
+run once the answer is sent (:func:`run_saved`). Elsewhere they run at once.
+A queued save that fails is as a failed save: the cache is worked out again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+_local = threading.local()
+
+
+def save_cache(write: Callable[[], None]) -> None:
+    """Run ``write`` now, or after the answer when this thread serves a request."""
+    queue = getattr(_local, "queue", None)
+    if queue is None:
+        write()
+    elif write not in queue:  # the same save asked twice runs once
+        queue.append(write)
+
+
+def serving() -> None:
+    """This thread serves a request: :func:`save_cache` queues from now on."""
+    _local.queue = []
+
+
+def run_saved() -> None:
+    """Run the saves queued since :func:`serving` (the answer is sent), and stop queuing."""
+    queue, _local.queue = getattr(_local, "queue", None) or [], None
+    for write in queue:
+        try:
+            write()
+        except Exception:  # noqa: BLE001 - a cache not saved is worked out again
+            pass
