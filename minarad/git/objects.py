@@ -11,7 +11,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import contextlib
+import os
 import re
+from contextvars import ContextVar
 
 from minarad.errors import Busy, MinaraError
 
@@ -19,6 +21,21 @@ if TYPE_CHECKING:
     from minarad.git.types import ObjectStore, Repo
 
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}")
+#: While :func:`tracking_written` runs: the loose objects written (and new folders).
+_WRITTEN: ContextVar[list[str] | None] = ContextVar("minara_written_objects", default=None)
+
+
+@contextlib.contextmanager
+def tracking_written() -> Iterator[list[str]]:
+    """Collect, in the block, the paths of the loose objects :func:`add_object` writes
+    (and of each object folder it made, and the objects folder then): dulwich
+    writes them without fsync, so a commit syncs them before its branch moves."""
+    written: list[str] = []
+    token = _WRITTEN.set(written)
+    try:
+        yield written
+    finally:
+        _WRITTEN.reset(token)
 
 
 def missing_object(exc: KeyError) -> str | None:
@@ -50,10 +67,19 @@ def add_object(object_store: ObjectStore, obj: Any) -> None:
     """
     from dulwich.file import FileLocked
 
+    written = _WRITTEN.get()
+    folder = None
+    if written is not None and isinstance(getattr(object_store, "path", None), str):
+        hexid = obj.id.decode("ascii")
+        folder = os.path.join(object_store.path, hexid[:2])
+        if not os.path.isdir(folder):
+            written.extend((folder, object_store.path))
     try:
         object_store.add_object(obj)
     except FileLocked:
         _write_beside_lock(object_store, obj)
+    if written is not None and folder is not None:
+        written.append(os.path.join(folder, obj.id.decode("ascii")[2:]))
 
 
 def _write_beside_lock(object_store: ObjectStore, obj: Any) -> None:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from minarad.crashpoints import crash_point
 from minarad.errors import Busy, InvalidInput, MinaraError
 from minarad.git.commits import author_name
+from minarad.git.objects import tracking_written
 from minarad.git.refs import common_dir, lock_head_branch
 from minarad.store.historydb import CommitRecord
 from minarad.store.models import CommitInfo
@@ -86,6 +87,8 @@ class PreparedCommit:
     old_head: str | None = None
     #: HEAD moves to a commit made elsewhere (a fast-forward), none is made here.
     reused: bool = False
+    #: Loose objects written (and folders made) not yet synced: synced before HEAD moves.
+    unsynced: list[str] = dataclasses.field(default_factory=list)
 
 
 def prepare_commit(store: Store, changes: dict, *, author: str, source: str,
@@ -127,13 +130,14 @@ def prepare_commit(store: Store, changes: dict, *, author: str, source: str,
             marker.write_text(str(os.getpid()))
         crash_point("commit-after-marker")
         head = store.head()
-        if reuse:
-            commit, index_changes, recorded = _reuse_commit(store, head, changes, modes or {},
-                                                            reuse, tree_only or {})
-        else:
-            commit, index_changes, recorded = _build_commit(store, head, changes, modes or {},
-                                                            author, source, message, verb,
-                                                            parents, tree_only or {})
+        with tracking_written() as written:  # a round's objects go out as one pack instead
+            if reuse:
+                commit, index_changes, recorded = _reuse_commit(
+                    store, head, changes, modes or {}, reuse, tree_only or {})
+            else:
+                commit, index_changes, recorded = _build_commit(
+                    store, head, changes, modes or {}, author, source, message, verb,
+                    parents, tree_only or {})
         ref_file = None if in_round else lock_head_branch(store.repo, head, commit.id)
     except BaseException:
         if not in_round:
@@ -142,7 +146,7 @@ def prepare_commit(store: Store, changes: dict, *, author: str, source: str,
         raise
     return PreparedCommit(store, commit, commit.tree, ref_file, index_changes, recorded,
                           author_name(commit.author), source, bool(reuse or parents), head,
-                          bool(reuse))
+                          bool(reuse), [] if in_round else written)
 
 
 def abort_commit(prepared: PreparedCommit) -> None:
@@ -178,6 +182,7 @@ def finish_commit(prepared: PreparedCommit, stats: dict) -> CommitInfo:
     else:
         crash_point("commit-before-head")
         try:
+            sync_written(prepared)
             prepared.ref_file.close()
         except BaseException:
             abort_commit(prepared)
@@ -201,6 +206,31 @@ def finish_commit(prepared: PreparedCommit, stats: dict) -> CommitInfo:
     crash_point("commit-after-history")
     return CommitInfo(commit.id.decode(), tuple(r[0] for r in prepared.recorded), source,
                       prepared.author)
+
+
+def sync_written(prepared: PreparedCommit, root: str | os.PathLike | None = None,
+                 rels: Iterable[str] = ()) -> None:
+    """fsync the loose objects ``prepared`` wrote (and folders it made), with the folders
+    of the workspace paths ``rels`` under ``root``, side by side: before HEAD moves to
+    the commit, so that a power cut cannot leave the branch on a commit whose objects
+    never reached the disk.
+
+    Raises:
+        OSError: an fsync failed.
+    """
+    from minarad.workspace.files import add_folder_fds, fsync_together
+
+    paths, prepared.unsynced = prepared.unsynced, []
+    rels = list(rels)
+    if not paths and not rels:
+        return
+    fds: list[int] = []
+    try:
+        add_folder_fds(fds, root if root is not None else prepared.store.root, rels, paths)
+        fsync_together(fds)
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def reflog_step(prepared: PreparedCommit) -> tuple[str | None, str, str, str]:
