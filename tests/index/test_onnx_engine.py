@@ -27,6 +27,8 @@ TEXTS = [
     "가상메모리를 늘리면 빌드가 빨라진다. 배포는 금요일에 하지 않는다.",
     "東京で会議があります。デプロイは金曜日にしない。",
     "我们周五不部署。数据库迁移需要审核。",
+    # ASCII pieces whose bytes are those of one wider character ("MO" and "位")
+    "MEMORY.md - Long-Term Memory > Decisions: MOTD, MO, 位置, RY",
     "  leading  spaces,\ttabs\n\nand newlines   ",
     "Ｆｕｌｌｗｉｄｔｈ ＡＢＣ ① ﬁ café naïve 🚀 <s> ▁",
     "",
