@@ -266,6 +266,22 @@ def test_daemon_killed_in_a_round_of_writers_loses_nothing_it_acknowledged(
     assert_sound_but_for(ws, [])
 
 
+PAGES = [f"page-{n}.md" for n in range(4)]
+
+
+def text(name: str, what: str) -> str:
+    """A page's text: its title and one line."""
+    return f"# {name}\n\n{what}\n"
+
+
+def _seed_pages(minara, ws) -> list[str]:
+    """The seed, then each of :data:`PAGES` committed; return their names."""
+    _seed(minara, ws)
+    for name in PAGES:
+        minara("memory", "set", name, text(name, "committed"), check=0)
+    return list(PAGES)
+
+
 def _writers_in_one_round(minara, daemon, ws, argvs: list[list[str]]) -> list:
     """Start a socket writer per ``argvs`` while the workspace lock is held, so that
     they queue for one round; return their processes once all are connected."""
@@ -293,14 +309,7 @@ def test_a_round_killed_before_it_is_durable_has_replaced_no_file(minara, ws, da
     writer of the round was told its text was saved. A writer that came first
     may have committed alone, before the round (and maybe not heard so before
     the daemon died). After a restart each write can be made again, once."""
-    _seed(minara, ws)
-    names = [f"page-{n}.md" for n in range(4)]
-
-    def text(name: str, what: str) -> str:
-        return f"# {name}\n\n{what}\n"
-
-    for name in names:
-        minara("memory", "set", name, text(name, "committed"), check=0)
+    names = _seed_pages(minara, ws)
     daemon.start(env={"MINARA_CRASH_AT": point})
     procs = _writers_in_one_round(minara, daemon, ws, [
         ["memory", "set", name, text(name, "rewritten in the round")] for name in names])
@@ -334,14 +343,7 @@ def test_an_editor_saving_in_the_middle_of_a_round_loses_nothing(minara, ws, dae
     dropped and each writer runs again alone. Every editor's text and every writer's
     text ends up in history, each file matches HEAD, and git reads the repository
     cleanly."""
-    _seed(minara, ws)
-    names = [f"page-{n}.md" for n in range(4)]
-
-    def text(name: str, what: str) -> str:
-        return f"# {name}\n\n{what}\n"
-
-    for name in names:
-        minara("memory", "set", name, text(name, "committed"), check=0)
+    names = _seed_pages(minara, ws)
     flag = tmp_path / "hold"
     flag.touch()
     daemon.start(env={"MINARA_PAUSE_AT": f"round-after-sync:{flag}"})
