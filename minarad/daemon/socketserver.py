@@ -3,9 +3,9 @@
 A client (:mod:`minarad.cli.client`) connects to the workspace's socket
 (:mod:`minarad.daemon.socketpath`), sends its command line, working folder,
 environment and umask, and passes its three standard descriptors. A worker
-thread (:mod:`minarad.daemon.socketworker`) runs the same click application the client would have run, with the
-client's descriptors as its standard streams (:mod:`minarad.daemon.streams`),
-the client's environment as the one settings are read from
+thread (:mod:`minarad.daemon.socketworker`) runs the same click application
+the client would have run, with the client's descriptors as its standard
+streams (:mod:`minarad.daemon.streams`), the client's environment as the one settings are read from
 (:func:`minarad.config.use_environment`) and, on Linux, the client's working
 folder as the thread's own (``unshare(CLONE_FS)``). Each worker keeps one
 :class:`minarad.app.Minara` open between requests (repository, history
