@@ -218,10 +218,13 @@ def sync_written(prepared: PreparedCommit, root: str | os.PathLike | None = None
     Raises:
         OSError: an fsync failed.
     """
-    from minarad.workspace.files import add_folder_fds, fsync_together
+    from minarad.workspace.files import SYNC_BATCH, add_folder_fds, fsync_together, sync_folders
 
     paths, prepared.unsynced = prepared.unsynced, []
     rels = list(rels)
+    if len(rels) > SYNC_BATCH:  # many folders: in bounded batches first, then the objects
+        sync_folders(prepared.store.root if root is None else root, rels)
+        rels = []
     if not paths and not rels:
         return
     fds: list[int] = []

@@ -441,7 +441,6 @@ class Transaction:
         """Prepare the commit, change the files one by one, move HEAD; undo all on failure."""
         from minarad.store.commit import (COMMIT_MARKER, abort_commit, finish_commit,
                                           prepare_commit, sync_written)
-        from minarad.workspace.files import SYNC_BATCH, sync_folders
 
         root, in_round = self.store.root, self.store.round
         modes = {s.rel: s.mode for s in changed if s.mode is not None}
@@ -460,10 +459,8 @@ class Transaction:
                                     key=lambda s: (s.after is not None, s.rel)),
                        undos, stats, in_round.stage if in_round is not None else None,
                        self.store.state_dir / COMMIT_MARKER if in_round is None else None)
-            if in_round is None and len(changed) <= SYNC_BATCH:  # objects and folders at once
+            if in_round is None:  # the commit's objects and the files' folders at once
                 sync_written(prepared, root, [s.rel for s in changed])
-            elif in_round is None:
-                sync_folders(root, [s.rel for s in changed])  # once per folder, in batches
         except BaseException as exc:
             abort_commit(prepared)
             undo_all(undos, exc)
