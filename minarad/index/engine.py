@@ -11,18 +11,19 @@ how results of several rankings are merged too (:mod:`~minarad.index.fusion`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 import time
 from pathlib import Path
 from typing import NamedTuple
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import tantivy
 
 from minarad.index import state as state_file
 from minarad.index.fusion import SearchFilters
-from minarad.index.query import QueryBuilder
+from minarad.index.query import QueryBuilder, QueryPair
 from minarad.index.schema import (PAGE_LEVEL, SCHEMA_VERSION, StoredRecord, build_schema,
                                   cjk_analyzer, decode_record, page_to_tantivy, record_path,
                                   register_tokenizers, set_docstore_blocksize, stem_analyzer,
@@ -274,8 +275,9 @@ class LexicalEngine:
                                   common=common)
 
     def query_pair(self, view: ReaderView, clauses, filters: SearchFilters,
-                   names: float = 0.0) -> tuple[object, object | None]:
-        """``(strict, loose)`` queries as :meth:`query` makes them, analysed once.
+                   names: float = 0.0) -> QueryPair:
+        """``(strict, loose, within)`` queries as :meth:`query` makes them, analysed once
+        (``within``: for :meth:`sections_of`).
 
         ``loose`` is None when it is the strict query itself (too few
         meaningful words for strictness to ask more).
@@ -292,11 +294,10 @@ class LexicalEngine:
         return self.builder.build_page(clauses, [*self._filters(filters), self._pages],
                                        hidden, weights)
 
-    def sections_of(self, view: ReaderView, clauses, filters: SearchFilters, paths: list[str]):
-        """The query of ``clauses`` (any word) over the sections of ``paths`` only."""
-        path_filter = self.builder.any_term_query("path", paths)
-        return self.builder.build(clauses, [*self._filters(filters), path_filter],
-                                  self._hidden(view, clauses, filters))
+    def sections_of(self, pair: QueryPair, paths: list[str]):
+        """The query of the clauses of ``pair`` (:meth:`query_pair`: any word, no
+        definition names) over the sections of ``paths`` only."""
+        return pair.within(self.builder.any_term_query("path", paths))
 
     def _hidden(self, view: ReaderView, clauses, filters: SearchFilters,
                 pages: bool = True) -> list:
@@ -348,11 +349,15 @@ class LexicalEngine:
         found = view.searcher.search(query, limit, count=False).hits
         return [(float(score), self._path(view.searcher, address)) for score, address in found]
 
-    def each_top(self, view: ReaderView, query, limit: int) -> Iterator[tuple[float, StoredRecord]]:
-        """As :meth:`top`, each record read when the caller comes to it (one may stop early)."""
+    def each_top(self, view: ReaderView, query,
+                 limit: int) -> Iterator[tuple[float, str, Callable[[], StoredRecord]]]:
+        """``(score, path, record)`` of the best ``limit`` matches, best first, each read
+        when the caller comes to it (one may stop early): the path at once, the rest
+        of the record decoded only when ``record()`` is called."""
         found = view.searcher.search(query, limit, count=False).hits
         for score, address in found:
-            yield float(score), self._record(view.searcher, address)
+            data = self._stored(view.searcher, address)
+            yield float(score), record_path(data), functools.partial(decode_record, data)
 
     def count_with(self, field: str, value: str, limit: int) -> int:
         """How many records :meth:`records_with` gives (at most ``limit``), none of them read."""
@@ -399,6 +404,10 @@ class LexicalEngine:
     @staticmethod
     def _record(searcher, address) -> StoredRecord:
         return decode_record(searcher.doc(address).get_first("record"))
+
+    @staticmethod
+    def _stored(searcher, address) -> bytes:
+        return searcher.doc(address).get_first("record")
 
     @staticmethod
     def _path(searcher, address) -> str:

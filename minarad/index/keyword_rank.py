@@ -53,13 +53,14 @@ def keyword_order(engine, lexical: list[RankedHit], filters: SearchFilters,
     times the recency prior; plus :data:`~minarad.index.ranking.PAGE_SHARE`
     of the page's other sections among the first
     :data:`~minarad.index.ranking.PAGE_WINDOW` lexical hits. The hits are
-    the voice's own, rescored in place.
+    the voice's own, rescored in place. (Every sort is stable, best first:
+    ``reverse`` keeps the order of equal scores.)
     """
     hits = [item.hit for item in lexical]
     if not hits:
         return []
     scores = _shares([item.score for item in lexical], r.lexical)
-    order = sorted(range(len(hits)), key=lambda i: -scores[i])
+    order = sorted(range(len(hits)), key=scores.__getitem__, reverse=True)
     if r.graph > 0:
         linked = graph_list(engine, [hits[i] for i in order], filters, add_pages=False)
         if linked:
@@ -67,14 +68,14 @@ def keyword_order(engine, lexical: list[RankedHit], filters: SearchFilters,
             for i, share in zip((place[item.hit.key] for item in linked),
                                 _shares([item.score for item in linked], r.graph), strict=True):
                 scores[i] = scores[i] + share
-            order = sorted(range(len(hits)), key=lambda i: -scores[i])
+            order = sorted(range(len(hits)), key=scores.__getitem__, reverse=True)
     if r.recency > 0:
         now = time.time() if now is None else now
         weight, half_life = r.recency, r.half_life_days
         for i in order:
             scores[i] = scores[i] * (1 - weight * (1 - recency_prior(hits[i].time, now,
                                                                       half_life)))
-        order = sorted(order, key=lambda i: -scores[i])
+        order = sorted(order, key=scores.__getitem__, reverse=True)
     order = _page_aware(hits, scores, order)
     out = []
     for i in order:
@@ -115,4 +116,4 @@ def _page_aware(hits: list[Hit], scores: list[float], order: list[int]) -> list[
         added[i] = scores[i] + PAGE_SHARE * others
     for i, score in added.items():
         scores[i] = score
-    return sorted(order, key=lambda i: -scores[i])
+    return sorted(order, key=scores.__getitem__, reverse=True)

@@ -24,11 +24,13 @@ chose title 3); every fold chose the named-section factor 1.5
 from __future__ import annotations
 
 import dataclasses
+import operator
 import re
 
 from minarad.index.results import Hit
 
 _NUMBERING_RE = re.compile(r"^(?:\d+\.)+\d*\s+")
+_score = operator.attrgetter("score")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,7 +72,7 @@ def page_mixed(hits: list[Hit], pages: dict[str, float], weights: PageWeights) -
         own = hit.score / top_section
         page = pages.get(hit.path, 0.0) / top_page if hit.kind == "section" else own
         hit.score = top_section * (share * page + (1 - share) * own)
-    return sorted(hits, key=lambda h: -h.score)
+    return sorted(hits, key=_score, reverse=True)  # (stable, as -score)
 
 
 def missing_pages(hits: list[Hit], pages: dict[str, float], limit: int) -> list[str]:
@@ -97,7 +99,7 @@ def named_first(hits: list[Hit], query: str, factor: float) -> list[Hit]:
         heading = hit.heading.rsplit(" > ", 1)[-1]
         if any(_names(text, wanted, named) for text in (heading, hit.title)):
             hit.score *= factor
-    return sorted(hits, key=lambda h: -h.score)
+    return sorted(hits, key=_score, reverse=True)  # (stable, as -score)
 
 
 def _names(text: str, wanted: str, seen: dict[str, bool]) -> bool:

@@ -13,7 +13,7 @@ is refused.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from minarad.errors import InvalidInput
@@ -121,6 +121,14 @@ def positive_terms(clauses: list[Clause]) -> list[Clause]:
             if c.occur != MUST_NOT and c.field not in FILTER_FIELDS]
 
 
+class QueryPair(NamedTuple):
+    """The queries of one search (:meth:`QueryBuilder.build_pair`)."""
+
+    strict: object
+    loose: object | None
+    within: Callable[[object], object]
+
+
 class QueryBuilder:
     """Turns clauses into tantivy queries for one schema.
 
@@ -164,25 +172,33 @@ class QueryBuilder:
             InvalidInput: no clause holds a word or a field to search for
                 (``*``, ``((``, ``AND``, an empty query).
         """
-        filters, words, parts = self._analysed(clauses, filters)
+        filters, words, parts, _plain = self._analysed(clauses, filters)
         if strict:
             parts = self._require_enough(words, parts, common)
         return self._combined(parts, filters, exclusions)
 
     def build_pair(self, clauses: list[Clause], filters: list, exclusions: Sequence = (),
-                   common: frozenset[str] = frozenset(),
-                   names: float = 0.0) -> tuple[object, object | None]:
-        """``(strict, loose)``: :meth:`build` with and without ``strict``, analysed once.
+                   common: frozenset[str] = frozenset(), names: float = 0.0) -> QueryPair:
+        """``(strict, loose, within)``: :meth:`build` with and without ``strict``, and
+        without ``names``, analysed once.
 
         ``loose`` is None when it would be the same query (fewer than two
         meaningful words count, so the strict query asks for no more).
         ``names``: what a section defining the word as a name gains
-        (:meth:`_name_query`; 0: not asked).
+        (:meth:`_name_query`; 0: not asked). ``within(extra)``: what
+        ``build(clauses, [*filters, extra], exclusions)`` gives, without
+        analysing the words again.
         """
-        filters, words, parts = self._analysed(clauses, filters, names)
+        given = filters
+        filters, words, parts, plain = self._analysed(clauses, filters, names)
+        typed = filters[len(given):]
         grouped = self._require_enough(words, parts, common)
         strict = self._combined(grouped, filters, exclusions)
-        return strict, None if grouped is parts else self._combined(parts, filters, exclusions)
+
+        def within(extra) -> object:
+            return self._combined(plain, [*given, extra, *typed], exclusions)
+        return QueryPair(strict, None if grouped is parts else
+                         self._combined(parts, filters, exclusions), within)
 
     def build_page(self, clauses: list[Clause], filters: list, exclusions: Sequence,
                    weights) -> list:
@@ -237,17 +253,21 @@ class QueryBuilder:
         return self._any([o for o in options if o is not None])
 
     def _analysed(self, clauses: list[Clause], filters: list,
-                  names: float = 0.0) -> tuple[list, list, list]:
-        """``(filters, meaningful clauses, their parts)``; InvalidInput when nothing to search."""
+                  names: float = 0.0) -> tuple[list, list, list, list]:
+        """``(filters, meaningful clauses, their parts, their parts without names)``
+        (the given filters first, then those typed in the query); InvalidInput when
+        nothing to search."""
         typed = [c for c in clauses if c.field in FILTER_FIELDS and c.occur == MUST]
         filters = [*filters, *(self.clause_query(c) for c in typed)]
         words = meaningful_clauses([c for c in clauses if c not in typed])
         count = sum(1 for w in words if w.occur != MUST_NOT)
-        parts = [part for part in (self._part(w, names if names_a_definition(w.text, count)
-                                              else 0.0) for w in words) if part is not None]
+        pairs = [self._part_pair(w, names if names_a_definition(w.text, count) else 0.0)
+                 for w in words]
+        parts = [named for named, _plain in pairs if named is not None]
+        plain = [part for _named, part in pairs if part is not None]
         if not parts and not typed:
             raise InvalidInput("the query has no words to search for", code="empty_query")
-        return filters, words, parts
+        return filters, words, parts, plain
 
     def _combined(self, parts: list, filters: list, exclusions: Sequence) -> object:
         tv = self.tv
@@ -276,11 +296,20 @@ class QueryBuilder:
                                        minimum_number_should_match=required_matches(len(counted)))
         return [*rest, (tv.Occur.Must, group)]
 
-    def _part(self, clause: Clause, names: float):
-        query = self.clause_query(clause, names)
-        if query is None:
-            return None
-        return self._occur[clause.occur], query
+    def _part_pair(self, clause: Clause, names: float) -> tuple:
+        """``(occur, query)`` of a clause with ``names`` and without (None: no query);
+        its queries are built once for both."""
+        occur = self._occur[clause.occur]
+        if clause.field in FILTER_FIELDS:
+            part = (occur, self.filter_query(clause.field, [clause.text]))
+            return part, part
+        options = self._options(clause)
+        plain = self._one(options)
+        named = plain
+        if names > 0 and not clause.field and not clause.phrase:
+            named = self._one([*options, self._name_query("names", clause.text, names)])
+        return (None if named is None else (occur, named),
+                None if plain is None else (occur, plain))
 
     def clause_query(self, clause: Clause, names: float = 0.0):
         """The query for one clause, or None when it holds no searchable token.
@@ -290,6 +319,13 @@ class QueryBuilder:
         """
         if clause.field in FILTER_FIELDS:
             return self.filter_query(clause.field, [clause.text])
+        options = self._options(clause)
+        if names > 0 and not clause.field and not clause.phrase:
+            options.append(self._name_query("names", clause.text, names))
+        return self._one(options)
+
+    def _options(self, clause: Clause) -> list:
+        """The ways a free-text clause matches (None where one does not apply)."""
         fields = {TEXT_FIELDS[clause.field]: 1.0} if clause.field else WORD_BOOSTS
         options = [self._word_query(clause.text, fields)]
         if not clause.phrase and not clause.field:
@@ -297,8 +333,10 @@ class QueryBuilder:
                         self._stem_query(clause.text)]
         if not clause.field:
             options += [self._exact_query(clause.text), self._cjk_query(clause.text, clause.phrase)]
-            if names > 0 and not clause.phrase:
-                options.append(self._name_query("names", clause.text, names))
+        return options
+
+    def _one(self, options: list):
+        """Any of the ``options`` (None ones left out); None when none is left."""
         options = [q for q in options if q is not None]
         if not options:
             return None

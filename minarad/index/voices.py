@@ -12,7 +12,7 @@ from __future__ import annotations
 from minarad.index.engine import LexicalEngine
 from minarad.index.fusion import RankedHit, SearchFilters
 from minarad.index.pages import PageWeights, missing_pages, named_first, page_mixed
-from minarad.index.query import parse_query, positive_terms
+from minarad.index.query import QueryPair, parse_query, positive_terms
 from minarad.index.results import Hit, hit_from_record
 from minarad.index.snippets import term_pattern
 
@@ -53,8 +53,9 @@ class LexicalVoice:
         if view is None:
             self.engine.check_query(clauses)
             return []
-        strict, loose = self.engine.query_pair(view, clauses, filters,
-                                               pages.names if pages is not None else 0.0)
+        pair = self.engine.query_pair(view, clauses, filters,
+                                      pages.names if pages is not None else 0.0)
+        strict, loose = pair.strict, pair.loose
         hits = _hits(self.engine, view, strict, clauses, limit, by_time=False)
         if len(hits) < limit and loose is not None:  # None: the same query, the same hits
             seen = {h.key for h in hits}
@@ -63,13 +64,15 @@ class LexicalVoice:
                     and (keep_loose is None or keep_loose(h.key))]
             hits += below(hits, more[:limit - len(hits)])
         if pages is not None and pages.share > 0 and limit > 0:
-            hits = self._with_pages(view, clauses, filters, hits, limit, pages, keep_loose)
+            hits = self._with_pages(view, clauses, filters, pair, hits, limit, pages,
+                                    keep_loose)
         if pages is not None:
             hits = named_first(hits, query or "", pages.named)
         return [RankedHit(hit, hit.score) for hit in bodiless_after_body_matches(hits)]
 
-    def _with_pages(self, view, clauses, filters: SearchFilters, hits: list[Hit], limit: int,
-                    weights: PageWeights, keep_loose) -> list[Hit]:
+    def _with_pages(self, view, clauses, filters: SearchFilters, pair: QueryPair,
+                    hits: list[Hit], limit: int, weights: PageWeights,
+                    keep_loose) -> list[Hit]:
         """``hits`` mixed with their pages' scores; the best section of each ranked page
         that had none among them joins (when ``keep_loose`` keeps it)."""
         pages = self._page_scores(view, clauses, filters, limit, weights)
@@ -77,27 +80,29 @@ class LexicalVoice:
             return hits
         missing = missing_pages(hits, pages, limit)
         if missing:
-            hits = hits + self._best_sections(view, clauses, filters, missing,
+            hits = hits + self._best_sections(view, clauses, pair, missing,
                                               {h.key for h in hits}, keep_loose)
         return page_mixed(hits, pages, weights)
 
-    def _best_sections(self, view, clauses, filters: SearchFilters, missing: list[str],
+    def _best_sections(self, view, clauses, pair: QueryPair, missing: list[str],
                        seen: set, keep_loose) -> list[Hit]:
         """The best section of each of the ``missing`` pages among the best ``8 * len(missing)``
         of their sections matching the words (not in ``seen``, kept by ``keep_loose``).
 
         The matches are read best first until every page has its section.
         """
-        query = self.engine.sections_of(view, clauses, filters, missing)
+        query = self.engine.sections_of(pair, missing)
         pattern = term_pattern(positive_terms(clauses))
         wanted, best = set(missing), {}
-        for score, record in self.engine.each_top(view, query, 8 * len(missing)):
+        for score, path, read in self.engine.each_top(view, query, 8 * len(missing)):
+            if path in best:
+                continue  # (a page's best section is found: the others are not decoded)
+            record = read()
             key = (record.path, record.line_start)
             if key not in seen and (keep_loose is None or keep_loose(key)):
-                if record.path not in best:
-                    best[record.path] = hit_from_record(record, score, pattern, lazy=True)
-                    if len(best) >= len(wanted) and wanted.issubset(best):
-                        break
+                best[record.path] = hit_from_record(record, score, pattern, lazy=True)
+                if len(best) >= len(wanted) and wanted.issubset(best):
+                    break
         return list(best.values())
 
     def _page_scores(self, view, clauses, filters: SearchFilters, limit: int,
@@ -178,7 +183,7 @@ def _below(scores: list[float], more: list[tuple]) -> list[tuple]:
 
 def _is_bodiless(hit: Hit) -> bool:
     """True for a section that is a heading alone."""
-    return hit.kind == "section" and bool(hit.heading) and not hit.text.strip()
+    return hit.kind == "section" and bool(hit.heading) and (not hit.text or hit.text.isspace())
 
 
 def bodiless_after_body_matches(hits: list[Hit]) -> list[Hit]:

@@ -93,3 +93,33 @@ def test_the_page_or_section_the_query_names_ranks_above_pages_that_mention_it(w
     assert paths(index.search("GET DESCRIPTOR", mode="keyword", per_page=1))[0] == "docs/get.md"
     hit = index.search("lc_time", mode="keyword", per_page=1)[0]
     assert hit.heading.endswith("`lc_time()`")
+
+
+def _walks_and_a_wildlife_page() -> dict[str, str]:
+    """60 notes whose one section holds both words, 200 notes holding neither, and a
+    page that holds both only across its sections (which of them is its best is for
+    the index to say)."""
+    notes = {f"notes__walk{i}.md": f"# Walk {i}\n\n## Day\n\nOn the walk along the bank we "
+                                   f"saw an otter near the river and then the path turned "
+                                   f"back toward the village hall for tea {i}.\n"
+             for i in range(60)}
+    notes.update({f"misc__m{i}.md": f"# Misc {i}\n\nNothing about animals here {i}.\n"
+                  for i in range(200)})
+    notes["wiki__wildlife.md"] = ("# Wildlife\n\n## Otters\n\nOtter, otter, otter: the otter "
+                                  "den.\n\n## Water\n\nThe river is cold.\n\n## Tea\n\n"
+                                  "The hall serves tea.\n")
+    return notes
+
+
+def test_a_page_ranked_in_by_its_page_shows_its_best_section_alone(ws, index):
+    # the 60 walks fill the section candidates (both words each); the wildlife page
+    # ranks by its page, none of its sections being among them
+    ws.commit(**_walks_and_a_wildlife_page())
+    index.catch_up()
+    hits = index.search("otter river", mode="keyword", per_page=2)
+    assert paths(hits)[0] == "wiki/wildlife.md"
+    shown = [h.heading for h in hits if h.path == "wiki/wildlife.md"]
+    alone = index.search("otter river", mode="keyword", path="wiki/wildlife.md", per_page=3)
+    assert [h.heading for h in alone][:1] == shown  # its best section, and only that one
+    assert {h.heading for h in alone} == {"Wildlife > Otters", "Wildlife > Water"}
+    assert hits[0].snippet.highlights  # cut around the words, as any hit's
