@@ -97,7 +97,7 @@ def named_first(hits: list[Hit], query: str, factor: float) -> list[Hit]:
     named: dict[str, bool] = {}  # (a page's sections share its title: each text read once)
     for hit in hits:
         heading = hit.heading.rsplit(" > ", 1)[-1]
-        if any(_names(text, wanted, named) for text in (heading, hit.title)):
+        if _names(heading, wanted, named) or _names(hit.title, wanted, named):
             hit.score *= factor
     return sorted(hits, key=_score, reverse=True)  # (stable, as -score)
 
