@@ -188,7 +188,7 @@ def build(model_file: Path, target: Path) -> Path:
 def current(encoder: Path) -> bool:
     """True when ``encoder`` is an encoder this code builds (of its :data:`VERSION`)."""
     import onnx
-    from google.protobuf.message import DecodeError
+    from google.protobuf.message import DecodeError  # type: ignore[import-untyped,unused-ignore]
 
     try:
         model = onnx.load(str(encoder), load_external_data=False)
