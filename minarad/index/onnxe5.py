@@ -115,15 +115,18 @@ class OnnxE5:
 
     def _run(self, ids: list[int]) -> Any:
         """The encoder's mean vector of one window (its ids with ``<s>`` and ``</s>``)."""
+        return self._session.run(["pooled"], self.feed(ids))[0][0]
+
+    def feed(self, ids: list[int]) -> dict[str, Any]:
+        """The encoder's inputs for one window: its words' embeddings (1 x tokens x 384)."""
         import numpy as np
 
         from minarad.index.e5file import dequantize
 
-        words = dequantize(self._words[np.array(ids)]).reshape(1, len(ids), self.dim)
-        feed = {"words": words}
+        feed = {"words": dequantize(self._words[np.array(ids)]).reshape(1, len(ids), self.dim)}
         if self._masked:
             feed["mask"] = np.ones((1, len(ids)), np.float32)
-        return self._session.run(["pooled"], feed)[0][0]
+        return feed
 
 
 def _prefix(is_query: bool) -> str:
