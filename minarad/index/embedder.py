@@ -49,8 +49,8 @@ MAX_CHARS = 1500
 #: spin against other work (a query took 0.7 s instead of 28 ms on 2 shared
 #: cores) and embedding was no faster.
 THREADS = 1
-#: Threads of ONNX Runtime (which waits without spinning, so a busy
-#: machine's other work is not crowded out).
+#: Texts the int8 engine embeds at once, each on one ONNX Runtime thread
+#: (which never spins, so a busy machine's other work is not crowded out).
 ONNX_THREADS = min(4, os.cpu_count() or 1)
 
 

@@ -188,6 +188,7 @@ def build(model_file: Path, target: Path) -> Path:
 def current(encoder: Path) -> bool:
     """True when ``encoder`` is an encoder this code builds (of its :data:`VERSION`)."""
     import onnx
+    # protobuf ships no type hints (it comes with onnx, absent without the semantic extra)
     from google.protobuf.message import DecodeError  # type: ignore[import-untyped,unused-ignore]
 
     try:
