@@ -175,3 +175,28 @@ def test_the_sketch_s_few_best_candidates_hold_the_true_nearest():
         assert best in sketch.candidates(vector, 2), question
         rows, scores = nearest(matrix, vector, 3, sketch)
         assert rows[0] == best and np.allclose(scores, np.sort(matrix @ vector)[::-1][:3])
+
+
+def test_a_written_sketch_finds_the_exact_nearest_with_their_exact_scores(tmp_path):
+    """Files as a store writes them (no model: vectors of a few hundred directions)."""
+    import numpy as np
+
+    from minarad.index.nearest import save_array, write_sketch
+
+    rng = np.random.default_rng(3)
+    topics = rng.standard_normal((300, 384))
+    mixed = rng.random((6000, 300)) ** 8 @ topics + 0.3 * rng.standard_normal((6000, 384))
+    matrix = (mixed / np.linalg.norm(mixed, axis=1, keepdims=True)).astype(np.float32)
+    save_array(tmp_path, "matrix", "1", matrix)
+    write_sketch(tmp_path, "1", tmp_path / "matrix-1.npy")
+    sketch = Sketch.load(tmp_path, "1")
+    assert sketch.codes is not None and sketch.exact is not None
+    same = 0
+    for query in matrix[rng.integers(0, len(matrix), 100)] + 0.02 * rng.standard_normal(384):
+        query = (query / np.linalg.norm(query)).astype(np.float32)
+        rows, scores = nearest(matrix, query, 10, sketch)
+        assert np.allclose(scores, matrix[rows] @ query, rtol=0, atol=1e-6)  # float32 scores
+        same += rows.tolist() == nearest(matrix, query, 10)[0].tolist()
+    assert same >= 99
+    (tmp_path / "scales-1.npy").write_bytes(b"not numpy")  # damaged: searched as before them
+    assert Sketch.load(tmp_path, "1").codes is None
