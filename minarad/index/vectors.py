@@ -239,11 +239,12 @@ class VectorStore:
     def outdated(self) -> bool:
         """True when the matrix last written is searched through a sketch but has
         no codes (written before them): the next catch-up writes it again."""
-        loaded = self._loaded(None)
-        if loaded is None or self.approximate_from is None:
+        generation = self.meta().get("generation")
+        if generation is None or self.approximate_from is None \
+                or self.searchable() < self.approximate_from:
             return False
-        ids, _matrix, sketch = loaded
-        return len(ids) >= self.approximate_from and (sketch is None or sketch.codes is None)
+        return not all((self.folder / f"{name}-{generation}.npy").exists()
+                       for name in ("sketch", "codes", "scales"))
 
     def query_vector(self, embedder, text: str):
         """The vector of the query ``text``; the last one is kept, so a search asked
