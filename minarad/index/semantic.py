@@ -77,18 +77,11 @@ class SemanticVoice:
         Sections without a vector are left out (nothing when :meth:`rank`
         embedded no query).
         """
-        import numpy as np
-
-        loaded = self.store.matrix(self.embedder.name)
-        if self._query is None or loaded is None or not keys:
+        if self._query is None or not keys:
             return {}
-        ids, matrix = loaded
-        out = {}
-        for key, row_id in self.store.ids_of(keys).items():
-            row = int(np.searchsorted(ids, row_id))
-            if row < len(ids) and ids[row] == row_id:
-                out[key] = float(matrix[row] @ self._query)
-        return out
+        wanted = self.store.ids_of(keys)
+        found = self.store.similarities(self._query, wanted.values(), self.embedder.name)
+        return {key: found[row_id] for key, row_id in wanted.items() if row_id in found}
 
     def _hits(self, ids, scores, clauses, filters: SearchFilters, limit: int,
               script: str) -> list[RankedHit]:

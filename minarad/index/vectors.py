@@ -9,9 +9,12 @@ derived and rebuildable:
   a killed catch-up resumes with them);
 - ``matrix-<n>.npy`` and ``ids-<n>.npy``: every vector as one float32 matrix,
   memory-mapped by searches, rewritten after each change;
-- ``sketch-<n>.npy`` and ``basis-<n>.npy`` beside them in a large workspace:
-  the vectors in fewer numbers, which searches scan before rescoring the
-  best candidates exactly (:mod:`~minarad.index.nearest`).
+- ``sketch-<n>.npy``, ``basis-<n>.npy``, ``codes-<n>.npy`` and
+  ``scales-<n>.npy`` beside them in a large workspace: the vectors in fewer
+  numbers and in int8, which searches scan before rescoring the best
+  candidates exactly (:mod:`~minarad.index.nearest`). A store written
+  before the codes existed is searched as it was, and its matrix is written
+  again (with them) by the next catch-up.
 
 Catching up follows the index: the paths that changed between the embedded
 commit and the index's commit are read from the index, and only sections
@@ -216,6 +219,33 @@ class VectorStore:
         rows, scores = nearest(matrix, vector, k, sketch if approximate else None)
         return ids[rows], scores
 
+    def similarities(self, vector, ids, model: str | None = None) -> dict[int, float]:
+        """``id -> dot product with vector`` of the stored vectors ``ids`` (those
+        of the matrix last written; others are left out)."""
+        import numpy as np
+
+        loaded = self._loaded(model)
+        if loaded is None:
+            return {}
+        stored, matrix, sketch = loaded
+        wanted = np.unique(np.asarray(list(ids), dtype=np.int64))
+        rows = np.searchsorted(stored, wanted)
+        found = rows < len(stored)
+        found[found] = stored[rows[found]] == wanted[found]
+        rows = rows[found]
+        vectors = sketch.exact(rows) if sketch is not None and sketch.exact else matrix[rows]
+        return dict(zip(wanted[found].tolist(), (vectors @ vector).tolist(), strict=True))
+
+    def outdated(self) -> bool:
+        """True when the matrix last written is searched through a sketch but has
+        no codes (written before them): the next catch-up writes it again."""
+        generation = self.meta().get("generation")
+        if generation is None or self.approximate_from is None \
+                or self.searchable() < self.approximate_from:
+            return False
+        return not all((self.folder / f"{name}-{generation}.npy").exists()
+                       for name in ("sketch", "codes", "scales"))
+
     def query_vector(self, embedder, text: str):
         """The vector of the query ``text``; the last one is kept, so a search asked
         again deeper (or the same query again) does not embed it twice."""
@@ -346,6 +376,9 @@ class _CatchUp:
             meta = {}
         stats = EmbedStats(target, model=embedder.name)
         if target is not None and meta.get("commit") == target:
+            if store.outdated():  # written before the codes: once, in the current form
+                with store.connect(write=True) as conn:
+                    store.drop_old_matrices(self._publish(conn))
             stats.total = store.count()
             return stats
         if not meta.get("generation"):
