@@ -41,11 +41,22 @@ def commit_disk(store: Store, paths: Iterable[str] | None = None, *,
     the commit, and appended to ``held`` when given
     (:class:`minarad.secrets.holdback.HeldFile`).
 
+    Paths that ``.git/index`` proves equal to HEAD (by their stat data, as git
+    trusts it: :func:`~minarad.store.reconcile.clean_by_index`) are left out
+    first, without the workspace lock: the files a writer of this process
+    just committed (the daemon hears their saves) cost no lock, no read.
+
     Returns:
         The commit, or None when disk already equals HEAD.
     """
-    from minarad.store.reconcile import DiskChanges
+    from minarad.store.reconcile import DiskChanges, clean_by_index
 
+    if paths is not None:
+        paths = sorted(set(paths))
+        clean = clean_by_index(store, paths)
+        paths = [p for p in paths if p not in clean]
+        if not paths:
+            return None
     with store.lock():
         store.check_writable()
         store.catch_up()

@@ -56,6 +56,54 @@ def unchanged_by_stat(index_path: str, on_disk: dict, committed: dict) -> set[st
     return clean
 
 
+def clean_by_index(store: Store, rels: list[str]) -> set[str]:
+    """The paths of ``rels`` that ``.git/index`` proves equal to HEAD without reading them.
+
+    As :func:`unchanged_by_stat`, and the change time too (an edit that put
+    the modification time back still moves it); each entry is found by its
+    name, so the cost does not grow with the workspace. Nothing is proven
+    while a commit is being made or was cut short (its marker stands: the
+    index may lag behind HEAD), nor for a name that is not canonical. Safe
+    without the workspace lock: a path is proven only when its file matches
+    its index entry and that entry names HEAD's blob and mode, whichever
+    moved in between.
+    """
+    from minarad.git.objects import commit_tree
+    from minarad.git.trees import lookup_blob
+    from minarad.store.commit import COMMIT_MARKER
+
+    head = store.head()
+    if head is None or (store.state_dir / COMMIT_MARKER).exists():
+        return set()
+    try:
+        with open(store.git_dir / "index", "rb") as fh:
+            data = fh.read()
+            index_mtime = os.fstat(fh.fileno()).st_mtime_ns
+        tree = commit_tree(store.repo, head)
+    except (OSError, KeyError):
+        return set()
+    clean = set()
+    for rel in rels:
+        if normalized_or_as_given(rel) != rel:
+            continue
+        raw = rel.encode("utf-8", "surrogateescape")
+        entry = gitindex.find_stat_entry(data, raw)
+        try:
+            st = os.lstat(store.disk_path(rel)) if entry is not None else None
+            committed = lookup_blob(store.repo.object_store, tree, raw) if st else None
+        except (OSError, KeyError):
+            continue
+        if st is None or entry is None or committed is None:
+            continue
+        if (entry[0], entry[4]) == (committed[1].decode(), committed[0]) and (
+                entry[1], entry[2], entry[3], entry[4], entry[5]) == (
+                st.st_mtime_ns, st.st_size & 0xFFFFFFFF, st.st_ino & 0xFFFFFFFF,
+                git_file_mode(st.st_mode), st.st_ctime_ns) \
+                and st.st_mtime_ns < index_mtime and st.st_ctime_ns < index_mtime:
+            clean.add(rel)
+    return clean
+
+
 def normalized_or_as_given(path: object) -> str:
     """``path`` in canonical form, or as given when the path rules refuse it.
 
