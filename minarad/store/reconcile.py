@@ -68,8 +68,6 @@ def clean_by_index(store: Store, rels: list[str]) -> set[str]:
     its index entry and that entry names HEAD's blob and mode, whichever
     moved in between.
     """
-    from minarad.git.objects import commit_tree
-    from minarad.git.trees import lookup_blob
     from minarad.store.commit import COMMIT_MARKER
 
     head = store.head()
@@ -79,29 +77,53 @@ def clean_by_index(store: Store, rels: list[str]) -> set[str]:
         with open(store.git_dir / "index", "rb") as fh:
             data = fh.read()
             index_mtime = os.fstat(fh.fileno()).st_mtime_ns
-        tree = commit_tree(store.repo, head)
-    except (OSError, KeyError):
+    except OSError:
         return set()
-    clean = set()
+    as_recorded = {}
     for rel in rels:
-        if normalized_or_as_given(rel) != rel:
-            continue
-        raw = rel.encode("utf-8", "surrogateescape")
-        entry = gitindex.find_stat_entry(data, raw)
-        try:
-            st = os.lstat(store.disk_path(rel)) if entry is not None else None
-            committed = lookup_blob(store.repo.object_store, tree, raw) if st else None
-        except (OSError, KeyError):
-            continue
-        if st is None or entry is None or committed is None:
-            continue
-        if (entry[0], entry[4]) == (committed[1].decode(), committed[0]) and (
-                entry[1], entry[2], entry[3], entry[4], entry[5]) == (
-                st.st_mtime_ns, st.st_size & 0xFFFFFFFF, st.st_ino & 0xFFFFFFFF,
-                git_file_mode(st.st_mode), st.st_ctime_ns) \
-                and st.st_mtime_ns < index_mtime and st.st_ctime_ns < index_mtime:
-            clean.add(rel)
-    return clean
+        entry = _entry_as_on_disk(store, data, index_mtime, rel)
+        if entry is not None:
+            as_recorded[rel] = entry
+    return _naming_head_blobs(store, head, as_recorded) if as_recorded else set()
+
+
+def _entry_as_on_disk(store: Store, data: bytes, index_mtime: int,
+                      rel: str) -> tuple[str, int] | None:
+    """``(blob hex, mode)`` of ``rel``'s index entry when the file on disk matches its
+    stat data and is not racily clean, else None."""
+    if normalized_or_as_given(rel) != rel:
+        return None
+    entry = gitindex.find_stat_entry(data, rel.encode("utf-8", "surrogateescape"))
+    if entry is None:
+        return None
+    try:
+        st = os.lstat(store.disk_path(rel))
+    except OSError:
+        return None
+    if (entry[1], entry[2], entry[3], entry[4], entry[5]) != (
+            st.st_mtime_ns, st.st_size & 0xFFFFFFFF, st.st_ino & 0xFFFFFFFF,
+            git_file_mode(st.st_mode), st.st_ctime_ns) \
+            or st.st_mtime_ns >= index_mtime or st.st_ctime_ns >= index_mtime:
+        return None
+    return entry[0], entry[4]
+
+
+def _naming_head_blobs(store: Store, head: str, entries: dict[str, tuple[str, int]]) -> set[str]:
+    """The paths of ``entries`` whose ``(blob, mode)`` is the one commit ``head`` holds."""
+    from minarad.git.objects import commit_tree
+    from minarad.git.trees import lookup_blob
+
+    same = set()
+    try:
+        tree = commit_tree(store.repo, head)
+        for rel, (blob, mode) in entries.items():
+            committed = lookup_blob(store.repo.object_store, tree,
+                                    rel.encode("utf-8", "surrogateescape"))
+            if committed is not None and (committed[1].decode(), committed[0]) == (blob, mode):
+                same.add(rel)
+    except KeyError:  # a missing object: the long way says what is wrong
+        return set()
+    return same
 
 
 def normalized_or_as_given(path: object) -> str:
