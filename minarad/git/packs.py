@@ -140,26 +140,44 @@ def _whole_entries(base: str, object_format: Any) -> list[tuple[bytes, bytes, in
     import struct
     import zlib
 
-    from dulwich.pack import load_pack_index
-
-    index = load_pack_index(base + ".idx", object_format)
-    try:
-        listed = sorted(index.iterentries(), key=lambda e: e[1])
-    finally:
-        index.close()
+    listed = _index_entries(base + ".idx", object_format.oid_length)
+    if listed is None:
+        return None
     with open(base + ".pack", "rb") as fh:
         data = fh.read()
     if data[:4] != b"PACK" or struct.unpack(">I", data[8:12])[0] != len(listed):
         return None
     end, found = len(data) - object_format.oid_length, []
-    for i, (sha, offset, crc) in enumerate(listed):
-        stop = listed[i + 1][1] if i + 1 < len(listed) else end
+    for i, (offset, sha, crc) in enumerate(listed):
+        stop = listed[i + 1][0] if i + 1 < len(listed) else end
         raw = data[offset:stop]
-        if not raw or (raw[0] >> 4) & 7 not in _WHOLE_TYPES or crc is None \
-                or zlib.crc32(raw) != crc:
+        if not raw or (raw[0] >> 4) & 7 not in _WHOLE_TYPES or zlib.crc32(raw) != crc:
             return None
-        found.append((bytes(sha), raw, crc))
+        found.append((sha, raw, crc))
     return found
+
+
+def _index_entries(path: str, oid_length: int) -> list[tuple[int, bytes, int]] | None:
+    """``(offset, sha, crc32)`` of each object a version 2 pack index lists, by offset;
+    None for another version or an offset past 2 GiB (read as dulwich reads them)."""
+    import struct
+
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if data[:8] != b"\377tOc\x00\x00\x00\x02" or len(data) < 8 + 1024:
+        return None
+    count = struct.unpack_from(">I", data, 8 + 255 * 4)[0]
+    shas_at = 8 + 1024
+    crcs_at = shas_at + count * oid_length
+    offsets_at = crcs_at + count * 4
+    if len(data) < offsets_at + count * 4:
+        return None
+    crcs = struct.unpack_from(f">{count}I", data, crcs_at)
+    offsets = struct.unpack_from(f">{count}I", data, offsets_at)
+    if any(o & 0x80000000 for o in offsets):
+        return None
+    return sorted((offsets[i], data[shas_at + i * oid_length:shas_at + (i + 1) * oid_length],
+                   crcs[i]) for i in range(count))
 
 
 #: Pack entry types of whole objects (commit, tree, blob, tag); 6 and 7 are deltas.
