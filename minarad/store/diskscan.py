@@ -44,7 +44,9 @@ def commit_disk(store: Store, paths: Iterable[str] | None = None, *,
     Paths that ``.git/index`` proves equal to HEAD (by their stat data, as git
     trusts it: :func:`~minarad.store.reconcile.clean_by_index`) are left out
     first, without the workspace lock: the files a writer of this process
-    just committed (the daemon hears their saves) cost no lock, no read.
+    just committed (the daemon hears their saves) cost no lock, no read
+    (the history cache is still brought to HEAD, taking the lock only when
+    it lags: a ``git commit`` made by hand is followed so).
 
     Returns:
         The commit, or None when disk already equals HEAD.
@@ -55,7 +57,8 @@ def commit_disk(store: Store, paths: Iterable[str] | None = None, *,
         paths = sorted(set(paths))
         clean = clean_by_index(store, paths)
         paths = [p for p in paths if p not in clean]
-        if not paths:
+        if not paths:  # the history cache still follows HEAD, as a scan brings it
+            store.catch_up_for_reading()
             return None
     with store.lock():
         store.check_writable()
