@@ -179,38 +179,6 @@ def read_stat_entries(data: bytes) -> dict[str, tuple[str, int, int, int, int]]:
     return out
 
 
-def find_stat_entry(data: bytes, path: bytes) -> tuple[str, int, int, int, int, int] | None:
-    """``path``'s stage-0 entry as ``(blob hex, mtime_ns, size, inode, mode, ctime_ns)``,
-    found by its name's bytes (the other entries are not walked), or None: not
-    there, flagged skip-worktree, or the index is not a whole one of version 2 or 3.
-
-    A name is taken only where the entry's flags, just before it, give its
-    length and stage 0, and the bytes after it are a NUL: another entry's
-    longer name that ends with ``path`` has other bytes there.
-    """
-    try:
-        version, _count = _header(data)
-    except IndexFormatUnsupported:
-        return None
-    needle = path + b"\x00"
-    pos = data.find(needle, _HEADER.size)
-    while pos != -1:
-        for start, extended in ((pos - _FIXED_SIZE, False), (pos - _FIXED_SIZE - 2, True)):
-            if start < _HEADER.size or (extended and version < 3):
-                continue
-            fields = _FIXED.unpack_from(data, start)
-            flags = fields[11]
-            if bool(flags & _EXTENDED) != extended or flags & 0x3000 \
-                    or (flags & 0xFFF) != min(len(path), 0xFFF):
-                continue
-            if extended and int.from_bytes(data[pos - 2:pos], "big") & _SKIP_WORKTREE:
-                return None
-            return (fields[10].hex(), fields[2] * 1_000_000_000 + fields[3], fields[9],
-                    fields[5], fields[6], fields[0] * 1_000_000_000 + fields[1])
-        pos = data.find(needle, pos + 1)
-    return None
-
-
 def index_paths(data: bytes) -> list[str]:
     """The paths an index holds (what ``git status`` and ``git ls-files`` call tracked).
 

@@ -13,7 +13,7 @@ import dataclasses
 import os
 from typing import TYPE_CHECKING
 
-from minarad.errors import Forbidden, InvalidInput
+from minarad.errors import Forbidden, InvalidInput, MinaraError
 from minarad.git import index as gitindex
 from minarad.store.settle import half_saved, save_under_way
 from minarad.workspace.content import git_blob_id
@@ -56,72 +56,36 @@ def unchanged_by_stat(index_path: str, on_disk: dict, committed: dict) -> set[st
     return clean
 
 
-def clean_by_index(store: Store, rels: list[str]) -> set[str]:
-    """The paths of ``rels`` that ``.git/index`` proves equal to HEAD without reading them.
+def unchanged_on_disk(store: Store, rels: list[str]) -> set[str]:
+    """The paths of ``rels`` whose file holds HEAD's blob and mode, read without the
+    workspace lock (the files a writer of this process just committed).
 
-    As :func:`unchanged_by_stat`, and the change time too (an edit that put
-    the modification time back still moves it); each entry is found by its
-    name, so the cost does not grow with the workspace. Nothing is proven
-    while a commit is being made or was cut short (its marker stands: the
-    index may lag behind HEAD), nor for a name that is not canonical. Safe
-    without the workspace lock: a path is proven only when its file matches
-    its index entry and that entry names HEAD's blob and mode, whichever
-    moved in between.
+    Each file is read (no symlink followed) and its blob id compared with the
+    one HEAD holds; a file missing, unreadable, not canonically named, or
+    changing while it is read is not proven. Safe without the lock: a file
+    proven equal to HEAD as read at that moment has nothing to commit, and a
+    change after the read is a new event of its own.
     """
-    from minarad.store.commit import COMMIT_MARKER
-
-    head = store.head()
-    if head is None or (store.state_dir / COMMIT_MARKER).exists():
-        return set()
-    try:
-        with open(store.git_dir / "index", "rb") as fh:
-            data = fh.read()
-            index_mtime = os.fstat(fh.fileno()).st_mtime_ns
-    except OSError:
-        return set()
-    as_recorded = {}
-    for rel in rels:
-        entry = _entry_as_on_disk(store, data, index_mtime, rel)
-        if entry is not None:
-            as_recorded[rel] = entry
-    return _naming_head_blobs(store, head, as_recorded) if as_recorded else set()
-
-
-def _entry_as_on_disk(store: Store, data: bytes, index_mtime: int,
-                      rel: str) -> tuple[str, int] | None:
-    """``(blob hex, mode)`` of ``rel``'s index entry when the file on disk matches its
-    stat data and is not racily clean, else None."""
-    if normalized_or_as_given(rel) != rel:
-        return None
-    entry = gitindex.find_stat_entry(data, rel.encode("utf-8", "surrogateescape"))
-    if entry is None:
-        return None
-    try:
-        st = os.lstat(store.disk_path(rel))
-    except OSError:
-        return None
-    if (entry[1], entry[2], entry[3], entry[4], entry[5]) != (
-            st.st_mtime_ns, st.st_size & 0xFFFFFFFF, st.st_ino & 0xFFFFFFFF,
-            git_file_mode(st.st_mode), st.st_ctime_ns) \
-            or st.st_mtime_ns >= index_mtime or st.st_ctime_ns >= index_mtime:
-        return None
-    return entry[0], entry[4]
-
-
-def _naming_head_blobs(store: Store, head: str, entries: dict[str, tuple[str, int]]) -> set[str]:
-    """The paths of ``entries`` whose ``(blob, mode)`` is the one commit ``head`` holds."""
     from minarad.git.objects import commit_tree
     from minarad.git.trees import lookup_blob
 
+    head = store.head()
+    if head is None:
+        return set()
     same = set()
     try:
         tree = commit_tree(store.repo, head)
-        for rel, (blob, mode) in entries.items():
+        for rel in rels:
+            if normalized_or_as_given(rel) != rel:
+                continue
+            data, st = store.read_disk(rel)
             committed = lookup_blob(store.repo.object_store, tree,
                                     rel.encode("utf-8", "surrogateescape"))
-            if committed is not None and (committed[1].decode(), committed[0]) == (blob, mode):
+            if data is not None and st is not None and committed is not None and (
+                    committed[1].decode(), committed[0]) == (git_blob_id(data),
+                                                             git_file_mode(st.st_mode)):
                 same.add(rel)
-    except KeyError:  # a missing object: the long way says what is wrong
+    except (OSError, KeyError, MinaraError):  # the long way, under the lock, says why
         return set()
     return same
 

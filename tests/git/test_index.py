@@ -172,27 +172,3 @@ def test_the_folder_shortcut_places_new_entries_exactly_where_a_full_walk_does(s
     expected = {**existing, **changes}
     assert fast == walked == build_index({p: e for p, e in expected.items() if e is not None})
 
-
-def test_an_entry_found_by_its_name_is_the_one_a_full_walk_reads(repo_dir):
-    """In an index git wrote (with an entry flagged skip-worktree, so version 3),
-    each path's entry is found by its name alone, and nothing is found for a name that
-    is only the end of another, a folder, or a skip-worktree entry."""
-    from minarad.git.index import find_stat_entry, read_stat_entries
-
-    long_name = "wiki/" + "/".join(["x" * 200] * 3) + ".md"
-    for rel in ("MEMORY.md", "a/MEMORY.md", "b/a/MEMORY.md", "held.md", long_name):
-        (repo_dir / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo_dir / rel).write_text(f"{rel}\n")
-    git(repo_dir, "add", "-A")
-    git(repo_dir, "update-index", "--skip-worktree", "held.md")
-    data = (repo_dir / ".git" / "index").read_bytes()
-    assert int.from_bytes(data[4:8], "big") == 3
-    walked = read_stat_entries(data)
-    for rel in ("MEMORY.md", "a/MEMORY.md", "b/a/MEMORY.md", long_name):
-        found = find_stat_entry(data, rel.encode())
-        assert found is not None and found[:5] == walked[rel], rel
-        assert found[5] == os.lstat(repo_dir / rel).st_ctime_ns // 10**9 * 10**9 + \
-            os.lstat(repo_dir / rel).st_ctime_ns % 10**9
-    for absent in ("a/MEMORY", "EMORY.md", "/MEMORY.md", "b/a", "nothing.md", "held.md"):
-        assert find_stat_entry(data, absent.encode()) is None, absent
-    assert find_stat_entry(data[:-30], b"MEMORY.md") is None  # a cut index proves nothing

@@ -44,47 +44,33 @@ def test_a_racily_clean_file_is_read(store, ws):
     assert_repo_sound(ws)
 
 
-def test_named_paths_proven_unchanged_by_the_index_are_not_committed_and_edits_are(store, ws):
-    """``commit_disk`` with paths leaves out the files the index proves equal to HEAD
-    (without the lock); an in-place edit of the same size is still committed, also when
-    its modification time was put back (its change time moved) or the index was
-    written in the same instant (racily clean)."""
-    from minarad.store.reconcile import clean_by_index
+
+def test_named_paths_already_at_head_are_left_out_and_edits_are_committed(store, ws):
+    """``commit_disk`` with paths leaves out, without the lock, the files that hold HEAD's
+    blob and mode; an in-place edit of the same size is committed even with its
+    modification time put back and the index written in that instant, and so is a
+    change of the executable bit alone."""
+    from minarad.store.reconcile import unchanged_on_disk
 
     store.write("notes/a.md", "aaaa\n", author="t")
     store.write("notes/b.md", "bbbb\n", author="t")
-    _age_index(ws)
-    assert clean_by_index(store, ["notes/a.md", "notes/b.md", "gone.md"]) == {
+    assert unchanged_on_disk(store, ["notes/a.md", "notes/b.md", "gone.md"]) == {
         "notes/a.md", "notes/b.md"}
+    before = git(ws, "rev-parse", "HEAD")
     assert store.commit_disk(["notes/a.md", "notes/b.md"], author="t") is None
+    assert git(ws, "rev-parse", "HEAD") == before
 
     written = os.stat(ws / "notes/a.md").st_mtime_ns
     (ws / "notes/a.md").write_text("AAAA\n")  # same size and inode, mtime put back
     os.utime(ws / "notes/a.md", ns=(written, written))
-    assert clean_by_index(store, ["notes/a.md", "notes/b.md"]) == {"notes/b.md"}
+    os.utime(ws / ".git" / "index", ns=(written, written))
+    assert unchanged_on_disk(store, ["notes/a.md", "notes/b.md"]) == {"notes/b.md"}
     assert store.commit_disk(["notes/a.md", "notes/b.md"], author="t").paths == (
         "notes/a.md",)
     assert git(ws, "show", "HEAD:notes/a.md") == "AAAA\n"
 
-    (ws / "notes/b.md").write_text("BBBB\n")
-    now = os.stat(ws / "notes/b.md")
-    os.utime(ws / ".git" / "index", ns=(now.st_ctime_ns, now.st_ctime_ns))  # same instant
-    assert "notes/b.md" not in clean_by_index(store, ["notes/b.md"])
+    os.chmod(ws / "notes/b.md", 0o755)
+    assert unchanged_on_disk(store, ["notes/b.md"]) == set()
     assert store.commit_disk(["notes/b.md"], author="t").paths == ("notes/b.md",)
+    assert git(ws, "ls-tree", "HEAD", "notes/b.md").split()[0] == "100755"
     assert_repo_sound(ws)
-
-
-def test_nothing_is_proven_while_a_commit_marker_stands(store, ws):
-    """A commit cut short may have moved HEAD without the index: its marker makes every
-    named path go the long way (read and compared under the lock)."""
-    from minarad.store.commit import COMMIT_MARKER
-    from minarad.store.reconcile import clean_by_index
-
-    store.write("m.md", "mmmm\n", author="t")
-    _age_index(ws)
-    assert clean_by_index(store, ["m.md"]) == {"m.md"}
-    (store.state_dir / COMMIT_MARKER).write_text("1\n")
-    try:
-        assert clean_by_index(store, ["m.md"]) == set()
-    finally:
-        (store.state_dir / COMMIT_MARKER).unlink()
