@@ -171,4 +171,3 @@ def test_the_folder_shortcut_places_new_entries_exactly_where_a_full_walk_does(s
     walked = splice_index(data, changes, known_layout=False)
     expected = {**existing, **changes}
     assert fast == walked == build_index({p: e for p, e in expected.items() if e is not None})
-
