@@ -9,7 +9,9 @@ workspace, then measures:
   what the write path costs on this machine now, without HTTP);
 - PUT throughput with ``--put-clients`` (8) clients at once, each rewriting
   its own file, beside a minimal Starlette app under uvicorn that writes a
-  temporary file, fsyncs and renames it (run in the same run);
+  temporary file, fsyncs and renames it (run in the same run), with the
+  CPU time each server process spent per PUT (Linux: from ``/proc``), which
+  is what bounds the ratio on a busy machine;
 - 50 clients appending to one file for ``--seconds`` (default 20): every
   accepted append must be in the final text exactly once and in its own
   commit (0 errors, 0 lost), with the requests per second printed beside
@@ -191,8 +193,20 @@ def start_baseline(tmp: str) -> tuple[subprocess.Popen, str]:
             time.sleep(0.05)
 
 
-def put_rate(url: str, headers: dict, clients: int, seconds: float) -> dict:
-    """PUTs per second and p95 with ``clients`` at once, each rewriting a file of its own."""
+def cpu_seconds(pid: int) -> float | None:
+    """User and system CPU seconds of process ``pid`` so far (None off Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def put_rate(url: str, headers: dict, clients: int, seconds: float,
+             pid: int | None = None) -> dict:
+    """PUTs per second and p95 with ``clients`` at once, each rewriting a file of its own;
+    with ``pid``, the CPU milliseconds that server process spent per PUT."""
     times: list[float] = []
     failures: list[str] = []
     guard = threading.Lock()
@@ -214,14 +228,20 @@ def put_rate(url: str, headers: dict, clients: int, seconds: float) -> dict:
                         failures.append(f"{r.status_code} {r.text[:200]}")
 
     started = time.monotonic()
+    cpu_before = cpu_seconds(pid) if pid else None
     threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    cpu_after = cpu_seconds(pid) if pid else None
     times.sort()
+    cpu_ms = None
+    if cpu_before is not None and cpu_after is not None and times:
+        cpu_ms = (cpu_after - cpu_before) * 1000 / len(times)
     return {"rate": len(times) / (time.monotonic() - started), "failures": failures,
-            "p95_ms": times[int(0.95 * (len(times) - 1))] * 1000 if times else 0.0}
+            "p95_ms": times[int(0.95 * (len(times) - 1))] * 1000 if times else 0.0,
+            "cpu_ms": cpu_ms}
 
 
 def cli_rate(env: dict, seconds: float) -> float:
@@ -274,16 +294,19 @@ def main() -> None:
               f"(ratio {put_ms / base_ms:.2f}x)")
         base_proc, base_url = start_baseline(tmp)
         try:
-            theirs = put_rate(base_url, {}, args.put_clients, args.put_seconds)
+            theirs = put_rate(base_url, {}, args.put_clients, args.put_seconds, base_proc.pid)
         finally:
             base_proc.terminate()
             base_proc.wait(timeout=30)
-        ours = put_rate(url, headers, args.put_clients, args.put_seconds)
+        ours = put_rate(url, headers, args.put_clients, args.put_seconds, proc.pid)
         print(f"  PUT at concurrency {args.put_clients}, {args.put_seconds:.0f} s each: minarad "
               f"{ours['rate']:.0f} req/s (p95 {ours['p95_ms']:.0f} ms, "
               f"{len(ours['failures'])} failed); minimal Starlette app, temp file + fsync + "
               f"rename: {theirs['rate']:.0f} req/s (p95 {theirs['p95_ms']:.0f} ms); ratio "
               f"{ours['rate'] / theirs['rate']:.2f}x (goal: at least 0.5x)")
+        if ours["cpu_ms"] is not None and theirs["cpu_ms"] is not None:
+            print(f"  CPU per PUT: minarad {ours['cpu_ms']:.1f} ms, minimal Starlette app "
+                  f"{theirs['cpu_ms']:.1f} ms ({os.getloadavg()[0]:.1f} load average now)")
         for err in ours["failures"][:3]:
             print(f"    failed: {err}")
         if args.put_only:

@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 from minarad.errors import InvalidInput, MinaraError
-from minarad.workspace.files import atomic_write
 from minarad.store.lock import FileLock, is_locked
 
 STATE_NAME = "daemon.json"
@@ -88,10 +87,28 @@ def is_daemon_running(workspace: str | os.PathLike) -> bool:
 
 
 def write_state(workspace: str | os.PathLike, state: dict) -> None:
-    """Atomically replace the state file with ``state``."""
+    """Atomically replace the state file with ``state`` (the temporary fsynced, renamed
+    over it, the folder fsynced).
+
+    The daemon holding the instance lock is its one writer, so the temporary
+    has a fixed name: one left by a daemon killed while writing it is taken
+    over by the next daemon's first write instead of staying behind.
+    """
     # A name that is not UTF-8 is written escaped, never the reason the daemon stops.
     data = json.dumps(state, ensure_ascii=False, indent=1).encode("utf-8", "backslashreplace")
-    atomic_write(state_dir(workspace) / STATE_NAME, data)
+    folder = state_dir(workspace)
+    folder.mkdir(parents=True, exist_ok=True)
+    temporary = folder / f".{STATE_NAME}.minara-tmp"
+    with open(temporary, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(temporary, folder / STATE_NAME)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def read_state(workspace: str | os.PathLike) -> dict | None:

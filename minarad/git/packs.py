@@ -9,6 +9,12 @@ index (fsynced with their folder), then deletes the old ``.pack``, ``.rev``,
 ``.bitmap`` and ``.idx`` files (the index last, as git does). Big packs, kept
 packs (``.keep``, ``.promisor``) and loose objects are never touched.
 
+The rounds' packs hold whole objects (no deltas), so their entries are
+copied byte for byte into the merged pack (each checked against the CRC32
+its index records), with no object decompressed or parsed; a pack holding
+a delta, or an entry that fails its check, makes the merge read and write
+every object instead (:func:`_write_merged`).
+
 Readers in other processes keep working: the merged pack is complete
 before any old one goes; dulwich (``PackFileDisappeared``) and git both
 rescan the pack folder when a pack they had listed is gone, and a pack
@@ -22,6 +28,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from minarad.git.objects import StagedPack
     from minarad.git.types import Repo
 
 #: More small packs than this and they are merged. Below git's own
@@ -77,7 +84,7 @@ def merge_small_packs(repo: Repo, limit: int = MAX_SMALL_PACKS) -> int:
         total += size
     if len(chosen) < 2:
         return 0
-    written = _write_merged(repo, chosen)
+    written = _copy_merged(repo, chosen) or _write_merged(repo, chosen)
     for base in chosen:
         if base + ".pack" not in written:
             _remove_pack(base)
@@ -99,6 +106,123 @@ def _write_merged(repo: Repo, chosen: list[str]) -> list[str]:
     for path in [*written, folder]:
         _fsync(path)
     return written
+
+
+def _copy_merged(repo: Repo, chosen: list[str]) -> list[str] | None:
+    """Copy the entries of the packs ``chosen`` into one fsynced pack; its files, or
+    None (nothing written) when a pack holds a delta, fails a check or the
+    repository does not use SHA-1."""
+    object_format = repo.object_store.object_format
+    if object_format.name != "sha1":
+        return None
+    entries: dict[bytes, tuple[bytes, int]] = {}
+    for base in chosen:
+        found = _whole_entries(base, object_format)
+        if found is None:
+            return None
+        for sha, raw, crc in found:
+            entries.setdefault(sha, (raw, crc))
+    folder = os.path.dirname(chosen[0])
+    staged = _stage_copied(folder, list(entries.items()))
+    try:
+        for path in [*staged.temps, folder]:
+            _fsync(path)
+        written = staged.install()
+    finally:
+        staged.discard()
+    _fsync(folder)
+    return written
+
+
+def _whole_entries(base: str, object_format: Any) -> list[tuple[bytes, bytes, int]] | None:
+    """``(sha, raw entry, crc32)`` of each object of the pack ``base`` in pack order, or
+    None when one is a delta or fails its CRC32 (or the pack is not as its index says)."""
+    import struct
+    import zlib
+
+    listed = _index_entries(base + ".idx", object_format.oid_length)
+    if listed is None:
+        return None
+    with open(base + ".pack", "rb") as fh:
+        data = fh.read()
+    if data[:4] != b"PACK" or struct.unpack(">I", data[8:12])[0] != len(listed):
+        return None
+    end, found = len(data) - object_format.oid_length, []
+    for i, (offset, sha, crc) in enumerate(listed):
+        stop = listed[i + 1][0] if i + 1 < len(listed) else end
+        raw = data[offset:stop]
+        if not raw or (raw[0] >> 4) & 7 not in _WHOLE_TYPES or zlib.crc32(raw) != crc:
+            return None
+        found.append((sha, raw, crc))
+    return found
+
+
+def _index_entries(path: str, oid_length: int) -> list[tuple[int, bytes, int]] | None:
+    """``(offset, sha, crc32)`` of each object a version 2 pack index lists, by offset;
+    None for another version or an offset past 2 GiB (read as dulwich reads them)."""
+    import struct
+
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if data[:8] != b"\377tOc\x00\x00\x00\x02" or len(data) < 8 + 1024:
+        return None
+    count = struct.unpack_from(">I", data, 8 + 255 * 4)[0]
+    shas_at = 8 + 1024
+    crcs_at = shas_at + count * oid_length
+    offsets_at = crcs_at + count * 4
+    if len(data) < offsets_at + count * 4:
+        return None
+    crcs = struct.unpack_from(f">{count}I", data, crcs_at)
+    offsets = struct.unpack_from(f">{count}I", data, offsets_at)
+    if any(o & 0x80000000 for o in offsets):
+        return None
+    return sorted((offsets[i], data[shas_at + i * oid_length:shas_at + (i + 1) * oid_length],
+                   crcs[i]) for i in range(count))
+
+
+#: Pack entry types of whole objects (commit, tree, blob, tag); 6 and 7 are deltas.
+_WHOLE_TYPES = (1, 2, 3, 4)
+
+
+def _stage_copied(folder: str, entries: list[tuple[bytes, tuple[bytes, int]]]) -> StagedPack:
+    """Write ``entries`` (sha -> (raw entry, crc32)) as a pack and its index under
+    temporary names in ``folder``, unsynced; the :class:`StagedPack`."""
+    import hashlib
+    import struct
+    import tempfile
+
+    from dulwich.pack import write_pack_index
+
+    from minarad.git.objects import StagedPack
+
+    temps: list[str] = []
+    try:
+        fd, pack_tmp = tempfile.mkstemp(prefix="tmp_pack_", dir=folder)
+        temps.append(pack_tmp)
+        digest, offsets, offset = hashlib.sha1(), [], 12
+        with os.fdopen(fd, "wb") as fh:
+            for chunk in (b"PACK", struct.pack(">II", 2, len(entries))):
+                fh.write(chunk)
+                digest.update(chunk)
+            for sha, (raw, crc) in entries:
+                fh.write(raw)
+                digest.update(raw)
+                offsets.append((sha, offset, crc))
+                offset += len(raw)
+            checksum = digest.digest()
+            fh.write(checksum)
+        fd, idx_tmp = tempfile.mkstemp(prefix="tmp_idx_", dir=folder)
+        temps.append(idx_tmp)
+        with os.fdopen(fd, "wb") as fh:
+            write_pack_index(fh, sorted(offsets), checksum)
+        for tmp in temps:
+            os.chmod(tmp, 0o444)
+        return StagedPack(folder, temps, os.path.join(folder, f"pack-{checksum.hex()}"))
+    except BaseException:
+        for tmp in temps:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise
 
 
 def _objects_of(repo: Repo, base: str) -> dict[bytes, Any]:

@@ -41,11 +41,25 @@ def commit_disk(store: Store, paths: Iterable[str] | None = None, *,
     the commit, and appended to ``held`` when given
     (:class:`minarad.secrets.holdback.HeldFile`).
 
+    Paths whose file already holds HEAD's blob
+    (:func:`~minarad.store.reconcile.unchanged_on_disk`) are left out first,
+    without the workspace lock: the files a writer of this process just
+    committed (the daemon hears their saves) cost no lock and no check of
+    the repository (the history cache is still brought to HEAD when it
+    lacks HEAD's commit: a ``git commit`` made by hand is followed so).
+
     Returns:
         The commit, or None when disk already equals HEAD.
     """
-    from minarad.store.reconcile import DiskChanges
+    from minarad.store.reconcile import DiskChanges, unchanged_on_disk
 
+    if paths is not None:
+        paths = sorted(set(paths))
+        clean = unchanged_on_disk(store, paths)
+        paths = [p for p in paths if p not in clean]
+        if not paths:
+            _follow_head(store)
+            return None
     with store.lock():
         store.check_writable()
         store.catch_up()
@@ -66,6 +80,15 @@ def commit_disk(store: Store, paths: Iterable[str] | None = None, *,
                                     message=message, verb=_disk_verb(store, found.changes))
         return CommitInfo(info.commit, info.paths, info.source, info.author,
                           tuple(found.skipped))
+
+
+def _follow_head(store: Store) -> None:
+    """Bring the history cache to HEAD, as a scan under the lock does, when it lacks
+    HEAD's commit (a ``git commit`` made by hand): the lock is taken only then, not
+    while a round of this process records its commits before moving the branch."""
+    head = store.head()
+    if head is not None and not store.history_db.knows(head):
+        store.catch_up_for_reading()
 
 
 def _hold_back(store: Store, found: DiskChanges, held: list | None) -> None:

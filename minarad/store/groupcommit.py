@@ -27,10 +27,17 @@ was read and before its temporary is renamed makes the round start over:
 everything is put back and each writer runs again, alone.
 
 Only then is each writer answered, so a write is acknowledged once its
-round is durable. A writer that finds no round queued or under way
+round is durable. A writer that finds no round queued or under way, and
+no round of several writers ended in the last :data:`STREAM_SECONDS`,
 commits its own transaction on its own thread (a round of one, without
 waiting for the committer's thread to wake); the writers arriving
-meanwhile queue for the next round. Then, once rounds have left more than
+meanwhile queue for the next round. While writers keep coming, a round
+waits at most :data:`GATHER_SECONDS` for as many writers as the last
+round answered and saw queue: they are most likely on their way back
+with their next write, and a round that takes them all pays one set of
+fsyncs instead of two (without it, eight writers each waiting for their
+answer settle into rounds of seven and one, or four and four). Then,
+once rounds have left more than
 ``MINARA_MAX_SMALL_PACKS`` small packs, the committer merges
 them into one (:func:`~minarad.git.packs.merge_small_packs`) before its next
 round. A writer killed meanwhile (``kill -9``) leaves the
@@ -46,6 +53,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from minarad.crashpoints import crash_point
@@ -60,6 +68,11 @@ if TYPE_CHECKING:
 
 #: The most transactions one round takes (the rest wait for the next).
 MAX_ROUND = 64
+#: While writes keep coming, the longest a round waits for the writers the last
+#: round answered (a lone writer, after a quiet spell, never waits).
+GATHER_SECONDS = 0.02
+#: Writes keep coming while a round of more than one writer ended this recently.
+STREAM_SECONDS = 0.1
 
 _enabled = False
 #: More small packs than this and the committer merges them (the daemon sets it).
@@ -135,6 +148,11 @@ class GroupCommitter:
         self.running = 0
         #: A writer commits its own transaction on its thread (see :meth:`commit`).
         self._leading = False
+        #: How many writers the last round answered, and when it ended (monotonic).
+        self._last_size, self._last_end = 0, float("-inf")
+        #: How many writers a round waits for while writes keep coming: the last
+        #: round's and those that queued while it ran (see :meth:`_gather`).
+        self._expect = 0
 
     def waiting(self) -> int:
         """How many transactions wait for a round (not counting the one being committed)."""
@@ -151,7 +169,8 @@ class GroupCommitter:
         """
         ticket = _Ticket(tx)
         with self._wake:
-            lead = not self._queue and not self.running and not self._leading
+            lead = not self._queue and not self.running and not self._leading \
+                and not self._streaming()
             if lead:
                 self._leading, self.running = True, 1
             else:
@@ -169,6 +188,30 @@ class GroupCommitter:
         assert ticket.result is not None
         return ticket.result
 
+    def _streaming(self) -> bool:
+        """Whether writes keep coming: a round of more than one writer ended within
+        :data:`STREAM_SECONDS` (the caller holds ``_wake``)."""
+        return self._last_size > 1 and \
+            time.monotonic() - self._last_end < STREAM_SECONDS
+
+    def _ended(self, size: int) -> None:
+        """Note that a round of ``size`` writers ended (the caller holds ``_wake``)."""
+        self._last_size, self._last_end = size, time.monotonic()
+        self._expect = min(size + len(self._queue), MAX_ROUND)
+
+    def _gather(self) -> None:
+        """Wait at most :data:`GATHER_SECONDS` for as many queued writers as the last
+        round answered and saw queue, while writes keep coming (the caller holds
+        ``_wake``)."""
+        if not self._streaming():
+            return
+        deadline = time.monotonic() + GATHER_SECONDS
+        while len(self._queue) < self._expect:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            self._wake.wait(left)
+
     def _commit_here(self, tx: Transaction) -> TransactionResult:
         """Commit ``tx`` on this thread as a round of one; then let the rounds queued
         meanwhile go."""
@@ -180,6 +223,7 @@ class GroupCommitter:
             _here.committing = was
             with self._wake:
                 self._leading, self.running = False, 0
+                self._ended(1)
                 self._wake.notify()
 
     def _serve(self) -> None:
@@ -191,6 +235,7 @@ class GroupCommitter:
             with self._wake:
                 while not self._queue or self._leading:
                     self._wake.wait()
+                self._gather()
                 batch, self._queue = self._queue[:MAX_ROUND], self._queue[MAX_ROUND:]
                 self.running = len(batch)
             try:
@@ -198,6 +243,7 @@ class GroupCommitter:
             finally:
                 with self._wake:
                     self.running = 0
+                    self._ended(len(batch))
                 for ticket in batch:
                     ticket.done.set()
             if len(batch) > 1:
@@ -484,3 +530,4 @@ def _write_or_restart(staged: list[StagedFile], marker: Path | None = None) -> N
         write_all(staged)
     except Exception:
         raise RoundRestart() from None
+

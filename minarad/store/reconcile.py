@@ -13,7 +13,7 @@ import dataclasses
 import os
 from typing import TYPE_CHECKING
 
-from minarad.errors import Forbidden, InvalidInput
+from minarad.errors import Forbidden, InvalidInput, MinaraError
 from minarad.git import index as gitindex
 from minarad.store.settle import half_saved, save_under_way
 from minarad.workspace.content import git_blob_id
@@ -54,6 +54,40 @@ def unchanged_by_stat(index_path: str, on_disk: dict, committed: dict) -> set[st
                 git_file_mode(st.st_mode)) and st.st_mtime_ns < index_mtime:
             clean.add(rel)
     return clean
+
+
+def unchanged_on_disk(store: Store, rels: list[str]) -> set[str]:
+    """The paths of ``rels`` whose file holds HEAD's blob and mode, read without the
+    workspace lock (the files a writer of this process just committed).
+
+    Each file is read (no symlink followed) and its blob id compared with the
+    one HEAD holds; a file missing, unreadable, not canonically named, or
+    changing while it is read is not proven. Safe without the lock: a file
+    proven equal to HEAD as read at that moment has nothing to commit, and a
+    change after the read is a new event of its own.
+    """
+    from minarad.git.objects import commit_tree
+    from minarad.git.trees import lookup_blob
+
+    head = store.head()
+    if head is None:
+        return set()
+    same = set()
+    try:
+        tree = commit_tree(store.repo, head)
+        for rel in rels:
+            if normalized_or_as_given(rel) != rel:
+                continue
+            data, st = store.read_disk(rel)
+            committed = lookup_blob(store.repo.object_store, tree,
+                                    rel.encode("utf-8", "surrogateescape"))
+            if data is not None and st is not None and committed is not None and (
+                    committed[1].decode(), committed[0]) == (git_blob_id(data),
+                                                             git_file_mode(st.st_mode)):
+                same.add(rel)
+    except (OSError, KeyError, MinaraError):  # the long way, under the lock, says why
+        return set()
+    return same
 
 
 def normalized_or_as_given(path: object) -> str:

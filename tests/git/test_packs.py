@@ -109,3 +109,82 @@ def test_a_folder_remotes_packs_are_read_in_the_middle_of_a_merge(repo_dir, tmp_
     assert stored_size(objects, blob, fmt) == len("file 3\n" * 4)
     assert copy_object(objects, blob, str(tmp_path / "copy"), fmt) == "blob"
     assert (tmp_path / "copy" / blob[:2] / blob[2:]).exists()
+
+
+def _entries(pack_path) -> list[bytes]:
+    """The raw entries of a pack (header and compressed data), as ``git verify-pack`` lists
+    them."""
+    data = pack_path.read_bytes()
+    rows = []
+    for line in git(pack_path.parent, "verify-pack", "-v", str(pack_path)).splitlines():
+        parts = line.split()
+        if len(parts) >= 5 and len(parts[0]) == 40 and parts[3].isdigit():
+            rows.append((int(parts[4]), int(parts[3])))  # offset, size in pack
+    return [data[offset:offset + size] for offset, size in sorted(rows)]
+
+
+def _write_stored_pack(pack_dir, objects, object_format) -> None:
+    """A pack of whole objects compressed at level 0 (as no merge would write them)."""
+    import io
+
+    from dulwich.pack import write_pack_index, write_pack_objects
+
+    buf = io.BytesIO()
+    entries, checksum = write_pack_objects(buf, [(o, None) for o in objects], object_format,
+                                           compression_level=0)
+    base = pack_dir / f"pack-{checksum.hex()}"
+    base.with_suffix(".pack").write_bytes(buf.getvalue())
+    with open(base.with_suffix(".idx"), "wb") as fh:
+        write_pack_index(fh, sorted((k, v[0], v[1]) for k, v in entries.items()), checksum)
+
+
+def test_round_packs_are_merged_by_copying_their_entries(repo_dir):
+    """Packs of whole objects (as rounds write them) are merged without recompressing:
+    each entry of the merged pack is an entry of a small pack, byte for byte (here
+    stored at compression level 0, which no rewrite would keep); an object in two
+    packs is kept once."""
+    from dulwich.objects import Blob
+
+    commit_files(repo_dir, "seed", {"a.md": "a\n"})
+    repo = open_repo(repo_dir)
+    pack_dir = repo_dir / ".git" / "objects" / "pack"
+    shared = Blob.from_string(b"in two packs\n")
+    try:
+        for n in range(4):
+            blob = Blob.from_string(f"round {n}\n".encode() * (n + 1))
+            _write_stored_pack(pack_dir, [blob, shared], repo.object_store.object_format)
+        sources = {entry for pack in pack_dir.glob("*.pack") for entry in _entries(pack)}
+        assert merge_small_packs(repo, limit=2) == 4
+        merged = [p for p in pack_dir.glob("*.pack")]
+        assert len(merged) == 1
+        entries = _entries(merged[0])
+        assert len(entries) == 5 and set(entries) <= sources
+        assert read_blob(repo.object_store, shared.id.decode()) == b"in two packs\n"
+    finally:
+        repo.close()
+    git(repo_dir, "fsck", "--strict", "--no-progress")
+    assert git(repo_dir, "cat-file", "-p", shared.id.decode()) == "in two packs\n"
+
+
+def test_packs_holding_deltas_are_merged_too(repo_dir):
+    """A small pack with deltas (as git packs similar versions) is merged by reading its
+    objects: every object stays readable and git finds the repository sound."""
+    text = "".join(f"line {i} of a long enough page\n" for i in range(400))
+    commit_files(repo_dir, "v1", {"page.md": text})
+    commit_files(repo_dir, "v2", {"page.md": text + "one more line\n"})
+    git(repo_dir, "repack", "-q", "-d")
+    pack_dir = repo_dir / ".git" / "objects" / "pack"
+    assert "delta" in git(repo_dir, "verify-pack", "-v",
+                          str(next(pack_dir.glob("*.pack")))).lower()
+    for n in range(2):
+        commit_files(repo_dir, f"small {n}", {f"f{n}.md": f"file {n}\n"})
+        git(repo_dir, "repack", "-q", "-d")
+    before = _objects(repo_dir)
+    repo = open_repo(repo_dir)
+    try:
+        assert merge_small_packs(repo, limit=2) == 3
+    finally:
+        repo.close()
+    assert len(_packs(repo_dir)) == 1
+    git(repo_dir, "fsck", "--strict", "--no-progress")
+    assert _objects(repo_dir) == before

@@ -119,3 +119,22 @@ def test_writers_in_one_round_rewriting_one_file_build_on_each_other(grouped, ws
     assert (ws / "same.md").read_text() == git(ws, "show", "HEAD:same.md")
     assert not list(ws.rglob("*.minara-tmp"))  # every temporary was put in place
     assert_repo_sound(ws)
+
+
+def test_a_writer_right_after_a_round_commits_alone_when_no_other_comes(grouped, ws):
+    """After a round of several writers, the next round waits a little for them to come
+    back; a lone writer that comes instead is still committed (alone), and the next
+    after it too."""
+    grouped.write("shared.md", "# Shared\n", author="op")
+    outcome = _in_one_round(ws, [lambda s, n=n: s.append("shared.md", f"- line {n}",
+                                                         author=f"writer-{n}")
+                                 for n in range(4)])
+    assert not [o for o in outcome.values() if isinstance(o, Exception)], outcome
+    before = commit_count(ws)
+    for n in range(2):
+        result = grouped.write(f"after-{n}.md", f"after {n}\n", author=f"late-{n}")
+        assert result.commit == git(ws, "rev-parse", "HEAD").strip()
+    assert commit_count(ws) == before + 2
+    assert git(ws, "log", "--format=%an", "-2").split() == ["late-1", "late-0"]
+    assert (ws / "after-1.md").read_text() == "after 1\n"
+    assert_repo_sound(ws)

@@ -7,7 +7,7 @@ import time
 
 from minarad.store.reconcile import unchanged_by_stat
 from minarad.workspace.ignore import IgnoreFilter, scan_tree
-from tests.conftest import assert_repo_sound
+from tests.conftest import assert_repo_sound, git
 
 
 def _clean(store):
@@ -41,4 +41,36 @@ def test_a_racily_clean_file_is_read(store, ws):
     os.utime(ws / ".git" / "index", ns=(written, written))  # index written in that instant
     assert "r.md" not in _clean(store)
     assert store.commit_disk(None, author="t").paths == ("r.md",)
+    assert_repo_sound(ws)
+
+
+
+def test_named_paths_already_at_head_are_left_out_and_edits_are_committed(store, ws):
+    """``commit_disk`` with paths leaves out, without the lock, the files that hold HEAD's
+    blob and mode; an in-place edit of the same size is committed even with its
+    modification time put back and the index written in that instant, and so is a
+    change of the executable bit alone."""
+    from minarad.store.reconcile import unchanged_on_disk
+
+    store.write("notes/a.md", "aaaa\n", author="t")
+    store.write("notes/b.md", "bbbb\n", author="t")
+    assert unchanged_on_disk(store, ["notes/a.md", "notes/b.md", "gone.md"]) == {
+        "notes/a.md", "notes/b.md"}
+    before = git(ws, "rev-parse", "HEAD")
+    assert store.commit_disk(["notes/a.md", "notes/b.md"], author="t") is None
+    assert git(ws, "rev-parse", "HEAD") == before
+
+    written = os.stat(ws / "notes/a.md").st_mtime_ns
+    (ws / "notes/a.md").write_text("AAAA\n")  # same size and inode, mtime put back
+    os.utime(ws / "notes/a.md", ns=(written, written))
+    os.utime(ws / ".git" / "index", ns=(written, written))
+    assert unchanged_on_disk(store, ["notes/a.md", "notes/b.md"]) == {"notes/b.md"}
+    assert store.commit_disk(["notes/a.md", "notes/b.md"], author="t").paths == (
+        "notes/a.md",)
+    assert git(ws, "show", "HEAD:notes/a.md") == "AAAA\n"
+
+    os.chmod(ws / "notes/b.md", 0o755)
+    assert unchanged_on_disk(store, ["notes/b.md"]) == set()
+    assert store.commit_disk(["notes/b.md"], author="t").paths == ("notes/b.md",)
+    assert git(ws, "ls-tree", "HEAD", "notes/b.md").split()[0] == "100755"
     assert_repo_sound(ws)
