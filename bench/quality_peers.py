@@ -38,6 +38,7 @@ there too, by a digest of the queries. How each peer is asked:
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -53,6 +54,12 @@ WANTED = 50
 
 def pages(paths: list[str], limit: int = 10) -> list[str]:
     return list(dict.fromkeys(paths))[:limit]
+
+
+def progress(done: int, queries: list[str]) -> None:
+    """A line on standard error every 25 queries (some peers take seconds a query)."""
+    if done % 25 == 0 and done:
+        print(f"    {done} of {len(queries)} queries", file=sys.stderr, flush=True)
 
 
 def relative(path: str, ws: Path) -> str:
@@ -115,7 +122,8 @@ def markdown_memory(ws: Path, own: Path, queries: list[str]) -> list[list[str]]:
 
     searcher = HybridSearcher(db, StandIn())
     out = []
-    for query in queries:
+    for done, query in enumerate(queries):
+        progress(done, queries)
         try:
             found = searcher.search(query, limit=WANTED)
         except Exception:  # a query it refuses answers nothing
@@ -153,7 +161,8 @@ def memtomem(ws: Path, own: Path, queries: list[str]) -> list[list[str]]:
     async def ask() -> list[list[str]]:
         out = []
         async with cli_components() as comp:
-            for query in queries:
+            for done, query in enumerate(queries):
+                progress(done, queries)
                 results, _stats, _hints = await run_search(
                     comp.search_pipeline, query=query, top_k=WANTED, record=False,
                     origin="cli")
@@ -176,23 +185,46 @@ BM_PROJECT = "bench"
 BM_ENV = {"BASIC_MEMORY_INDEX_ENTITY_MAX_CONCURRENT": "1",
           "BASIC_MEMORY_INDEX_METADATA_UPDATE_MAX_CONCURRENT": "1",
           "BASIC_MEMORY_MATERIALIZATION_WORKERS": "1", "BASIC_MEMORY_AUTO_UPDATE": "false"}
+#: Full indexing passes at most (each retries every page).
+BM_FULL_PASSES = 5
 
 
 def basic_memory_index(ws: Path, own: Path) -> None:
-    import sqlite3
+    """``project add`` and ``reindex``, then full passes until every page is in its index.
 
+    Even with one writer, its background search indexing and the batch's
+    writes contend on a loaded machine, and a page whose write outwaits
+    SQLite's busy timeout is left out ("database is locked"; a plain
+    ``reindex`` does not retry it, a full pass does).
+    """
     bm = str(Path(sys.executable).parent / "basic-memory")
     subprocess.run([bm, "project", "add", BM_PROJECT, str(ws)], check=False,  # (or there)
                    capture_output=True, cwd=own)
     subprocess.run([bm, "reindex", "--project", BM_PROJECT], check=True, capture_output=True,
                    cwd=own)
-    db = sqlite3.connect(own / "home" / ".basic-memory" / "memory.db")
-    indexed = db.execute("SELECT count(DISTINCT entity_id) FROM search_index WHERE project_id ="
-                         " (SELECT id FROM project WHERE name = ?)", (BM_PROJECT,)).fetchone()[0]
     wanted = sum(1 for _ in ws.rglob("*.md"))
-    if indexed < wanted:
-        raise RuntimeError(f"basic-memory indexed {indexed} of {wanted} pages "
+    for _attempt in range(BM_FULL_PASSES):
+        indexed = _bm_indexed(own)
+        if indexed >= wanted:
+            return
+        print(f"  basic-memory: {indexed} of {wanted} pages indexed, a full pass",
+              file=sys.stderr)
+        subprocess.run([bm, "reindex", "--full", "--search", "--project", BM_PROJECT],
+                       check=False, capture_output=True, cwd=own)
+    if _bm_indexed(own) < wanted:
+        raise RuntimeError(f"basic-memory indexed {_bm_indexed(own)} of {wanted} pages "
                            f"(see {own}/home/.basic-memory/basic-memory.log)")
+
+
+def _bm_indexed(own: Path) -> int:
+    import sqlite3
+
+    db = sqlite3.connect(own / "home" / ".basic-memory" / "memory.db")
+    try:
+        return db.execute("SELECT count(DISTINCT entity_id) FROM search_index WHERE project_id ="
+                          " (SELECT id FROM project WHERE name = ?)", (BM_PROJECT,)).fetchone()[0]
+    finally:
+        db.close()
 
 
 def basic_memory(ws: Path, own: Path, queries: list[str]) -> list[list[str]]:
@@ -202,7 +234,8 @@ def basic_memory(ws: Path, own: Path, queries: list[str]) -> list[list[str]]:
 
     async def ask() -> list[list[str]]:
         out = []
-        for query in queries:
+        for done, query in enumerate(queries):
+            progress(done, queries)
             try:
                 found = (await grep(query, page_size=WANTED, project=BM_PROJECT))["results"]
             except Exception:  # a query it refuses answers nothing
@@ -261,7 +294,15 @@ def prepare(own: Path, ws: Path, names: list[str]) -> None:
 
 
 def run(name: str, spec: dict, own: Path) -> list[list[str]] | None:
-    """``name``'s pages per query of ``spec`` (kept in ``own`` by the queries' digest)."""
+    """``name``'s pages per query of ``spec`` (kept in ``own`` by the queries' digest;
+    another run asking the same peer the same corpus meanwhile waits, then reuses them)."""
+    own.parent.mkdir(parents=True, exist_ok=True)
+    with open(own.with_name(own.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _run(name, spec, own)
+
+
+def _run(name: str, spec: dict, own: Path) -> list[list[str]] | None:
     queries = json.dumps(spec["queries"])
     kept = own / f"found-{hashlib.sha256(queries.encode()).hexdigest()[:16]}.json"
     if kept.exists():
