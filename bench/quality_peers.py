@@ -32,8 +32,14 @@ there too, by a digest of the queries. How each peer is asked:
   secret guard would leave out pages about credentials), then its search
   pipeline (``run_search``) with top_k 50; first 10 pages kept.
 - basic-memory: ``basic-memory project add`` and ``reindex`` (no semantic
-  search on this host: keyword only) in a private HOME, then its ``grep``
-  tool (the full-text search behind ``bm grep``), 50 results; first 10 pages.
+  search on this host: keyword only) in a private HOME, one index writer at
+  a time and full passes (``reindex --full --search``) until every page is in
+  its index (see :func:`basic_memory_index`), then its ``grep`` tool (the
+  full-text search behind ``bm grep``), 50 results; first 10 pages.
+
+memtomem takes seconds a query on a loaded 2-core machine (its own SQL), so
+a first run over the three corpora takes an hour or more; later runs reuse
+the kept answers.
 """
 
 from __future__ import annotations
@@ -184,7 +190,8 @@ BM_PROJECT = "bench"
 #: ("database is locked") and leaves pages out of the index.
 BM_ENV = {"BASIC_MEMORY_INDEX_ENTITY_MAX_CONCURRENT": "1",
           "BASIC_MEMORY_INDEX_METADATA_UPDATE_MAX_CONCURRENT": "1",
-          "BASIC_MEMORY_MATERIALIZATION_WORKERS": "1", "BASIC_MEMORY_AUTO_UPDATE": "false"}
+          "BASIC_MEMORY_MATERIALIZATION_WORKERS": "1", "BASIC_MEMORY_AUTO_UPDATE": "false",
+          "BASIC_MEMORY_LOG_LEVEL": "WARNING"}
 #: Full indexing passes at most (each retries every page).
 BM_FULL_PASSES = 5
 
