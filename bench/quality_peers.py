@@ -190,8 +190,7 @@ BM_PROJECT = "bench"
 #: ("database is locked") and leaves pages out of the index.
 BM_ENV = {"BASIC_MEMORY_INDEX_ENTITY_MAX_CONCURRENT": "1",
           "BASIC_MEMORY_INDEX_METADATA_UPDATE_MAX_CONCURRENT": "1",
-          "BASIC_MEMORY_MATERIALIZATION_WORKERS": "1", "BASIC_MEMORY_AUTO_UPDATE": "false",
-          "BASIC_MEMORY_LOG_LEVEL": "WARNING"}
+          "BASIC_MEMORY_MATERIALIZATION_WORKERS": "1", "BASIC_MEMORY_AUTO_UPDATE": "false"}
 #: Full indexing passes at most (each retries every page).
 BM_FULL_PASSES = 5
 
