@@ -179,7 +179,8 @@ def run_peers(python: str, corpora: list[Corpus], work: Path, count: int,
     the peers named, comma-separated, or all).
 
     Their rankings are kept under ``work/peers`` by the job's digest: the same
-    corpora and queries are not asked again.
+    corpora and queries are not asked again (each peer also keeps its index and
+    answers per corpus there; its progress goes to standard error).
     """
     job = {c.name: {"ws": str(c.ws), "pages": c.pages, "queries": c.queries[:count]}
            for c in corpora}
@@ -192,9 +193,8 @@ def run_peers(python: str, corpora: list[Corpus], work: Path, count: int,
         out = subprocess.run([python, "-P", str(ROOT / "bench" / "quality_peers.py"),
                               str(work / "peers" / "job.json"), str(work / "peers"),
                               *([only] if only else [])],
-                             capture_output=True, text=True, check=False)
+                             stdout=subprocess.PIPE, text=True, check=False)
         if out.returncode or not out.stdout.strip():
-            sys.stderr.write(out.stderr[-3000:])
             return {}
         kept.write_text(out.stdout)
     return json.loads(kept.read_text())
