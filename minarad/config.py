@@ -85,12 +85,11 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "search_per_page": ("MINARA_SEARCH_PER_PAGE", int, 2),
     "search_half_life_days": ("MINARA_SEARCH_HALF_LIFE_DAYS", float, 30.0),
     "search_weight_lexical": ("MINARA_SEARCH_WEIGHT_LEXICAL", float, 1.0),
-    "search_weight_semantic": ("MINARA_SEARCH_WEIGHT_SEMANTIC", float, 2.0),
+    "search_weight_semantic": ("MINARA_SEARCH_WEIGHT_SEMANTIC", float, 0.4),
     "search_weight_recency": ("MINARA_SEARCH_WEIGHT_RECENCY", float, 0.05),
     "search_weight_graph": ("MINARA_SEARCH_WEIGHT_GRAPH", float, 0.3),
     "search_semantic_floor": ("MINARA_SEARCH_SEMANTIC_FLOOR", float, 0.825),
     "search_title_mix": ("MINARA_SEARCH_TITLE_MIX", float, 1.0),
-    "search_rrf_k": ("MINARA_SEARCH_RRF_K", float, 60.0),
     "search_semantic_share": ("MINARA_SEARCH_SEMANTIC_SHARE", float, 0.3),
     "search_written_lift": ("MINARA_SEARCH_WRITTEN_LIFT", float, 0.05),
     "search_approximate_from": ("MINARA_SEARCH_APPROXIMATE_FROM", int, 20_000),
@@ -209,7 +208,6 @@ class Settings:
     search_weight_graph: float
     search_semantic_floor: float
     search_title_mix: float
-    search_rrf_k: float
     search_semantic_share: float
     search_written_lift: float
     search_approximate_from: int
@@ -325,7 +323,7 @@ _MINIMUM = {
     # -- search --
     "embed_batch": 1, "embed_timeout_s": 0.1,
     "search_per_page": 0, "search_half_life_days": 0.01, "search_semantic_floor": -1.0,
-    "search_title_mix": 0.0, "search_rrf_k": 1.0, "search_semantic_share": 0.0,
+    "search_title_mix": 0.0, "search_semantic_share": 0.0,
     "search_written_lift": 0.0,
     # -- HTTP gateway --
     "http_max_body_bytes": 1024, "http_max_connections": 1, "http_header_timeout_s": 0.1,

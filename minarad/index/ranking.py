@@ -45,27 +45,26 @@ class RankingSettings:
     to offer it (calibrated for multilingual-e5-small by
     ``bench/semantic_floor.py``: nonsense stays below, real answers above).
     ``pages``: how the lexical voice ranks pages (:mod:`~minarad.index.pages`).
-    Semantic and hybrid search fuse pages by reciprocal rank
-    (:mod:`~minarad.index.pagefusion`): ``lexical``, ``semantic`` and
-    ``graph`` weigh each voice's ranks, ``rrf_k`` is the rank offset;
+    Semantic search ranks pages (:mod:`~minarad.index.semantic`; its graph
+    voice fused by reciprocal rank, :mod:`~minarad.index.pagefusion`):
     ``title_mix`` how much a page's title vector counts against its best
     section's (:func:`~minarad.index.semantic.page_similarity`),
     ``semantic_share`` how much its other close sections add
     (:func:`~minarad.index.semantic.closer`), ``written_lift`` how much a
     page holding the query's words as written gains
-    (:func:`~minarad.index.semantic.written_share`). Keyword search sums the
-    lexical and graph voices' normalised scores.
+    (:func:`~minarad.index.semantic.written_share`). Keyword and hybrid
+    search sum the voices' normalised scores (hybrid's semantic voice
+    offers sections, each by its own cosine).
     """
 
     lexical: float = 1.0
-    semantic: float = 2.0
+    semantic: float = 0.4
     recency: float = 0.05
     graph: float = 0.3
     half_life_days: float = 30.0
     per_page: int = 2
     semantic_floor: float = 0.825
     pages: PageWeights = PageWeights()
-    rrf_k: float = 60.0
     title_mix: float = 1.0
     semantic_share: float = 0.3
     written_lift: float = 0.05

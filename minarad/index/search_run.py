@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from minarad.index.fusion import FUSION_CANDIDATES, RankedHit, SearchFilters, WeightedVoice, fuse
+from minarad.index.fusion import (FUSION_CANDIDATES, RRF_K, RankedHit, SearchFilters,
+                                  WeightedVoice, fuse)
 from minarad.index.keyword_rank import keyword_fused
 from minarad.index.pagefusion import fuse_pages
 from minarad.index.query import parse_query
@@ -81,40 +82,42 @@ def fused(index: Index, query: str, filters: SearchFilters, limit: int, mode: st
     semantic = None
     if mode != "keyword" and index.embedder is not None:
         semantic = SemanticVoice(index.engine, index.vectors, index.embedder, r.semantic_floor,
-                                 r.title_mix, r.semantic_share, r.written_lift)
+                                 r.title_mix, r.semantic_share, r.written_lift,
+                                 pages=mode == "semantic")
         wide = max(limit * 2, SEMANTIC_DEPTH) * widen
         close = semantic.rank(query, filters, wide)
         exhausted = len(close) < wide
         lists.append(("semantic", close, r.semantic))
     if mode != "semantic":
         voice = index.voices[0].voice
-        paths = {item.hit.path for item in lists[0][1]} if lists else None
+        keys = {item.hit.key for item in lists[0][1]} if lists else None
         if isinstance(voice, LexicalVoice):
             lexical = voice.rank_kept(query, filters, depth,
-                                      None if paths is None else lambda key: key[0] in paths,
+                                      None if keys is None else keys.__contains__,
                                       pages=r.pages)
         else:
             lexical = voice.rank(query, filters, depth)
         exhausted = exhausted and len(lexical) < depth
         lists.insert(0, ("lexical", lexical, r.lexical))
-    if semantic is None:  # keyword search (or no model: the words alone answer)
-        return keyword_ranked(index, lists, filters), exhausted, None
-    candidates = fuse_pages(lists, r.rrf_k)
+    if mode != "semantic" or semantic is None:  # keyword and hybrid: scores summed
+        return score_fused(index, lists, filters, mode), exhausted, semantic
+    candidates = fuse_pages(lists, RRF_K)
     if r.graph > 0 and candidates:
         linked = graph_list(index.engine, candidates, filters)
         if linked:  # (no page linked from the strong hits: the fusion stays as it is)
             lists.append(("graph", linked, r.graph))
-            candidates = fuse_pages(lists, r.rrf_k)
+            candidates = fuse_pages(lists, RRF_K)
     return apply_recency(candidates, r.recency, r.half_life_days), exhausted, semantic
 
 
-def keyword_ranked(index: Index, lists: list[tuple[str, list[RankedHit], float]],
-                   filters: SearchFilters) -> list[Hit]:
-    """The lexical list of a keyword search, its graph voice fused by score, pages weighed."""
+def score_fused(index: Index, lists: list[tuple[str, list[RankedHit], float]],
+                filters: SearchFilters, mode: str) -> list[Hit]:
+    """The lists of a keyword or hybrid search fused by normalised score, the graph
+    voice's too, pages weighed (in keyword mode the graph adds no page)."""
     r = index.ranking
     candidates = fuse_explained(lists)
     if r.graph > 0 and candidates:
-        linked = graph_list(index.engine, candidates, filters, add_pages=False)
+        linked = graph_list(index.engine, candidates, filters, add_pages=mode != "keyword")
         if linked:  # (no page linked from the strong hits: the fusion stays as it is)
             lists.append(("graph", linked, r.graph))
             candidates = fuse_explained(lists)

@@ -48,6 +48,8 @@ class SemanticVoice:
             page reaches it the voice is silent (nothing is close).
         title_mix: how much a page's title counts (:func:`page_similarity`).
         share: how much a page's other close sections add (:func:`closer`).
+        pages: False offers sections, each scored by its own cosine (hybrid
+            search fuses them with the words section by section).
         lift: how much a page holding the query's words as written gains
             (:func:`written_share`): between pages about as near, the one
             saying ``deploys`` answers ``deploys`` (the model reads ``deploy``
@@ -57,7 +59,8 @@ class SemanticVoice:
     name = "semantic"
 
     def __init__(self, engine: LexicalEngine, store, embedder, floor: float = -1.0,
-                 title_mix: float = 1.0, share: float = 0.0, lift: float = 0.0):
+                 title_mix: float = 1.0, share: float = 0.0, lift: float = 0.0,
+                 pages: bool = True):
         self.engine = engine
         self.store = store
         self.embedder = embedder
@@ -65,6 +68,7 @@ class SemanticVoice:
         self.title_mix = title_mix
         self.share = share
         self.lift = lift
+        self.pages = pages
         self._query = None  # the last query's vector (for :meth:`similarities`)
 
     def rank(self, query: str, filters: SearchFilters, limit: int) -> list[RankedHit]:
@@ -91,7 +95,8 @@ class SemanticVoice:
         if found is None:
             return []
         near, scores = found
-        return self._hits(near, scores, clauses, filters, limit, script_of(words))
+        hits = self._hits if self.pages else self._section_hits
+        return hits(near, scores, clauses, filters, limit, script_of(words))
 
     def similarities(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], float]:
         """The cosine of each section ``(path, line)`` with the last ranked query.
@@ -120,7 +125,8 @@ class SemanticVoice:
         out = {}
         for path, line in keys:
             section, title = found.get((path, line)), found.get((path, TITLE_LINE))
-            page = None if section is None else page_similarity(section, title, self.title_mix)
+            page = section if section is None or not self.pages else \
+                page_similarity(section, title, self.title_mix)
             out[(path, line)] = {"score": page, "section": section, "title": title}
         return out
 
@@ -151,6 +157,30 @@ class SemanticVoice:
                 out.append(RankedHit(hit_from_record(record, score, None), score))
             out.sort(key=lambda item: -item.score)  # (stable: nearer first on ties)
         return out[:limit]
+
+    def _section_hits(self, ids, scores, clauses, filters: SearchFilters, limit: int,
+                      script: str) -> list[RankedHit]:
+        """Sections of the nearest ``ids`` (best first) that pass the filters and the floor."""
+        keep = scores >= self.floor - CROSS_SCRIPT_MARGIN
+        ids, scores = ids[keep], scores[keep]
+        keys = self.store.keys_of(ids)
+        excluded = [c.text.lower() for c in clauses if c.occur == MUST_NOT and c.field is None]
+        out: list[RankedHit] = []
+        records = _RecordCache(self.engine)
+        for row in range(len(ids)):
+            key = keys.get(int(ids[row]))
+            record = records.get(key) if key else None
+            if record is None or not matches_filters(record, filters):
+                continue
+            if excluded and any(word in record.text.lower() for word in excluded):
+                continue
+            score = float(scores[row])
+            if score < self.floor and script_of(record.text or record.title) == script:
+                continue  # below the floor, in the query's own writing system
+            out.append(RankedHit(hit_from_record(record, score, None), score))
+            if len(out) >= limit:
+                break
+        return out
 
     def _page(self, path: str, records: _RecordCache, filters: SearchFilters,
               excluded: list[str], written: set[str]) -> list[tuple]:
@@ -227,6 +257,12 @@ class _RecordCache:
     def __init__(self, engine: LexicalEngine):
         self.engine = engine
         self.by_path: dict[str, dict[int, object]] = {}
+
+    def get(self, key: tuple[str, int]):
+        """The record of the section ``(path, line)`` (None: no such section; a page
+        title's row has none)."""
+        path, line = key
+        return next((r for r in self.of(path) if r.line_start == line), None)
 
     def of(self, path: str) -> list:
         """Every record of ``path``."""
