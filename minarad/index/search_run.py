@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from minarad.index.fusion import FUSION_CANDIDATES, RankedHit, SearchFilters, WeightedVoice, fuse
+from minarad.index.fusion import (FUSION_CANDIDATES, RRF_K, RankedHit, SearchFilters,
+                                  WeightedVoice, fuse)
 from minarad.index.keyword_rank import keyword_fused
+from minarad.index.pagefusion import fuse_pages
 from minarad.index.query import parse_query
 from minarad.index.ranking import (apply_recency, fuse_explained, graph_list, group_by_page,
                                    page_aware, page_count)
@@ -79,7 +81,9 @@ def fused(index: Index, query: str, filters: SearchFilters, limit: int, mode: st
     exhausted = True
     semantic = None
     if mode != "keyword" and index.embedder is not None:
-        semantic = SemanticVoice(index.engine, index.vectors, index.embedder, r.semantic_floor)
+        semantic = SemanticVoice(index.engine, index.vectors, index.embedder, r.semantic_floor,
+                                 r.title_mix, r.semantic_share, r.written_lift,
+                                 pages=mode == "semantic")
         wide = max(limit * 2, SEMANTIC_DEPTH) * widen
         close = semantic.rank(query, filters, wide)
         exhausted = len(close) < wide
@@ -95,14 +99,29 @@ def fused(index: Index, query: str, filters: SearchFilters, limit: int, mode: st
             lexical = voice.rank(query, filters, depth)
         exhausted = exhausted and len(lexical) < depth
         lists.insert(0, ("lexical", lexical, r.lexical))
+    if mode != "semantic" or semantic is None:  # keyword and hybrid: scores summed
+        return score_fused(index, lists, filters, mode), exhausted, semantic
+    candidates = fuse_pages(lists, RRF_K)
+    if r.graph > 0 and candidates:
+        linked = graph_list(index.engine, candidates, filters)
+        if linked:  # (no page linked from the strong hits: the fusion stays as it is)
+            lists.append(("graph", linked, r.graph))
+            candidates = fuse_pages(lists, RRF_K)
+    return apply_recency(candidates, r.recency, r.half_life_days), exhausted, semantic
+
+
+def score_fused(index: Index, lists: list[tuple[str, list[RankedHit], float]],
+                filters: SearchFilters, mode: str) -> list[Hit]:
+    """The lists of a keyword or hybrid search fused by normalised score, the graph
+    voice's too, pages weighed (in keyword mode the graph adds no page)."""
+    r = index.ranking
     candidates = fuse_explained(lists)
     if r.graph > 0 and candidates:
         linked = graph_list(index.engine, candidates, filters, add_pages=mode != "keyword")
         if linked:  # (no page linked from the strong hits: the fusion stays as it is)
             lists.append(("graph", linked, r.graph))
             candidates = fuse_explained(lists)
-    return (page_aware(apply_recency(candidates, r.recency, r.half_life_days)), exhausted,
-            semantic)
+    return page_aware(apply_recency(candidates, r.recency, r.half_life_days))
 
 
 def mark_words(hits: list[Hit], query: str) -> list[Hit]:
@@ -123,9 +142,14 @@ def mark_words(hits: list[Hit], query: str) -> list[Hit]:
 
 
 def with_similarity(hits: list[Hit], voice: SemanticVoice) -> None:
-    """Add ``similarity`` (the cosine with the query, and the floor) to each hit's explain."""
-    found = voice.similarities([hit.key for hit in hits])
+    """Add ``similarity`` to each hit's explain: the page's similarity with the query
+    (``score``), its section's and its title's cosines, and the floor."""
+    found = voice.explained([hit.key for hit in hits])
     for hit in hits:
-        cosine = found.get(hit.key)
+        parts = found.get(hit.key, {})
         hit.explain = {**(hit.explain or {}), "similarity": {
-            "score": None if cosine is None else round(cosine, 4), "floor": voice.floor}}
+            **{name: None if value is None else round(value, 4)
+               for name, value in (("score", parts.get("score")),
+                                   ("section", parts.get("section")),
+                                   ("title", parts.get("title")))},
+            "floor": voice.floor}}

@@ -4,7 +4,10 @@ Stored in the state folder beside the index (``<state_dir>/embeddings/<hash>/``)
 derived and rebuildable:
 
 - ``vectors.sqlite3``: one row per section (path, first line, hash of the
-  embedded text, vector), the commit and model they reflect, and the
+  embedded text, vector) and one per page title (first line
+  :data:`TITLE_LINE`: the title embedded on its own, so a page whose
+  title alone says what a query means is found), the commit and model
+  they reflect, and the
   vectors a catch-up under way has made but not yet placed (``pending``:
   a killed catch-up resumes with them);
 - ``matrix-<n>.npy`` and ``ids-<n>.npy``: every vector as one float32 matrix,
@@ -46,18 +49,28 @@ BATCH = 16
 CHUNK = 64
 #: Seconds between two rewrites of the matrix during a long catch-up.
 PUBLISH_SECONDS = 20.0
+#: The first line of a page title's row (no section starts there).
+TITLE_LINE = -1
+#: The ``titles`` meta of a store holding page titles' vectors (one from
+#: before has every page read again: sections reuse their vectors by text).
+TITLES = "1"
 Progress = Callable[[int, int], None]
 
 
 @dataclasses.dataclass
 class EmbedStats:
-    """What one catch-up of the embeddings did."""
+    """What one catch-up of the embeddings did.
+
+    ``embedded``, ``reused``, ``removed`` and ``total`` count sections;
+    ``titles`` the page titles embedded (their vectors are kept beside).
+    """
 
     commit: str | None
     embedded: int = 0
     reused: int = 0
     removed: int = 0
     total: int = 0
+    titles: int = 0
     busy: bool = False
     model: str = ""
 
@@ -144,14 +157,14 @@ class VectorStore:
         return self._reader
 
     def count(self) -> int:
-        """How many sections have a vector."""
+        """How many sections have a vector (page titles not counted)."""
         import sqlite3
 
         if not self.db_path.exists():
             return 0
         try:
             with self.connect() as conn:
-                return int(conn.execute("SELECT count(*) FROM vec").fetchone()[0])
+                return section_count(conn)
         except sqlite3.Error:
             return 0
 
@@ -375,6 +388,8 @@ class _CatchUp:
             store.clear()
             meta = {}
         stats = EmbedStats(target, model=embedder.name)
+        if meta.get("titles") != TITLES:  # stored before page titles were: all pages again
+            meta = {k: v for k, v in meta.items() if k != "commit"}
         if target is not None and meta.get("commit") == target:
             if store.outdated():  # written before the codes: once, in the current form
                 with store.connect(write=True) as conn:
@@ -396,9 +411,9 @@ class _CatchUp:
             finished = self._apply(conn, changed, stats)
             generation = self._publish(conn)
             if finished:
-                _set_meta(conn, commit=target or "")
+                _set_meta(conn, commit=target or "", titles=TITLES)
                 conn.commit()
-            stats.total = int(conn.execute("SELECT count(*) FROM vec").fetchone()[0])
+            stats.total = section_count(conn)
         if not finished:
             stats.commit = meta.get("commit") or None
         store.drop_old_matrices(generation)
@@ -410,10 +425,11 @@ class _CatchUp:
         rows: dict[str, list] = {}
         known: dict[str, bytes] = {}
         for path, records in changed.items():
-            old = conn.execute("SELECT hash, v FROM vec WHERE path = ?", (path,)).fetchall()
-            known.update(old)
-            stats.removed += len(old) if not records else 0
-            rows[path] = []
+            old = conn.execute("SELECT hash, v, line_start FROM vec WHERE path = ?",
+                               (path,)).fetchall()
+            known.update((digest, vector) for digest, vector, _line in old)
+            stats.removed += sum(line != TITLE_LINE for *_rest, line in old) if not records else 0
+            rows[path] = _title_row(records)
             for record in records:
                 text = passage_text(record.title, record.heading, record.text)
                 rows[path].append((record.line_start, text_hash(text), text))
@@ -455,8 +471,7 @@ class _CatchUp:
         """Write the matrix of every stored vector; searches use it from now on."""
         dim = _stored_dim(conn) or int(self.store.meta().get("dim") or 0)
         generation = self.store.write_matrix(conn, dim)
-        count = conn.execute("SELECT count(*) FROM vec").fetchone()[0]
-        _set_meta(conn, generation=generation, vectors=str(count),
+        _set_meta(conn, generation=generation, vectors=str(section_count(conn)),
                   **({"dim": str(dim)} if dim else {}))
         conn.commit()
         self.published = time.monotonic()
@@ -465,6 +480,12 @@ class _CatchUp:
 
 def _set_meta(conn: sqlite3.Connection, **values: str) -> None:
     conn.executemany("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)", list(values.items()))
+
+
+def section_count(conn: sqlite3.Connection) -> int:
+    """How many sections have a vector (rows that are not page titles)."""
+    return int(conn.execute("SELECT count(*) FROM vec WHERE line_start != ?",
+                            (TITLE_LINE,)).fetchone()[0])
 
 
 def _stored_dim(conn: sqlite3.Connection) -> int:
@@ -489,6 +510,12 @@ def _changed_records(index, old: str | None, new: str | None) -> dict[str, list]
     return {path: index.engine.records_with("path", path, 100_000) for path in paths}
 
 
+def _title_row(records) -> list[tuple[int, str, str]]:
+    """The row of the page title of a file's ``records``, alone (none: not a titled page)."""
+    title = next((r.title.strip() for r in records if r.kind == "section"), "")
+    return [(TITLE_LINE, text_hash(title), title)] if title else []
+
+
 def _group_by_path(records) -> dict[str, list]:
     grouped: dict[str, list] = {}
     for record in records:
@@ -500,19 +527,23 @@ def _reuse(conn: sqlite3.Connection, rows: dict[str, list], known: dict,
            stats: EmbedStats) -> dict:
     """``hash -> text`` of the rows no stored vector has; counts the reused ones."""
     missing: dict[str, str] = {}
+    sections: set[str] = set()
     for path_rows in rows.values():
-        for _line, digest, text in path_rows:
+        for line, digest, text in path_rows:
+            if line != TITLE_LINE:
+                sections.add(digest)
             if digest in known:
-                stats.reused += 1
+                stats.reused += line != TITLE_LINE
                 continue
             found = conn.execute("SELECT v FROM vec WHERE hash = ? LIMIT 1", (digest,)).fetchone() \
                 or conn.execute("SELECT v FROM pending WHERE hash = ?", (digest,)).fetchone()
             if found is not None:
                 known[digest] = found[0]
-                stats.reused += 1
+                stats.reused += line != TITLE_LINE
             elif digest not in missing:
                 missing[digest] = text
-    stats.embedded = len(missing)
+    stats.embedded = sum(1 for digest in missing if digest in sections)
+    stats.titles = len(missing) - stats.embedded
     return missing
 
 

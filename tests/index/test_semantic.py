@@ -8,6 +8,7 @@ import pytest
 
 from minarad.index import Index
 from minarad.index.embedder import ModelChoice, packaged_model
+from minarad.index.ranking import RankingSettings
 from tests.index.conftest import paths
 
 MODEL = packaged_model("e5-small")
@@ -106,3 +107,52 @@ def test_a_query_close_to_nothing_finds_nothing(ws, semantic):
     assert paths(hits) == ["wiki/pets/pets.md"]
     similarity = hits[0].explain["similarity"]
     assert similarity["score"] >= similarity["floor"] == semantic.ranking.semantic_floor > 0
+
+
+LEAVE = "# Parental leave\n\n" + (
+    "Fill in form B-12 with your employee number and the first and last dates. Hand it to "
+    "the office on the third floor; your manager signs it within a week. Payroll adjusts the "
+    "next two pay slips. Keep a copy of the signed form. ") * 5 + "\n"
+
+
+def test_a_page_whose_title_alone_means_the_query_is_found(ws, semantic):
+    ws.commit(**{"wiki__leave__leave.md": LEAVE, "wiki__pets__pets.md": CAT})
+    stats = embed(semantic)
+    assert (stats.embedded, stats.titles, stats.total) == (2, 2, 2)  # titles apart
+    # a floor its section (about forms) stays under, and its title alone reaches
+    floor = 0.87
+    semantic.ranking = RankingSettings(semantic_floor=floor, title_mix=0.0)  # sections alone
+    assert semantic.search("leave for new parents", mode="semantic") == []
+    semantic.ranking = RankingSettings(semantic_floor=floor)
+    hits = semantic.search("leave for new parents", mode="semantic", explain=True)
+    assert paths(hits) == ["wiki/leave/leave.md"]
+    similarity = hits[0].explain["similarity"]
+    assert similarity["title"] >= floor > similarity["section"]
+    assert similarity["score"] == similarity["title"]
+
+
+def test_a_page_is_found_once_with_its_best_section_under_it(ws, semantic):
+    ws.commit(**{"wiki__pets__pets.md": CAT + "\n## Dogs\n\nThe dog barks at the mailman.\n"
+                 "\n## Fish\n\nThe goldfish swims in its bowl.\n",
+                 "wiki__money__money.md": TAX})
+    embed(semantic)
+    hits = semantic.search("a sleepy kitten", mode="semantic", per_page=1)
+    assert paths(hits)[0] == "wiki/pets/pets.md" and hits[0].line_start == 1
+    assert len(paths(hits)) == len(set(paths(hits)))
+
+
+RELEASE = "# Release day\n\nDeploys happen on Tuesday; the release is deployed by the " \
+          "on-call engineer.\n"
+WEB = "# Web service\n\nHow to deploy the web service.\n"
+
+
+def test_between_pages_about_as_near_the_one_saying_the_word_as_written_comes_first(
+        ws, semantic):
+    ws.commit(**{"wiki__ops__release.md": RELEASE, "wiki__ops__web.md": WEB})
+    embed(semantic)
+    for query, first in (("deploys", "wiki/ops/release.md"), ("deploy", "wiki/ops/web.md")):
+        for mode in ("semantic", "hybrid"):
+            assert paths(semantic.search(query, mode=mode))[0] == first, (query, mode)
+    # the model alone reads "deploys" nearer the page saying "deploy"
+    semantic.ranking = RankingSettings(written_lift=0.0)
+    assert paths(semantic.search("deploys", mode="semantic"))[0] == "wiki/ops/web.md"

@@ -1,0 +1,170 @@
+"""Semantic and hybrid search in ``bench/quality.py``: whole corpora, fusion tuned apart.
+
+Every section of each corpus and every page title is embedded once, through
+a cache kept by text digest (:mod:`embed_cache`; a rerun embeds nothing it
+has seen, queries included). A corpus too large to embed in the time at
+hand can be cut to a sample of its pages (``--semantic-pages postgres:250``):
+the answer pages of its queries and random others, FTS5 and keyword then
+measured again on the same sample. Every semantic setting of
+:data:`PAGE_GRID` is asked through :meth:`minarad.index.Index.search` (the
+product's own ranking), and each corpus's figure is the one of the setting
+chosen on the other corpora; hybrid search is measured with its shipped
+settings (its semantic voice offers sections, which these settings do not
+touch).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import shutil
+import time
+from pathlib import Path
+
+import quality_corpora
+from quality import Corpus, _weights, fts5, held_out, score
+
+#: Semantic settings tried per fold: (how much a page's other close sections
+#: add, how much holding the query's words as written adds)
+#: (:mod:`minarad.index.semantic`; a page's title counts as its best section
+#: would, title mix 1, in all). A small grid: every setting is a full pass
+#: of the product's search over every query.
+PAGE_GRID = [(0.0, 0.0), (0.3, 0.0), (0.3, 0.05)]
+
+@dataclasses.dataclass
+class Measured:
+    """A corpus (or its embedded sample) and what every ranking found there."""
+
+    corpus: Corpus
+    pages: list[str]
+    queries: list[str]
+    answers: list[str]
+    fts: tuple = (0.0, 0.0)
+    keyword: tuple = (0.0, 0.0)
+    semantic: dict = dataclasses.field(default_factory=dict)  # PAGE_GRID item -> (mrr, recall)
+    hybrid: tuple = (0.0, 0.0)
+    ms: dict = dataclasses.field(default_factory=dict)
+
+
+def sample(c: Corpus, work: Path, pages: int) -> tuple[Path, list[str]]:
+    """``c``'s workspace (``pages`` 0), or one of ``pages`` of its pages: its queries'
+    answer pages and random others (deterministic), made once under ``work``."""
+    if pages <= 0 or pages >= len(c.pages):
+        return c.ws, c.pages
+    chosen = set(c.answers)
+    others = [p for p in c.pages if p not in chosen]
+    chosen.update(random.Random(7).sample(others, max(0, min(pages - len(chosen),
+                                                             len(others)))))
+    ws = work / f"{c.name}-pages{pages}" / "ws"
+    if not (ws / ".git").exists():
+        for page in sorted(chosen):
+            (ws / page).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(c.ws / page, ws / page)
+        quality_corpora.commit_workspace(ws)
+    return ws, sorted(chosen)
+
+
+def embedded_index(ws: Path, model, cache: Path):
+    """The index of ``ws`` with its vectors, every text embedded through the bench's cache
+    (queries too: the index searches with the caching embedder)."""
+    from embed_cache import CachingEmbedder
+
+    from minarad.index import Index
+    from minarad.index.embedder import Embedder
+    from minarad.index.vectors import catch_up_embeddings
+
+    index = Index(ws, ws.parent / "state" / "index" / "bench", model=model)
+    stats = index.catch_up()
+    if stats.files_indexed:
+        print(f"  indexed {stats.files_indexed} files, {stats.documents} sections")
+    embedder = CachingEmbedder(Embedder(model), cache)
+    start = time.perf_counter()
+    while (done := catch_up_embeddings(index, index.vectors, embedder)).busy:
+        time.sleep(5)  # another process embeds the same corpus: wait for its end
+    took = time.perf_counter() - start
+    if embedder.embedded:
+        print(f"  {ws.parent.name}: embedded {embedder.embedded} texts in {took:.0f}s "
+              f"({embedder.embedded / took:.1f}/s), {done.total} section vectors")
+    index._embedder = embedder
+    return index
+
+
+def run_semantic(corpora: list[Corpus], work: Path, model, cache: Path, pages: str) -> None:
+    """FTS5, keyword, semantic and hybrid on each corpus (or its sample), every
+    semantic and fusion setting tried; each corpus's figures with the settings
+    chosen on the other corpora."""
+    measured = []
+    for c in corpora:
+        ws, kept = sample(c, work, per_corpus(pages, c.name))
+        inside = set(kept)
+        pairs = [(q, a) for q, a in zip(c.queries, c.answers, strict=True) if a in inside]
+        m = Measured(c, kept, [q for q, _a in pairs], [a for _q, a in pairs])
+        index = embedded_index(ws, model, cache)
+        measure(m, index, ws, held_out(corpora, "fts", c), held_out(corpora, "ours", c))
+        measured.append(m)
+    report(measured)
+
+
+def measure(m: Measured, index, ws: Path, title_weight: float, setting: tuple) -> None:
+    """Every ranking of ``m``'s queries (FTS5 and keyword with the held-out settings)."""
+    from minarad.index.ranking import RankingSettings
+
+    pages = _weights(*setting)
+    search = fts5(ws, m.pages)
+    m.fts = score([search(q, title_weight) for q in m.queries], m.answers)
+    m.keyword = _scored(m, index, "keyword", RankingSettings(pages=pages))
+    for share, lift in PAGE_GRID:
+        m.semantic[(share, lift)] = _scored(m, index, "semantic", RankingSettings(
+            pages=pages, title_mix=1.0, semantic_share=share, written_lift=lift))
+    m.hybrid = _scored(m, index, "hybrid", RankingSettings(pages=pages))
+
+
+def _scored(m: Measured, index, mode: str, settings) -> tuple[float, float]:
+    from minarad.errors import InvalidInput
+
+    index.ranking = settings
+    found = []
+    start = time.perf_counter()
+    for query in m.queries:
+        try:
+            found.append([h.path for h in index.search(query, limit=10, per_page=1, mode=mode)])
+        except InvalidInput:
+            found.append([])
+    m.ms[mode] = (time.perf_counter() - start) / max(len(m.queries), 1) * 1000
+    return score(found, m.answers)
+
+
+def per_corpus(spec: str, name: str) -> int:
+    """The count ``spec`` gives corpus ``name``: ``400``, or ``postgres:400`` (0, the
+    whole corpus, for a corpus not named)."""
+    counts = dict(part.split(":", 1) if ":" in part else ("", part)
+                  for part in spec.split(",") if part)
+    return int(counts.get(name, counts.get("", 0)))
+
+
+def _held(measured: list[Measured], field: str, held: Measured):
+    """The setting of ``field`` with the best mean MRR@10 on the corpora other than ``held``."""
+    others = [m for m in measured if m is not held] or [held]
+    return max(getattr(held, field), key=lambda setting: sum(
+        getattr(m, field)[setting][0] for m in others) / len(others))
+
+
+def report(measured: list[Measured]) -> None:
+    print("\nsemantic and hybrid settings tried (MRR@10 per corpus):")
+    print("  " + " ".join(f"{m.corpus.name:>9}" for m in measured) + "  setting")
+    for setting in PAGE_GRID:
+        print("  " + " ".join(f"{m.semantic[setting][0]:9.3f}" for m in measured)
+              + "  semantic, sections' share {:g}, written lift {:g}".format(*setting))
+    print("\nheld-out figures, semantic (its settings chosen on the other corpora; FTS5 "
+          "and keyword as above; hybrid with its shipped settings)")
+    print(f"  {'corpus':<9} {'ranking':<40} {'MRR@10':>7} {'recall@10':>9}  ratio")
+    for m in measured:
+        page = _held(measured, "semantic", m)
+        base = m.fts[0] or 1.0
+        rows = [("SQLite FTS5 BM25", m.fts), ("minara keyword", m.keyword),
+                ("minara semantic ({:g}, {:g})".format(*page), m.semantic[page]),
+                ("minara hybrid (shipped)", m.hybrid)]
+        for label, (mrr, recall) in rows:
+            print(f"  {m.corpus.name:<9} {label:<40} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")
+        print(f"  {m.corpus.name:<9} {len(m.queries)} queries, {len(m.pages)} pages; ms/query: "
+              + ", ".join(f"{mode} {ms:.0f}" for mode, ms in m.ms.items()))
