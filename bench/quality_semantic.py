@@ -8,9 +8,9 @@ the answer pages of its queries and random others, FTS5 and keyword then
 measured again on the same sample. Every semantic setting of
 :data:`PAGE_GRID` is asked through :meth:`minarad.index.Index.search` (the
 product's own ranking), and each corpus's figure is the one of the setting
-chosen on the other corpora; hybrid search is measured with its shipped
-settings (its semantic voice offers sections, which these settings do not
-touch).
+chosen on the other corpora; hybrid search likewise over the semantic
+weights of :data:`HYBRID_GRID` (its semantic voice offers sections, which the
+semantic settings do not touch), and with its shipped settings.
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ from quality import Corpus, _weights, fts5, held_out, score
 #: would, title mix 1, in all). A small grid: every setting is a full pass
 #: of the product's search over every query.
 PAGE_GRID = [(0.0, 0.0), (0.3, 0.0), (0.3, 0.05)]
+#: Hybrid's semantic weights tried per fold (the lexical voice weighs 1; the
+#: shipped default is :attr:`minarad.index.ranking.RankingSettings.semantic`).
+HYBRID_GRID = [0.2, 0.3, 0.4, 0.6, 0.8, 1.0]
 
 @dataclasses.dataclass
 class Measured:
@@ -42,7 +45,7 @@ class Measured:
     fts: tuple = (0.0, 0.0)
     keyword: tuple = (0.0, 0.0)
     semantic: dict = dataclasses.field(default_factory=dict)  # PAGE_GRID item -> (mrr, recall)
-    hybrid: tuple = (0.0, 0.0)
+    hybrid: dict = dataclasses.field(default_factory=dict)  # HYBRID_GRID item -> (mrr, recall)
     ms: dict = dataclasses.field(default_factory=dict)
 
 
@@ -116,7 +119,9 @@ def measure(m: Measured, index, ws: Path, title_weight: float, setting: tuple) -
     for share, lift in PAGE_GRID:
         m.semantic[(share, lift)] = _scored(m, index, "semantic", RankingSettings(
             pages=pages, title_mix=1.0, semantic_share=share, written_lift=lift))
-    m.hybrid = _scored(m, index, "hybrid", RankingSettings(pages=pages))
+    for weight in HYBRID_GRID:
+        m.hybrid[weight] = _scored(m, index, "hybrid", RankingSettings(pages=pages,
+                                                                      semantic=weight))
 
 
 def _scored(m: Measured, index, mode: str, settings) -> tuple[float, float]:
@@ -155,15 +160,23 @@ def report(measured: list[Measured]) -> None:
     for setting in PAGE_GRID:
         print("  " + " ".join(f"{m.semantic[setting][0]:9.3f}" for m in measured)
               + "  semantic, sections' share {:g}, written lift {:g}".format(*setting))
-    print("\nheld-out figures, semantic (its settings chosen on the other corpora; FTS5 "
-          "and keyword as above; hybrid with its shipped settings)")
+    for weight in HYBRID_GRID:
+        print("  " + " ".join(f"{m.hybrid[weight][0]:9.3f}" for m in measured)
+              + f"  hybrid, semantic weight {weight:g}")
+    from minarad.index.ranking import RankingSettings
+
+    shipped = RankingSettings().semantic
+    print("\nheld-out figures, semantic and hybrid (their settings chosen on the other "
+          "corpora; FTS5 and keyword as above; hybrid also with its shipped settings)")
     print(f"  {'corpus':<9} {'ranking':<40} {'MRR@10':>7} {'recall@10':>9}  ratio")
     for m in measured:
         page = _held(measured, "semantic", m)
+        weight = _held(measured, "hybrid", m)
         base = m.fts[0] or 1.0
         rows = [("SQLite FTS5 BM25", m.fts), ("minara keyword", m.keyword),
                 ("minara semantic ({:g}, {:g})".format(*page), m.semantic[page]),
-                ("minara hybrid (shipped)", m.hybrid)]
+                (f"minara hybrid (semantic {weight:g})", m.hybrid[weight]),
+                (f"minara hybrid (shipped, {shipped:g})", m.hybrid[shipped])]
         for label, (mrr, recall) in rows:
             print(f"  {m.corpus.name:<9} {label:<40} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")
         print(f"  {m.corpus.name:<9} {len(m.queries)} queries, {len(m.pages)} pages; ms/query: "
