@@ -62,7 +62,8 @@ class EmbedStats:
     """What one catch-up of the embeddings did.
 
     ``embedded``, ``reused``, ``removed`` and ``total`` count sections;
-    ``titles`` the page titles embedded (their vectors are kept beside).
+    ``titles`` and ``titles_reused`` the page titles embedded and kept (their
+    vectors are stored beside). Progress counts every text, titles included.
     """
 
     commit: str | None
@@ -71,6 +72,7 @@ class EmbedStats:
     removed: int = 0
     total: int = 0
     titles: int = 0
+    titles_reused: int = 0
     busy: bool = False
     model: str = ""
 
@@ -533,18 +535,26 @@ def _reuse(conn: sqlite3.Connection, rows: dict[str, list], known: dict,
             if line != TITLE_LINE:
                 sections.add(digest)
             if digest in known:
-                stats.reused += line != TITLE_LINE
+                _count_reused(stats, line)
                 continue
             found = conn.execute("SELECT v FROM vec WHERE hash = ? LIMIT 1", (digest,)).fetchone() \
                 or conn.execute("SELECT v FROM pending WHERE hash = ?", (digest,)).fetchone()
             if found is not None:
                 known[digest] = found[0]
-                stats.reused += line != TITLE_LINE
+                _count_reused(stats, line)
             elif digest not in missing:
                 missing[digest] = text
     stats.embedded = sum(1 for digest in missing if digest in sections)
     stats.titles = len(missing) - stats.embedded
     return missing
+
+
+def _count_reused(stats: EmbedStats, line: int) -> None:
+    """Count one text whose stored vector is kept: a section, or a page title."""
+    if line == TITLE_LINE:
+        stats.titles_reused += 1
+    else:
+        stats.reused += 1
 
 
 def _embed(embedder: Embedder, texts: list[str], progress, done: int = 0,

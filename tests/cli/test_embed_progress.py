@@ -54,7 +54,9 @@ def test_json_progress_lines_say_done_total_rate_and_eta(minara):
     stats = json.loads(proc.stdout)
     lines = [json.loads(line) for line in proc.stderr.splitlines() if line.startswith("{")]
     assert len(lines) >= 2 and all(line["progress"] == "embedding" for line in lines)
-    assert lines[-1]["done"] == lines[-1]["total"] == stats["embedded"] > PARTS
+    # the bar counts every text embedded: the sections and the pages' titles
+    assert lines[-1]["done"] == lines[-1]["total"] == stats["embedded"] + stats["titles"]
+    assert stats["embedded"] > PARTS and stats["titles"] >= 1
     assert lines[-1]["eta_s"] == 0
     early = lines[0]
     assert early["done"] < early["total"] and early["per_second"] > 0 and early["eta_s"] > 0
@@ -96,7 +98,9 @@ def test_a_killed_embed_keeps_its_work_and_the_next_run_resumes(minara, ws, tmp_
         before = len(server.requests)
         resumed = minara.json("index", "embed")
         again = sum(len(r["input"]) for r in server.requests[before:])
-        assert resumed["reused"] >= 64 and again == resumed["embedded"]
+        # the chunk of 64 texts (sections and titles) placed before the kill is kept
+        assert resumed["reused"] + resumed["titles_reused"] >= 64
+        assert again == resumed["embedded"] + resumed["titles"]
         assert resumed["embedded"] + resumed["reused"] >= PARTS
         status = minara.json("index", "status")["embeddings"]
         assert status["coverage"] == 1.0 and status["embedded_commit"] is not None
@@ -123,7 +127,8 @@ def test_a_page_killed_half_embedded_is_not_embedded_twice(minara):
         minara("memory", "set", "notes/facts.md", big_page(), check=0)
         kill_embedding_midway(minara, server)
         resumed = minara.json("index", "embed")
-        assert resumed["reused"] >= 64 and resumed["embedded"] + resumed["reused"] > PARTS
+        assert resumed["reused"] + resumed["titles_reused"] >= 64
+        assert resumed["embedded"] + resumed["reused"] > PARTS
         hits = minara.json("search", "--mode", "semantic", "--no-catch-up",
                            "The number 7 has a square of 49 and the word w7.")["results"]
         assert hits and hits[0]["path"] == "notes/facts.md" and "w7" in hits[0]["snippet"]
