@@ -18,6 +18,9 @@ from contextvars import ContextVar
 from minarad.errors import Busy, MinaraError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import BinaryIO
+
     from minarad.git.types import ObjectStore, Repo
 
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}")
@@ -259,10 +262,26 @@ class StagedPack:
 def stage_pack_files(folder: str, objects: list, object_format: Any) -> StagedPack:
     """Write ``objects`` as a pack and its index under temporary names in ``folder``,
     unsynced (see :func:`write_pack_files`)."""
+    from dulwich.pack import write_pack_objects
+
+    def write(fh: BinaryIO) -> tuple[list[tuple[bytes, int, int | None]], bytes]:
+        entries, checksum = write_pack_objects(fh, objects, object_format)
+        return [(k, v[0], v[1]) for k, v in entries.items()], checksum
+
+    return stage_pack(folder, write)
+
+
+def stage_pack(folder: str,
+               write: Callable[[BinaryIO], tuple[list[tuple[bytes, int, int | None]], bytes]]
+               ) -> StagedPack:
+    """A pack that ``write`` writes to an open file (returning each entry's
+    ``(sha, offset, crc32)`` and the pack's checksum), and its index, under
+    temporary names in ``folder``, unsynced and read-only; removed again if
+    anything fails."""
     import os
     import tempfile
 
-    from dulwich.pack import write_pack_index, write_pack_objects
+    from dulwich.pack import write_pack_index
 
     os.makedirs(folder, exist_ok=True)
     temps = []
@@ -270,11 +289,11 @@ def stage_pack_files(folder: str, objects: list, object_format: Any) -> StagedPa
         fd, pack_tmp = tempfile.mkstemp(prefix="tmp_pack_", dir=folder)
         temps.append(pack_tmp)
         with os.fdopen(fd, "wb") as fh:
-            entries, checksum = write_pack_objects(fh, objects, object_format)
+            offsets, checksum = write(fh)
         fd, idx_tmp = tempfile.mkstemp(prefix="tmp_idx_", dir=folder)
         temps.append(idx_tmp)
         with os.fdopen(fd, "wb") as fh:
-            write_pack_index(fh, sorted((k, v[0], v[1]) for k, v in entries.items()), checksum)
+            write_pack_index(fh, sorted(offsets), checksum)
         for tmp in temps:
             os.chmod(tmp, 0o444)
         return StagedPack(folder, temps, os.path.join(folder, f"pack-{checksum.hex()}"))

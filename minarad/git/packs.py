@@ -28,6 +28,8 @@ import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from typing import BinaryIO
+
     from minarad.git.objects import StagedPack
     from minarad.git.types import Repo
 
@@ -189,40 +191,25 @@ def _stage_copied(folder: str, entries: list[tuple[bytes, tuple[bytes, int]]]) -
     temporary names in ``folder``, unsynced; the :class:`StagedPack`."""
     import hashlib
     import struct
-    import tempfile
 
-    from dulwich.pack import write_pack_index
+    from minarad.git.objects import stage_pack
 
-    from minarad.git.objects import StagedPack
+    def write(fh: BinaryIO) -> tuple[list[tuple[bytes, int, int | None]], bytes]:
+        digest, offset = hashlib.sha1(), 12
+        offsets: list[tuple[bytes, int, int | None]] = []
+        for chunk in (b"PACK", struct.pack(">II", 2, len(entries))):
+            fh.write(chunk)
+            digest.update(chunk)
+        for sha, (raw, crc) in entries:
+            fh.write(raw)
+            digest.update(raw)
+            offsets.append((sha, offset, crc))
+            offset += len(raw)
+        checksum = digest.digest()
+        fh.write(checksum)
+        return offsets, checksum
 
-    temps: list[str] = []
-    try:
-        fd, pack_tmp = tempfile.mkstemp(prefix="tmp_pack_", dir=folder)
-        temps.append(pack_tmp)
-        digest, offsets, offset = hashlib.sha1(), [], 12
-        with os.fdopen(fd, "wb") as fh:
-            for chunk in (b"PACK", struct.pack(">II", 2, len(entries))):
-                fh.write(chunk)
-                digest.update(chunk)
-            for sha, (raw, crc) in entries:
-                fh.write(raw)
-                digest.update(raw)
-                offsets.append((sha, offset, crc))
-                offset += len(raw)
-            checksum = digest.digest()
-            fh.write(checksum)
-        fd, idx_tmp = tempfile.mkstemp(prefix="tmp_idx_", dir=folder)
-        temps.append(idx_tmp)
-        with os.fdopen(fd, "wb") as fh:
-            write_pack_index(fh, sorted(offsets), checksum)
-        for tmp in temps:
-            os.chmod(tmp, 0o444)
-        return StagedPack(folder, temps, os.path.join(folder, f"pack-{checksum.hex()}"))
-    except BaseException:
-        for tmp in temps:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-        raise
+    return stage_pack(folder, write)
 
 
 def _objects_of(repo: Repo, base: str) -> dict[bytes, Any]:
