@@ -74,7 +74,7 @@ def embedded_index(ws: Path, model, cache: Path):
 
     from minarad.index import Index
     from minarad.index.embedder import Embedder
-    from minarad.index.vectors import catch_up_embeddings
+    from minarad.index.embedcatchup import catch_up_embeddings
 
     index = Index(ws, ws.parent / "state" / "index" / "bench", model=model)
     stats = index.catch_up()

@@ -26,7 +26,8 @@ from minarad.index.state import folder_size, index_dir_for, is_valid_state  # no
 from minarad.index.embedder import Embedder, ModelChoice, choose_model, shared_embedder
 from minarad.index.ranking import MODES, RankingSettings
 from minarad.index.search_run import ranked
-from minarad.index.vectors import EmbedStats, VectorStore, catch_up_embeddings, embeddings_dir_for
+from minarad.index.embedcatchup import EmbedStats, catch_up_embeddings
+from minarad.index.vectors import VectorStore, embeddings_dir_for
 from minarad.index.voices import LexicalVoice
 
 #: Files longer than this are indexed up to it (and reported).

@@ -19,66 +19,28 @@ derived and rebuildable:
   before the codes existed is searched as it was, and its matrix is written
   again (with them) by the next catch-up.
 
-Catching up follows the index: the paths that changed between the embedded
-commit and the index's commit are read from the index, and only sections
-whose text is new are embedded (a renamed or unchanged section reuses its
-vector). A model change embeds everything again.
+Catching up (:mod:`~minarad.index.embedcatchup`) keeps them in step.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from minarad.index.embedder import Embedder, passage_text
-from minarad.index.lock import try_writer_lock
 from minarad.index.nearest import (APPROXIMATE_FROM, Sketch, one_blas_thread, save_array,
                                    write_sketch)
 
 if TYPE_CHECKING:
     import sqlite3
 
-#: Sections embedded per call of the model (when the embedder does not say).
-BATCH = 16
-#: New vectors committed together: a killed catch-up loses at most these.
-CHUNK = 64
-#: Seconds between two rewrites of the matrix during a long catch-up.
-PUBLISH_SECONDS = 20.0
 #: The first line of a page title's row (no section starts there).
 TITLE_LINE = -1
 #: The ``titles`` meta of a store holding page titles' vectors (one from
 #: before has every page read again: sections reuse their vectors by text).
 TITLES = "1"
-Progress = Callable[[int, int], None]
-
-
-@dataclasses.dataclass
-class EmbedStats:
-    """What one catch-up of the embeddings did.
-
-    ``embedded``, ``reused``, ``removed`` and ``total`` count sections;
-    ``titles`` and ``titles_reused`` the page titles embedded and kept (their
-    vectors are stored beside). Progress counts every text, titles included.
-    """
-
-    commit: str | None
-    embedded: int = 0
-    reused: int = 0
-    removed: int = 0
-    total: int = 0
-    titles: int = 0
-    titles_reused: int = 0
-    busy: bool = False
-    model: str = ""
-
-    def to_dict(self) -> dict:
-        """JSON-ready form."""
-        return dataclasses.asdict(self)
 
 
 def embeddings_dir_for(index_dir: Path) -> Path:
@@ -301,7 +263,7 @@ class VectorStore:
         import numpy as np
 
         count = int(conn.execute("SELECT count(*) FROM vec").fetchone()[0])
-        dim = _stored_dim(conn) or dim
+        dim = stored_dim(conn) or dim
         generation = str(int(conn.execute(
             "SELECT coalesce(max(CAST(v AS INTEGER)), 0) + 1 FROM meta WHERE k='generation'"
         ).fetchone()[0]))
@@ -343,144 +305,8 @@ class VectorStore:
         self._reader = None
 
 
-def catch_up_embeddings(index, store: VectorStore, embedder: Embedder,
-                        progress: Progress | None = None, full: bool = False,
-                        stop: Callable[[], bool] | None = None) -> EmbedStats:
-    """Embed what changed between the embedded commit and the index's commit.
-
-    Work is kept as it goes: every :data:`CHUNK` new vectors are committed
-    (a killed run resumes where it stopped, reusing them by text), and every
-    :data:`PUBLISH_SECONDS` the matrix is rewritten, so searches use what is
-    embedded so far. The embedded commit moves only when everything is done.
-
-    Args:
-        index: the :class:`~minarad.index.Index` (already caught up).
-        store: where the vectors are kept.
-        embedder: the model.
-        progress: called as ``progress(done, total)`` after each batch.
-        full: embed every section again (a rebuild).
-        stop: asked between chunks; True ends the run early (what is done is kept).
-
-    Returns:
-        What was done; ``busy`` when another process is embedding.
-    """
-    store.folder.mkdir(parents=True, exist_ok=True)
-    with try_writer_lock(store.folder / "writer.lock") as owned:
-        if not owned:
-            return EmbedStats(None, busy=True, model=embedder.name)
-        return _CatchUp(index, store, embedder, progress, stop).run(full)
-
-
-class _CatchUp:
-    """One catch-up of the embeddings, chunk by chunk."""
-
-    def __init__(self, index, store: VectorStore, embedder, progress, stop):
-        self.index = index
-        self.store = store
-        self.embedder = embedder
-        self.progress = progress
-        self.stop = stop or (lambda: False)
-        self.published = time.monotonic()
-
-    def run(self, full: bool) -> EmbedStats:
-        store, embedder = self.store, self.embedder
-        target = self.index.engine.usable_state().get("commit")
-        meta = store.meta()
-        if full or meta.get("model") != embedder.name:
-            store.clear()
-            meta = {}
-        stats = EmbedStats(target, model=embedder.name)
-        if meta.get("titles") != TITLES:  # stored before page titles were: all pages again
-            meta = {k: v for k, v in meta.items() if k != "commit"}
-        if target is not None and meta.get("commit") == target:
-            if store.outdated():  # written before the codes: once, in the current form
-                with store.connect(write=True) as conn:
-                    store.drop_old_matrices(self._publish(conn))
-            stats.total = store.count()
-            return stats
-        if not meta.get("generation"):
-            self.published = 0.0  # nothing searchable yet: publish the first chunk at once
-        if meta.get("dim") and hasattr(embedder, "expect_dim"):
-            embedder.expect_dim(int(meta["dim"]))
-        changed = _changed_records(self.index, meta.get("commit"), target)
-        with store.connect(write=True) as conn:
-            _set_meta(conn, model=embedder.name)  # a resumed run keeps what this one embeds
-            conn.commit()
-            if changed is None:  # from nothing: every section, old vectors reused by text
-                changed = _group_by_path(self.index.engine.all_records())
-                gone = {row[0] for row in conn.execute("SELECT DISTINCT path FROM vec")}
-                changed.update((path, []) for path in gone - set(changed))
-            finished = self._apply(conn, changed, stats)
-            generation = self._publish(conn)
-            if finished:
-                _set_meta(conn, commit=target or "", titles=TITLES)
-                conn.commit()
-            stats.total = section_count(conn)
-        if not finished:
-            stats.commit = meta.get("commit") or None
-        store.drop_old_matrices(generation)
-        return stats
-
-    def _apply(self, conn: sqlite3.Connection, changed: dict[str, list],
-               stats: EmbedStats) -> bool:
-        """Replace the rows of the changed paths, a chunk at a time; False when stopped."""
-        rows: dict[str, list] = {}
-        known: dict[str, bytes] = {}
-        for path, records in changed.items():
-            old = conn.execute("SELECT hash, v, line_start FROM vec WHERE path = ?",
-                               (path,)).fetchall()
-            known.update((digest, vector) for digest, vector, _line in old)
-            stats.removed += sum(line != TITLE_LINE for *_rest, line in old) if not records else 0
-            rows[path] = _title_row(records)
-            for record in records:
-                text = passage_text(record.title, record.heading, record.text)
-                rows[path].append((record.line_start, text_hash(text), text))
-        missing = _reuse(conn, rows, known, stats)
-        # paths with something to embed first, in the order their texts are embedded;
-        # removals and reuses last (a renamed section's old row stays until its new one is)
-        order = sorted(rows, key=lambda p: not any(h in missing for _l, h, _t in rows[p]))
-        todo = list(dict.fromkeys(h for p in order for _l, h, _t in rows[p] if h in missing))
-        written = 0
-        for start in range(0, len(todo), CHUNK):
-            part = todo[start:start + CHUNK]
-            vectors = _embed(self.embedder, [missing[h] for h in part], self.progress, start,
-                             len(todo))
-            known.update(zip(part, vectors, strict=True))
-            conn.executemany("INSERT OR REPLACE INTO pending(hash, v) VALUES (?, ?)",
-                             list(zip(part, vectors, strict=True)))
-            while written < len(order) and all(h in known for _l, h, _t in rows[order[written]]):
-                self._write(conn, order[written], rows[order[written]], known)
-                written += 1
-            conn.commit()  # a killed run keeps this chunk (in pending or in place)
-            if time.monotonic() - self.published >= PUBLISH_SECONDS:
-                self.store.drop_old_matrices(self._publish(conn))
-            if start + CHUNK < len(todo) and self.stop():
-                return False
-        for path in order[written:]:
-            self._write(conn, path, rows[path], known)
-        conn.execute("DELETE FROM pending")
-        conn.commit()
-        return True
-
-    @staticmethod
-    def _write(conn: sqlite3.Connection, path: str, rows: list, known: dict) -> None:
-        """Replace the rows of ``path`` (not committed)."""
-        conn.execute("DELETE FROM vec WHERE path = ?", (path,))
-        conn.executemany("INSERT INTO vec(path, line_start, hash, v) VALUES (?, ?, ?, ?)",
-                         [(path, line, h, known[h]) for line, h, _t in rows])
-
-    def _publish(self, conn: sqlite3.Connection) -> str:
-        """Write the matrix of every stored vector; searches use it from now on."""
-        dim = _stored_dim(conn) or int(self.store.meta().get("dim") or 0)
-        generation = self.store.write_matrix(conn, dim)
-        _set_meta(conn, generation=generation, vectors=str(section_count(conn)),
-                  **({"dim": str(dim)} if dim else {}))
-        conn.commit()
-        self.published = time.monotonic()
-        return generation
-
-
-def _set_meta(conn: sqlite3.Connection, **values: str) -> None:
+def set_meta(conn: sqlite3.Connection, **values: str) -> None:
+    """Set ``values`` in the store's meta table (not committed)."""
     conn.executemany("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)", list(values.items()))
 
 
@@ -490,81 +316,7 @@ def section_count(conn: sqlite3.Connection) -> int:
                             (TITLE_LINE,)).fetchone()[0])
 
 
-def _stored_dim(conn: sqlite3.Connection) -> int:
+def stored_dim(conn: sqlite3.Connection) -> int:
+    """The dimension of the stored vectors (0: none stored)."""
     row = conn.execute("SELECT length(v) FROM vec LIMIT 1").fetchone()
     return int(row[0]) // 4 if row else 0
-
-
-def _changed_records(index, old: str | None, new: str | None) -> dict[str, list] | None:
-    """``path -> records`` of every changed path (None: every path, from nothing)."""
-    if old is None or new is None:
-        return None
-    from minarad.index import gitsource
-    from minarad.index.feeding import changes_between
-
-    repo = gitsource.open_repo(index.workspace)
-    try:
-        if not gitsource.has_commit(repo, old):
-            return None
-        paths = {change.path for change in changes_between(repo, old, new)}
-    finally:
-        repo.close()
-    return {path: index.engine.records_with("path", path, 100_000) for path in paths}
-
-
-def _title_row(records) -> list[tuple[int, str, str]]:
-    """The row of the page title of a file's ``records``, alone (none: not a titled page)."""
-    title = next((r.title.strip() for r in records if r.kind == "section"), "")
-    return [(TITLE_LINE, text_hash(title), title)] if title else []
-
-
-def _group_by_path(records) -> dict[str, list]:
-    grouped: dict[str, list] = {}
-    for record in records:
-        grouped.setdefault(record.path, []).append(record)
-    return grouped
-
-
-def _reuse(conn: sqlite3.Connection, rows: dict[str, list], known: dict,
-           stats: EmbedStats) -> dict:
-    """``hash -> text`` of the rows no stored vector has; counts the reused ones."""
-    missing: dict[str, str] = {}
-    sections: set[str] = set()
-    for path_rows in rows.values():
-        for line, digest, text in path_rows:
-            if line != TITLE_LINE:
-                sections.add(digest)
-            if digest in known:
-                _count_reused(stats, line)
-                continue
-            found = conn.execute("SELECT v FROM vec WHERE hash = ? LIMIT 1", (digest,)).fetchone() \
-                or conn.execute("SELECT v FROM pending WHERE hash = ?", (digest,)).fetchone()
-            if found is not None:
-                known[digest] = found[0]
-                _count_reused(stats, line)
-            elif digest not in missing:
-                missing[digest] = text
-    stats.embedded = sum(1 for digest in missing if digest in sections)
-    stats.titles = len(missing) - stats.embedded
-    return missing
-
-
-def _count_reused(stats: EmbedStats, line: int) -> None:
-    """Count one text whose stored vector is kept: a section, or a page title."""
-    if line == TITLE_LINE:
-        stats.titles_reused += 1
-    else:
-        stats.reused += 1
-
-
-def _embed(embedder: Embedder, texts: list[str], progress, done: int = 0,
-           todo: int = 0) -> list[bytes]:
-    """The vectors of ``texts`` as float32 bytes, in the embedder's batches."""
-    out: list[bytes] = []
-    step = getattr(embedder, "batch", BATCH)
-    for start in range(0, len(texts), step):
-        batch = embedder.passages(texts[start:start + step])
-        out += [row.tobytes() for row in batch]
-        if progress is not None:
-            progress(done + min(start + step, len(texts)), todo or len(texts))
-    return out
