@@ -34,7 +34,7 @@ from minarad.workspace.paths import check_can_create, check_no_symlink, normaliz
 if TYPE_CHECKING:
     from minarad.store.historydb import HistoryDB, PathVersion
     from minarad.config import Settings
-    from minarad.store.groupcommit import CommitRound
+    from minarad.store.commitround import CommitRound
     from minarad.store.diskchange import Mark
     from minarad.store.transaction import Transaction
     from minarad.workspace.ignore import IgnoreFilter
@@ -62,7 +62,7 @@ class Store:
         self._lock = WorkspaceLock(self.state_dir / "lock")
         self._repo: Any = None  # a dulwich Repo (only minarad.git imports dulwich)
         self._history: HistoryDB | None = None
-        #: The round of commits open on this store (see :mod:`minarad.store.groupcommit`).
+        #: The round of commits open on this store (see :mod:`minarad.store.commitround`).
         self.round: CommitRound | None = None
         #: The ignore filter :meth:`same_ignore_rules` keeps (None: read anew each time).
         self._held_filter: IgnoreFilter | None = None
