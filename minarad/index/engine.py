@@ -11,13 +11,12 @@ how results of several rankings are merged too (:mod:`~minarad.index.fusion`).
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import threading
 import time
 from pathlib import Path
 from typing import NamedTuple
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import tantivy
 
@@ -349,15 +348,27 @@ class LexicalEngine:
         found = view.searcher.search(query, limit, count=False).hits
         return [(float(score), self._path(view.searcher, address)) for score, address in found]
 
+    def top_stored(self, view: ReaderView, query, limit: int,
+                   by_time: bool = False) -> list[tuple[float, bytes]]:
+        """As :meth:`top`, each record as stored (for
+        :func:`~minarad.index.results.hit_from_stored`)."""
+        if by_time:
+            found = view.searcher.search(query, limit, count=False, order_by_field="time").hits
+        else:
+            found = view.searcher.search(query, limit, count=False).hits
+        doc = view.searcher.doc
+        return [(float(score), doc(address).get_first("record")) for score, address in found]
+
     def each_top(self, view: ReaderView, query,
-                 limit: int) -> Iterator[tuple[float, str, Callable[[], StoredRecord]]]:
-        """``(score, path, record)`` of the best ``limit`` matches, best first, each read
-        when the caller comes to it (one may stop early): the path at once, the rest
-        of the record decoded only when ``record()`` is called."""
+                 limit: int) -> Iterator[tuple[float, str, bytes]]:
+        """``(score, path, record as stored)`` of the best ``limit`` matches, best first,
+        each read when the caller comes to it (one may stop early); only the path
+        is decoded."""
         found = view.searcher.search(query, limit, count=False).hits
+        doc = view.searcher.doc
         for score, address in found:
-            data = self._stored(view.searcher, address)
-            yield float(score), record_path(data), functools.partial(decode_record, data)
+            data = doc(address).get_first("record")
+            yield float(score), record_path(data), data
 
     def count_with(self, field: str, value: str, limit: int) -> int:
         """How many records :meth:`records_with` gives (at most ``limit``), none of them read."""

@@ -94,6 +94,10 @@ def named_first(hits: list[Hit], query: str, factor: float) -> list[Hit]:
     wanted = _name(query)
     if not hits or not wanted or factor == 1:
         return hits
+    # (a name holds the query's letters: when no heading or title does, none is named)
+    if wanted not in "\x00".join([*(h.heading for h in hits),
+                                  *dict.fromkeys(h.title for h in hits)]).replace("`", "").lower():
+        return sorted(hits, key=_score, reverse=True)
     named: dict[str, bool] = {}  # (a page's sections share its title: each text read once)
     for hit in hits:
         heading = hit.heading.rsplit(" > ", 1)[-1]

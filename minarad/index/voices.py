@@ -13,7 +13,7 @@ from minarad.index.engine import LexicalEngine
 from minarad.index.fusion import RankedHit, SearchFilters
 from minarad.index.pages import PageWeights, missing_pages, named_first, page_mixed
 from minarad.index.query import QueryPair, parse_query, positive_terms
-from minarad.index.results import Hit, hit_from_record
+from minarad.index.results import Hit, hit_from_stored
 from minarad.index.snippets import term_pattern
 
 
@@ -94,13 +94,13 @@ class LexicalVoice:
         query = self.engine.sections_of(pair, missing)
         pattern = term_pattern(positive_terms(clauses))
         wanted, best = set(missing), {}
-        for score, path, read in self.engine.each_top(view, query, 8 * len(missing)):
+        for score, path, data in self.engine.each_top(view, query, 8 * len(missing)):
             if path in best:
                 continue  # (a page's best section is found: the others are not decoded)
-            record = read()
-            key = (record.path, record.line_start)
+            hit = hit_from_stored(data, score, pattern)
+            key = hit.key
             if key not in seen and (keep_loose is None or keep_loose(key)):
-                best[record.path] = hit_from_record(record, score, pattern, lazy=True)
+                best[path] = hit
                 if len(best) >= len(wanted) and wanted.issubset(best):
                     break
         return list(best.values())
@@ -153,8 +153,8 @@ def _hits(engine: LexicalEngine, view, built, clauses, limit: int, by_time: bool
     if limit <= 0:
         return []
     pattern = term_pattern(positive_terms(clauses))
-    return [hit_from_record(record, score, pattern, lazy=True)
-            for score, record in engine.top(view, built, limit, by_time=by_time)]
+    return [hit_from_stored(data, score, pattern)
+            for score, data in engine.top_stored(view, built, limit, by_time=by_time)]
 
 
 def below(ranked: list[Hit], more: list[Hit]) -> list[Hit]:
@@ -183,7 +183,8 @@ def _below(scores: list[float], more: list[tuple]) -> list[tuple]:
 
 def _is_bodiless(hit: Hit) -> bool:
     """True for a section that is a heading alone."""
-    return hit.kind == "section" and bool(hit.heading) and (not hit.text or hit.text.isspace())
+    text = hit.text  # (most hits have text: asked first)
+    return (not text or text.isspace()) and hit.kind == "section" and bool(hit.heading)
 
 
 def bodiless_after_body_matches(hits: list[Hit]) -> list[Hit]:
