@@ -356,8 +356,8 @@ class LexicalEngine:
             found = view.searcher.search(query, limit, count=False, order_by_field="time").hits
         else:
             found = view.searcher.search(query, limit, count=False).hits
-        doc = view.searcher.doc
-        return [(float(score), doc(address).get_first("record")) for score, address in found]
+        searcher, stored = view.searcher, self._stored
+        return [(float(score), stored(searcher, address)) for score, address in found]
 
     def each_top(self, view: ReaderView, query,
                  limit: int) -> Iterator[tuple[float, str, bytes]]:
@@ -365,9 +365,9 @@ class LexicalEngine:
         each read when the caller comes to it (one may stop early); only the path
         is decoded."""
         found = view.searcher.search(query, limit, count=False).hits
-        doc = view.searcher.doc
+        searcher, stored = view.searcher, self._stored
         for score, address in found:
-            data = doc(address).get_first("record")
+            data = stored(searcher, address)
             yield float(score), record_path(data), data
 
     def count_with(self, field: str, value: str, limit: int) -> int:
