@@ -206,8 +206,9 @@ def _save_json(store: Store, name: str, answer: dict) -> None:
     path = os.path.join(store.state_dir, name)
     temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
+        text = json.dumps(answer)  # one call: json.dump(obj, fh) encodes in Python, not C
         with open(temporary, "w", encoding="utf-8") as fh:
-            json.dump(answer, fh)
+            fh.write(text)
         os.replace(temporary, path)
     except OSError:
         try:
