@@ -128,10 +128,10 @@ def tracked_but_ignored(store: Store) -> list[PathNote]:
         return list(memo[2])
     if memo is not None and memo[1] == version:  # a commit: decide only the paths it added
         notes = _updated(ignore, memo[2], memo[0], tracked)
-    elif memo is None and base is not None and base[1] is not None:
+    elif memo is None and base is not None and base[1]:
         # The rules that decided the saved set's paths are unchanged, and a path
         # added in a new folder is decided here with that folder's rules.
-        notes = _updated(ignore, base[2], base[1], tracked)
+        notes = _updated(ignore, base[2], set(base[1].split("\0")), tracked)
     else:
         notes = _ignored_notes(ignore, tracked)
     _IGNORED[root] = (tracked, version, notes)
@@ -176,9 +176,13 @@ def _index_key(store: Store) -> list[int] | None:
 
 
 def _saved_notes(store: Store, ignore: IgnoreFilter
-                 ) -> tuple[list[int], set[str] | None, list[PathNote]] | None:
-    """The saved answer ``(index, tracked set, notes)``, if the ignore texts that decided
-    it are unchanged (the index it came from is for the caller to compare)."""
+                 ) -> tuple[list[int], str | None, list[PathNote]] | None:
+    """The saved answer ``(index, tracked paths, notes)``, if the ignore texts that decided
+    it are unchanged (the index it came from is for the caller to compare).
+
+    The tracked paths come as saved, joined by NUL: the set of 10,000 is
+    built only after a commit (an unchanged index needs the notes alone).
+    """
     import json
 
     try:
@@ -188,7 +192,7 @@ def _saved_notes(store: Store, ignore: IgnoreFilter
                 or saved["rules"] != ignore.texts(saved["folders"])):
             return None
         listed = saved.get("tracked")
-        tracked = set(listed.split("\0")) if isinstance(listed, str) and listed else None
+        tracked = listed if isinstance(listed, str) and listed else None
         return saved["index"], tracked, [PathNote(**note) for note in saved["notes"]]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # missing, torn or of another format: worked out again
