@@ -135,10 +135,10 @@ def tracked_but_ignored(store: Store) -> list[PathNote]:
     else:
         notes = _ignored_notes(ignore, tracked)
     _IGNORED[root] = (tracked, version, notes)
-    if index is not None:
+    if index is not None:  # the tracked paths unsorted: they are read back as a set
         save_cache(lambda: _save_notes(store, {
             "index": index, "rules": ignore.texts(folders), "folders": folders,
-            "notes": [n.to_dict() for n in notes], "tracked": "\0".join(sorted(tracked))}))
+            "notes": [n.to_dict() for n in notes], "tracked": "\0".join(tracked)}))
     return list(notes)
 
 
@@ -291,7 +291,7 @@ def untracked_paths(store: Store, ignore: IgnoreFilter) -> list[str]:
 
 def _folder_dict(folder: _Folder) -> dict:
     """A folder's answer as saved (see :func:`_saved_folders`)."""
-    return {"key": list(folder.stat_key), "names": "\0".join(sorted(folder.names)),
+    return {"key": list(folder.stat_key), "names": "\0".join(folder.names),  # a set again
             "checked": folder.checked, "files": folder.files, "enter": folder.enter}
 
 
