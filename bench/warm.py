@@ -23,7 +23,9 @@ status`` (on the unchanged workspace, then each after a commit), and
 list``, ``memory append`` and ``status``
 against ``python -c pass`` and, given ``--baseline-cli PATH`` (the ``minara``
 of another installation, e.g. the previous version in its own virtualenv),
-against that CLI on an identical copy of the workspace, in the same run.
+against that CLI on an identical copy of the workspace, in the same run;
+``python -c "import click"`` is timed beside them (the part of every verb
+that one argument grammar costs before minara runs).
 
 Every figure is a median of interleaved runs (the commands take turns, so a
 load change on the machine touches all of them alike); ratios are printed.
@@ -287,6 +289,7 @@ def daemon_down(env: dict, ws: Path, root: Path, runs: int, baseline_cli: str | 
         for title, verbs_run in (("unchanged workspace", DOWN_READS),
                                  ("each status after a commit", DOWN_WRITES)):
             commands = {"python -c pass": ([sys.executable, "-c", "pass"], here),
+                        "import click": ([sys.executable, "-c", "import click"], here),
                         "git status": (["git", "-C", str(ws), "status"], here)}
             commands.update({name: ([MINARA, *argv], here) for name, argv in verbs_run.items()})
             if other is not None:
@@ -310,7 +313,7 @@ def report_down(title: str, figures: dict[str, tuple[float, float]], names: list
         python, git = figures["python -c pass"][at], figures["git status"][at]
         print(f"  {kind + ' time':<16}{'median':>10}{'x python':>10}"
               + (f"{'baseline':>12}{'x baseline':>12}" if baseline else ""))
-        for name in ["python -c pass", "git status", *names]:
+        for name in ["python -c pass", "import click", "git status", *names]:
             value = figures[name][at]
             line = f"  {name:<16}{value:>8.1f}ms{value / python:>9.2f}x"
             before = figures.get(f"{name} (baseline)")
@@ -318,6 +321,9 @@ def report_down(title: str, figures: dict[str, tuple[float, float]], names: list
                 line += f"{before[at]:>10.1f}ms{value / before[at]:>11.2f}x"
             print(line)
         print(f"  status: {figures['status'][at] / git:.2f}x git status (goal <= 3x)")
+        click = figures["import click"][at] - python
+        print(f"  click's import alone: {click:.1f} ms over python -c pass (the floor every"
+              f" verb pays with one argument grammar)")
 
 
 def main() -> None:

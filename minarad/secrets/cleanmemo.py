@@ -81,8 +81,9 @@ class CleanMemo:
         temporary = f"{self.path}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            text = json.dumps({"stamp": self.stamp, "clean": list(self._clean)})  # C encoder
             with open(temporary, "w", encoding="utf-8") as fh:
-                json.dump({"stamp": self.stamp, "clean": list(self._clean)}, fh)
+                fh.write(text)
             os.replace(temporary, self.path)
         except OSError:
             try:

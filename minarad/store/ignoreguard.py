@@ -128,17 +128,17 @@ def tracked_but_ignored(store: Store) -> list[PathNote]:
         return list(memo[2])
     if memo is not None and memo[1] == version:  # a commit: decide only the paths it added
         notes = _updated(ignore, memo[2], memo[0], tracked)
-    elif memo is None and base is not None and base[1] is not None:
+    elif memo is None and base is not None and base[1]:
         # The rules that decided the saved set's paths are unchanged, and a path
         # added in a new folder is decided here with that folder's rules.
-        notes = _updated(ignore, base[2], base[1], tracked)
+        notes = _updated(ignore, base[2], set(base[1].split("\0")), tracked)
     else:
         notes = _ignored_notes(ignore, tracked)
     _IGNORED[root] = (tracked, version, notes)
-    if index is not None:
+    if index is not None:  # the tracked paths unsorted: they are read back as a set
         save_cache(lambda: _save_notes(store, {
             "index": index, "rules": ignore.texts(folders), "folders": folders,
-            "notes": [n.to_dict() for n in notes], "tracked": "\0".join(sorted(tracked))}))
+            "notes": [n.to_dict() for n in notes], "tracked": "\0".join(tracked)}))
     return list(notes)
 
 
@@ -176,9 +176,13 @@ def _index_key(store: Store) -> list[int] | None:
 
 
 def _saved_notes(store: Store, ignore: IgnoreFilter
-                 ) -> tuple[list[int], set[str] | None, list[PathNote]] | None:
-    """The saved answer ``(index, tracked set, notes)``, if the ignore texts that decided
-    it are unchanged (the index it came from is for the caller to compare)."""
+                 ) -> tuple[list[int], str | None, list[PathNote]] | None:
+    """The saved answer ``(index, tracked paths, notes)``, if the ignore texts that decided
+    it are unchanged (the index it came from is for the caller to compare).
+
+    The tracked paths come as saved, joined by NUL: the set of 10,000 is
+    built only after a commit (an unchanged index needs the notes alone).
+    """
     import json
 
     try:
@@ -188,7 +192,7 @@ def _saved_notes(store: Store, ignore: IgnoreFilter
                 or saved["rules"] != ignore.texts(saved["folders"])):
             return None
         listed = saved.get("tracked")
-        tracked = set(listed.split("\0")) if isinstance(listed, str) and listed else None
+        tracked = listed if isinstance(listed, str) and listed else None
         return saved["index"], tracked, [PathNote(**note) for note in saved["notes"]]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # missing, torn or of another format: worked out again
@@ -206,8 +210,9 @@ def _save_json(store: Store, name: str, answer: dict) -> None:
     path = os.path.join(store.state_dir, name)
     temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
+        text = json.dumps(answer)  # one call: json.dump(obj, fh) encodes in Python, not C
         with open(temporary, "w", encoding="utf-8") as fh:
-            json.dump(answer, fh)
+            fh.write(text)
         os.replace(temporary, path)
     except OSError:
         try:
@@ -286,7 +291,7 @@ def untracked_paths(store: Store, ignore: IgnoreFilter) -> list[str]:
 
 def _folder_dict(folder: _Folder) -> dict:
     """A folder's answer as saved (see :func:`_saved_folders`)."""
-    return {"key": list(folder.stat_key), "names": "\0".join(sorted(folder.names)),
+    return {"key": list(folder.stat_key), "names": "\0".join(folder.names),  # a set again
             "checked": folder.checked, "files": folder.files, "enter": folder.enter}
 
 
