@@ -69,6 +69,9 @@ class SemanticVoice:
         self.share = share
         self.lift = lift
         self.pages = pages
+        #: In hybrid search, the weight the fusion gave this voice and why
+        #: (:func:`~minarad.index.adaptive.weigh_semantic`), for ``explain``.
+        self.fusion: dict | None = None
         self._query = None  # the last query's vector (for :meth:`similarities`)
 
     def rank(self, query: str, filters: SearchFilters, limit: int) -> list[RankedHit]:
