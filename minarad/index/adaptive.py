@@ -46,8 +46,9 @@ def words_held(engine: LexicalEngine, lexical: Sequence[RankedHit], query: str) 
     if not words:
         return None
     hit = lexical[0].hit
-    if hit.kind != "section":
-        return written_share(words, [hit])
+    alone = written_share(words, [hit])
+    if alone >= 1.0 or hit.kind != "section":
+        return alone  # (its section holds them all: the page is not read)
     records: list = engine.records_with("path", hit.path, PAGE_SECTIONS)
     return written_share(words, records or [hit])
 
