@@ -13,7 +13,10 @@ the same form; :func:`~minarad.index.semantic.written_share`)? When it
 does, the semantic voice's weight is ``RankingSettings.semantic``; when a
 word is missing, it is ``RankingSettings.semantic_partial`` (the lexical
 voice weighs 1). Both weights were chosen by leave-one-corpus-out
-cross-validation over three documentation corpora (``bench/quality.py``).
+cross-validation over three documentation corpora (``bench/quality.py``),
+all English: a Korean, Japanese or Chinese word rarely stands on a page as
+typed (particles and endings attach to it), so such queries mostly get
+``semantic_partial``.
 """
 
 from __future__ import annotations
