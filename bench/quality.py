@@ -355,7 +355,7 @@ def main() -> None:
         else:
             from quality_semantic import run_semantic
 
-            run_semantic(corpora, work, model, Path(args.cache), args.semantic_pages)
+            run_semantic(corpora, work, model, Path(args.cache), args.semantic_pages, peers)
     print("\nhand-made sets (shipped settings):")
     run_sets(work, model)
 

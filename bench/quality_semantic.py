@@ -11,6 +11,16 @@ product's own ranking), and each corpus's figure is the one of the setting
 chosen on the other corpora; hybrid search likewise over the semantic
 weights of :data:`HYBRID_GRID` (its semantic voice offers sections, which the
 semantic settings do not touch), and with its shipped settings.
+
+Hybrid weighs meaning by the query (:mod:`minarad.index.adaptive`): one
+weight when the best page by words holds every word of the query, another
+when it lacks one. Every pair of weights is scored from the fixed-weight
+runs (each query's reciprocal rank at each weight, and whether its best
+page by words lacks a word, from one shipped run with ``explain``), so the
+pair is chosen per fold without a run per pair; the shipped pair is also
+measured directly. With ``--peers``, hybrid is shown beside the peers'
+keyword rankings on the queries they were asked, with its ratio to the
+best peer.
 """
 
 from __future__ import annotations
@@ -32,7 +42,10 @@ from quality import Corpus, _weights, fts5, held_out, score
 PAGE_GRID = [(0.0, 0.0), (0.3, 0.0), (0.3, 0.05)]
 #: Hybrid's semantic weights tried per fold (the lexical voice weighs 1; the
 #: shipped default is :attr:`minarad.index.ranking.RankingSettings.semantic`).
-HYBRID_GRID = [0.2, 0.3, 0.4, 0.6, 0.8, 1.0]
+HYBRID_GRID = [0.1, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0, 1.5, 2.0, 3.0]
+#: Adaptive hybrid's pairs tried per fold: (weight when the best page by words
+#: holds every word of the query, weight when it lacks one).
+ADAPTIVE_GRID = [(full, partial) for full in HYBRID_GRID for partial in HYBRID_GRID]
 
 @dataclasses.dataclass
 class Measured:
@@ -46,6 +59,10 @@ class Measured:
     keyword: tuple = (0.0, 0.0)
     semantic: dict = dataclasses.field(default_factory=dict)  # PAGE_GRID item -> (mrr, recall)
     hybrid: dict = dataclasses.field(default_factory=dict)  # HYBRID_GRID item -> (mrr, recall)
+    adaptive: dict = dataclasses.field(default_factory=dict)  # ADAPTIVE_GRID item -> (mrr, rec.)
+    shipped: tuple = (0.0, 0.0)  # adaptive hybrid, shipped settings, measured directly
+    found: dict = dataclasses.field(default_factory=dict)  # ranking -> pages per query
+    partial: list = dataclasses.field(default_factory=list)  # per query: a word missing
     ms: dict = dataclasses.field(default_factory=dict)
 
 
@@ -92,10 +109,11 @@ def embedded_index(ws: Path, model, cache: Path):
     return index
 
 
-def run_semantic(corpora: list[Corpus], work: Path, model, cache: Path, pages: str) -> None:
+def run_semantic(corpora: list[Corpus], work: Path, model, cache: Path, pages: str,
+                 peers: dict | None = None) -> None:
     """FTS5, keyword, semantic and hybrid on each corpus (or its sample), every
     semantic and fusion setting tried; each corpus's figures with the settings
-    chosen on the other corpora."""
+    chosen on the other corpora (and hybrid beside the ``peers``' rankings)."""
     measured = []
     for c in corpora:
         ws, kept = sample(c, work, per_corpus(pages, c.name))
@@ -106,6 +124,9 @@ def run_semantic(corpora: list[Corpus], work: Path, model, cache: Path, pages: s
         measure(m, index, ws, held_out(corpora, "fts", c), held_out(corpora, "ours", c))
         measured.append(m)
     report(measured)
+    for m in measured:
+        if peers and peers.get(m.corpus.name) and m.queries == m.corpus.queries:
+            beside_peers(m, peers[m.corpus.name])
 
 
 def measure(m: Measured, index, ws: Path, title_weight: float, setting: tuple) -> None:
@@ -115,27 +136,43 @@ def measure(m: Measured, index, ws: Path, title_weight: float, setting: tuple) -
     pages = _weights(*setting)
     search = fts5(ws, m.pages)
     m.fts = score([search(q, title_weight) for q in m.queries], m.answers)
-    m.keyword = _scored(m, index, "keyword", RankingSettings(pages=pages))
+    m.keyword = _scored(m, index, "keyword", RankingSettings(pages=pages), key="keyword")
     for share, lift in PAGE_GRID:
         m.semantic[(share, lift)] = _scored(m, index, "semantic", RankingSettings(
             pages=pages, title_mix=1.0, semantic_share=share, written_lift=lift))
     for weight in HYBRID_GRID:
-        m.hybrid[weight] = _scored(m, index, "hybrid", RankingSettings(pages=pages,
-                                                                      semantic=weight))
+        m.hybrid[weight] = _scored(m, index, "hybrid", RankingSettings(
+            pages=pages, semantic=weight, semantic_partial=weight), key=weight)
+    m.shipped = _scored(m, index, "hybrid", RankingSettings(pages=pages), key="shipped")
+    for full, partial in ADAPTIVE_GRID:
+        m.adaptive[(full, partial)] = score(
+            [m.found[partial if lacks else full][i] for i, lacks in enumerate(m.partial)],
+            m.answers)
 
 
-def _scored(m: Measured, index, mode: str, settings) -> tuple[float, float]:
+def _scored(m: Measured, index, mode: str, settings, key=None) -> tuple[float, float]:
+    """MRR@10 and recall@10 of ``mode`` with ``settings``; with ``key`` the pages per
+    query are kept in ``m.found[key]`` (``"shipped"``: run with ``explain``, each
+    query's missing word noted in ``m.partial``)."""
     from minarad.errors import InvalidInput
 
     index.ranking = settings
     found = []
+    explain = key == "shipped"
     start = time.perf_counter()
     for query in m.queries:
         try:
-            found.append([h.path for h in index.search(query, limit=10, per_page=1, mode=mode)])
+            hits = index.search(query, limit=10, per_page=1, mode=mode, explain=explain)
         except InvalidInput:
-            found.append([])
+            hits = []
+        found.append([h.path for h in hits])
+        if explain:
+            held = ((hits[0].explain or {}).get("fusion") or {}).get("words_held") \
+                if hits else None
+            m.partial.append(held is not None and held < 1.0)
     m.ms[mode] = (time.perf_counter() - start) / max(len(m.queries), 1) * 1000
+    if key is not None:
+        m.found[key] = found
     return score(found, m.answers)
 
 
@@ -163,21 +200,53 @@ def report(measured: list[Measured]) -> None:
     for weight in HYBRID_GRID:
         print("  " + " ".join(f"{m.hybrid[weight][0]:9.3f}" for m in measured)
               + f"  hybrid, semantic weight {weight:g}")
+    print("  " + " ".join(f"{sum(m.partial):9d}" for m in measured)
+          + "  queries whose best page by words lacks a word (of "
+          + " / ".join(str(len(m.queries)) for m in measured) + ")")
     from minarad.index.ranking import RankingSettings
 
-    shipped = RankingSettings().semantic
+    shipped = RankingSettings()
+    print("\nadaptive hybrid, each fold's choice (semantic weight when the best page by "
+          "words holds every word / lacks one; chosen on the other corpora):")
+    for m in measured:
+        full, partial = _held(measured, "adaptive", m)
+        others = [o for o in measured if o is not m]
+        mean = sum(o.adaptive[(full, partial)][0] for o in others) / max(len(others), 1)
+        print(f"  held out {m.corpus.name:<9} chose {full:g} / {partial:g} (mean MRR@10 "
+              f"{mean:.3f} on " + ", ".join(o.corpus.name for o in others) + ")")
     print("\nheld-out figures, semantic and hybrid (their settings chosen on the other "
           "corpora; FTS5 and keyword as above; hybrid also with its shipped settings)")
     print(f"  {'corpus':<9} {'ranking':<40} {'MRR@10':>7} {'recall@10':>9}  ratio")
     for m in measured:
         page = _held(measured, "semantic", m)
         weight = _held(measured, "hybrid", m)
+        pair = _held(measured, "adaptive", m)
         base = m.fts[0] or 1.0
         rows = [("SQLite FTS5 BM25", m.fts), ("minara keyword", m.keyword),
                 ("minara semantic ({:g}, {:g})".format(*page), m.semantic[page]),
-                (f"minara hybrid (semantic {weight:g})", m.hybrid[weight]),
-                (f"minara hybrid (shipped, {shipped:g})", m.hybrid[shipped])]
+                (f"minara hybrid (one weight, {weight:g})", m.hybrid[weight]),
+                ("minara hybrid (adaptive, {:g} / {:g})".format(*pair), m.adaptive[pair]),
+                (f"minara hybrid (shipped, {shipped.semantic:g} / "
+                 f"{shipped.semantic_partial:g})", m.shipped)]
         for label, (mrr, recall) in rows:
             print(f"  {m.corpus.name:<9} {label:<40} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")
         print(f"  {m.corpus.name:<9} {len(m.queries)} queries, {len(m.pages)} pages; ms/query: "
               + ", ".join(f"{mode} {ms:.0f}" for mode, ms in m.ms.items()))
+
+
+def beside_peers(m: Measured, found: dict) -> None:
+    """Hybrid (shipped) beside the peers' keyword rankings, on the queries they were
+    asked, with each ranking's ratio to the best peer's MRR@10."""
+    for count in sorted({len(lists) for lists in found.values()}, reverse=True):
+        asked = {name: lists for name, lists in found.items() if len(lists) == count}
+        answers = m.answers[:count]
+        peer = {name: score(lists, answers) for name, lists in asked.items()}
+        best = max(peer, key=lambda name: peer[name][0])
+        base = peer[best][0] or 1.0
+        print(f"\nhybrid beside the peers, {m.corpus.name}, first {count} queries (ratio: "
+              f"to the best peer, {best}):")
+        rows = [("minara hybrid (shipped)", score(m.found["shipped"][:count], answers)),
+                ("minara keyword", score(m.found["keyword"][:count], answers))]
+        rows += [(f"peer {name}", value) for name, value in peer.items()]
+        for label, (mrr, recall) in rows:
+            print(f"  {m.corpus.name:<9} {label:<40} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")

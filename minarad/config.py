@@ -85,7 +85,8 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "search_per_page": ("MINARA_SEARCH_PER_PAGE", int, 2),
     "search_half_life_days": ("MINARA_SEARCH_HALF_LIFE_DAYS", float, 30.0),
     "search_weight_lexical": ("MINARA_SEARCH_WEIGHT_LEXICAL", float, 1.0),
-    "search_weight_semantic": ("MINARA_SEARCH_WEIGHT_SEMANTIC", float, 0.4),
+    "search_weight_semantic": ("MINARA_SEARCH_WEIGHT_SEMANTIC", float, 0.2),
+    "search_weight_semantic_partial": ("MINARA_SEARCH_WEIGHT_SEMANTIC_PARTIAL", float, 3.0),
     "search_weight_recency": ("MINARA_SEARCH_WEIGHT_RECENCY", float, 0.05),
     "search_weight_graph": ("MINARA_SEARCH_WEIGHT_GRAPH", float, 0.3),
     "search_semantic_floor": ("MINARA_SEARCH_SEMANTIC_FLOOR", float, 0.825),
@@ -204,6 +205,7 @@ class Settings:
     search_half_life_days: float
     search_weight_lexical: float
     search_weight_semantic: float
+    search_weight_semantic_partial: float
     search_weight_recency: float
     search_weight_graph: float
     search_semantic_floor: float

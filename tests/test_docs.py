@@ -106,7 +106,7 @@ def test_the_settings_table_shows_defaults_as_the_code_has_them():
             in _settings_extension().settings_rows()}
     assert rows["debounce_ms"] == "``300``"
     assert rows["heartbeat_enabled"] == "``1`` (on)"
-    assert rows["search_weight_semantic"] == "``0.4``"
+    assert rows["search_weight_semantic"] == "``0.2``"
     assert rows["max_file_bytes"] == "``5242880`` (5 MiB)"
     assert rows["workspace"] == "``~/.minara/workspace``"
     assert rows["llm_model"] == "(empty)"

@@ -63,6 +63,11 @@ def explain_text(explain: dict) -> str:
     for name, value in explain.items():
         if name == "page":
             parts.append(f"page +{value['score']:.4f} ({value['sections']} sections)")
+        elif name == "fusion":
+            held = value["words_held"]
+            parts.append(f"semantic weight {value['semantic_weight']:g}"
+                         + ("" if held is None else f" (best page by words holds {held:.0%} "
+                                                    "of them)"))
         elif name == "similarity":
             cosine = "none" if value["score"] is None else f"{value['score']:g}"
             title, section = value.get("title"), value.get("section")

@@ -76,6 +76,7 @@ class Index:
         s = settings
         ranking = RankingSettings(
             lexical=s.search_weight_lexical, semantic=s.search_weight_semantic,
+            semantic_partial=s.search_weight_semantic_partial,
             recency=s.search_weight_recency, graph=s.search_weight_graph,
             half_life_days=s.search_half_life_days, per_page=s.search_per_page,
             semantic_floor=s.search_semantic_floor, title_mix=s.search_title_mix,

@@ -1,4 +1,4 @@
-"""Semantic and hybrid search fuse pages, by reciprocal rank.
+"""Semantic search fuses pages (its voice's and the graph's), by reciprocal rank.
 
 Each voice's list is read as a ranking of pages (the order in which each
 page first appears: the lexical voice ranks pages first, the semantic

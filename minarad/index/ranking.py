@@ -54,11 +54,15 @@ class RankingSettings:
     page holding the query's words as written gains
     (:func:`~minarad.index.semantic.written_share`). Keyword and hybrid
     search sum the voices' normalised scores (hybrid's semantic voice
-    offers sections, each by its own cosine).
+    offers sections, each by its own cosine). Hybrid weighs the semantic
+    voice by the query (:mod:`~minarad.index.adaptive`): ``semantic`` when
+    the lexical voice's best page holds every word of the query as
+    written, ``semantic_partial`` when it lacks one.
     """
 
     lexical: float = 1.0
-    semantic: float = 0.4
+    semantic: float = 0.2
+    semantic_partial: float = 3.0
     recency: float = 0.05
     graph: float = 0.3
     half_life_days: float = 30.0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from minarad.index.adaptive import weigh_semantic
 from minarad.index.fusion import (FUSION_CANDIDATES, RRF_K, RankedHit, SearchFilters,
                                   WeightedVoice, fuse)
 from minarad.index.keyword_rank import keyword_fused
@@ -99,6 +100,8 @@ def fused(index: Index, query: str, filters: SearchFilters, limit: int, mode: st
             lexical = voice.rank(query, filters, depth)
         exhausted = exhausted and len(lexical) < depth
         lists.insert(0, ("lexical", lexical, r.lexical))
+    if mode == "hybrid" and semantic is not None:  # meaning weighed by the query
+        semantic.fusion = weigh_semantic(index.engine, lists, query, r)
     if mode != "semantic" or semantic is None:  # keyword and hybrid: scores summed
         return score_fused(index, lists, filters, mode), exhausted, semantic
     candidates = fuse_pages(lists, RRF_K)
@@ -143,11 +146,13 @@ def mark_words(hits: list[Hit], query: str) -> list[Hit]:
 
 def with_similarity(hits: list[Hit], voice: SemanticVoice) -> None:
     """Add ``similarity`` to each hit's explain: the page's similarity with the query
-    (``score``), its section's and its title's cosines, and the floor."""
+    (``score``), its section's and its title's cosines, and the floor; in hybrid
+    mode ``fusion``, the semantic weight used (:mod:`~minarad.index.adaptive`)."""
     found = voice.explained([hit.key for hit in hits])
+    fusion = {"fusion": voice.fusion} if voice.fusion is not None else {}
     for hit in hits:
         parts = found.get(hit.key, {})
-        hit.explain = {**(hit.explain or {}), "similarity": {
+        hit.explain = {**(hit.explain or {}), **fusion, "similarity": {
             **{name: None if value is None else round(value, 4)
                for name, value in (("score", parts.get("score")),
                                    ("section", parts.get("section")),

@@ -69,6 +69,9 @@ class SemanticVoice:
         self.share = share
         self.lift = lift
         self.pages = pages
+        #: In hybrid search, the weight the fusion gave this voice and why
+        #: (:func:`~minarad.index.adaptive.weigh_semantic`), for ``explain``.
+        self.fusion: dict | None = None
         self._query = None  # the last query's vector (for :meth:`similarities`)
 
     def rank(self, query: str, filters: SearchFilters, limit: int) -> list[RankedHit]:
@@ -215,12 +218,16 @@ def written_share(words: set[str], records) -> float:
     whole words, the same form (``deploys`` is not ``deploy``)."""
     if not words:
         return 0.0
-    held: set[str] = set()
+    missing = set(words)
     for record in records:
-        held.update(_WORD.findall(f"{record.title}\n{record.heading}\n{record.text}".lower()))
-        if words <= held:
+        text = f"{record.title}\n{record.heading}\n{record.text}".lower()
+        # each word looked for where it stands alone (as a ``\w+`` token would),
+        # not the text cut into all its words: the sections can be long
+        missing = {word for word in missing
+                   if re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is None}
+        if not missing:
             return 1.0
-    return len(words & held) / len(words)
+    return (len(words) - len(missing)) / len(words)
 
 
 def closer(cosines: list[float]) -> float:

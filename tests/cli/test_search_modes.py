@@ -72,6 +72,7 @@ def test_install_a_model_embed_and_search_hybrid(minara, tmp_path):
     assert hits[0]["path"] == "wiki/db/db.md" and "semantic" in hits[0]["explain"]
     text = minara("search", "rolling back schema upgrades", "--explain", "-n", "1", check=0).stdout
     assert "similarity 0." in text and "(floor 0.825)" in text
+    assert "semantic weight 3 (best page by words holds" in text  # "rolling" is on no page
     assert minara("search", "xylophone quantum banana", check=0).stdout.strip() == "no results"
     proc = minara("models", "install", "nope", check=2)
     assert "e5-small" in proc.stderr
