@@ -2,7 +2,8 @@
 
 After each commit that touches a file the context may carry, the budget
 report is measured again on a thread of its own (a burst of commits is
-measured once) and each change of state is logged once (the
+measured once, and the thread rests between two measures as the
+followers do) and each change of state is logged once (the
 last states are kept in the state folder, so a restart does not repeat
 them). With ``MINARA_COMPACT_AUTO=1`` a file that reaches ``near`` or
 ``over`` gets a compaction proposal, at most one open per file; it runs
@@ -18,7 +19,7 @@ import threading
 from loguru import logger
 
 from minarad.budgets import TOTAL, describe_change
-from minarad.index.follower import wait_for_requests
+from minarad.index.follower import GAP, STREAM_GAP, wait_for_requests
 
 
 def carried_by_context(path: str) -> bool:
@@ -55,13 +56,17 @@ def start_budget_watch(daemon, app):
                 _propose_compaction(app, path, running)
 
     def loop() -> None:
+        ran = False
         while True:
+            streaming = ran and wanted.is_set()  # commits keep coming: rest longer
             wanted.wait()
             if stopping.is_set():
                 return
             wait_for_requests()  # after the client whose commit asked for it is answered
             wanted.clear()
             check()
+            ran = True
+            stopping.wait(STREAM_GAP if streaming else GAP)
 
     def request(info) -> None:
         paths = getattr(info, "paths", None)  # None: a move of HEAD not made by the daemon

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import contextlib
+import functools
 import os
 import re
 from contextvars import ContextVar
@@ -181,9 +182,9 @@ class HeldObjects:
     """
 
     def __init__(self, repo: Repo):
-        from dulwich.object_store import MemoryObjectStore, OverlayObjectStore
+        from dulwich.object_store import OverlayObjectStore
 
-        self.repo, self.disk, self.memory = repo, repo.object_store, MemoryObjectStore()
+        self.repo, self.disk, self.memory = repo, repo.object_store, _raw_memory_store()
         repo.object_store = OverlayObjectStore([self.memory, self.disk], add_store=self.memory)
 
     def stage(self) -> StagedPack | None:
@@ -211,6 +212,45 @@ class HeldObjects:
     def drop(self) -> None:
         """Forget the held objects and give the disk store back."""
         self.repo.object_store = self.disk
+
+
+@functools.cache
+def _raw_memory_store_class() -> Any:
+    """A memory object store that keeps each object's bytes as added.
+
+    dulwich's ``MemoryObjectStore`` copies an object (serialises and parses
+    it) when it is added and again each time it is read, and ``get_raw``
+    serialises that copy once more; a round of commits reads back the trees
+    it just built. This one keeps ``(type, bytes)``: ``get_raw`` hands them
+    out as they are and a read parses them once, so no caller ever holds the
+    stored object (as with dulwich's copies).
+    """
+    from dulwich.object_store import MemoryObjectStore
+    from dulwich.objects import ShaFile
+
+    class RawMemoryObjectStore(MemoryObjectStore):
+        def __init__(self) -> None:
+            super().__init__()
+            self._raw: dict[bytes, tuple[int, bytes]] = {}
+
+        def add_object(self, obj: Any) -> None:
+            self._raw[obj.id] = (obj.type_num, obj.as_raw_string())
+            self._data[obj.id] = obj  # for membership and iteration only
+
+        def get_raw(self, name: Any) -> tuple[int, bytes]:
+            return self._raw[self._to_hexsha(name)]
+
+        def __getitem__(self, name: Any) -> Any:
+            sha = self._to_hexsha(name)
+            type_num, raw = self._raw[sha]
+            return ShaFile.from_raw_string(type_num, raw, sha)
+
+    return RawMemoryObjectStore
+
+
+def _raw_memory_store() -> Any:
+    """A new store of :func:`_raw_memory_store_class` (the class is made once)."""
+    return _raw_memory_store_class()()
 
 
 def hold_objects(repo: Repo) -> HeldObjects:

@@ -6,7 +6,12 @@ one more catch-up, so a burst of commits costs one tree diff, not one per
 commit; after a catch-up the thread rests :data:`GAP` seconds before the
 next, so that under a stream of writes (a round of commits every few tens
 of milliseconds) the caches catch up a few times a second instead of
-taking the interpreter from the writers after every round; and a
+taking the interpreter from the writers after every round. While the
+stream goes on (the follower was asked again before it was ready for
+it), it rests :data:`STREAM_GAP` instead: each catch-up then takes more
+commits at once, for the same fixed cost (opening the repository and the
+index, saving, reloading readers), and a commit is still followed within
+about a second and a half. A
 catch-up waits for the daemon's socket requests in flight to be answered
 (:func:`yield_to`).
 :class:`IndexFollower` is the thread every follower shares (index,
@@ -42,6 +47,9 @@ def release_freed_memory() -> bool:
 #: Seconds a follower rests after a catch-up before the next (a commit in between
 #: waits at most this long; a first commit after a quiet spell, not at all).
 GAP = 0.3
+#: The rest while commits keep coming: the follower was asked again while it
+#: caught up or rested (a commit then waits at most this long, plus a catch-up).
+STREAM_GAP = 0.8
 #: The longest a catch-up waits for the requests in flight to be answered (see
 #: :func:`yield_to`).
 YIELD_MAX = 0.25
@@ -131,14 +139,17 @@ class IndexFollower:
     def _run(self) -> None:
         self._open()
         try:
+            ran = False
             while not self._stop.is_set():
+                streaming = ran and self._wanted.is_set()  # asked while busy or resting
                 self._wanted.wait()
                 if self._stop.is_set():
                     return
                 wait_for_requests()
                 self._wanted.clear()
                 self._catch_up_once()
-                self._stop.wait(GAP)
+                ran = True
+                self._stop.wait(STREAM_GAP if streaming else GAP)
         finally:
             self._close()
 

@@ -426,12 +426,14 @@ def recover_interrupted_commit(store: Store) -> None:
 
 
 def _remove_round_temporaries(store: Store, marker: Path) -> None:
-    """Remove the temporaries a writer killed before its renames left beside its files
-    (listed in its marker after the first line: a round's, see
+    """Remove the temporaries a writer killed before its renames left in the staging
+    folder, and beside its files (listed in its marker after the first line: a round's, see
     :mod:`minarad.store.groupcommit`, or a transaction's, see
     :func:`minarad.store.diskchange.change_all`)."""
     from minarad.workspace.files import DiskChanged, remove_file_at
+    from minarad.workspace.staged import remove_staged_leftovers
 
+    remove_staged_leftovers(store.root)
     try:
         lines = marker.read_text().splitlines()
     except (OSError, UnicodeDecodeError):

@@ -20,7 +20,8 @@ waits at most :data:`GATHER_SECONDS` for as many writers as the last
 round answered and saw queue: they are most likely on their way back
 with their next write, and a round that takes them all pays one set of
 fsyncs instead of two (without it, eight writers each waiting for their
-answer settle into rounds of seven and one, or four and four). Then,
+answer settle into rounds of seven and one, or four and four). A round
+reads the ignore files once (unless one of its writes changes one). Then,
 once rounds have left more than
 ``MINARA_MAX_SMALL_PACKS`` small packs, the committer merges
 them into one (:func:`~minarad.git.packs.merge_small_packs`) before its next
@@ -34,9 +35,11 @@ error. A round of one transaction is a plain commit.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 
@@ -257,7 +260,7 @@ def run_round(store: Store, batch: list[_Ticket]) -> None:
     if len(batch) == 1:
         _run(store, batch[0])
         return
-    with store.lock():
+    with store.lock(), _same_ignore_rules(store, batch):
         try:
             commit_round = CommitRound(store)
         except BaseException:  # the repository refuses: each writer hears why, alone
@@ -284,6 +287,15 @@ def run_round(store: Store, batch: list[_Ticket]) -> None:
             for ticket in batch:
                 if ticket.error is None:
                     ticket.result, ticket.error = None, exc
+
+
+def _same_ignore_rules(store: Store, batch: list[_Ticket]) -> AbstractContextManager:
+    """The ignore files read once for the whole round, unless a write of the round
+    changes one (then each write reads them, as a lone write does)."""
+    if any(p == ".gitignore" or p.endswith("/.gitignore") for t in batch
+           for p in t.tx.paths()):
+        return contextlib.nullcontext()
+    return store.same_ignore_rules()
 
 
 def _run(store: Store, ticket: _Ticket) -> None:

@@ -4,11 +4,18 @@ A round of commits (:mod:`minarad.store.groupcommit`) replaces many files
 at once. Renaming each new file over the old one before its bytes are on
 disk would let a power cut leave an empty or partial file where a committed
 text was (the rename reaches the disk, the data does not). So a round
-writes each file's new bytes to a temporary name in the file's folder
-(:func:`write_all`, side by side), fsyncs every temporary at once, and only then
-renames each into place (:meth:`StagedFile.install`, checked against the
-file as read, as :func:`minarad.workspace.files.write_file_at` does) and
-fsyncs the folders. Until then the workspace still holds the old files.
+writes each file's new bytes to a temporary name (:func:`write_all`),
+fsyncs every temporary at once, and only then renames each into place
+(:meth:`StagedFile.install`, checked against the file as read, as
+:func:`minarad.workspace.files.write_file_at` does) and fsyncs the folders.
+Until then the workspace still holds the old files.
+
+The temporaries are written in ``.git/minara/staging/`` (:data:`STAGING`),
+which the daemon's watcher does not watch: it then hears one rename and
+one close per file, not the temporary's creation, write and move as
+well. Where that folder cannot be used (``.git`` is a file, as in a git
+worktree, or on another file system) a temporary is written beside its
+file, in the file's folder.
 
 Like every workspace write, folders are opened from the root with
 ``O_NOFOLLOW``: a folder swapped for a symlink cannot redirect the file.
@@ -26,6 +33,45 @@ from minarad.workspace.files import ANY, DiskChanged, add_folder_fds, fsync_toge
 from minarad.workspace.reader import FILE_FLAGS, open_folder
 
 
+#: Where temporaries are written, under the workspace root (see above).
+STAGING = ".git/minara/staging"
+
+
+def open_staging(root: str | os.PathLike[str], near_fd: int) -> int | None:
+    """A descriptor of the staging folder of ``root`` when a file in it can be renamed
+    into the folder ``near_fd`` (same file system), else None (write beside)."""
+    path = os.path.join(os.fspath(root), STAGING)
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        try:
+            os.makedirs(path, exist_ok=True)
+            fd = os.open(path, flags)
+        except OSError:
+            return None
+    except OSError:  # .git is a file (a worktree), or not a folder we may use
+        return None
+    if os.fstat(fd).st_dev != os.fstat(near_fd).st_dev:
+        os.close(fd)
+        return None
+    return fd
+
+
+def remove_staged_leftovers(root: str | os.PathLike[str]) -> None:
+    """Remove the temporaries a killed writer left in the staging folder (call under
+    the workspace lock: no writer is staging meanwhile)."""
+    path = os.path.join(os.fspath(root), STAGING)
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return
+    for name in names:
+        if name.endswith(".minara-tmp"):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(path, name))
+
+
 class StagedFile:
     """A workspace file's new bytes, to be written under a temporary name in its folder
     (:meth:`write`) and put in place later (:meth:`install`).
@@ -39,15 +85,20 @@ class StagedFile:
     def __init__(self, root: str | os.PathLike[str], rel: str, data: bytes,
                  mode: int | None = None, expect: object = ANY):
         self.root, self.rel, self._data, self._mode, self._expect = root, rel, data, mode, expect
-        self.fd = self._dir_fd = -1
+        self.fd = self._dir_fd = self._tmp_dir_fd = -1
         self._tmp = f".{os.urandom(8).hex()}.minara-tmp"
         self.stat: os.stat_result | None = None
         self.installed = False
 
+    @property
+    def size(self) -> int:
+        """How many bytes the file will hold."""
+        return len(self._data)
+
     def write(self) -> None:
-        """Write the bytes to a temporary beside the file (its folders are created),
-        unsynced; the file itself is not touched. The temporary takes the file's
-        permissions (a new file: ``mode`` or 0644).
+        """Write the bytes to a temporary in the staging folder, else beside the file
+        (its folders are created), unsynced; the file itself is not touched. The
+        temporary takes the file's permissions (a new file: ``mode`` or 0644).
 
         Raises:
             DiskChanged: the file no longer matches ``expect`` (a fingerprint), or a
@@ -63,17 +114,24 @@ class StagedFile:
         except NotADirectoryError:
             raise InvalidInput(f"{rel}: a file stands where a folder on its path should be",
                                code="not_a_folder", path=rel) from None
+        tmp_dir_fd = dir_fd
         try:
+            staging = open_staging(self.root, dir_fd)
+            tmp_dir_fd = dir_fd if staging is None else staging
             self.fd = _write_beside(dir_fd, rel, self._tmp, self._data, self._mode,
-                                    self._expect)
+                                    self._expect, tmp_dir_fd)
         except BaseException:
+            if tmp_dir_fd != dir_fd:
+                os.close(tmp_dir_fd)
             os.close(dir_fd)
             raise
-        self._dir_fd = dir_fd
+        self._dir_fd, self._tmp_dir_fd = dir_fd, tmp_dir_fd
 
     @property
     def temp_path(self) -> str:
-        """The temporary's workspace path (listed so that a crash's leftovers can go)."""
+        """The temporary's workspace path were it written beside the file (listed
+        before writing, so that a crash's leftovers can go; one written in the
+        staging folder goes with :func:`remove_staged_leftovers`)."""
         folder = self.rel.rsplit("/", 1)[0] + "/" if "/" in self.rel else ""
         return folder + self._tmp
 
@@ -88,7 +146,7 @@ class StagedFile:
         if self._expect is not ANY and _fingerprint_at(self._dir_fd, name) != self._expect:
             raise DiskChanged(self.rel)
         try:
-            os.replace(self._tmp, name, src_dir_fd=self._dir_fd, dst_dir_fd=self._dir_fd)
+            os.replace(self._tmp, name, src_dir_fd=self._tmp_dir_fd, dst_dir_fd=self._dir_fd)
         except FileNotFoundError:  # the folder was removed meanwhile
             raise DiskChanged(self.rel) from None
         self.installed = True
@@ -101,15 +159,18 @@ class StagedFile:
             return
         if not self.installed:
             with contextlib.suppress(OSError):
-                os.unlink(self._tmp, dir_fd=self._dir_fd)
+                os.unlink(self._tmp, dir_fd=self._tmp_dir_fd)
         os.close(self.fd)
+        if self._tmp_dir_fd != self._dir_fd:
+            os.close(self._tmp_dir_fd)
         os.close(self._dir_fd)
-        self.fd = -1
+        self.fd = self._tmp_dir_fd = -1
 
 
 def _write_beside(dir_fd: int, rel: str, tmp: str, data: bytes, mode: int | None,
-                  expect: object) -> int:
-    """Write ``data`` to a new temporary ``tmp`` in ``dir_fd``; its descriptor."""
+                  expect: object, tmp_dir_fd: int) -> int:
+    """Write ``data`` to a new temporary ``tmp`` in ``tmp_dir_fd`` (the staging folder,
+    or ``dir_fd``, the file's own); its descriptor."""
     name = rel.rsplit("/", 1)[-1]
     if expect is not ANY and _fingerprint_at(dir_fd, name) != expect:
         raise DiskChanged(rel)
@@ -117,37 +178,44 @@ def _write_beside(dir_fd: int, rel: str, tmp: str, data: bytes, mode: int | None
         mode = stat.S_IMODE(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
     except FileNotFoundError:
         mode = 0o644 if mode is None else mode
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | FILE_FLAGS, 0o600,
-                     dir_fd=dir_fd)
+    try:  # created with the file's permissions (the umask may take some away)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | FILE_FLAGS, mode,
+                     dir_fd=tmp_dir_fd)
     except FileNotFoundError:  # the folder was removed since it was opened
         raise DiskChanged(rel) from None
     try:
+        if stat.S_IMODE(os.fstat(fd).st_mode) != mode:  # else no change the watcher hears
+            os.fchmod(fd, mode)
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
-        os.fchmod(fd, mode)
         return fd
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=dir_fd)
+            os.unlink(tmp, dir_fd=tmp_dir_fd)
         raise
 
 
 _writers: Any = None
 
 
+#: Below this many bytes in all, :func:`write_all` writes one file after another: the
+#: hand-offs to its threads cost more CPU than writing a few small files.
+SIDE_BY_SIDE_BYTES = 256 * 1024
+
+
 def write_all(staged: list[StagedFile]) -> None:
-    """:meth:`StagedFile.write` each of ``staged``, side by side (creating files and
-    writing them lets go of the GIL; one by one, a loaded disk makes each wait).
+    """:meth:`StagedFile.write` each of ``staged``, side by side when they hold
+    :data:`SIDE_BY_SIDE_BYTES` or more (creating files and writing them lets go of
+    the GIL; one by one, a loaded disk makes each wait), else one after another.
 
     Raises:
         DiskChanged, OSError, ...: the first failure (the others are written or not;
             closing each removes its temporary).
     """
     global _writers
-    if len(staged) < 2:
+    if len(staged) < 2 or sum(one.size for one in staged) < SIDE_BY_SIDE_BYTES:
         for one in staged:
             one.write()
         return

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+
+import httpx
 import pytest
 
 from tests.conftest import git
@@ -48,3 +51,39 @@ def test_a_hand_made_git_commit_reaches_the_event_stream(served):
         git(gw.ws, "commit", "-q", "-m", "by hand")
     assert heard.data, "no commit event arrived"
     wait_followed(gw.env, gw.ws, remote=remote)
+
+
+def test_a_burst_of_puts_from_eight_clients_is_all_searchable_and_linked(served):
+    """Eight clients rewrite a page each, each write sent as soon as the last is
+    answered (the followers are asked again while they catch up, and rest longer):
+    once followed, each page is found by the words of its last version only and
+    its link is in the link table."""
+    gw, remote = served
+    writes, failures = 6, []
+    assert gw.api.put("/v1/workspace/files/wiki/hub.md", json={"text": "# Hub\n"}
+                      ).status_code == 200
+
+    def client(n: int) -> None:
+        tag = None
+        with httpx.Client(base_url=gw.url, timeout=60,
+                          headers={"Authorization": f"Bearer {gw.token}"}) as c:
+            for k in range(writes):
+                text = f"# Page {n}\n\nword{n}x{k} and [[hub]].\n"
+                r = c.put(f"/v1/workspace/files/wiki/burst-{n}.md", json={"text": text},
+                          headers={"If-Match": tag} if tag else {})
+                if r.status_code != 200:
+                    failures.append(f"{n}.{k}: {r.status_code} {r.text}")
+                    return
+                tag = r.headers["etag"]
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures
+    wait_followed(gw.env, gw.ws, remote=remote)
+    for n in range(8):
+        assert searchable(gw.env, f"word{n}x{writes - 1}") == [f"wiki/burst-{n}.md"]
+        assert searchable(gw.env, f"word{n}x0") == []
+    assert sorted(backlinks(gw.env, "hub")) == sorted(f"wiki/burst-{n}.md" for n in range(8))
