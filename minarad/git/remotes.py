@@ -23,7 +23,7 @@ from minarad.errors import InvalidInput, MinaraError, NotFound
 from minarad.git.fetchguard import FetchLimits, ObjectTooLarge, checked_local, \
     guarded_network_fetch
 from minarad.git.fsckobjects import HostileObject, check_fetched
-from minarad.git.objects import has_commit
+from minarad.git.objects import add_pack_written, has_commit
 from minarad.git.quarantine import admit, new_object_ids, quarantine
 
 if TYPE_CHECKING:
@@ -292,6 +292,7 @@ def push(repo: Repo, url: str, branch: str, new: str, expected: str | None,
         PushRejected: the remote branch is no longer at ``expected``.
         RemoteUnreachable: the remote could not be reached or refused.
     """
+    from dulwich.client import LocalGitClient
     from dulwich.errors import HangupException
 
     client, path = _client(repo, url, "push", creds)
@@ -306,7 +307,10 @@ def push(repo: Repo, url: str, branch: str, new: str, expected: str | None,
         return {ref: new.encode()}
 
     try:
-        result = client.send_pack(path, update_refs, _whole_objects(repo.object_store))
+        if isinstance(client, LocalGitClient):
+            result = _send_local(path, repo.object_store, update_refs)
+        else:
+            result = client.send_pack(path, update_refs, _whole_objects(repo.object_store))
     except HangupException as exc:
         raise _unreachable(url, exc) from None
     except Exception as exc:
@@ -336,6 +340,36 @@ def _whole_objects(store: ObjectStore) -> Callable[..., tuple[int, Any]]:
         return _packed_whole(store, _missing(store, want, have, shallow), ofs_delta)
 
     return generate
+
+
+def _send_local(path: str, store: ObjectStore,
+                update_refs: Callable[[dict[bytes, bytes]], dict[bytes, bytes]]) -> Any:
+    """``send_pack`` to a repository in a folder: the missing objects go in as one pack
+    whose index comes from the writing (:func:`minarad.git.objects.add_pack_written`),
+    then each ref moves only if it still holds what it held when read (compare and
+    swap); one that moved meanwhile is in the result's ``ref_status``."""
+    from dulwich.client import SendPackResult
+    from dulwich.protocol import ZERO_SHA
+    from dulwich.repo import Repo
+
+    with contextlib.closing(Repo(path)) as target:
+        old_refs = cast("dict[bytes, bytes]", target.get_refs())
+        new_refs = update_refs(dict(old_refs))
+        have = {sha for sha in old_refs.values() if sha != ZERO_SHA}
+        want = [sha for sha in dict.fromkeys(new_refs.values())
+                if sha not in have and sha != ZERO_SHA]
+        if want:
+            add_pack_written(target.object_store,
+                             *_packed_whole(store, _missing(store, want, have)))
+        status: dict[bytes, str | None] = {}
+        refs: Any = target.refs
+        for ref, sha in new_refs.items():
+            old = old_refs.get(ref, ZERO_SHA)
+            moved = not (refs.set_if_equals(ref, old, sha) if sha != ZERO_SHA
+                         else refs.remove_if_equals(ref, old))
+            if moved:
+                status[ref] = f"unable to set {ref!r} to {sha!r}"
+        return SendPackResult(cast(Any, new_refs), ref_status=status)
 
 
 def _missing(store: ObjectStore, wants: Any, haves: Any, shallow: Any = None) -> list[Any]:
@@ -393,7 +427,7 @@ def _fetch_from(client: Any, path: str, repo: Repo, determine_wants: Any,
             wanted, big = _missing(remote.object_store, wants, ours), cast("list[str]", [])
             if limits is not None:
                 wanted, big = checked_local(remote, wanted, limits)
-            repo.object_store.add_pack_data(*_packed_whole(remote.object_store, wanted))
+            add_pack_written(repo.object_store, *_packed_whole(remote.object_store, wanted))
             _copy_big(remote, repo, big)
         refs: dict[Ref, ObjectID | None] = dict(remote.get_refs())
         return FetchPackResult(refs, remote.refs.get_symrefs(), b"minarad")
