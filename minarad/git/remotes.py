@@ -27,7 +27,7 @@ from minarad.git.objects import add_pack_written, has_commit
 from minarad.git.quarantine import admit, new_object_ids, quarantine
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from minarad.git.types import ObjectStore, Repo
     from dulwich.objects import ObjectID
@@ -313,6 +313,8 @@ def push(repo: Repo, url: str, branch: str, new: str, expected: str | None,
             result = client.send_pack(path, update_refs, _whole_objects(repo.object_store))
     except HangupException as exc:
         raise _unreachable(url, exc) from None
+    except MinaraError:
+        raise
     except Exception as exc:
         if "lock" in str(exc) or "non-fast-forward" in str(exc) or "stale" in str(exc):
             raise PushRejected(f"the remote's {branch} moved while pushing: {exc}") from None
@@ -393,11 +395,29 @@ def _missing(store: ObjectStore, wants: Any, haves: Any, shallow: Any = None) ->
 
 def _packed_whole(store: ObjectStore, ids: list[Any], ofs_delta: bool = True
                   ) -> tuple[int, Any]:
-    """``(count, pack data)`` of the objects ``ids`` (``(sha, hint)`` pairs), none a delta."""
-    from dulwich.pack import generate_unpacked_objects
+    """``(count, pack data)`` of the objects ``ids`` (``(sha, hint)`` pairs), none a delta.
 
-    return len(ids), generate_unpacked_objects(store, ids, reuse_deltas=False,
-                                               ofs_delta=ofs_delta)
+    Each object is read raw, not parsed into a dulwich object (a tree's
+    entries sorted and wrapped) only to be serialised again; its content is
+    still hashed and checked against its id, as parsing it did.
+    """
+    from dulwich.pack import UnpackedObject, generate_unpacked_objects
+
+    if getattr(getattr(store, "object_format", None), "name", "sha1") != "sha1":
+        return len(ids), generate_unpacked_objects(store, ids, reuse_deltas=False,
+                                                   ofs_delta=ofs_delta)
+
+    def records() -> Iterator[Any]:
+        for sha, _hint in ids:
+            type_num, raw = store.get_raw(sha)
+            record = UnpackedObject(type_num, decomp_chunks=[raw])
+            if record.sha().hex().encode("ascii") != sha:
+                raise InvalidInput(f"git object {sha.decode()} does not hash to its id: the "
+                                   f"repository holding it is damaged (`git fsck` shows what "
+                                   f"is broken)", code="object_damaged", object=sha.decode())
+            yield record
+
+    return len(ids), records()
 
 
 def _fetch_from(client: Any, path: str, repo: Repo, determine_wants: Any,
