@@ -60,7 +60,10 @@ def _new_in_tree(reader: TreeReader, tree: bytes, parents: list[bytes | None],
         return
     found[tree] = None
     before = [reader.entries(p) if p is not None else {} for p in parents]
-    for name, (mode, sha) in reader.entries(tree).items():
+    todo = list(reader.entries(tree).items())
+    for entries in before:  # an entry as a parent has it, mode and id: nothing new below
+        todo = [(name, entry) for name, entry in todo if entries.get(name) != entry]
+    for name, (mode, sha) in todo:
         if mode == _GITLINK:  # a submodule's commit lives in another repository
             continue
         olds = [b.get(name) for b in before]

@@ -342,3 +342,49 @@ def stage_pack(folder: str,
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         raise
+
+
+def add_pack_written(object_store: ObjectStore, count: int, records: Any) -> list[str]:
+    """Add the pack of ``records`` (``count`` dulwich ``UnpackedObject``) to the disk store
+    ``object_store``, its index made from the entries as they are written; the pack's
+    files (none when ``count`` is 0).
+
+    dulwich's ``add_pack_data`` reads the pack it has just written back,
+    inflating and hashing every object again, to learn what its index says;
+    here each entry's id, offset and CRC32 come from the writing. The pack and
+    its index are fsynced first when the store fsyncs its objects
+    (``core.fsyncObjectFiles``), as dulwich's way does; the index goes in last.
+
+    Raises:
+        OSError: the pack could not be written (nothing is left in place).
+    """
+    from dulwich.pack import write_pack_data
+
+    if count == 0:
+        return []
+    store: Any = object_store
+
+    def write(fh: BinaryIO) -> tuple[list[tuple[bytes, int, int | None]], bytes]:
+        entries, checksum = write_pack_data(
+            fh.write, records, object_format=store.object_format, num_records=count,
+            compression_level=store.pack_compression_level)
+        if len(entries) != count:
+            raise OSError(f"a pack of {count} objects got {len(entries)}")
+        return [(k, v[0], v[1]) for k, v in entries.items()], checksum
+
+    staged = stage_pack(os.path.join(store.path, "pack"), write)
+    try:
+        if getattr(store, "fsync_object_files", False):
+            for path in staged.temps:
+                _fsync(path)
+        return staged.install()
+    finally:
+        staged.discard()
+
+
+def _fsync(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -23,11 +23,11 @@ from minarad.errors import InvalidInput, MinaraError, NotFound
 from minarad.git.fetchguard import FetchLimits, ObjectTooLarge, checked_local, \
     guarded_network_fetch
 from minarad.git.fsckobjects import HostileObject, check_fetched
-from minarad.git.objects import has_commit
+from minarad.git.objects import add_pack_written, has_commit
 from minarad.git.quarantine import admit, new_object_ids, quarantine
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from minarad.git.types import ObjectStore, Repo
     from dulwich.objects import ObjectID
@@ -292,6 +292,7 @@ def push(repo: Repo, url: str, branch: str, new: str, expected: str | None,
         PushRejected: the remote branch is no longer at ``expected``.
         RemoteUnreachable: the remote could not be reached or refused.
     """
+    from dulwich.client import LocalGitClient
     from dulwich.errors import HangupException
 
     client, path = _client(repo, url, "push", creds)
@@ -306,9 +307,14 @@ def push(repo: Repo, url: str, branch: str, new: str, expected: str | None,
         return {ref: new.encode()}
 
     try:
-        result = client.send_pack(path, update_refs, _whole_objects(repo.object_store))
+        if isinstance(client, LocalGitClient):
+            result = _send_local(path, repo.object_store, update_refs)
+        else:
+            result = client.send_pack(path, update_refs, _whole_objects(repo.object_store))
     except HangupException as exc:
         raise _unreachable(url, exc) from None
+    except MinaraError:
+        raise
     except Exception as exc:
         if "lock" in str(exc) or "non-fast-forward" in str(exc) or "stale" in str(exc):
             raise PushRejected(f"the remote's {branch} moved while pushing: {exc}") from None
@@ -338,6 +344,36 @@ def _whole_objects(store: ObjectStore) -> Callable[..., tuple[int, Any]]:
     return generate
 
 
+def _send_local(path: str, store: ObjectStore,
+                update_refs: Callable[[dict[bytes, bytes]], dict[bytes, bytes]]) -> Any:
+    """``send_pack`` to a repository in a folder: the missing objects go in as one pack
+    whose index comes from the writing (:func:`minarad.git.objects.add_pack_written`),
+    then each ref moves only if it still holds what it held when read (compare and
+    swap); one that moved meanwhile is in the result's ``ref_status``."""
+    from dulwich.client import SendPackResult
+    from dulwich.protocol import ZERO_SHA
+    from dulwich.repo import Repo
+
+    with contextlib.closing(Repo(path)) as target:
+        old_refs = cast("dict[bytes, bytes]", target.get_refs())
+        new_refs = update_refs(dict(old_refs))
+        have = {sha for sha in old_refs.values() if sha != ZERO_SHA}
+        want = [sha for sha in dict.fromkeys(new_refs.values())
+                if sha not in have and sha != ZERO_SHA]
+        if want:
+            add_pack_written(target.object_store,
+                             *_packed_whole(store, _missing(store, want, have)))
+        status: dict[bytes, str | None] = {}
+        refs: Any = target.refs
+        for ref, sha in new_refs.items():
+            old = old_refs.get(ref, ZERO_SHA)
+            moved = not (refs.set_if_equals(ref, old, sha) if sha != ZERO_SHA
+                         else refs.remove_if_equals(ref, old))
+            if moved:
+                status[ref] = f"unable to set {ref!r} to {sha!r}"
+        return SendPackResult(cast(Any, new_refs), ref_status=status)
+
+
 def _missing(store: ObjectStore, wants: Any, haves: Any, shallow: Any = None) -> list[Any]:
     """The objects of ``wants`` a side holding ``haves`` lacks (``(sha, hint)`` pairs).
 
@@ -359,11 +395,29 @@ def _missing(store: ObjectStore, wants: Any, haves: Any, shallow: Any = None) ->
 
 def _packed_whole(store: ObjectStore, ids: list[Any], ofs_delta: bool = True
                   ) -> tuple[int, Any]:
-    """``(count, pack data)`` of the objects ``ids`` (``(sha, hint)`` pairs), none a delta."""
-    from dulwich.pack import generate_unpacked_objects
+    """``(count, pack data)`` of the objects ``ids`` (``(sha, hint)`` pairs), none a delta.
 
-    return len(ids), generate_unpacked_objects(store, ids, reuse_deltas=False,
-                                               ofs_delta=ofs_delta)
+    Each object is read raw, not parsed into a dulwich object (a tree's
+    entries sorted and wrapped) only to be serialised again; its content is
+    still hashed and checked against its id, as parsing it did.
+    """
+    from dulwich.pack import UnpackedObject, generate_unpacked_objects
+
+    if getattr(getattr(store, "object_format", None), "name", "sha1") != "sha1":
+        return len(ids), generate_unpacked_objects(store, ids, reuse_deltas=False,
+                                                   ofs_delta=ofs_delta)
+
+    def records() -> Iterator[Any]:
+        for sha, _hint in ids:
+            type_num, raw = store.get_raw(sha)
+            record = UnpackedObject(type_num, decomp_chunks=[raw])
+            if record.sha().hex().encode("ascii") != sha:
+                raise InvalidInput(f"git object {sha.decode()} does not hash to its id: the "
+                                   f"repository holding it is damaged (`git fsck` shows what "
+                                   f"is broken)", code="object_damaged", object=sha.decode())
+            yield record
+
+    return len(ids), records()
 
 
 def _fetch_from(client: Any, path: str, repo: Repo, determine_wants: Any,
@@ -393,7 +447,7 @@ def _fetch_from(client: Any, path: str, repo: Repo, determine_wants: Any,
             wanted, big = _missing(remote.object_store, wants, ours), cast("list[str]", [])
             if limits is not None:
                 wanted, big = checked_local(remote, wanted, limits)
-            repo.object_store.add_pack_data(*_packed_whole(remote.object_store, wanted))
+            add_pack_written(repo.object_store, *_packed_whole(remote.object_store, wanted))
             _copy_big(remote, repo, big)
         refs: dict[Ref, ObjectID | None] = dict(remote.get_refs())
         return FetchPackResult(refs, remote.refs.get_symrefs(), b"minarad")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -25,7 +26,7 @@ import pytest
 
 from minarad.crashpoints import CRASH_EXIT_CODE
 from minarad.workspace.content import git_blob_id
-from tests.conftest import MINARA, git
+from tests.conftest import MINARA, CliRun, child_env, git
 from tests.daemon.conftest import head_files, wait_until
 from tests.reliability.conftest import (
     CRASHED,
@@ -86,9 +87,19 @@ def test_the_crash_exit_code_is_the_one_the_suite_expects():
     assert CRASH_EXIT_CODE == CRASHED
 
 
-def _seed(minara, ws) -> None:
-    minara("memory", "set", "notes.md", BASE, check=0)
-    assert_sound_but_for(ws, [])
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory) -> Path:
+    """A workspace once ``minara memory set notes.md BASE`` ran on it (seeded, then one
+    commit), made once per module by the real CLI."""
+    root = tmp_path_factory.mktemp("seeded")
+    CliRun(child_env(root))("memory", "set", "notes.md", BASE, check=0)
+    assert_sound_but_for(root / "ws", [])
+    return root / "ws"
+
+
+def _seed(seeded: Path, ws: Path) -> None:
+    """``ws`` as :func:`seeded` left its workspace (a copy: no process starts)."""
+    shutil.copytree(seeded, ws, symlinks=True)
 
 
 def _recover(minara, ws, path: str) -> dict:
@@ -133,10 +144,10 @@ CASES = with_leftovers([(verb, point) for verb, (points, _a, _e) in WRITES.items
 
 @pytest.mark.parametrize("verb, point, leftover", CASES,
                          ids=[f"{v}-{p}-{left}" for v, p, left in CASES])
-def test_cli_write_killed_at_a_crash_point_is_kept_exactly_once(minara, ws, verb, point,
-                                                                 leftover):
+def test_cli_write_killed_at_a_crash_point_is_kept_exactly_once(minara, ws, seeded, verb,
+                                                                 point, leftover):
     _points, argv, expected = WRITES[verb]
-    _seed(minara, ws)
+    _seed(seeded, ws)
     token = f"written-by-{verb}-{point}"
     odd = leave(ws, leftover, expected(token))
     crashed = minara(*argv(token), extra_env={"MINARA_CRASH_AT": point})
@@ -153,8 +164,8 @@ def test_cli_write_killed_at_a_crash_point_is_kept_exactly_once(minara, ws, verb
 
 
 @pytest.mark.parametrize("point", ["store-after-unlink", *COMMIT_POINTS])
-def test_cli_delete_killed_at_a_crash_point_deletes_once(minara, ws, point):
-    _seed(minara, ws)
+def test_cli_delete_killed_at_a_crash_point_deletes_once(minara, ws, seeded, point):
+    _seed(seeded, ws)
     crashed = minara("memory", "delete", "notes.md", extra_env={"MINARA_CRASH_AT": point})
     assert crashed.returncode == CRASHED, crashed.stderr
     proc = minara("--json", "memory", "get", "notes.md")
@@ -172,8 +183,8 @@ def test_cli_delete_killed_at_a_crash_point_deletes_once(minara, ws, point):
     _assert_history_cache_agrees(minara, ws, "notes.md")
 
 
-def test_a_crash_while_recovering_from_a_crash_is_recovered_next_time(minara, ws):
-    _seed(minara, ws)
+def test_a_crash_while_recovering_from_a_crash_is_recovered_next_time(minara, ws, seeded):
+    _seed(seeded, ws)
     first = minara("memory", "append", "notes.md", "- once",
                    extra_env={"MINARA_CRASH_AT": "commit-after-head"})
     assert first.returncode == CRASHED
@@ -193,8 +204,8 @@ DAEMON_POINTS = with_leftovers([(point,) for point in
 @pytest.mark.parametrize("point, leftover", DAEMON_POINTS,
                          ids=[f"{p}-{left}" for p, left in DAEMON_POINTS])
 def test_daemon_killed_while_committing_an_edit_commits_it_once_on_restart(
-        minara, ws, daemon, point, leftover):
-    _seed(minara, ws)
+        minara, ws, seeded, daemon, point, leftover):
+    _seed(seeded, ws)
     daemon.start(env={"MINARA_CRASH_AT": point})
     token = f"edited-before-{point}"
     expected = BASE + f"- {token}\n"
@@ -212,8 +223,8 @@ def test_daemon_killed_while_committing_an_edit_commits_it_once_on_restart(
     _assert_once(minara, ws, "notes.md", token, expected, odd)
 
 
-def test_a_crash_while_the_history_cache_catches_up_with_git_is_recovered(minara, ws, env):
-    _seed(minara, ws)
+def test_a_crash_while_the_history_cache_catches_up_with_git_is_recovered(minara, ws, seeded):
+    _seed(seeded, ws)
     Path(ws, "notes.md").write_text(BASE + "- committed with git\n")
     git(ws, "-c", "user.name=someone", "-c", "user.email=s@x", "commit", "-qam", "by hand")
     crashed = minara("--json", "memory", "history", "notes.md",
@@ -232,13 +243,13 @@ ROUND_POINTS = ["round-before-pack", "round-after-sync", "round-before-head",
 
 @pytest.mark.parametrize("point", ROUND_POINTS)
 def test_daemon_killed_in_a_round_of_writers_loses_nothing_it_acknowledged(
-        minara, ws, daemon, point):
+        minara, ws, seeded, daemon, point):
     """Several socket writers meet in one round (the workspace lock is held meanwhile, so
     they queue); the daemon dies at ``point``: what a writer was told was saved is there
     once, nothing is there twice, one commit each, and git reads the repository cleanly."""
     from minarad.store.lock import FileLock
 
-    _seed(minara, ws)
+    _seed(seeded, ws)
     daemon.start(env={"MINARA_CRASH_AT": point})
     lock = FileLock(ws / ".git" / "minara" / "lock")
     lock.acquire()
@@ -274,9 +285,9 @@ def text(name: str, what: str) -> str:
     return f"# {name}\n\n{what}\n"
 
 
-def _seed_pages(minara, ws) -> list[str]:
+def _seed_pages(minara, seeded, ws) -> list[str]:
     """The seed, then each of :data:`PAGES` committed; return their names."""
-    _seed(minara, ws)
+    _seed(seeded, ws)
     for name in PAGES:
         minara("memory", "set", name, text(name, "committed"), check=0)
     return list(PAGES)
@@ -301,7 +312,8 @@ def _writers_in_one_round(minara, daemon, ws, argvs: list[list[str]]) -> list:
 
 
 @pytest.mark.parametrize("point", ["round-before-pack", "round-after-sync"])
-def test_a_round_killed_before_it_is_durable_has_replaced_no_file(minara, ws, daemon, point):
+def test_a_round_killed_before_it_is_durable_has_replaced_no_file(minara, ws, seeded, daemon,
+                                                                 point):
     """Writers replacing files meet in one round; the daemon dies once their new texts
     are written (and, at ``round-after-sync``, fsynced) but before the round is
     durable. No file of the round was replaced yet: each holds the text HEAD
@@ -309,7 +321,7 @@ def test_a_round_killed_before_it_is_durable_has_replaced_no_file(minara, ws, da
     writer of the round was told its text was saved. A writer that came first
     may have committed alone, before the round (and maybe not heard so before
     the daemon died). After a restart each write can be made again, once."""
-    names = _seed_pages(minara, ws)
+    names = _seed_pages(minara, seeded, ws)
     daemon.start(env={"MINARA_CRASH_AT": point})
     procs = _writers_in_one_round(minara, daemon, ws, [
         ["memory", "set", name, text(name, "rewritten in the round")] for name in names])
@@ -336,14 +348,15 @@ def test_a_round_killed_before_it_is_durable_has_replaced_no_file(minara, ws, da
     assert_sound_but_for(ws, [])
 
 
-def test_an_editor_saving_in_the_middle_of_a_round_loses_nothing(minara, ws, daemon, tmp_path):
+def test_an_editor_saving_in_the_middle_of_a_round_loses_nothing(minara, ws, seeded, daemon,
+                                                                 tmp_path):
     """Writers replacing files meet in one round; the daemon is held once their new texts
     are written beside the files and synced, and an editor saves every one of those
     files meanwhile. The round must not rename its texts over the editor's: it is
     dropped and each writer runs again alone. Every editor's text and every writer's
     text ends up in history, each file matches HEAD, and git reads the repository
     cleanly."""
-    names = _seed_pages(minara, ws)
+    names = _seed_pages(minara, seeded, ws)
     flag = tmp_path / "hold"
     flag.touch()
     daemon.start(env={"MINARA_PAUSE_AT": f"round-after-sync:{flag}"})

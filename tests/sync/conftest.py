@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 import time
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MINARA, git
+from tests.conftest import MINARA, child_env, git
 
 
 def run_on(env, ws: Path, *args, check: int | None = 0,
@@ -40,6 +41,42 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def joined_once(root: Path, machines: tuple[str, ...], extra_env: dict | None = None) -> Path:
+    """``root`` holding ``remote.git`` and each of ``machines`` as after ``minara init``,
+    ``minara remote add origin`` and a first ``minara sync``, one machine after the
+    other (the first pushes its seeded files, the next ones merge them)."""
+    env = child_env(root)
+    bare = make_bare(root / "remote.git")
+    for name in machines:
+        run_on(env, root / name, "remote", "add", "origin", bare, extra_env=extra_env)
+        run_on(env, root / name, "sync", extra_env=extra_env)
+    return root
+
+
+def copy_joined(template: Path, dest: Path, machines: dict[str, str]) -> Path:
+    """Copy ``template`` (see :func:`joined_once`) into ``dest``: its remote to
+    ``dest/remote.git`` (replacing an empty one there) and each machine ``name`` to
+    ``dest/machines[name]``, whose ``origin`` then names the copy. Return the remote.
+
+    The seeded, joined state is built once per module by real ``minara`` processes;
+    each test takes a copy of it instead of starting those processes again.
+    """
+    bare = dest / "remote.git"
+    if bare.exists():
+        shutil.rmtree(bare)
+    shutil.copytree(template / "remote.git", bare, symlinks=True)
+    for name, to in machines.items():
+        shutil.copytree(template / name, dest / to, symlinks=True)
+        git(dest / to, "remote", "set-url", "origin", str(bare))
+    return bare
+
+
+@pytest.fixture(scope="module")
+def two_joined(tmp_path_factory) -> Path:
+    """Machines ``a`` then ``b`` joined to one bare remote (see :func:`copy_joined`)."""
+    return joined_once(tmp_path_factory.mktemp("two-joined"), ("a", "b"))
 
 
 @pytest.fixture

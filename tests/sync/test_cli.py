@@ -11,7 +11,7 @@ from minarad.crashpoints import CRASH_EXIT_CODE
 from tests.conftest import MINARA, assert_repo_sound, git
 from tests.daemon.conftest import DaemonProcess, wait_until
 from tests.reliability.conftest import age_git_locks
-from tests.sync.conftest import run_on, tree_of
+from tests.sync.conftest import copy_joined, run_on, tree_of
 
 
 def _run(env, ws, *args, check=0):
@@ -51,11 +51,10 @@ def test_sync_reports_offline_in_status_then_recovers(env, tmp_path):
 @pytest.mark.parametrize("point", [pytest.param("sync-after-fetch", marks=pytest.mark.slow),
                                    "commit-after-head", "sync-after-merge",
                                    pytest.param("sync-after-push", marks=pytest.mark.slow)])
-def test_a_sync_killed_midway_loses_nothing_and_leaves_no_lock(env, tmp_path, bare, point):
+def test_a_sync_killed_midway_loses_nothing_and_leaves_no_lock(env, tmp_path, bare, point,
+                                                               two_joined):
     a, b = tmp_path / "a", tmp_path / "b"
-    for ws in (a, b):
-        _run(env, ws, "remote", "add", "origin", bare)
-        _run(env, ws, "sync")
+    copy_joined(two_joined, tmp_path, {"a": "a", "b": "b"})  # each joined with a sync
     _run(env, a, "memory", "append", "MEMORY.md", "- from a")
     _run(env, a, "sync")
     _run(env, b, "memory", "append", "MEMORY.md", "- from b")
@@ -74,14 +73,12 @@ def test_a_sync_killed_midway_loses_nothing_and_leaves_no_lock(env, tmp_path, ba
     assert tree_of(a) == tree_of(b) == tree_of(bare, "main")
 
 
-def test_a_merge_killed_after_its_first_file_loses_nothing(env, tmp_path, bare):
+def test_a_merge_killed_after_its_first_file_loses_nothing(env, tmp_path, bare, two_joined):
     """A merge puts its files in place one by one (their new texts synced beforehand): a
     kill after the first leaves HEAD where it was; the next sync merges every file once
     and removes the temporaries the kill left."""
     a, b = tmp_path / "a", tmp_path / "b"
-    for ws in (a, b):
-        _run(env, ws, "remote", "add", "origin", bare)
-        _run(env, ws, "sync")
+    copy_joined(two_joined, tmp_path, {"a": "a", "b": "b"})  # each joined with a sync
     for name in ("one", "two", "three"):
         _run(env, a, "memory", "set", f"notes/{name}.md", f"# {name}\n\n- from a\n")
     _run(env, a, "sync")
@@ -168,11 +165,9 @@ def test_sync_over_http_with_credentials_from_the_url_or_the_token(env, tmp_path
 
 
 @pytest.mark.slow
-def test_a_daemon_killed_mid_sync_restarts_and_loses_nothing(env, tmp_path, bare):
+def test_a_daemon_killed_mid_sync_restarts_and_loses_nothing(env, tmp_path, bare, two_joined):
     a, b = tmp_path / "a", tmp_path / "b"
-    for ws in (a, b):
-        _run(env, ws, "remote", "add", "origin", bare)
-        _run(env, ws, "sync")
+    copy_joined(two_joined, tmp_path, {"a": "a", "b": "b"})  # each joined with a sync
     _run(env, a, "sync")
     _run(env, a, "memory", "append", "MEMORY.md", "- from a")
     _run(env, a, "sync")
@@ -225,12 +220,9 @@ def test_the_daemon_retries_an_offline_remote_and_status_says_so(env, tmp_path):
         daemon.stop()
 
 
-def test_status_lists_a_conflict_copy_until_it_is_resolved(env, tmp_path, bare):
+def test_status_lists_a_conflict_copy_until_it_is_resolved(env, tmp_path, bare, two_joined):
     a, b = tmp_path / "a", tmp_path / "b"
-    for ws in (a, b):
-        _run(env, ws, "remote", "add", "origin", bare)
-    _run(env, a, "sync")
-    _run(env, b, "sync")
+    copy_joined(two_joined, tmp_path, {"a": "a", "b": "b"})  # each joined with a sync
     (a / "pic.bin").write_bytes(b"\0from a")
     (b / "pic.bin").write_bytes(b"\0from b")
     _run(env, a, "sync")

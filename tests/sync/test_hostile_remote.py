@@ -43,6 +43,17 @@ def hostile_source(tmp_path_factory):
     return bare
 
 
+@pytest.fixture(scope="module")
+def hostile_packed(tmp_path_factory, hostile_source):
+    """:func:`hostile_source` repacked by git: one big blob stored as a delta of the other."""
+    packed = tmp_path_factory.mktemp("hostile-packed") / "hostile.git"
+    shutil.copytree(hostile_source, packed)
+    git(packed, "repack", "-q", "-a", "-d", "-f")
+    listed = git(packed, "verify-pack", "-v", str(next(packed.glob("objects/pack/*.idx"))))
+    assert any(len(line.split()) == 7 for line in listed.splitlines() if " blob " in line)
+    return packed
+
+
 #: Runs argv[2:] and writes its peak RSS (KiB, ``wait4``) to argv[1]. A child's
 #: ``ru_maxrss`` starts at its parent's RSS at the fork, so the process is started
 #: from this small launcher, not from the test process (hundreds of MB by then).
@@ -102,15 +113,11 @@ def _synced_holding_both(e, ws, remote) -> None:
 
 @pytest.mark.parametrize("kind", ["loose", "packed"])
 def test_huge_blobs_from_a_folder_are_held_unread_and_sync_goes_on(env, tmp_path, hostile_source,
-                                                                   kind):
+                                                                   hostile_packed, kind):
     ws = tmp_path / "ws"
     e = _limited(env, ws)
     remote = tmp_path / "remote.git"
-    shutil.copytree(hostile_source, remote)
-    if kind == "packed":  # one blob a delta of the other
-        git(remote, "repack", "-q", "-a", "-d", "-f")
-        listed = git(remote, "verify-pack", "-v", str(next(remote.glob("objects/pack/*.idx"))))
-        assert any(len(line.split()) == 7 for line in listed.splitlines() if " blob " in line)
+    shutil.copytree(hostile_packed if kind == "packed" else hostile_source, remote)
     subprocess.run([MINARA, "init", str(ws)], env=e, check=True, capture_output=True)
     subprocess.run([MINARA, "-w", str(ws), "remote", "add", "origin", str(remote)], env=e,
                    check=True, capture_output=True)
@@ -130,14 +137,13 @@ def test_huge_blobs_from_a_folder_are_held_unread_and_sync_goes_on(env, tmp_path
 
 @pytest.mark.parametrize("kind", ["loose", "packed"])
 def test_huge_blobs_over_the_git_protocol_are_held_unread_and_sync_goes_on(
-        env, tmp_path, hostile_source, git_server, kind):
+        env, tmp_path, hostile_source, hostile_packed, git_server, kind):
     ws = tmp_path / "ws"
     e = _limited(env, ws)
     url, remote = git_server
     shutil.rmtree(remote)
-    shutil.copytree(hostile_source, remote)
-    if kind == "packed":  # one blob a delta of the other, on disk and in what is sent
-        git(remote, "repack", "-q", "-a", "-d", "-f")
+    # packed: one blob a delta of the other, on disk and in what is sent
+    shutil.copytree(hostile_packed if kind == "packed" else hostile_source, remote)
     subprocess.run([MINARA, "init", str(ws)], env=e, check=True, capture_output=True)
     subprocess.run([MINARA, "-w", str(ws), "remote", "add", "origin", str(url)], env=e,
                    check=True, capture_output=True)
@@ -275,19 +281,16 @@ def test_a_pack_is_taken_an_object_at_a_time_the_large_ones_loose(tmp_path):
     git(dest, "fsck", "--strict", "--no-progress", "--no-dangling")
 
 
-def test_the_head_of_a_huge_blob_is_read_without_inflating_the_rest(tmp_path, hostile_source):
+def test_the_head_of_a_huge_blob_is_read_without_inflating_the_rest(hostile_source,
+                                                                     hostile_packed):
     """What the search index reads of a held blob: its first bytes, loose or a delta."""
     from dulwich.repo import Repo
 
     from minarad.git.bigobjects import read_head
 
-    remote = tmp_path / "remote.git"
-    shutil.copytree(hostile_source, remote)
-    blobs = [_blob(remote, "main", f"big{n}.md") for n in (1, 2)]
-    for packed in (False, True):
-        if packed:
-            git(remote, "repack", "-q", "-a", "-d", "-f")
-            git(remote, "prune-packed")
+    blobs = [_blob(hostile_source, "main", f"big{n}.md") for n in (1, 2)]
+    assert not list((hostile_packed / "objects").glob("??/*"))  # repacked: no loose object
+    for remote in (hostile_source, hostile_packed):  # read only
         with Repo(str(remote)) as repo:
             for sha in blobs:
                 assert read_head(repo.object_store, sha, 1000) == bytes(1000)

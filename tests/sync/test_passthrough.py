@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import assert_repo_sound, git
-from tests.sync.conftest import run_on
+from tests.sync.conftest import copy_joined, joined_once, run_on
 
 _USER = ["-c", "user.name=Else", "-c", "user.email=else@example.com"]
 _BIG = 100_000
@@ -22,11 +22,27 @@ def _run(env, ws, *args, check: int | None = 0) -> subprocess.CompletedProcess:
     return run_on(env, ws, *args, check=check, extra_env={"MINARA_MAX_FILE_BYTES": str(_BIG)})
 
 
-def _joined(env, tmp_path: Path, bare: Path) -> Path:
-    """A workspace whose first sync made ``bare`` hold its seeded files."""
+@pytest.fixture(scope="module")
+def one_joined(tmp_path_factory) -> Path:
+    """Machine ``ws`` joined to a bare remote, built once (see :func:`copy_joined`)."""
+    return joined_once(tmp_path_factory.mktemp("one-joined"), ("ws",),
+                       {"MINARA_MAX_FILE_BYTES": str(_BIG)})
+
+
+@pytest.fixture
+def bare(tmp_path, one_joined) -> Path:
+    """The bare remote ``tmp_path/remote.git`` with ``tmp_path/ws`` joined to it: a copy
+    of the state ``minara remote add`` and a first ``minara sync`` leave."""
+    return copy_joined(one_joined, tmp_path, {"ws": "ws"})
+
+
+def _joined(env, tmp_path: Path, bare: Path | str) -> Path:
+    """A workspace whose first sync made ``bare`` hold its seeded files (for a folder
+    remote, the ``bare`` fixture copied that state in already)."""
     ws = tmp_path / "ws"
-    _run(env, ws, "remote", "add", "origin", bare)
-    _run(env, ws, "sync")
+    if not (ws / ".git").exists():
+        _run(env, ws, "remote", "add", "origin", bare)
+        _run(env, ws, "sync")
     return ws
 
 

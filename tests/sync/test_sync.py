@@ -203,3 +203,34 @@ def test_time_travel_after_a_fast_forward_is_what_this_machine_held(machines, ba
     log = git(laptop.root, "reflog", "--format=%gs")
     assert "fast-forward (sync:origin)" in log and "commit (" in log
     git(laptop.root, "fsck", "--strict", "--no-progress")
+
+
+def test_an_object_of_a_folder_remote_that_does_not_hash_to_its_id_is_refused(
+        machines, bare, tmp_path):
+    """A remote in a folder whose object's file holds other bytes (a damaged disk): the
+    fetch says which object, keeps nothing of it, and the workspace stays sound."""
+    import zlib
+
+    laptop, server = _pair(machines, bare)
+    clone = tmp_path / "elsewhere"
+    subprocess.run(["git", "clone", "-q", str(bare), str(clone)], check=True)
+    (clone / "plain.md").write_text("made with plain git\n")
+    git(clone, "add", "plain.md")
+    git(clone, "-c", "user.name=x", "-c", "user.email=x@y", "commit", "-qm", "plain")
+    git(clone, "push", "-q", "origin", "HEAD:main")  # a small push: loose objects
+    blob = git(clone, "rev-parse", "HEAD:plain.md").strip()
+    loose = bare / "objects" / blob[:2] / blob[2:]
+    assert loose.exists()
+    loose.chmod(0o644)
+    loose.write_bytes(zlib.compress(b"blob 6\0other\n"))
+    tracking = git(server.root, "rev-parse", "refs/remotes/origin/main")
+
+    with pytest.raises(MinaraError) as refused:
+        _sync(server, "server")
+    assert refused.value.code == "object_damaged" and blob in str(refused.value)
+    assert git(server.root, "rev-parse", "refs/remotes/origin/main") == tracking
+    assert subprocess.run(["git", "-C", str(server.root), "cat-file", "-e", blob],
+                          stderr=subprocess.DEVNULL).returncode  # not kept
+    assert not list((server.root / ".git" / "objects").glob("tmp_objdir-*"))
+    assert not (server.root / "plain.md").exists()
+    assert_repo_sound(server.root)
