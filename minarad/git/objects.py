@@ -376,13 +376,14 @@ def add_pack_written(object_store: ObjectStore, count: int, records: Any) -> lis
     try:
         if getattr(store, "fsync_object_files", False):
             for path in staged.temps:
-                _fsync(path)
+                fsync_path(path)
         return staged.install()
     finally:
         staged.discard()
 
 
-def _fsync(path: str) -> None:
+def fsync_path(path: str) -> None:
+    """fsync the file or folder at ``path``."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)

@@ -27,6 +27,8 @@ import contextlib
 import os
 from typing import TYPE_CHECKING, Any
 
+from minarad.git.objects import fsync_path
+
 if TYPE_CHECKING:
     from typing import BinaryIO
 
@@ -90,7 +92,7 @@ def merge_small_packs(repo: Repo, limit: int = MAX_SMALL_PACKS) -> int:
     for base in chosen:
         if base + ".pack" not in written:
             _remove_pack(base)
-    _fsync(pack_dir)
+    fsync_path(pack_dir)
     repo.object_store.packs  # noqa: B018 - lists them again: the old ones are closed
     return len(chosen)
 
@@ -106,7 +108,7 @@ def _write_merged(repo: Repo, chosen: list[str]) -> list[str]:
     written = write_pack_files(folder, [(objects[oid], None) for oid in sorted(objects)],
                                repo.object_store.object_format)
     for path in [*written, folder]:
-        _fsync(path)
+        fsync_path(path)
     return written
 
 
@@ -128,11 +130,11 @@ def _copy_merged(repo: Repo, chosen: list[str]) -> list[str] | None:
     staged = _stage_copied(folder, list(entries.items()))
     try:
         for path in [*staged.temps, folder]:
-            _fsync(path)
+            fsync_path(path)
         written = staged.install()
     finally:
         staged.discard()
-    _fsync(folder)
+    fsync_path(folder)
     return written
 
 
@@ -231,10 +233,3 @@ def _remove_pack(base: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(base + ext)
 
-
-def _fsync(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
