@@ -141,13 +141,14 @@ def _keep(engine: str, vectors) -> None:
 
 
 def _run_minara_onnx(texts: list[str], choice) -> dict:
-    from minarad.index.embedder import Embedder, ModelChoice
+    from minarad.index.embedder import Embedder, ModelChoice, onnx_model_name
     from minarad.index.onnxbuild import VERSION, build
 
     encoder = Path(f"/tmp/minara-bench-onnx/e5-small.int8.v{VERSION}.onnx")
     if not encoder.is_file():
         build(choice.path, encoder)
-    embedder = Embedder(ModelChoice("e5-small-int8", choice.path, encoder=encoder), threads=2)
+    embedder = Embedder(ModelChoice(onnx_model_name(choice.path), choice.path,
+                                    encoder=encoder), threads=2)
     model = embedder.load()
     tokens = sum(model.token_count(t) for t in texts)
     model.tokenizer.words.clear()  # the timed run tokenizes from nothing, as a first embed
