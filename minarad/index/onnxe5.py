@@ -14,8 +14,8 @@ linear in the tokens on one thread (about 0.21 ms a token at 128 tokens,
 0.22 at 256, 0.25 at 512: ONNX Runtime's attention kernel costs a text
 little more than its matrix products do), so windows of 128 or 256 over
 the whole text saved 10% at most; reading the first 256 tokens of a
-section (half of the sections are longer) saved 40%, and search quality
-held (``bench/quality.py --semantic --engine onnx``).
+section (half of the sections are longer) saved 40%; hybrid search held
+its quality (``bench/quality.py --semantic --engine onnx``).
 
 A window goes through the encoder on its own: dynamic int8 quantisation
 gives a run's activations one scale, so in a batch a text's vector would
