@@ -28,7 +28,7 @@ import os
 import stat
 from typing import Any
 
-from minarad.errors import InvalidInput
+from minarad.errors import Forbidden, InvalidInput
 from minarad.workspace.files import ANY, DiskChanged, add_folder_fds, fsync_together
 from minarad.workspace.reader import FILE_FLAGS, open_folder
 
@@ -40,17 +40,9 @@ STAGING = ".git/minara/staging"
 def open_staging(root: str | os.PathLike[str], near_fd: int) -> int | None:
     """A descriptor of the staging folder of ``root`` when a file in it can be renamed
     into the folder ``near_fd`` (same file system), else None (write beside)."""
-    path = os.path.join(os.fspath(root), STAGING)
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        try:
-            os.makedirs(path, exist_ok=True)
-            fd = os.open(path, flags)
-        except OSError:
-            return None
-    except OSError:  # .git is a file (a worktree), or not a folder we may use
+    try:  # walked from the root like every workspace folder: no symlink followed
+        fd = open_folder(os.fspath(root), STAGING + "/-", create=True)
+    except (Forbidden, OSError):  # .git is a file (a worktree), a symlink, or not ours
         return None
     if os.fstat(fd).st_dev != os.fstat(near_fd).st_dev:
         os.close(fd)
@@ -61,15 +53,17 @@ def open_staging(root: str | os.PathLike[str], near_fd: int) -> int | None:
 def remove_staged_leftovers(root: str | os.PathLike[str]) -> None:
     """Remove the temporaries a killed writer left in the staging folder (call under
     the workspace lock: no writer is staging meanwhile)."""
-    path = os.path.join(os.fspath(root), STAGING)
     try:
-        names = os.listdir(path)
-    except OSError:
+        fd = open_folder(os.fspath(root), STAGING + "/-")
+    except (Forbidden, OSError):
         return
-    for name in names:
-        if name.endswith(".minara-tmp"):
-            with contextlib.suppress(OSError):
-                os.unlink(os.path.join(path, name))
+    try:
+        for name in os.listdir(fd):
+            if name.endswith(".minara-tmp"):
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 class StagedFile:
