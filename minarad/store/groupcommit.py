@@ -39,6 +39,7 @@ import contextlib
 import os
 import threading
 import time
+from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
@@ -97,6 +98,21 @@ def committer_for(tx: Transaction) -> GroupCommitter | None:
     return committer
 
 
+def commit_later(tx: Transaction, just_collected: bool = False) -> Future[TransactionResult]:
+    """Commit ``tx`` in the next round without waiting for it: its answer, completed
+    (result or error) once the round is durable. Committed here and now, the answer
+    complete on return, when :func:`committer_for` says so."""
+    committer = committer_for(tx)
+    if committer is not None:
+        return committer.submit(tx, just_collected)
+    answer: Future[TransactionResult] = Future()
+    try:
+        answer.set_result(tx.commit(just_collected=just_collected))
+    except BaseException as exc:  # handed to the caller through the answer
+        answer.set_exception(exc)
+    return answer
+
+
 def committer_for_path(root: object) -> GroupCommitter | None:
     """The committer already serving the workspace at ``root``, if any."""
     from minarad.git.refs import find_git_dir
@@ -111,9 +127,20 @@ class _Ticket:
 
     def __init__(self, tx: Transaction, just_collected: bool = False):
         self.tx, self.just_collected = tx, just_collected
-        self.done = threading.Event()
+        #: Completed (by the committer's thread) once the round is durable or failed.
+        self.answer: Future[TransactionResult] = Future()
         self.result: TransactionResult | None = None
         self.error: BaseException | None = None
+
+    def finish(self) -> None:
+        """Hand the writer its result or its error (and set the transaction's result)."""
+        if self.error is None and self.result is None:  # never left unanswered
+            self.error = RuntimeError("the round ended without committing this write")
+        if self.error is not None:
+            self.answer.set_exception(self.error)
+            return
+        self.tx.result = self.result
+        self.answer.set_result(self.result)
 
 
 class GroupCommitter:
@@ -149,14 +176,22 @@ class GroupCommitter:
             return len(self._queue)
 
     def commit(self, tx: Transaction, just_collected: bool = False) -> TransactionResult:
-        """Commit ``tx``; its result or its error once it is durable.
+        """Commit ``tx``; its result or its error once it is durable (see :meth:`submit`)."""
+        return self.submit(tx, just_collected).result()
+
+    def submit(self, tx: Transaction, just_collected: bool = False
+               ) -> Future[TransactionResult]:
+        """Queue ``tx`` for a round; its answer, completed once it is durable.
 
         When no round is queued or being committed, the writer commits its own
         transaction on its thread, at once (a lone writer waits for no thread
-        hand-off); writers that arrive meanwhile queue for the next round.
-        Otherwise ``tx`` waits for its round. ``just_collected``: its paths were
-        checked as it was collected (see :meth:`Transaction.commit`); a round
-        checks them again only when one of its writes changes an ignore file.
+        hand-off; the answer is then complete on return); writers that arrive
+        meanwhile queue for the next round. Otherwise ``tx`` waits for its round,
+        and the committer's thread completes the answer: a caller that does not
+        block on it (the gateway awaits it on its event loop) costs no thread
+        waiting for the round. ``just_collected``: its paths were checked as it
+        was collected (see :meth:`Transaction.commit`); a round checks them
+        again only when one of its writes changes an ignore file.
         """
         ticket = _Ticket(tx, just_collected)
         with self._wake:
@@ -172,12 +207,12 @@ class GroupCommitter:
                     self._thread.start()
                 self._wake.notify()
         if lead:
-            return self._commit_here(tx, just_collected)
-        ticket.done.wait()
-        if ticket.error is not None:
-            raise ticket.error
-        assert ticket.result is not None
-        return ticket.result
+            try:
+                ticket.result = self._commit_here(tx, just_collected)
+            except BaseException as exc:  # handed to the writer through its answer
+                ticket.error = exc
+            ticket.finish()
+        return ticket.answer
 
     def _streaming(self) -> bool:
         """Whether writes keep coming: a round of more than one writer ended within
@@ -236,7 +271,7 @@ class GroupCommitter:
                     self.running = 0
                     self._ended(len(batch))
                 for ticket in batch:
-                    ticket.done.set()
+                    ticket.finish()
             if len(batch) > 1:
                 self._after_round(store)
 
