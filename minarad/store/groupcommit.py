@@ -134,13 +134,14 @@ class _Ticket:
 
     def finish(self) -> None:
         """Hand the writer its result or its error (and set the transaction's result)."""
-        if self.error is None and self.result is None:  # never left unanswered
+        result = self.result
+        if self.error is None and result is None:  # never left unanswered
             self.error = RuntimeError("the round ended without committing this write")
-        if self.error is not None:
+        if self.error is not None or result is None:
             self.answer.set_exception(self.error)
             return
-        self.tx.result = self.result
-        self.answer.set_result(self.result)
+        self.tx.result = result
+        self.answer.set_result(result)
 
 
 class GroupCommitter:
