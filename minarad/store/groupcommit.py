@@ -127,8 +127,11 @@ class _Ticket:
 
     def __init__(self, tx: Transaction, just_collected: bool = False):
         self.tx, self.just_collected = tx, just_collected
-        #: Completed (by the committer's thread) once the round is durable or failed.
+        #: Completed (by the committer's thread) once the round is durable or failed;
+        #: running from the start, so that a caller giving up on it (an HTTP request
+        #: cancelled) cannot cancel it under the committer.
         self.answer: Future[TransactionResult] = Future()
+        self.answer.set_running_or_notify_cancel()
         self.result: TransactionResult | None = None
         self.error: BaseException | None = None
 

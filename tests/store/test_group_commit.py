@@ -114,6 +114,38 @@ def test_a_path_an_earlier_write_of_the_round_ignores_is_refused(grouped, ws):
     assert_repo_sound(ws)
 
 
+def test_a_writer_giving_up_on_its_answer_neither_stops_the_round_nor_loses_its_write(
+        grouped, ws):
+    """A write queued without waiting (as the gateway queues a PUT) whose caller gives up
+    on the answer (a cancelled request): the answer cannot be cancelled, the write is
+    committed with its round, and the committer goes on with the next writers."""
+    from minarad.store.writing import collect_write
+
+    grouped.write("first.md", "first\n", author="op")
+    lock = FileLock(ws / ".git" / "minara" / "lock")
+    lock.acquire()
+    own = Store(ws, operator="tester")
+    try:
+        lead = threading.Thread(target=lambda: Store(ws).write("lead.md", "lead\n",
+                                                                author="lead"))
+        lead.start()  # its round of one waits for the lock; the next write queues
+        wait_until(lambda: getattr(groupcommit.committer_for_path(ws), "running", 0) == 1,
+                   what="the first round waiting for the lock")
+        tx = collect_write(own, "given-up.md", "kept\n", author="gone", source="api")
+        answer = groupcommit.commit_later(tx, just_collected=True)
+        assert not answer.cancel() and not answer.done()
+    finally:
+        lock.release()
+    lead.join()
+    assert answer.result(timeout=60).files[0].changed
+    after = grouped.write("after.md", "after\n", author="next")
+    assert after.commit == git(ws, "rev-parse", "HEAD").strip()
+    assert (ws / "given-up.md").read_text() == "kept\n"
+    assert git(ws, "log", "--format=%an", "-3").split() == ["next", "gone", "lead"]
+    own.close()
+    assert_repo_sound(ws)
+
+
 def test_writers_in_one_round_rewriting_one_file_build_on_each_other(grouped, ws):
     """A file rewritten by a write of the round waits beside its place until the round
     is durable; a later write of the same round that rewrites or appends to it must
