@@ -18,9 +18,12 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from minarad.errors import InvalidInput, MinaraError, VersionConflict
+from minarad.verbs.memory import collect_memory_append, collect_memory_set
 
 if TYPE_CHECKING:
+    from minarad.app import Minara
     from minarad.gateway.library import Library
+    from minarad.store.transaction import Transaction, TransactionResult
 
 T = TypeVar("T")
 
@@ -51,6 +54,18 @@ async def call_writer(request: Request, fn: Callable[..., T], *args: Any, **kwar
         return await library_of(request).write(
             lambda app: call_redacting(True, fn, app, *args, **kwargs))
     return await library_of(request).write(fn, *args, **kwargs)
+
+
+async def commit_writer(request: Request, collect: Callable[[Minara], Transaction]
+                        ) -> TransactionResult:
+    """Await the commit of the one-change transaction ``collect(app)`` gathers on a writer
+    thread (:meth:`Library.commit`), redacting credentials when the body asked so."""
+    if getattr(request.state, "redact", False):
+        from minarad.secrets.guard import call_redacting
+
+        return await library_of(request).commit(
+            collect, lambda queue, app: call_redacting(True, queue, app))
+    return await library_of(request).commit(collect)
 
 
 async def call_library(request: Request, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -161,16 +176,18 @@ async def put_file(request: Request) -> Response:
     allow_empty = data.get("allow_empty") is True
     author, source = who(request)
     path = _path(request)
+    message = optional_str(data, "message")
     try:
-        result = await call_writer(request, lambda app: app.memory_set(
-            path, text, base=base, author=author, source=source, newline=False,
-            message=optional_str(data, "message"), allow_empty=allow_empty))
+        done = await commit_writer(request, lambda app: collect_memory_set(
+            app, path, text, base=base, author=author, source=source, newline=False,
+            message=message, allow_empty=allow_empty))
     except VersionConflict as exc:
         return await _conflict(request, path, exc.to_dict())
     except InvalidInput as exc:
         if exc.code not in NOT_A_BASE or not request.headers.get("if-match"):
             raise
         return await _conflict(request, path, _if_match_conflict(path, base))
+    result = done.files[0]
     return JSONResponse(result.to_dict(), headers=etag(result.sha256))
 
 
@@ -197,8 +214,9 @@ async def append_file(request: Request) -> Response:
     text = text_field(data)
     author, source = who(request)
     path = _path(request)
-    result = await call_writer(request, lambda app: app.memory_append(path, text, author=author,
-                                                                   source=source))
+    done = await commit_writer(request, lambda app: collect_memory_append(
+        app, path, text, author=author, source=source))
+    result = done.files[0]
     return JSONResponse(result.to_dict(), headers=etag(result.sha256))
 
 

@@ -19,7 +19,10 @@ from minarad.errors import NotFound
 from minarad.workspace.layout import BOOTSTRAP, HEARTBEAT, SEEDED_FILES, role_of
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from minarad.app import Minara
+    from minarad.store.transaction import Transaction, TransactionResult
     from minarad.store import Store
     from minarad.verbs.search import Scope
 
@@ -62,6 +65,25 @@ class Library:
         meet are committed in one round (each its own commit)."""
         return await asyncio.wrap_future(self._writers.submit(self._on_writer, fn, *args,
                                                               **kwargs))
+
+    async def commit(self, collect: Callable[[Minara], Transaction],
+                     wrap: Callable[..., Future[TransactionResult]] | None = None
+                     ) -> TransactionResult:
+        """Await the commit of the transaction ``collect(app)`` gathers on a writer thread.
+
+        The writer thread only collects the change (its checks run there) and
+        queues it for the next round of commits; the round's committer answers
+        this event loop directly, so no thread waits for the round. ``wrap``:
+        called as ``wrap(queue, app)`` instead of ``queue(app)`` on the writer
+        thread (credentials redacted meanwhile, say).
+        """
+        def queue(app: Minara) -> Future[TransactionResult]:
+            from minarad.store.groupcommit import commit_later
+
+            return commit_later(collect(app), just_collected=True)
+
+        answer = await self.write(queue if wrap is None else lambda app: wrap(queue, app))
+        return await asyncio.wrap_future(answer)
 
     def _on_writer(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         from minarad.app import Minara

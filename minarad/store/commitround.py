@@ -28,6 +28,7 @@ everything is put back and each writer runs again, alone.
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import TYPE_CHECKING, Any
 
 from minarad.crashpoints import crash_point
@@ -122,13 +123,18 @@ class CommitRound:
         """Rename each staged file (synced) into place; its index entry takes the new stat."""
         from minarad.store.commit import index_key
 
-        for one in staged:
-            st = one.install()
+        failure: BaseException | None = None
+        for one, outcome in zip(staged, _install_all(staged), strict=True):
+            if isinstance(outcome, BaseException):
+                failure = failure or outcome
+                continue
             del self._staged[one.rel]
             one.close()
             entry = self._index.get(index_key(one.rel))
             if entry is not None:
-                self._index[index_key(one.rel)] = (*entry[:2], st, *entry[3:])
+                self._index[index_key(one.rel)] = (*entry[:2], outcome, *entry[3:])
+        if failure is not None:
+            raise failure
 
     def add(self, commit: str, step: tuple[str | None, str, str, str], index_changes: dict,
             tree: bytes) -> None:
@@ -233,6 +239,32 @@ class CommitRound:
         for staged in list(self._staged.values()):
             staged.close()
         self._staged.clear()
+
+
+_installers: Any = None
+
+
+def _install_all(staged: list[StagedFile]) -> list[os.stat_result | BaseException]:
+    """:meth:`StagedFile.install` each of ``staged``, side by side (a rename waits for the
+    file system's journal, letting go of the interpreter meanwhile); each one's new
+    stat, or what it raised."""
+    global _installers
+    if len(staged) < 2:
+        return [_try_install(one) for one in staged]
+    if _installers is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _installers = ThreadPoolExecutor(8, "minara-install")
+    return list(_installers.map(_try_install, staged))
+
+
+def _try_install(one: StagedFile) -> os.stat_result | BaseException:
+    try:
+        st = one.install()
+    except BaseException as exc:  # noqa: BLE001 - handed to the caller
+        return exc
+    crash_point("round-mid-install")  # one file in place, the others maybe not yet
+    return st
 
 
 def _write_or_restart(staged: list[StagedFile], marker: Path | None = None) -> None:

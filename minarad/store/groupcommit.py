@@ -39,6 +39,7 @@ import contextlib
 import os
 import threading
 import time
+from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
@@ -56,6 +57,8 @@ MAX_ROUND = 64
 GATHER_SECONDS = 0.02
 #: Writes keep coming while a round of more than one writer ended this recently.
 STREAM_SECONDS = 0.1
+#: The most rounds between two counts of the small packs (see :func:`merge_packs`).
+PACK_CHECK_ROUNDS = 8
 
 _enabled = False
 #: More small packs than this and the committer merges them (the daemon sets it).
@@ -95,6 +98,21 @@ def committer_for(tx: Transaction) -> GroupCommitter | None:
     return committer
 
 
+def commit_later(tx: Transaction, just_collected: bool = False) -> Future[TransactionResult]:
+    """Commit ``tx`` in the next round without waiting for it: its answer, completed
+    (result or error) once the round is durable. Committed here and now, the answer
+    complete on return, when :func:`committer_for` says so."""
+    committer = committer_for(tx)
+    if committer is not None:
+        return committer.submit(tx, just_collected)
+    answer: Future[TransactionResult] = Future()
+    try:
+        answer.set_result(tx.commit(just_collected=just_collected))
+    except BaseException as exc:  # handed to the caller through the answer
+        answer.set_exception(exc)
+    return answer
+
+
 def committer_for_path(root: object) -> GroupCommitter | None:
     """The committer already serving the workspace at ``root``, if any."""
     from minarad.git.refs import find_git_dir
@@ -104,13 +122,29 @@ def committer_for_path(root: object) -> GroupCommitter | None:
 
 
 class _Ticket:
-    """One transaction waiting for its round."""
+    """One transaction waiting for its round (``just_collected``: see
+    :meth:`Transaction.commit`)."""
 
-    def __init__(self, tx: Transaction):
-        self.tx = tx
-        self.done = threading.Event()
+    def __init__(self, tx: Transaction, just_collected: bool = False):
+        self.tx, self.just_collected = tx, just_collected
+        #: Completed (by the committer's thread) once the round is durable or failed;
+        #: running from the start, so that a caller giving up on it (an HTTP request
+        #: cancelled) cannot cancel it under the committer.
+        self.answer: Future[TransactionResult] = Future()
+        self.answer.set_running_or_notify_cancel()
         self.result: TransactionResult | None = None
         self.error: BaseException | None = None
+
+    def finish(self) -> None:
+        """Hand the writer its result or its error (and set the transaction's result)."""
+        result = self.result
+        if self.error is None and result is None:  # never left unanswered
+            self.error = RuntimeError("the round ended without committing this write")
+        if self.error is not None or result is None:
+            self.answer.set_exception(self.error)
+            return
+        self.tx.result = result
+        self.answer.set_result(result)
 
 
 class GroupCommitter:
@@ -136,21 +170,34 @@ class GroupCommitter:
         #: How many writers a round waits for while writes keep coming: the last
         #: round's and those that queued while it ran (see :meth:`_gather`).
         self._expect = 0
+        #: Rounds that may still end before the small packs are counted again (each
+        #: leaves at most one pack; see :func:`merge_packs`).
+        self._pack_room = 0
 
     def waiting(self) -> int:
         """How many transactions wait for a round (not counting the one being committed)."""
         with self._wake:
             return len(self._queue)
 
-    def commit(self, tx: Transaction) -> TransactionResult:
-        """Commit ``tx``; its result or its error once it is durable.
+    def commit(self, tx: Transaction, just_collected: bool = False) -> TransactionResult:
+        """Commit ``tx``; its result or its error once it is durable (see :meth:`submit`)."""
+        return self.submit(tx, just_collected).result()
+
+    def submit(self, tx: Transaction, just_collected: bool = False
+               ) -> Future[TransactionResult]:
+        """Queue ``tx`` for a round; its answer, completed once it is durable.
 
         When no round is queued or being committed, the writer commits its own
         transaction on its thread, at once (a lone writer waits for no thread
-        hand-off); writers that arrive meanwhile queue for the next round.
-        Otherwise ``tx`` waits for its round.
+        hand-off; the answer is then complete on return); writers that arrive
+        meanwhile queue for the next round. Otherwise ``tx`` waits for its round,
+        and the committer's thread completes the answer: a caller that does not
+        block on it (the gateway awaits it on its event loop) costs no thread
+        waiting for the round. ``just_collected``: its paths were checked as it
+        was collected (see :meth:`Transaction.commit`); a round checks them
+        again only when one of its writes changes an ignore file.
         """
-        ticket = _Ticket(tx)
+        ticket = _Ticket(tx, just_collected)
         with self._wake:
             lead = not self._queue and not self.running and not self._leading \
                 and not self._streaming()
@@ -164,12 +211,12 @@ class GroupCommitter:
                     self._thread.start()
                 self._wake.notify()
         if lead:
-            return self._commit_here(tx)
-        ticket.done.wait()
-        if ticket.error is not None:
-            raise ticket.error
-        assert ticket.result is not None
-        return ticket.result
+            try:
+                ticket.result = self._commit_here(tx, just_collected)
+            except BaseException as exc:  # handed to the writer through its answer
+                ticket.error = exc
+            ticket.finish()
+        return ticket.answer
 
     def _streaming(self) -> bool:
         """Whether writes keep coming: a round of more than one writer ended within
@@ -195,13 +242,13 @@ class GroupCommitter:
                 return
             self._wake.wait(left)
 
-    def _commit_here(self, tx: Transaction) -> TransactionResult:
+    def _commit_here(self, tx: Transaction, just_collected: bool) -> TransactionResult:
         """Commit ``tx`` on this thread as a round of one; then let the rounds queued
         meanwhile go."""
         was = getattr(_here, "committing", False)
         _here.committing = True
         try:
-            return tx.commit()
+            return tx.commit(just_collected=just_collected)
         finally:
             _here.committing = was
             with self._wake:
@@ -228,21 +275,32 @@ class GroupCommitter:
                     self.running = 0
                     self._ended(len(batch))
                 for ticket in batch:
-                    ticket.done.set()
+                    ticket.finish()
             if len(batch) > 1:
-                merge_packs(store)
+                self._after_round(store)
+
+    def _after_round(self, store: Store) -> None:
+        """Merge the small packs once too many may have been left: they are counted
+        after a round only when the rounds since the last count could have passed the
+        limit, and at least every :data:`PACK_CHECK_ROUNDS` rounds."""
+        if self._pack_room > 0:
+            self._pack_room -= 1
+            return
+        self._pack_room = min(merge_packs(store), PACK_CHECK_ROUNDS) - 1
 
 
-def merge_packs(store: Store) -> None:
+def merge_packs(store: Store) -> int:
     """Merge the small packs rounds left, once there are too many, under the
     workspace lock (after the round's writers were answered); a failure is logged
-    and the packs stay as they are."""
+    and the packs stay as they are. Return how many more small packs fit under the
+    limit (0 after a failure: the next round tries again)."""
     from minarad.git.packs import MAX_SMALL_PACKS, merge_small_packs, small_packs
 
     limit = MAX_SMALL_PACKS if _max_small_packs is None else _max_small_packs
     pack_dir = os.path.join(store.repo.object_store.path, "pack")
-    if len(small_packs(pack_dir)) <= limit:
-        return
+    count = len(small_packs(pack_dir))
+    if count <= limit:
+        return limit - count
     from loguru import logger
 
     try:
@@ -250,16 +308,26 @@ def merge_packs(store: Store) -> None:
             merged = merge_small_packs(store.repo, limit)
     except Exception as exc:  # noqa: BLE001 - the packs stay; the next round retries
         logger.warning("merging the small packs of {} failed: {}", store.root, exc)
-        return
+        return 0
     if merged:
         logger.info("packs: {} small packs merged into one", merged)
+    return max(limit - len(small_packs(pack_dir)), 0)
 
 
 def run_round(store: Store, batch: list[_Ticket]) -> None:
-    """Commit ``batch`` in one round on ``store``; each ticket gets its result or error."""
+    """Commit ``batch`` in one round on ``store``; each ticket gets its result or error.
+
+    The round's commits share one reader of trees (each builds on the trees the one
+    before wrote, kept parsed), dropped with the round.
+    """
+    from minarad.git.trees import reading_trees
+
     if len(batch) == 1:
         _run(store, batch[0])
         return
+    if _changes_ignore_rules(batch):  # a write of the round may refuse a later one's path
+        for ticket in batch:
+            ticket.just_collected = False
     with store.lock(), _same_ignore_rules(store, batch):
         try:
             commit_round = CommitRound(store)
@@ -268,11 +336,12 @@ def run_round(store: Store, batch: list[_Ticket]) -> None:
                 _run(store, ticket)
             return
         try:
-            for ticket in batch:
-                _run(store, ticket)
-            if any(isinstance(t.error, RoundRestart) for t in batch):
-                raise RoundRestart()
-            commit_round.flush()
+            with reading_trees(store.repo.object_store):
+                for ticket in batch:
+                    _run(store, ticket)
+                if any(isinstance(t.error, RoundRestart) for t in batch):
+                    raise RoundRestart()
+                commit_round.flush()
         except RoundRestart:
             try:
                 commit_round.drop()
@@ -282,6 +351,7 @@ def run_round(store: Store, batch: list[_Ticket]) -> None:
                 return
             for ticket in batch:  # each alone: a plain commit runs again on an editor's save
                 ticket.result = ticket.error = None
+                ticket.just_collected = False
                 _run(store, ticket)
         except BaseException as exc:
             for ticket in batch:
@@ -289,11 +359,16 @@ def run_round(store: Store, batch: list[_Ticket]) -> None:
                     ticket.result, ticket.error = None, exc
 
 
+def _changes_ignore_rules(batch: list[_Ticket]) -> bool:
+    """Whether a write of ``batch`` changes an ignore file."""
+    return any(p == ".gitignore" or p.endswith("/.gitignore") for t in batch
+               for p in t.tx.paths())
+
+
 def _same_ignore_rules(store: Store, batch: list[_Ticket]) -> AbstractContextManager:
     """The ignore files read once for the whole round, unless a write of the round
     changes one (then each write reads them, as a lone write does)."""
-    if any(p == ".gitignore" or p.endswith("/.gitignore") for t in batch
-           for p in t.tx.paths()):
+    if _changes_ignore_rules(batch):
         return contextlib.nullcontext()
     return store.same_ignore_rules()
 
@@ -304,7 +379,7 @@ def _run(store: Store, ticket: _Ticket) -> None:
     store.operator, store.max_file_bytes = own.operator, own.max_file_bytes
     tx.store = store
     try:
-        ticket.result = tx.commit()
+        ticket.result = tx.commit(just_collected=ticket.just_collected)
     except BaseException as exc:
         ticket.error = exc
     finally:

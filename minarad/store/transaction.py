@@ -224,7 +224,7 @@ class Transaction:
 
         committer = committer_for(self)
         if committer is not None:  # committed in the next round with other writers'
-            self.result = committer.commit(self)
+            self.result = committer.commit(self, just_collected=just_collected)
             return self.result
         store, paths = self.store, self.paths()
         try:

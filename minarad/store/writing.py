@@ -154,13 +154,41 @@ def _one(store: Store, change: Callable[[Transaction], None], *, author: str, so
          message: str | None = None, force: bool = False,
          verb: str | None = None) -> Transaction:
     """Collect one change in a transaction and commit it."""
+    tx = _collect(store, change, author=author, source=source, message=message, force=force,
+                  verb=verb)
+    tx.commit(just_collected=True)
+    return tx
+
+
+def _collect(store: Store, change: Callable[[Transaction], None], *, author: str,
+             source: str, message: str | None = None, force: bool = False,
+             verb: str | None = None) -> Transaction:
+    """One change collected in a transaction (its paths checked), not committed."""
     from minarad.store.transaction import Transaction
 
     tx = Transaction(store, author=author, source=source, message=message, force=force,
                      verb=verb)
     change(tx)
-    tx.commit(just_collected=True)
     return tx
+
+
+def collect_write(store: Store, path: str, text: str, *, base: object = None, author: str,
+                  source: str, message: str | None = None, force: bool = False,
+                  verb: str | None = None) -> Transaction:
+    """The transaction :func:`write` commits, collected but not committed (commit it
+    with ``tx.commit(just_collected=True)`` or
+    :func:`minarad.store.groupcommit.commit_later`; its file's result is
+    ``result.files[0]``)."""
+    return _collect(store, lambda tx: tx.write(path, text, base=base, keep_rejected=True),
+                    author=author, source=source, message=message, force=force, verb=verb)
+
+
+def collect_append(store: Store, path: str, text: str, *, author: str, source: str,
+                   message: str | None = None, force: bool = False) -> Transaction:
+    """The transaction :func:`append` commits, collected but not committed (see
+    :func:`collect_write`)."""
+    return _collect(store, lambda tx: tx.append(path, text), author=author, source=source,
+                    message=message, force=force, verb="append to")
 
 
 def write(store: Store, path: str, text: str, *, base: object = None, author: str,
@@ -189,8 +217,9 @@ def write(store: Store, path: str, text: str, *, base: object = None, author: st
 def _write_one(store: Store, path: str, text: str, *, base: object = None, author: str,
                source: str, message: str | None, verb: str | None = None,
                force: bool = False) -> WriteResult:
-    tx = _one(store, lambda tx: tx.write(path, text, base=base, keep_rejected=True),
-              author=author, source=source, message=message, force=force, verb=verb)
+    tx = collect_write(store, path, text, base=base, author=author, source=source,
+                       message=message, force=force, verb=verb)
+    tx.commit(just_collected=True)
     return _only(tx)
 
 
@@ -202,8 +231,9 @@ def append(store: Store, path: str, text: str, *, author: str, source: str = "cl
     shell appending at the same moment can never overwrite them, nor
     they its; the commit holds the text as read plus this append.
     """
-    tx = _one(store, lambda tx: tx.append(path, text), author=author, source=source,
-              message=message, force=force, verb="append to")
+    tx = collect_append(store, path, text, author=author, source=source, message=message,
+                        force=force)
+    tx.commit(just_collected=True)
     return _only(tx)
 
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from minarad.app import Minara
     from minarad.store.copies import PulledFile, PushedFile
     from minarad.store.models import FileVersion, HistoryEntry, WriteResult
+    from minarad.store.transaction import Transaction
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,9 +107,24 @@ def memory_get_at(app: Minara, path: str, when: str) -> TextAt:
 def memory_append(app: Minara, path: str, text: str, *, author: str, source: str,
                   force: bool = False) -> WriteResult:
     """Append ``text`` to ``path`` as new line(s): one commit, never a conflict."""
-    result: WriteResult = app.store.append(path, text, author=author, source=source,
-                                           force=force)
-    return result
+    return _committed(collect_memory_append(app, path, text, author=author, source=source,
+                                            force=force))
+
+
+def collect_memory_append(app: Minara, path: str, text: str, *, author: str, source: str,
+                          force: bool = False) -> Transaction:
+    """The transaction :func:`memory_append` commits, its change checked, not committed
+    (``result.files[0]`` once committed: a surface that awaits the commit
+    without holding a thread, see :func:`minarad.store.groupcommit.commit_later`)."""
+    from minarad.store.writing import collect_append
+
+    return collect_append(app.store, path, text, author=author, source=source, force=force)
+
+
+def _committed(tx: Transaction) -> WriteResult:
+    """Commit the one-change ``tx`` (collected a moment ago); its file's result."""
+    result = tx.commit(just_collected=True)
+    return result.files[0]
 
 
 def memory_set(app: Minara, path: str, text: str, *, base: str | None, author: str,
@@ -124,12 +140,26 @@ def memory_set(app: Minara, path: str, text: str, *, base: str | None, author: s
         VersionConflict: ``base`` is stale (see :func:`conflict_details`).
         InvalidInput: an empty text for an identity file (``empty_identity_file``).
     """
+    return _committed(collect_memory_set(app, path, text, base=base, author=author,
+                                         source=source, force=force, newline=newline,
+                                         message=message, allow_empty=allow_empty))
+
+
+def collect_memory_set(app: Minara, path: str, text: str, *, base: str | None, author: str,
+                       source: str, force: bool = False, newline: bool = True,
+                       message: str | None = None, allow_empty: bool = False) -> Transaction:
+    """The transaction :func:`memory_set` commits, its change checked, not committed
+    (see :func:`collect_memory_append`).
+
+    Raises:
+        InvalidInput: an empty text for an identity file (``empty_identity_file``).
+    """
+    from minarad.store.writing import collect_write
+
     if not allow_empty and not text.strip():
         refuse_emptying(path)
-    result: WriteResult = app.store.write(path, as_saved(text) if newline else text,
-                                          base=base, author=author, source=source,
-                                          message=message, force=force)
-    return result
+    return collect_write(app.store, path, as_saved(text) if newline else text, base=base,
+                         author=author, source=source, message=message, force=force)
 
 
 def refuse_emptying(path: str) -> None:

@@ -348,6 +348,40 @@ def test_a_round_killed_before_it_is_durable_has_replaced_no_file(minara, ws, se
     assert_sound_but_for(ws, [])
 
 
+def test_a_round_killed_while_its_files_are_put_in_place_loses_nothing(minara, ws, seeded,
+                                                                      daemon):
+    """Writers replacing files meet in one round; the daemon dies once the first of
+    their synced texts is renamed into place (the others are renamed side by side,
+    so some may be in place too), before HEAD moves. No writer of the round was told
+    its text was saved; each file holds its committed text or the round's, whole;
+    after a restart the next writer commits a round's text it finds as an editor's
+    change, and each write made again is in history once."""
+    names = _seed_pages(minara, seeded, ws)
+    daemon.start(env={"MINARA_CRASH_AT": "round-mid-install"})
+    procs = _writers_in_one_round(minara, daemon, ws, [
+        ["memory", "set", name, text(name, "rewritten in the round")] for name in names])
+    assert daemon.proc.wait(timeout=60) == CRASHED, daemon.log()
+    saved = {name for name, p in zip(names, procs, strict=True) if p.wait(timeout=60) == 0}
+    texts = {name: Path(ws, name).read_text() for name in names}
+    assert all(t in (text(n, "committed"), text(n, "rewritten in the round"))
+               for n, t in texts.items()), texts
+    done = {n for n, t in texts.items() if t == text(n, "rewritten in the round")}
+    assert saved <= done and len(saved) < len(names), (saved, done)
+    age_git_locks(ws)
+    daemon.start()
+    for name in names:
+        minara("memory", "set", name, f"# {name}\n\nwritten again\n", check=0)
+    assert daemon.stop() == 0, daemon.log()
+    assert not list(ws.rglob("*.minara-tmp"))
+    for name in names:
+        assert Path(ws, name).read_text() == f"# {name}\n\nwritten again\n"
+        history = path_history(ws, name)
+        assert history.count(git_blob_id(f"# {name}\n\nwritten again\n".encode())) == 1
+        assert history.count(git_blob_id(text(name, "rewritten in the round").encode())) \
+            == (name in done)
+    assert_sound_but_for(ws, [])
+
+
 def test_an_editor_saving_in_the_middle_of_a_round_loses_nothing(minara, ws, seeded, daemon,
                                                                  tmp_path):
     """Writers replacing files meet in one round; the daemon is held once their new texts

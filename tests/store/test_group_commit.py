@@ -26,9 +26,10 @@ def grouped(store):
         groupcommit.enable(False)
 
 
-def _in_one_round(ws, writes) -> dict[int, object]:
+def _in_one_round(ws, writes, in_order: bool = False) -> dict[int, object]:
     """Run each of ``writes`` (a function of a store) on a thread of its own while the
-    workspace lock is held, let them commit once all wait; their results or errors."""
+    workspace lock is held, let them commit once all wait; their results or errors.
+    ``in_order``: the second and later writes queue one after another, in order."""
     outcome: dict[int, object] = {}
 
     def run(n: int) -> None:
@@ -48,8 +49,10 @@ def _in_one_round(ws, writes) -> dict[int, object]:
         wait_until(lambda: getattr(groupcommit.committer_for_path(ws), "running", 0) == 1,
                    what="the first round waiting for the lock")
         committer = groupcommit.committer_for_path(ws)
-        for t in threads[1:]:
+        for n, t in enumerate(threads[1:], 1):
             t.start()
+            if in_order:
+                wait_until(lambda n=n: committer.waiting() == n, what=f"write {n} queued")
         wait_until(lambda: committer.waiting() == len(writes) - 1, what="all queued")
     finally:
         lock.release()
@@ -89,6 +92,57 @@ def test_a_stale_base_in_a_round_is_refused_and_the_others_commit(grouped, ws):
                                  for n in outcome if n not in won)
     assert (ws / "race.md").read_text() == f"writer {won[0]}\n"
     assert git(ws, "log", "-1", "--format=%an") == f"writer-{won[0]}\n"
+    assert_repo_sound(ws)
+
+
+def test_a_path_an_earlier_write_of_the_round_ignores_is_refused(grouped, ws):
+    """Paths are checked as a write is collected; a round holding a ``.gitignore``
+    write checks the later writes' paths again, under the rules as that write left
+    them: a file the new rule ignores is refused, not versioned (``git status``
+    would then disagree), and the other writes of the round commit."""
+    grouped.write("keep.md", "keep\n", author="op")
+    outcome = _in_one_round(ws, [
+        lambda s: s.write("first.md", "first\n", author="writer-0"),
+        lambda s: s.write(".gitignore", "private-*.md\n", author="writer-1"),
+        lambda s: s.write("private-notes.md", "mine\n", author="writer-2"),
+        lambda s: s.append("keep.md", "- more", author="writer-3")], in_order=True)
+    assert getattr(outcome[2], "code", None) == "path_ignored", outcome
+    assert not [o for n, o in outcome.items() if n != 2 and isinstance(o, Exception)], outcome
+    assert "private-notes.md" not in git(ws, "ls-files")
+    assert git(ws, "log", "--format=%an", "-3").split() == ["writer-3", "writer-1", "writer-0"]
+    assert (ws / "keep.md").read_text() == "keep\n- more\n"
+    assert_repo_sound(ws)
+
+
+def test_a_writer_giving_up_on_its_answer_neither_stops_the_round_nor_loses_its_write(
+        grouped, ws):
+    """A write queued without waiting (as the gateway queues a PUT) whose caller gives up
+    on the answer (a cancelled request): the answer cannot be cancelled, the write is
+    committed with its round, and the committer goes on with the next writers."""
+    from minarad.store.writing import collect_write
+
+    grouped.write("first.md", "first\n", author="op")
+    lock = FileLock(ws / ".git" / "minara" / "lock")
+    lock.acquire()
+    own = Store(ws, operator="tester")
+    try:
+        lead = threading.Thread(target=lambda: Store(ws).write("lead.md", "lead\n",
+                                                                author="lead"))
+        lead.start()  # its round of one waits for the lock; the next write queues
+        wait_until(lambda: getattr(groupcommit.committer_for_path(ws), "running", 0) == 1,
+                   what="the first round waiting for the lock")
+        tx = collect_write(own, "given-up.md", "kept\n", author="gone", source="api")
+        answer = groupcommit.commit_later(tx, just_collected=True)
+        assert not answer.cancel() and not answer.done()
+    finally:
+        lock.release()
+    lead.join()
+    assert answer.result(timeout=60).files[0].changed
+    after = grouped.write("after.md", "after\n", author="next")
+    assert after.commit == git(ws, "rev-parse", "HEAD").strip()
+    assert (ws / "given-up.md").read_text() == "kept\n"
+    assert git(ws, "log", "--format=%an", "-3").split() == ["next", "gone", "lead"]
+    own.close()
     assert_repo_sound(ws)
 
 
