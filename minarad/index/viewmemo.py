@@ -1,13 +1,18 @@
 """What searches learn about one opened index state, kept while it stays open.
 
-A search reads stored documents only to learn a page's path (the page
-ranking, :mod:`~minarad.index.pages`), and builds the same tantivy queries
-for the same words again. Both depend only on the state opened for reading:
-:class:`ViewMemo` keeps them beside its searcher
-(:class:`~minarad.index.engine.ReaderView`), so a writer's new state starts
-a new memo and nothing is ever stale. Document addresses are those of that
+A keyword search ranks pages first (:mod:`~minarad.index.pages`): besides
+its section candidates it asks tantivy for the best pages, reads each one's
+stored record for its path, and looks for the best section of each page
+ranked in by its page alone, three searches where tantivy's own answer is
+one. All of that, and the tantivy queries built from the words, depends
+only on the words, the filters and the state opened for reading:
+:class:`ViewMemo` keeps it beside the searcher
+(:class:`~minarad.index.engine.ReaderView`), so the same search asked again
+on the same state runs one search, and a writer's new state starts a new,
+empty memo (nothing is ever stale). Document addresses are those of that
 searcher; a built query holds the common words and hidden channels of that
-state, so it is not reused with another.
+state. The memo goes when the reader is let go (idle for
+:data:`~minarad.index.engine.READER_IDLE_S`).
 """
 
 from __future__ import annotations
@@ -15,32 +20,41 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import TypeVar
 
-#: Built queries kept per opened state; past it the memo starts again
-#: (tantivy's query objects are small; a new state starts an empty memo).
-MAX_QUERIES = 512
+#: Values kept per opened state (about five a search: its queries, page
+#: scores and up to 50 sections with their text); past it the least recently
+#: used goes. About a hundred searches: ten megabytes at most, let go with
+#: the reader.
+MAX_KEPT = 512
 
 T = TypeVar("T")
 
 
 class ViewMemo:
-    """Paths of documents read, and queries built, for one opened state.
+    """Paths of documents read, and what searches built, for one opened state.
 
     ``paths`` maps a document's ``(segment, doc)`` address to its path: at
     most one entry per document of the state (a few megabytes for 40,000).
+    :meth:`kept` keeps anything else, by a key naming all it depends on.
     """
 
-    __slots__ = ("paths", "_queries")
+    __slots__ = ("paths", "_kept")
 
     def __init__(self) -> None:
         self.paths: dict[tuple[int, int], str] = {}
-        self._queries: dict[Hashable, object] = {}
+        self._kept: dict[Hashable, object] = {}
 
     def kept(self, key: Hashable, build: Callable[[], T]) -> T:
         """What ``build()`` gave for ``key`` on this state (built the first time)."""
-        queries = self._queries
-        found = queries.get(key)
+        kept = self._kept
+        found = kept.pop(key, None)
         if found is None:
-            if len(queries) >= MAX_QUERIES:
-                queries.clear()
-            found = queries[key] = build()
+            found = build()
+            if len(kept) >= MAX_KEPT:
+                kept.pop(next(iter(kept), None), None)  # (the least recently used)
+        kept[key] = found  # (last: the most recently used)
         return found  # type: ignore[return-value]  # (what build gave for this key)
+
+    def clear(self) -> None:
+        """Forget everything (as a new state would)."""
+        self.paths.clear()
+        self._kept.clear()

@@ -70,3 +70,21 @@ def test_a_search_asked_again_after_a_commit_sees_the_new_pages(ws, many):
     after = paths(many.search("user_id", mode="keyword"))
     assert "wiki/ids.md" not in after and "reference/token.md" not in after
     assert len(dict.fromkeys(after)) == 10
+
+
+def test_the_memo_keeps_at_most_its_bound_and_lets_the_least_recently_used_go():
+    from minarad.index.viewmemo import MAX_KEPT, ViewMemo
+
+    memo, built = ViewMemo(), []
+
+    def build(key):
+        built.append(key)
+        return [key]
+    for key in range(MAX_KEPT):
+        memo.kept(key, lambda key=key: build(key))
+    assert memo.kept(0, lambda: build(0)) == [0] and built.count(0) == 1  # kept; now recent
+    memo.kept("new", lambda: build("new"))  # past the bound: 1, the least recent, goes
+    assert memo.kept(0, lambda: build(0)) == [0] and built.count(0) == 1
+    assert memo.kept(1, lambda: build(1)) == [1] and built.count(1) == 2
+    memo.clear()
+    assert memo.kept(0, lambda: build(0)) == [0] and built.count(0) == 2
