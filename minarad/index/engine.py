@@ -46,6 +46,16 @@ COMMON_SHARE = 0.3
 READER_IDLE_S = 5.0
 
 
+def _file_stamp(path) -> tuple[int, int, int] | None:
+    """``(mtime_ns, size, inode)`` of a file (None when it cannot be read): a file
+    replaced by an atomic write gets another."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
 class ReaderView(NamedTuple):
     """One saved state opened for reading, kept until a writer saves another.
 
@@ -102,6 +112,8 @@ class LexicalEngine:
         self.builder = QueryBuilder(self.schema, word_analyzer(), self.cjk, stem_analyzer())
         self._state_file = os.fspath(self.state_path)
         self._view: ReaderView | None = None
+        #: the memo of the reader let go last, for a reader of the same state
+        self._let_go: ViewMemo | None = None
         self._pages = tantivy.Query.term_query(self.schema, "level", PAGE_LEVEL)
         self._page_count: tuple[tuple, int] | None = None
         self._used = 0.0
@@ -157,11 +169,7 @@ class LexicalEngine:
     # -- reading -----------------------------------------------------------
 
     def _state_stamp(self):
-        try:
-            st = os.stat(self._state_file)
-        except OSError:
-            return None
-        return st.st_mtime_ns, st.st_size, st.st_ino
+        return _file_stamp(self._state_file)
 
     def reader_view(self) -> ReaderView | None:
         """The searcher of the saved state; reopened only when a writer saved a new one
@@ -178,7 +186,11 @@ class LexicalEngine:
         return view
 
     def release(self) -> None:
-        """Let the reader go (the next search opens it again)."""
+        """Let the reader go (the next search opens it again; its memo is kept for a
+        reader of the same state, see :meth:`_memo_for`)."""
+        view = self._view
+        if view is not None:
+            self._let_go = view.memo
         self._view = None
 
     def _close_when_idle(self, delay: float) -> None:
@@ -210,6 +222,9 @@ class LexicalEngine:
             return None
 
     def _open_generation(self, stamp, generation: str, old: ReaderView | None) -> ReaderView:
+        # (tantivy's own state, read before opening: a commit after this makes the stamp
+        # older than the searcher, never newer, so a memo is never reused wrongly)
+        origin = (stamp, generation, _file_stamp(self.index_dir / generation / "meta.json"))
         if old is not None and old.generation == generation:
             index = old.index
             index.reload()
@@ -221,7 +236,17 @@ class LexicalEngine:
         searcher = index.searcher()
         channels = tuple(term for term, _count in
                          searcher.terms_with_prefix("visibility", "channel:"))
-        return ReaderView(stamp, generation, index, searcher, channels, ViewMemo())
+        return ReaderView(stamp, generation, index, searcher, channels, self._memo_for(origin))
+
+    def _memo_for(self, origin: tuple) -> ViewMemo:
+        """The memo of a searcher opened from ``origin`` (the state file's stamp, the
+        generation, tantivy's ``meta.json`` stamp): that of the reader let go last
+        when it was opened from the same (the same segments, in the same order, so
+        the same document addresses), else a new one."""
+        kept, self._let_go = self._let_go, None
+        if kept is not None and origin[2] is not None and kept.origin == origin:
+            return kept
+        return ViewMemo(origin)
 
     def searcher(self):
         """The current searcher, or None when there is no readable index."""

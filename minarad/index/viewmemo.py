@@ -11,8 +11,10 @@ only on the words, the filters and the state opened for reading:
 on the same state runs one search, and a writer's new state starts a new,
 empty memo (nothing is ever stale). Document addresses are those of that
 searcher; a built query holds the common words and hidden channels of that
-state. The memo goes when the reader is let go (idle for
-:data:`~minarad.index.engine.READER_IDLE_S`).
+state. When the reader is let go (idle for
+:data:`~minarad.index.engine.READER_IDLE_S`) its memo waits for the next
+reader: opened on the same state (the state file and tantivy's
+``meta.json`` unchanged), it takes the memo up again.
 """
 
 from __future__ import annotations
@@ -37,9 +39,11 @@ class ViewMemo:
     :meth:`kept` keeps anything else, by a key naming all it depends on.
     """
 
-    __slots__ = ("paths", "_kept")
+    __slots__ = ("origin", "paths", "_kept")
 
-    def __init__(self) -> None:
+    def __init__(self, origin: tuple | None = None) -> None:
+        #: what the searcher was opened from (see :class:`~minarad.index.engine.LexicalEngine`)
+        self.origin = origin
         self.paths: dict[tuple[int, int], str] = {}
         self._kept: dict[Hashable, object] = {}
 

@@ -88,3 +88,17 @@ def test_the_memo_keeps_at_most_its_bound_and_lets_the_least_recently_used_go():
     assert memo.kept(1, lambda: build(1)) == [1] and built.count(1) == 2
     memo.clear()
     assert memo.kept(0, lambda: build(0)) == [0] and built.count(0) == 2
+
+
+def test_a_reader_let_go_and_opened_again_answers_as_before_and_follows_commits(ws, many,
+                                                                               monkeypatch):
+    _frozen(monkeypatch)
+    first = [_answer(many.search(q, mode="keyword", **kw)) for q, kw in SEARCHES]
+    many.engine.release()  # (as when idle: the next search opens the index again)
+    assert [_answer(many.search(q, mode="keyword", **kw)) for q, kw in SEARCHES] == first
+    many.engine.release()
+    ws.commit(**{"wiki__ids.md": "# user_id\n\n## user_id\n\nuser_id names the user; "
+                                 "every user_id is unique, a user_id never changes.\n"})
+    many.catch_up()
+    many.engine.release()
+    assert paths(many.search("user_id", mode="keyword"))[0] == "wiki/ids.md"
