@@ -19,6 +19,7 @@ reader: opened on the same state (the state file and tantivy's
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable
 from typing import TypeVar
 
@@ -39,26 +40,32 @@ class ViewMemo:
     :meth:`kept` keeps anything else, by a key naming all it depends on.
     """
 
-    __slots__ = ("origin", "paths", "_kept")
+    __slots__ = ("origin", "paths", "_kept", "_lock")
 
     def __init__(self, origin: tuple | None = None) -> None:
         #: what the searcher was opened from (see :class:`~minarad.index.engine.LexicalEngine`)
         self.origin = origin
         self.paths: dict[tuple[int, int], str] = {}
         self._kept: dict[Hashable, object] = {}
+        self._lock = threading.Lock()  # (the daemon's searches run in threads)
 
     def kept(self, key: Hashable, build: Callable[[], T]) -> T:
         """What ``build()`` gave for ``key`` on this state (built the first time)."""
         kept = self._kept
-        found = kept.pop(key, None)
-        if found is None:
-            found = build()
+        with self._lock:
+            found = kept.pop(key, None)
+            if found is not None:
+                kept[key] = found  # (last: the most recently used)
+                return found  # type: ignore[return-value]  # (what build gave for this key)
+        found = build()  # (outside the lock: two threads may both build it, alike)
+        with self._lock:
             if len(kept) >= MAX_KEPT:
-                kept.pop(next(iter(kept), None), None)  # (the least recently used)
-        kept[key] = found  # (last: the most recently used)
-        return found  # type: ignore[return-value]  # (what build gave for this key)
+                kept.pop(next(iter(kept)), None)  # (the least recently used)
+            kept[key] = found
+        return found
 
     def clear(self) -> None:
         """Forget everything (as a new state would)."""
         self.paths.clear()
-        self._kept.clear()
+        with self._lock:
+            self._kept.clear()

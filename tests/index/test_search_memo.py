@@ -102,3 +102,15 @@ def test_a_reader_let_go_and_opened_again_answers_as_before_and_follows_commits(
     many.catch_up()
     many.engine.release()
     assert paths(many.search("user_id", mode="keyword"))[0] == "wiki/ids.md"
+
+
+def test_searches_in_threads_at_once_answer_as_one_at_a_time(many, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    _frozen(monkeypatch)
+    alone = [_answer(many.search(q, mode="keyword", **kw)) for q, kw in SEARCHES]
+    many.engine.reader_view().memo.clear()
+    with ThreadPoolExecutor(8) as pool:
+        together = list(pool.map(lambda s: _answer(many.search(s[0], mode="keyword", **s[1])),
+                                 SEARCHES * 6))
+    assert together == alone * 6
