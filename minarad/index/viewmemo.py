@@ -25,8 +25,8 @@ from typing import TypeVar
 
 #: Values kept per opened state (about five a search: its queries, page
 #: scores and up to 50 sections with their text); past it the least recently
-#: used goes. About a hundred searches: ten megabytes at most, let go with
-#: the reader.
+#: used goes. About a hundred searches: ten megabytes at most, let go when
+#: a writer saves a new state.
 MAX_KEPT = 512
 
 T = TypeVar("T")
