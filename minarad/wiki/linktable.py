@@ -122,10 +122,21 @@ class LinkTable(FollowsHead):
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             try:
                 self._conn = self._open()
-            except sqlite3.DatabaseError:  # damaged: a cache, so start over
-                os.remove(self.path)
-                self._conn = self._open()
+            except sqlite3.DatabaseError:
+                if not os.access(os.path.dirname(self.path), os.W_OK):
+                    self._conn = self._open_read_only()  # a read-only workspace: as it is
+                else:  # damaged: a cache, so start over
+                    os.remove(self.path)
+                    self._conn = self._open()
         return self._conn
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        """The table of a read-only workspace, read as it is (a WAL file needs a
+        writable folder otherwise); catching up then fails clearly."""
+        from urllib.parse import quote
+
+        return sqlite3.connect(f"file:{quote(self.path)}?immutable=1", uri=True,
+                               isolation_level=None, check_same_thread=False)
 
     def _open(self) -> sqlite3.Connection:
         """Connect; a table of another schema version is dropped and made again."""
