@@ -360,19 +360,13 @@ def write_index_file(index_path: str, data: bytes) -> os.stat_result:
     Raises:
         Busy: another git process holds ``index.lock``.
     """
-    lock_path = index_path + ".lock"
+    lock_path, fd = write_index_lock(index_path, data)
     try:
-        fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        raise Busy(f"{lock_path} exists: another git process is working in this "
-                   f"repository (remove the file if no git process is running)",
-                   code="repository_busy") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())  # a power loss must not leave a cut index behind the rename
-            written = os.fstat(fh.fileno())
+        try:
+            os.fsync(fd)  # a power loss must not leave a cut index behind the rename
+            written = os.fstat(fd)
+        finally:
+            os.close(fd)
         crash_point("index-lock-written")
         os.replace(lock_path, index_path)
     except BaseException:
@@ -382,6 +376,34 @@ def write_index_file(index_path: str, data: bytes) -> os.stat_result:
             pass
         raise
     return written
+
+
+def write_index_lock(index_path: str, data: bytes) -> tuple[str, int]:
+    """Write ``data`` to ``index.lock``, not synced; return its path and open descriptor
+    (the caller fsyncs, closes and renames it, or closes and removes it).
+
+    Raises:
+        Busy: another git process holds ``index.lock``.
+    """
+    lock_path = index_path + ".lock"
+    try:
+        fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        raise Busy(f"{lock_path} exists: another git process is working in this "
+                   f"repository (remove the file if no git process is running)",
+                   code="repository_busy") from None
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except BaseException:
+        os.close(fd)
+        try:
+            os.unlink(lock_path)
+        except OSError:
+            pass
+        raise
+    return lock_path, fd
 
 
 class IndexWrite(NamedTuple):
@@ -407,6 +429,29 @@ def _read_or_none(path: str) -> bytes | None:
         return None
 
 
+def new_index_bytes(index_path: str, changes: dict[bytes, bytes | None],
+                    full_rebuild: Callable[[dict[bytes, bytes | None]], bytes],
+                    record_path: str | None = None) -> tuple[bytes, bytes | None]:
+    """``(new index bytes, checksum of the index they replace or None)``: ``changes``
+    spliced into the index at ``index_path`` (see :func:`update_index`)."""
+    data = _read_or_none(index_path)
+    if data is None:
+        return full_rebuild(changes), None
+    recorded = _read_or_none(record_path) if record_path else None
+    try:
+        return splice_index(data, changes, known_layout=recorded == data[-20:]), data[-20:]
+    except IndexFormatUnsupported:
+        return full_rebuild(changes), None
+
+
+def record_written(record_path: str | None, new: bytes) -> None:
+    """Keep the checksum of the index just put in place (see :func:`update_index`)."""
+    crash_point("index-before-checksum-record")
+    if record_path:
+        with open(record_path, "wb") as fh:
+            fh.write(new[-20:])
+
+
 def update_index(index_path: str, changes: dict[bytes, bytes | None],
                  full_rebuild: Callable[[dict[bytes, bytes | None]], bytes],
                  record_path: str | None = None) -> IndexWrite:
@@ -425,22 +470,9 @@ def update_index(index_path: str, changes: dict[bytes, bytes | None],
     Returns:
         What was written (see :class:`IndexWrite`).
     """
-    data = _read_or_none(index_path)
-    replaced = None
-    if data is None:
-        new = full_rebuild(changes)
-    else:
-        recorded = _read_or_none(record_path) if record_path else None
-        try:
-            new = splice_index(data, changes, known_layout=recorded == data[-20:])
-            replaced = data[-20:]
-        except IndexFormatUnsupported:
-            new = full_rebuild(changes)
+    new, replaced = new_index_bytes(index_path, changes, full_rebuild, record_path)
     written = write_index_file(index_path, new)
-    crash_point("index-before-checksum-record")
-    if record_path:
-        with open(record_path, "wb") as fh:
-            fh.write(new[-20:])
+    record_written(record_path, new)
     return IndexWrite(replaced, new[-20:], written)
 
 
@@ -472,6 +504,18 @@ def update_index_to_tree(index_path: str, object_store: ObjectStore, tree_id: by
     Raises:
         Busy: another git process holds ``index.lock``.
     """
+    entries, full_rebuild = tree_entries(object_store, tree_id, changes, not_checked_out)
+    if rebuild:
+        new = full_rebuild(entries)
+        return IndexWrite(None, new[-20:], write_index_file(index_path, new))
+    return update_index(index_path, entries, full_rebuild, record_path=record_path)
+
+
+def tree_entries(object_store: ObjectStore, tree_id: bytes, changes: dict[bytes, tuple | None],
+                 not_checked_out: frozenset[bytes] = frozenset()
+                 ) -> tuple[dict[bytes, bytes | None], Callable[..., bytes]]:
+    """The entries of ``changes`` (see :func:`update_index_to_tree`) and the function
+    that writes the whole index of ``tree_id`` with them."""
     entries = {p: (None if v is None else stat_entry(p, v[0], v[1], v[2], bool(v[3:4] and v[3])))
                for p, v in changes.items()}
 
@@ -484,7 +528,4 @@ def update_index_to_tree(index_path: str, object_store: ObjectStore, tree_id: by
         whole.update({p: e for p, e in entries.items() if e is not None})
         return build_index(whole)
 
-    if rebuild:
-        new = full_rebuild(entries)
-        return IndexWrite(None, new[-20:], write_index_file(index_path, new))
-    return update_index(index_path, entries, full_rebuild, record_path=record_path)
+    return entries, full_rebuild

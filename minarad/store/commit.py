@@ -38,7 +38,7 @@ from minarad.crashpoints import crash_point
 from minarad.errors import Busy, InvalidInput, MinaraError
 from minarad.git.commits import author_name
 from minarad.git.objects import tracking_written
-from minarad.git.refs import common_dir, lock_head_branch
+from minarad.git.refs import common_dir, lock_head_branch, write_locked_branch
 from minarad.store.historydb import CommitRecord
 from minarad.store.models import CommitInfo
 
@@ -51,6 +51,8 @@ _MAX_PATH_TRAILERS = 50
 COMMIT_MARKER = "commit-in-progress"
 #: A git lock file younger than this may belong to a git that is running.
 _STALE_LOCK_SECONDS = 2.0
+#: The marker's line naming the checksum of the ``index.lock`` its writer staged.
+_STAGED_INDEX = "staged-index "
 
 
 def commit_changes(store: Store, changes: dict, stats: dict, *, author: str, source: str,
@@ -89,6 +91,11 @@ class PreparedCommit:
     reused: bool = False
     #: Loose objects written (and folders made) not yet synced: synced before HEAD moves.
     unsynced: list[str] = dataclasses.field(default_factory=list)
+    #: Descriptors of written locks not yet synced (the branch's, the index's), owned by
+    #: their lock files: synced with the objects, before HEAD moves.
+    unsynced_fds: list[int] = dataclasses.field(default_factory=list)
+    #: The index the commit leaves, in ``index.lock`` (:func:`stage_index`), if staged.
+    index: Any = None
 
 
 def prepare_commit(store: Store, changes: dict, *, author: str, source: str,
@@ -138,7 +145,10 @@ def prepare_commit(store: Store, changes: dict, *, author: str, source: str,
                 commit, index_changes, recorded = _build_commit(
                     store, head, changes, modes or {}, author, source, message, verb,
                     parents, tree_only or {})
-        ref_file = None if in_round else lock_head_branch(store.repo, head, commit.id)
+        ref_file, fds = None, []
+        if not in_round:  # written now, synced with the objects (one wait for the disk)
+            ref_file = lock_head_branch(store.repo, head, None)
+            fds.append(write_locked_branch(ref_file, commit.id))
     except BaseException:
         if not in_round:
             with contextlib.suppress(OSError):
@@ -146,13 +156,18 @@ def prepare_commit(store: Store, changes: dict, *, author: str, source: str,
         raise
     return PreparedCommit(store, commit, commit.tree, ref_file, index_changes, recorded,
                           author_name(commit.author), source, bool(reuse or parents), head,
-                          bool(reuse), [] if in_round else written)
+                          bool(reuse), [] if in_round else written, fds)
 
 
 def abort_commit(prepared: PreparedCommit) -> None:
     """Give a prepared commit up: the branch lock goes, HEAD stays (its objects dangle)."""
     if prepared.ref_file is None:  # a round's: the round holds the lock and the marker
         return
+    if prepared.index is not None:
+        from minarad.git import indexstage
+
+        indexstage.abort(prepared.index)
+        prepared.index = None
     prepared.ref_file.abort()
     with contextlib.suppress(OSError):
         (prepared.store.state_dir / COMMIT_MARKER).unlink()
@@ -174,8 +189,7 @@ def finish_commit(prepared: PreparedCommit, stats: dict) -> CommitInfo:
         OSError: HEAD could not be moved; nothing was committed.
     """
     store, commit = prepared.store, prepared.commit
-    index_changes = {_raw(p): None if v is None else (v[0], v[1], stats.get(p), *v[2:])
-                     for p, v in prepared.index_changes.items()}
+    index_changes = _index_changes(prepared, stats)
     if store.round is not None:
         store.round.add(commit.id.decode(), reflog_step(prepared), index_changes,
                         prepared.tree_id)
@@ -189,7 +203,7 @@ def finish_commit(prepared: PreparedCommit, stats: dict) -> CommitInfo:
             raise
         crash_point("commit-after-head")
         _log_move(prepared)
-        if update_index_or_defer(store, index_changes, prepared.tree_id):
+        if _install_index(prepared, index_changes):
             crash_point("commit-after-index")
             with contextlib.suppress(OSError):
                 (store.state_dir / COMMIT_MARKER).unlink()
@@ -208,29 +222,86 @@ def finish_commit(prepared: PreparedCommit, stats: dict) -> CommitInfo:
                       prepared.author)
 
 
+def _index_changes(prepared: PreparedCommit, stats: dict) -> dict:
+    """The index entries of a prepared commit's paths, with the files' stats as written."""
+    return {_raw(p): None if v is None else (v[0], v[1], stats.get(p), *v[2:])
+            for p, v in prepared.index_changes.items()}
+
+
+def stage_index(prepared: PreparedCommit, stats: dict) -> None:
+    """Write the index the commit leaves to ``index.lock`` now, once its files are
+    written (``stats``): :func:`sync_written` syncs it with the objects and
+    :func:`finish_commit` puts it in place after HEAD moves, so the commit waits
+    for the disk once. A round's commit, or an index that cannot be staged (a git
+    holds its lock), is left to :func:`finish_commit` as before."""
+    if prepared.ref_file is None or prepared.index is not None:
+        return
+    from minarad.git.indexstage import stage_index_to_tree
+    from minarad.store.held import held_paths
+
+    store = prepared.store
+    try:
+        prepared.index = stage_index_to_tree(
+            str(store.git_dir / "index"), store.repo.object_store, prepared.tree_id,
+            _index_changes(prepared, stats), record_path=str(store.state_dir / "index-checksum"),
+            not_checked_out=frozenset(_raw(p) for p in held_paths(store)))
+    except Exception:  # noqa: BLE001 - the index is then written after HEAD moves
+        return
+    prepared.unsynced_fds.append(prepared.index.fd)
+    try:  # a writer killed before the rename leaves the lock: this names it its own
+        with open(store.state_dir / COMMIT_MARKER, "a", encoding="utf-8") as fh:
+            fh.write(f"\n{_STAGED_INDEX}{prepared.index.new[-20:].hex()}")
+    except OSError:
+        pass
+    crash_point("commit-after-index-staged")
+
+
+def _install_index(prepared: PreparedCommit, index_changes: dict) -> bool:
+    """Put the staged index in place (HEAD has moved), else update it; False when
+    neither worked (left to the next writer)."""
+    from minarad.git import indexstage
+    from minarad.store.diskscan import follow_index_write
+
+    staged, prepared.index = prepared.index, None
+    if staged is not None:
+        try:
+            written = indexstage.install(staged)
+        except Exception:  # noqa: BLE001 - the commit stands: update the index instead
+            pass
+        else:
+            follow_index_write(prepared.store, written, index_changes)
+            return True
+    return update_index_or_defer(prepared.store, index_changes, prepared.tree_id)
+
+
 def sync_written(prepared: PreparedCommit, root: str | os.PathLike | None = None,
-                 rels: Iterable[str] = ()) -> None:
-    """fsync the loose objects ``prepared`` wrote (and folders it made), with the folders
-    of the workspace paths ``rels`` under ``root``, side by side: before HEAD moves to
-    the commit, so that a power cut cannot leave the branch on a commit whose objects
-    never reached the disk.
+                 rels: Iterable[str] = (), files: Iterable[str] = ()) -> None:
+    """fsync the loose objects ``prepared`` wrote (and folders it made) and its branch
+    lock, with the folders of the workspace paths ``rels`` under ``root`` and the
+    workspace files ``files`` (appended to in place), side by side: before HEAD moves
+    to the commit, so that a power cut cannot leave the branch on a commit whose
+    objects, or whose appended lines, never reached the disk.
 
     Raises:
         OSError: an fsync failed.
     """
-    from minarad.workspace.files import SYNC_BATCH, add_folder_fds, fsync_together, sync_folders
+    from minarad.workspace.files import (SYNC_BATCH, add_file_fds, add_folder_fds,
+                                         fsync_together, sync_folders)
 
     paths, prepared.unsynced = prepared.unsynced, []
-    rels = list(rels)
+    locks, prepared.unsynced_fds = prepared.unsynced_fds, []
+    rels, files = list(rels), list(files)
+    where = prepared.store.root if root is None else root
     if len(rels) > SYNC_BATCH:  # many folders: in bounded batches first, then the objects
-        sync_folders(prepared.store.root if root is None else root, rels)
+        sync_folders(where, rels)
         rels = []
-    if not paths and not rels:
+    if not paths and not rels and not files and not locks:
         return
     fds: list[int] = []
     try:
-        add_folder_fds(fds, root if root is not None else prepared.store.root, rels, paths)
-        fsync_together(fds)
+        add_folder_fds(fds, where, rels, paths)
+        add_file_fds(fds, where, files)
+        fsync_together(fds + locks)
     finally:
         for fd in fds:
             os.close(fd)
@@ -408,9 +479,10 @@ def recover_interrupted_commit(store: Store) -> None:
     locks = [store.git_dir / "HEAD.lock", store.git_dir / "index.lock",
              *(heads.rglob("*.lock") if heads.is_dir() else ())]
     young = []
+    ours = _staged_index_lock(store, marker)
     for lock in locks:
         with contextlib.suppress(FileNotFoundError):
-            if now - lock.stat().st_mtime > _STALE_LOCK_SECONDS:
+            if lock == ours or now - lock.stat().st_mtime > _STALE_LOCK_SECONDS:
                 lock.unlink()
             else:
                 young.append(lock)
@@ -423,6 +495,22 @@ def recover_interrupted_commit(store: Store) -> None:
     if head:
         update_index(store, {}, store.repo[head.encode()].tree, rebuild=True)
     marker.unlink()
+
+
+def _staged_index_lock(store: Store, marker: Path) -> Path | None:
+    """``index.lock`` when it is the one the marker's (dead) writer staged, however young:
+    no git can have written it, since it held the lock from its creation on."""
+    try:
+        named = {line[len(_STAGED_INDEX):] for line in marker.read_text().splitlines()
+                 if line.startswith(_STAGED_INDEX)}
+        if not named:
+            return None
+        lock = store.git_dir / "index.lock"
+        with open(lock, "rb") as fh:
+            fh.seek(-20, os.SEEK_END)
+            return lock if fh.read(20).hex() in named else None
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _remove_round_temporaries(store: Store, marker: Path) -> None:

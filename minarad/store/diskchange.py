@@ -144,7 +144,8 @@ def change_all(root: str | os.PathLike[str], changed: list[PathState],
     them first, side by side, and fsynced together; then each is renamed into
     place (checked against the file as read): one wait for the disk instead of
     one per file, and a crash leaves each file whole, old or new. The caller
-    fsyncs the folders (once each) before HEAD moves. In a round of commits,
+    fsyncs the folders (once each) and the files appended to in place before
+    HEAD moves. In a round of commits,
     ``stage`` (the round's) takes those files instead, and the rest is left
     for the round to sync. The temporaries are listed in ``marker`` (the commit
     marker) before they are written, so that the next writer removes those a
@@ -172,7 +173,8 @@ def change_all(root: str | os.PathLike[str], changed: list[PathState],
                     file.close()
                 crash_point("store-after-file-write")
             else:
-                st, undo = change_disk(root, s, sync=stage is None)
+                # an in-place append is synced by the caller with the commit's objects
+                st, undo = change_disk(root, s, sync=stage is None and not s.in_place)
             undos.append((s.rel, undo))
             if st is not None:
                 stats[s.rel] = st

@@ -440,7 +440,7 @@ class Transaction:
     def _commit_with_disk_changes(self, changed: list[PathState]) -> CommitInfo:
         """Prepare the commit, change the files one by one, move HEAD; undo all on failure."""
         from minarad.store.commit import (COMMIT_MARKER, abort_commit, finish_commit,
-                                          prepare_commit, sync_written)
+                                          prepare_commit, stage_index, sync_written)
 
         root, in_round = self.store.root, self.store.round
         modes = {s.rel: s.mode for s in changed if s.mode is not None}
@@ -459,8 +459,10 @@ class Transaction:
                                     key=lambda s: (s.after is not None, s.rel)),
                        undos, stats, in_round.stage if in_round is not None else None,
                        self.store.state_dir / COMMIT_MARKER if in_round is None else None)
-            if in_round is None:  # the commit's objects and the files' folders at once
-                sync_written(prepared, root, [s.rel for s in changed])
+            if in_round is None:  # objects, branch and index locks, the files' folders
+                stage_index(prepared, stats)  # and appends: one wait for the disk
+                sync_written(prepared, root, [s.rel for s in changed],
+                             [s.rel for s in changed if s.in_place])
         except BaseException as exc:
             abort_commit(prepared)
             undo_all(undos, exc)

@@ -42,6 +42,21 @@ CREATE INDEX IF NOT EXISTS links_source ON links (source);
 """
 
 
+def _no_waiting_for_disk(conn: sqlite3.Connection) -> None:
+    """A cache's catch-up need not wait for the disk: WAL, synced at checkpoints.
+
+    A power cut loses at most the last catch-ups (the recorded commit goes back with
+    them, so the next catch-up makes them again); WAL keeps the file whole. A file
+    that cannot switch now (another connection holds it, a read-only folder) keeps
+    its journal: slower, as correct.
+    """
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+    except sqlite3.OperationalError:
+        pass
+    conn.execute("PRAGMA synchronous=NORMAL")
+
+
 class PageRow:
     """A page as the table knows it (a plain class: the fast ``wiki get`` defines no
     namedtuple or dataclass)."""
@@ -107,16 +122,28 @@ class LinkTable(FollowsHead):
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             try:
                 self._conn = self._open()
-            except sqlite3.DatabaseError:  # damaged: a cache, so start over
-                os.remove(self.path)
-                self._conn = self._open()
+            except sqlite3.DatabaseError:
+                if not os.access(os.path.dirname(self.path), os.W_OK):
+                    self._conn = self._open_read_only()  # a read-only workspace: as it is
+                else:  # damaged: a cache, so start over
+                    os.remove(self.path)
+                    self._conn = self._open()
         return self._conn
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        """The table of a read-only workspace, read as it is (a WAL file needs a
+        writable folder otherwise); catching up then fails clearly."""
+        from urllib.parse import quote
+
+        return sqlite3.connect(f"file:{quote(self.path)}?immutable=1", uri=True,
+                               isolation_level=None, check_same_thread=False)
 
     def _open(self) -> sqlite3.Connection:
         """Connect; a table of another schema version is dropped and made again."""
         conn = sqlite3.connect(self.path, timeout=30, isolation_level=None,
                                check_same_thread=False)
         try:
+            _no_waiting_for_disk(conn)
             if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
                 conn.executescript("DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS pages; "
                                    "DROP TABLE IF EXISTS links;" + _SCHEMA

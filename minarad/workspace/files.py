@@ -410,20 +410,27 @@ def sync_files(root: str | os.PathLike, rels, others: tuple[str, ...] | list[str
     """
     fds: list[int] = []
     try:
-        for rel in sorted(set(rels)):
-            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-                dir_fd = open_folder(os.fspath(root), rel)
-                try:
-                    fds.append(os.open(_name(rel), os.O_RDONLY | FILE_FLAGS, dir_fd=dir_fd))
-                except OSError:
-                    pass
-                finally:
-                    os.close(dir_fd)
+        add_file_fds(fds, root, rels)
         add_folder_fds(fds, root, rels, others)
         fsync_together(fds)
     finally:
         for fd in fds:
             os.close(fd)
+
+
+def add_file_fds(fds: list[int], root: str | os.PathLike, rels) -> None:
+    """Open (following no symlink) each workspace file in ``rels`` once (one gone
+    meanwhile is skipped), adding each descriptor to ``fds`` as it opens: the caller
+    closes them."""
+    for rel in sorted(set(rels)):
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            dir_fd = open_folder(os.fspath(root), rel)
+            try:
+                fds.append(os.open(_name(rel), os.O_RDONLY | FILE_FLAGS, dir_fd=dir_fd))
+            except OSError:
+                pass
+            finally:
+                os.close(dir_fd)
 
 
 def add_folder_fds(fds: list[int], root: str | os.PathLike, rels, others=()) -> None:

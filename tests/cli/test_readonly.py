@@ -12,6 +12,9 @@ import pytest
 @pytest.fixture
 def read_only_ws(minara, ws, tmp_path, env):
     minara("memory", "append", "MEMORY.md", "- a fact", check=0)
+    minara("wiki", "put", "topics/b", "B page.", check=0)
+    minara("wiki", "put", "topics/a", "See [[topics/b]].", check=0)
+    minara("wiki", "get", "topics/b", check=0)  # the link table is made, at HEAD
     mount = tmp_path / "ro"
     mount.mkdir()
     if os.geteuid() != 0 or subprocess.run(["mount", "--bind", "-o", "ro", ws, mount],
@@ -28,6 +31,8 @@ def test_reads_work_and_writes_fail_cleanly(minara, read_only_ws):
     ro = ["--workspace", read_only_ws]
     got = json.loads(minara(*ro, "--json", "memory", "get", "MEMORY.md", check=0).stdout)
     assert got["version"] == 2 and got["text"].endswith("- a fact\n")
+    page = minara(*ro, "wiki", "get", "topics/b", check=0).stdout
+    assert page.startswith("B page.\n") and "topics/a" in page  # the link table, read as is
     history = minara(*ro, "memory", "history", "MEMORY.md", check=0).stdout
     assert "v2" in history and "v1" in history
     assert "+- a fact" in minara(*ro, "memory", "diff", "MEMORY.md", "1", check=0).stdout
