@@ -43,9 +43,13 @@ PAGE_GRID = [(0.0, 0.0), (0.3, 0.0), (0.3, 0.05)]
 #: Hybrid's semantic weights tried per fold (the lexical voice weighs 1; the
 #: shipped default is :attr:`minarad.index.ranking.RankingSettings.semantic`).
 HYBRID_GRID = [0.1, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0, 1.5, 2.0, 3.0]
-#: Adaptive hybrid's pairs tried per fold: (weight when the best page by words
-#: holds every word of the query, weight when it lacks one).
-ADAPTIVE_GRID = [(full, partial) for full in HYBRID_GRID for partial in HYBRID_GRID]
+#: Hybrid's share of a page's other strong hits added to a hit's score, tried per
+#: fold with the weights (:attr:`minarad.index.ranking.RankingSettings.sibling_share`).
+SIBLING_GRID = [0.15, 0.3]
+#: Adaptive hybrid's settings tried per fold: (sibling share, weight when the best
+#: page by words holds every word of the query, weight when it lacks one).
+ADAPTIVE_GRID = [(share, full, partial) for share in SIBLING_GRID for full in HYBRID_GRID
+                 for partial in HYBRID_GRID]
 
 @dataclasses.dataclass
 class Measured:
@@ -58,7 +62,7 @@ class Measured:
     fts: tuple = (0.0, 0.0)
     keyword: tuple = (0.0, 0.0)
     semantic: dict = dataclasses.field(default_factory=dict)  # PAGE_GRID item -> (mrr, recall)
-    hybrid: dict = dataclasses.field(default_factory=dict)  # HYBRID_GRID item -> (mrr, recall)
+    hybrid: dict = dataclasses.field(default_factory=dict)  # (share, weight) -> (mrr, recall)
     adaptive: dict = dataclasses.field(default_factory=dict)  # ADAPTIVE_GRID item -> (mrr, rec.)
     shipped: tuple = (0.0, 0.0)  # adaptive hybrid, shipped settings, measured directly
     found: dict = dataclasses.field(default_factory=dict)  # ranking -> pages per query
@@ -140,13 +144,15 @@ def measure(m: Measured, index, ws: Path, title_weight: float, setting: tuple) -
     for share, lift in PAGE_GRID:
         m.semantic[(share, lift)] = _scored(m, index, "semantic", RankingSettings(
             pages=pages, title_mix=1.0, semantic_share=share, written_lift=lift))
-    for weight in HYBRID_GRID:
-        m.hybrid[weight] = _scored(m, index, "hybrid", RankingSettings(
-            pages=pages, semantic=weight, semantic_partial=weight), key=weight)
+    for share in SIBLING_GRID:
+        for weight in HYBRID_GRID:
+            m.hybrid[(share, weight)] = _scored(m, index, "hybrid", RankingSettings(
+                pages=pages, semantic=weight, semantic_partial=weight, sibling_share=share),
+                key=(share, weight))
     m.shipped = _scored(m, index, "hybrid", RankingSettings(pages=pages), key="shipped")
-    for full, partial in ADAPTIVE_GRID:
-        m.adaptive[(full, partial)] = score(
-            [m.found[partial if lacks else full][i] for i, lacks in enumerate(m.partial)],
+    for share, full, partial in ADAPTIVE_GRID:
+        m.adaptive[(share, full, partial)] = score(
+            [m.found[(share, partial if lacks else full)][i] for i, lacks in enumerate(m.partial)],
             m.answers)
 
 
@@ -184,10 +190,12 @@ def per_corpus(spec: str, name: str) -> int:
     return int(counts.get(name, counts.get("", 0)))
 
 
-def _held(measured: list[Measured], field: str, held: Measured):
-    """The setting of ``field`` with the best mean MRR@10 on the corpora other than ``held``."""
+def _held(measured: list[Measured], field: str, held: Measured, share: float | None = None):
+    """The setting of ``field`` with the best mean MRR@10 on the corpora other than ``held``
+    (with ``share``: among the hybrid settings of that sibling share only)."""
     others = [m for m in measured if m is not held] or [held]
-    return max(getattr(held, field), key=lambda setting: sum(
+    settings = [s for s in getattr(held, field) if share is None or s[0] == share]
+    return max(settings, key=lambda setting: sum(
         getattr(m, field)[setting][0] for m in others) / len(others))
 
 
@@ -197,23 +205,27 @@ def report(measured: list[Measured]) -> None:
     for setting in PAGE_GRID:
         print("  " + " ".join(f"{m.semantic[setting][0]:9.3f}" for m in measured)
               + "  semantic, sections' share {:g}, written lift {:g}".format(*setting))
-    for weight in HYBRID_GRID:
-        print("  " + " ".join(f"{m.hybrid[weight][0]:9.3f}" for m in measured)
-              + f"  hybrid, semantic weight {weight:g}")
+    for share, weight in measured[0].hybrid:
+        print("  " + " ".join(f"{m.hybrid[(share, weight)][0]:9.3f}" for m in measured)
+              + f"  hybrid, semantic weight {weight:g}, sibling share {share:g}")
     print("  " + " ".join(f"{sum(m.partial):9d}" for m in measured)
           + "  queries whose best page by words lacks a word (of "
           + " / ".join(str(len(m.queries)) for m in measured) + ")")
     from minarad.index.ranking import RankingSettings
 
     shipped = RankingSettings()
-    print("\nadaptive hybrid, each fold's choice (semantic weight when the best page by "
-          "words holds every word / lacks one; chosen on the other corpora):")
+    print("\nadaptive hybrid, each fold's choice (sibling share; semantic weight when the "
+          "best page by words holds every word / lacks one; chosen on the other corpora):")
     for m in measured:
-        full, partial = _held(measured, "adaptive", m)
+        share, full, partial = _held(measured, "adaptive", m)
         others = [o for o in measured if o is not m]
-        mean = sum(o.adaptive[(full, partial)][0] for o in others) / max(len(others), 1)
-        print(f"  held out {m.corpus.name:<9} chose {full:g} / {partial:g} (mean MRR@10 "
-              f"{mean:.3f} on " + ", ".join(o.corpus.name for o in others) + ")")
+        mean = sum(o.adaptive[(share, full, partial)][0] for o in others) / max(len(others), 1)
+        print(f"  held out {m.corpus.name:<9} chose {share:g}; {full:g} / {partial:g} (mean "
+              f"MRR@10 {mean:.3f} on " + ", ".join(o.corpus.name for o in others) + ")")
+    best = max(measured[0].adaptive, key=lambda setting: sum(
+        m.adaptive[setting][0] for m in measured))
+    print("  on every corpus together: {:g}; {:g} / {:g} (".format(*best)
+          + ", ".join(f"{m.corpus.name} {m.adaptive[best][0]:.3f}" for m in measured) + ")")
     print("\nheld-out figures, semantic and hybrid (their settings chosen on the other "
           "corpora; FTS5 and keyword as above; hybrid also with its shipped settings)")
     print(f"  {'corpus':<9} {'ranking':<40} {'MRR@10':>7} {'recall@10':>9}  ratio")
@@ -221,13 +233,18 @@ def report(measured: list[Measured]) -> None:
         page = _held(measured, "semantic", m)
         weight = _held(measured, "hybrid", m)
         pair = _held(measured, "adaptive", m)
+        before = _held(measured, "adaptive", m, share=0.3)
         base = m.fts[0] or 1.0
         rows = [("SQLite FTS5 BM25", m.fts), ("minara keyword", m.keyword),
                 ("minara semantic ({:g}, {:g})".format(*page), m.semantic[page]),
-                (f"minara hybrid (one weight, {weight:g})", m.hybrid[weight]),
-                ("minara hybrid (adaptive, {:g} / {:g})".format(*pair), m.adaptive[pair]),
+                ("minara hybrid (one weight, {1:g}; {0:g})".format(*weight), m.hybrid[weight]),
+                ("minara hybrid (adaptive, {1:g} / {2:g}; {0:g})".format(*pair),
+                 m.adaptive[pair]),
+                ("hybrid share 0.3 (adaptive, {1:g} / {2:g})".format(*before),
+                 m.adaptive[before]),
+                ("hybrid share 0.3 (0.2 / 3, as shipped)", m.adaptive[(0.3, 0.2, 3.0)]),
                 (f"minara hybrid (shipped, {shipped.semantic:g} / "
-                 f"{shipped.semantic_partial:g})", m.shipped)]
+                 f"{shipped.semantic_partial:g}; {shipped.sibling_share:g})", m.shipped)]
         for label, (mrr, recall) in rows:
             print(f"  {m.corpus.name:<9} {label:<40} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")
         print(f"  {m.corpus.name:<9} {len(m.queries)} queries, {len(m.pages)} pages; ms/query: "

@@ -78,6 +78,7 @@ class Index:
             lexical=s.search_weight_lexical, semantic=s.search_weight_semantic,
             semantic_partial=s.search_weight_semantic_partial,
             recency=s.search_weight_recency, graph=s.search_weight_graph,
+            sibling_share=s.search_sibling_share,
             half_life_days=s.search_half_life_days, per_page=s.search_per_page,
             semantic_floor=s.search_semantic_floor, title_mix=s.search_title_mix,
             semantic_share=s.search_semantic_share,

@@ -29,7 +29,8 @@ from minarad.index.pages import PageWeights
 from minarad.index.results import Hit
 
 MODES = ("keyword", "semantic", "hybrid")
-#: How much the other found sections of a page add to a section's score.
+#: How much the other found sections of a page add to a section's score in
+#: keyword search (hybrid search: :attr:`RankingSettings.sibling_share`).
 PAGE_SHARE = 0.3
 #: A section counts for its page when a voice ranks it at most this far down.
 PAGE_WINDOW = 10
@@ -57,7 +58,12 @@ class RankingSettings:
     offers sections, each by its own cosine). Hybrid weighs the semantic
     voice by the query (:mod:`~minarad.index.adaptive`): ``semantic`` when
     the lexical voice's best page holds every word of the query as
-    written, ``semantic_partial`` when it lacks one.
+    written, ``semantic_partial`` when it lacks one. ``sibling_share``: how
+    much a hybrid hit gains from its page's other strong hits
+    (:func:`page_aware`; keyword search adds :data:`PAGE_SHARE`): less than
+    keyword search, as the lexical voice already counts the page and the
+    semantic voice's sections count again (chosen by cross-validation over
+    three corpora with the semantic weights, ``bench/quality.py``).
     """
 
     lexical: float = 1.0
@@ -65,6 +71,7 @@ class RankingSettings:
     semantic_partial: float = 3.0
     recency: float = 0.05
     graph: float = 0.3
+    sibling_share: float = 0.15
     half_life_days: float = 30.0
     per_page: int = 2
     semantic_floor: float = 0.825
@@ -201,8 +208,9 @@ def apply_recency(hits: list[Hit], weight: float, half_life_days: float,
     return sorted(hits, key=lambda h: -h.score)
 
 
-def page_aware(hits: list[Hit], window: int = PAGE_WINDOW) -> list[Hit]:
-    """Add to each section a share of the scores of its page's other strong sections.
+def page_aware(hits: list[Hit], window: int = PAGE_WINDOW,
+               share: float = PAGE_SHARE) -> list[Hit]:
+    """Add to each section ``share`` of the scores of its page's other strong sections.
 
     A section counts for its page when the lexical or the semantic voice
     put it in its first ``window``; the others count with halving weights
@@ -223,8 +231,8 @@ def page_aware(hits: list[Hit], window: int = PAGE_WINDOW) -> list[Hit]:
         if others:
             explain = dict(explain or {})
             explain["page"] = {"sections": len(rest) + 1,
-                               "score": round(PAGE_SHARE * others, 4)}
-        scored.append((hit, hit.score + PAGE_SHARE * others, explain))
+                               "score": round(share * others, 4)}
+        scored.append((hit, hit.score + share * others, explain))
     for hit, score, explain in scored:  # after all: each page's scores are read above
         hit.score, hit.explain = score, explain
     return sorted(hits, key=lambda h: -h.score)

@@ -17,8 +17,8 @@ from minarad.index.fusion import (FUSION_CANDIDATES, RRF_K, RankedHit, SearchFil
 from minarad.index.keyword_rank import keyword_fused
 from minarad.index.pagefusion import fuse_pages
 from minarad.index.query import parse_query
-from minarad.index.ranking import (apply_recency, fuse_explained, graph_list, group_by_page,
-                                   page_aware, page_count)
+from minarad.index.ranking import (PAGE_SHARE, apply_recency, fuse_explained, graph_list,
+                                   group_by_page, page_aware, page_count)
 from minarad.index.results import Hit
 from minarad.index.semantic import SemanticVoice
 from minarad.index.voices import LexicalVoice, bodiless_after_body_matches
@@ -116,7 +116,9 @@ def fused(index: Index, query: str, filters: SearchFilters, limit: int, mode: st
 def score_fused(index: Index, lists: list[tuple[str, list[RankedHit], float]],
                 filters: SearchFilters, mode: str) -> list[Hit]:
     """The lists of a keyword or hybrid search fused by normalised score, the graph
-    voice's too, pages weighed (in keyword mode the graph adds no page)."""
+    voice's too, pages weighed (in keyword mode the graph adds no page; a page's
+    other sections add :data:`~minarad.index.ranking.PAGE_SHARE` of theirs in keyword
+    mode, :attr:`~minarad.index.ranking.RankingSettings.sibling_share` in hybrid)."""
     r = index.ranking
     candidates = fuse_explained(lists)
     if r.graph > 0 and candidates:
@@ -124,7 +126,8 @@ def score_fused(index: Index, lists: list[tuple[str, list[RankedHit], float]],
         if linked:  # (no page linked from the strong hits: the fusion stays as it is)
             lists.append(("graph", linked, r.graph))
             candidates = fuse_explained(lists)
-    return page_aware(apply_recency(candidates, r.recency, r.half_life_days))
+    share = r.sibling_share if mode == "hybrid" else PAGE_SHARE
+    return page_aware(apply_recency(candidates, r.recency, r.half_life_days), share=share)
 
 
 def mark_words(hits: list[Hit], query: str) -> list[Hit]:
