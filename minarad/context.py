@@ -33,7 +33,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
-import html
 import os
 import re
 from pathlib import Path
@@ -280,9 +279,15 @@ def neutralize_markup(text: str) -> str:
     return _MARKUP_RE.sub("&lt;", text)
 
 
+def _escape_attribute(text: str) -> str:
+    """``html.escape(text, quote=True)``, without loading :mod:`html` and its entity table."""
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;").replace("'", "&#x27;"))
+
+
 def render_file(file: ContextFile, root: Path) -> str:
     """Render one file: its text in a ``<file>`` element, or a pointer to it."""
-    attr = html.escape(file.path, quote=True)
+    attr = _escape_attribute(file.path)
     if not file.readable:
         note = f"Not read: {file.omitted}.\n"
         return f'<file path="{attr}" included="no">\n{neutralize_markup(note)}</file>\n'

@@ -38,15 +38,22 @@ def session_context(app: Minara, *, now: dt.datetime | None = None, channel: str
         The :class:`minarad.context.Context`.
     """
     from minarad.context import build_context
-    from minarad.knowledge.notes import notes_path
     from minarad.workspace.paths import channel_path
 
     if not app.has_repository():
         app.set_up()
     budgets = app.context_budgets(max_file_chars, max_total_chars)
-    notes = notes_path(agent) if agent else None
-    policies = "" if measure else app.knowledge.policies_block_text(role,
-                                                                    budgets.max_file_chars)
+    notes = None
+    if agent:
+        from minarad.knowledge.notes import notes_path
+
+        notes = notes_path(agent)
+    policies = ""
+    if not measure:  # straight from disk: the knowledge library stays unloaded
+        from minarad.knowledge.prompt import policies_block_text
+
+        policies = policies_block_text(app.root, role, budgets.max_file_chars,
+                                       app.settings.max_file_bytes)
     return build_context(app.root, now=now or dt.datetime.now().astimezone(),
                          channel_memory=channel_path("MEMORY.md", channel), session=session,
                          surface=surface, channel=channel, budgets=budgets,
