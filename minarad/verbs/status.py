@@ -165,9 +165,10 @@ def knowledge_notes(app: Minara) -> list[dict[str, Any]]:
 
     store = app.existing_store()
     key = None if store is None else _knowledge_key(app, store)
-    saved = None if key is None else load_keyed(store.state_dir / KNOWLEDGE_SAVED, key)
-    if isinstance(saved, list) and all(isinstance(n, dict) for n in saved):
-        return saved
+    if store is not None and key is not None:
+        saved = load_keyed(store.state_dir / KNOWLEDGE_SAVED, key)
+        if isinstance(saved, list) and all(isinstance(n, dict) for n in saved):
+            return saved
     try:
         knowledge = app.knowledge
         notes: list[dict[str, Any]] = []
