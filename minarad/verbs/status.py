@@ -155,9 +155,10 @@ def knowledge_notes(app: Minara) -> list[dict[str, Any]]:
 
     An unreadable ``grants.json`` withholds every record from search and
     context; an unreadable record is skipped. Empty without a ``knowledge/``.
-    Kept beside the repository (:data:`KNOWLEDGE_SAVED`) by HEAD (the
-    catalogue's record problems follow it) and ``grants.json``'s identity:
-    a fresh status opens no catalogue while neither moved.
+    Kept beside the repository (:data:`KNOWLEDGE_SAVED`) by HEAD's
+    ``knowledge/`` tree (the catalogue's record problems follow it) and
+    ``grants.json``'s identity: a fresh status opens no catalogue while
+    neither moved, also after a commit that touched no record.
     """
     if not (app.root / "knowledge").is_dir() or not app.has_repository():
         return []
@@ -202,15 +203,21 @@ def _settled(key: list[Any]) -> bool:
 
 
 def _knowledge_key(app: Minara, store: Store) -> list[Any] | None:
-    """What the knowledge notes follow: HEAD, and ``knowledge/`` and ``grants.json`` as
-    they are on disk (inode, type, size and times); None when HEAD cannot be read."""
+    """What the knowledge notes follow: HEAD's ``knowledge/`` tree (HEAD itself when its
+    objects are not loose), and ``knowledge/`` and ``grants.json`` as they are on disk
+    (inode, type, size and times); None when HEAD cannot be read."""
+    from minarad.git.loose import loose_commit, loose_tree_entry
     from minarad.knowledge.grants import GRANTS_PATH
 
     try:
         head = store.head()
+        commit = None if head is None else loose_commit(store.git_dir, head)
+        known, tree = (False, None) if commit is None else loose_tree_entry(
+            store.git_dir, commit.tree, b"knowledge")
     except (OSError, ValueError, MinaraError):
         return None
-    key: list[Any] = [head, app.settings.max_file_bytes]
+    # a commit that changed no record (a CLI write's objects are loose) keeps the key
+    key: list[Any] = [f"tree {tree}" if known else head, app.settings.max_file_bytes]
     for rel in ("knowledge", GRANTS_PATH):
         try:
             st = os.lstat(app.root / rel)
