@@ -161,9 +161,10 @@ def conflict_copies(store: Store) -> list[str]:
     every minara commit updates (cheaper to read than HEAD's trees).
     """
     from minarad.store.diskscan import index_may_hold
-    from minarad.sync.rules import is_conflict_copy
 
     if store.head() is None or not index_may_hold(store, b".conflict-"):
         return []
+    from minarad.sync.rules import is_conflict_copy
+
     return sorted(path for path in store.tracked_files()
                   if ".conflict-" in path and is_conflict_copy(path))  # the test is the slow part
