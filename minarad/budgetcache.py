@@ -21,8 +21,6 @@ from typing import Any
 
 #: The saved notes and their key, in the repository's state folder.
 SAVED = "budget-notes.json"
-#: The secret scanner's allowlist (its text changes what the context redacts).
-ALLOW_FILE = ".minara-secrets-allow"
 #: The modules whose code decides the notes (with every module of minarad.secrets).
 _MEASURING = ("context.py", "budgets.py")
 
@@ -113,14 +111,15 @@ def budget_notes(root: str, state_dir: str, settings: list[int],
     from minarad.cachesave import load_record, save_cache, save_keyed
 
     path = os.path.join(state_dir, SAVED)
-    record = load_record(path)
-    key = record.get("key") if record else None
+    record = load_record(path) or {}
+    key, value = record.get("key"), record.get("value")
     if isinstance(key, dict) and isinstance(key.get("sources"), list) \
-            and all(isinstance(p, str) for p in key["sources"]):
-        if notes_key(root, key["sources"], settings) == key:
-            value = record.get("value") if record else None
-            if isinstance(value, list) and all(isinstance(n, dict) for n in value):
-                return value
+            and all(isinstance(p, str) for p in key["sources"]) \
+            and isinstance(value, list) and all(isinstance(n, dict) for n in value) \
+            and notes_key(root, key["sources"], settings) == key:
+        return value
+    from minarad.secrets.allowlist import ALLOW_FILE  # its text changes what is redacted
+
     paths = [*sources(), ALLOW_FILE]
     before = notes_key(root, paths, settings)
     notes = measure()
