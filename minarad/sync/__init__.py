@@ -113,11 +113,15 @@ def status(store: Store) -> dict:
     """Per remote: URL, ahead/behind (as of the last fetch), last sync, last error, the
     remote's entries its last merge could not hold (``left_out``); the conflict copies in
     HEAD that wait to be resolved; and HEAD's entries not checked out (``held``)."""
-    from minarad.store.held import held_entries, holds_any
+    from minarad.store.heldmark import holds_any
 
     out = _remote_status(store) if may_have_remotes(store) else []
-    return {"remotes": out, "conflicts": conflict_copies(store),
-            "held": [e.to_dict() for e in held_entries(store)] if holds_any(store) else []}
+    held: list[dict] = []
+    if holds_any(store):  # the records' module only when something is held
+        from minarad.store.held import held_entries
+
+        held = [e.to_dict() for e in held_entries(store)]
+    return {"remotes": out, "conflicts": conflict_copies(store), "held": held}
 
 
 def may_have_remotes(store: Store) -> bool:
