@@ -474,12 +474,18 @@ class Minara:
     def context_report(self, *, max_file_chars: int | None = None,
                        max_total_chars: int | None = None,
                        **options: Any) -> BudgetReport:
-        """Each file :meth:`context` carries (``options`` as there) against its budget."""
+        """Each file :meth:`context` carries (``options`` as there) against its budget.
+
+        Measuring changes nothing: SOUL.md's one-time change notice is left
+        for the next session's context.
+        """
         from minarad.budgets import budget_report
+        from minarad.verbs.context import session_context
 
         budgets = self.context_budgets(max_file_chars, max_total_chars)
-        built = self.context(max_file_chars=budgets.max_file_chars,
-                             max_total_chars=budgets.max_total_chars, **options)
+        built = session_context(self, max_file_chars=budgets.max_file_chars,
+                                max_total_chars=budgets.max_total_chars, measure=True,
+                                **options)
         return budget_report(built, budgets.max_file_chars, budgets.max_total_chars)
 
     def context_at(self, when: str, *, channel: str | None = None, session: str | None = None,

@@ -12,6 +12,7 @@ A queued save that fails is as a failed save: the cache is worked out again.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 
@@ -39,4 +40,44 @@ def run_saved() -> None:
         try:
             write()
         except Exception:  # noqa: BLE001 - a cache not saved is worked out again
+            pass
+
+
+def load_record(path: str | os.PathLike) -> dict | None:
+    """What :func:`save_keyed` saved in ``path`` (``{"key", "value"}``); None when it is
+    missing or torn (work it out again)."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            saved = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    return saved if isinstance(saved, dict) else None
+
+
+def load_keyed(path: str | os.PathLike, key: list) -> object | None:
+    """The value saved in ``path`` by :func:`save_keyed` under ``key``, else None.
+
+    ``key`` is compared as JSON reads it back (lists, not tuples, string keys).
+    """
+    saved = load_record(path)
+    return None if saved is None or saved.get("key") != key else saved.get("value")
+
+
+def save_keyed(path: str | os.PathLike, key: object, value: object) -> None:
+    """Save ``value`` under ``key`` for the next process (a cache: not fsynced, replaced
+    whole; a failed write is as no save)."""
+    import json
+
+    path = os.fspath(path)
+    temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        with open(temporary, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps({"key": key, "value": value}))
+        os.replace(temporary, path)
+    except (OSError, TypeError, ValueError):
+        try:
+            os.unlink(temporary)
+        except OSError:
             pass

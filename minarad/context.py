@@ -33,7 +33,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
-import html
 import os
 import re
 from pathlib import Path
@@ -280,9 +279,15 @@ def neutralize_markup(text: str) -> str:
     return _MARKUP_RE.sub("&lt;", text)
 
 
+def _escape_attribute(text: str) -> str:
+    """``html.escape(text, quote=True)``, without loading :mod:`html` and its entity table."""
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;").replace("'", "&#x27;"))
+
+
 def render_file(file: ContextFile, root: Path) -> str:
     """Render one file: its text in a ``<file>`` element, or a pointer to it."""
-    attr = html.escape(file.path, quote=True)
+    attr = _escape_attribute(file.path)
     if not file.readable:
         note = f"Not read: {file.omitted}.\n"
         return f'<file path="{attr}" included="no">\n{neutralize_markup(note)}</file>\n'
@@ -326,17 +331,35 @@ def _files(root: Path, specs, max_bytes: int) -> list[ContextFile]:
     return [f for f in found if f is not None]
 
 
+#: The identity block's files and their roles.
+IDENTITY_FILES = (("SOUL.md", "soul"), ("AGENTS.md", "agents"))
+
+
+def snapshot_files(memory_path: str) -> list[tuple[str, str]]:
+    """The memory snapshot's files (before the journal) and their roles."""
+    role = "memory" if memory_path == "MEMORY.md" else "channel_memory"
+    return [("USER.md", "user"), (memory_path, role), ("HEARTBEAT.md", "heartbeat")]
+
+
+def context_sources(memory_path: str = "MEMORY.md", notes_path: str | None = None
+                    ) -> list[str]:
+    """Every file :func:`build_context` may read, there or not, but the journal's
+    (``memory/YYYY-MM-DD*.md`` of today and yesterday)."""
+    from minarad.turns.bootstrap import BOOTSTRAP
+
+    paths = [path for path, _role in (*IDENTITY_FILES, *snapshot_files(memory_path))]
+    return paths + ([notes_path] if notes_path else []) + [BOOTSTRAP]
+
+
 def identity_block(root: Path, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Block:
     """SOUL.md and AGENTS.md (cacheable)."""
-    specs = [("SOUL.md", "soul"), ("AGENTS.md", "agents")]
-    return Block("identity", True, _files(root, specs, max_bytes))
+    return Block("identity", True, _files(root, IDENTITY_FILES, max_bytes))
 
 
 def snapshot_block(root: Path, memory_path: str, today: dt.date, note: str = "",
                    max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Block:
     """USER.md, MEMORY.md (or the channel's), HEARTBEAT.md and recent journal files."""
-    role = "memory" if memory_path == "MEMORY.md" else "channel_memory"
-    specs = [("USER.md", "user"), (memory_path, role), ("HEARTBEAT.md", "heartbeat")]
+    specs = snapshot_files(memory_path)
     specs += [(path, "journal") for path in list_journal_files(root, today)]
     return Block("memory_snapshot", False, _files(root, specs, max_bytes), note=note)
 

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from minarad.knowledge.grants import Grants, role_of
-from minarad.knowledge.records import KnowledgeRecord
+
+if TYPE_CHECKING:  # parse_record is imported where a policy file is read
+    from minarad.knowledge.records import KnowledgeRecord
 
 HEADER = ("Active policies: rules this agent follows, reviewed by people. Only active "
           "policies the role {role} may read are listed; `minara policy list` shows all.")
+
+
+def policies_block_text(root, role: str | None, max_chars: int, max_bytes: int) -> str:
+    """The text of ``minara context``'s policies block, read from disk (see
+    :func:`read_active_policies` and :func:`policies_text`)."""
+    policies, problems = read_active_policies(root, role, max_bytes)
+    return policies_text(policies, role, max_chars, problems)
 
 
 def policies_text(policies: list[KnowledgeRecord], role: str | None, max_chars: int,

@@ -406,11 +406,9 @@ class Knowledge:
 
     def policies_block_text(self, role: str | None = None, max_chars: int = 12_000) -> str:
         """The text of ``minara context``'s policies block (see :mod:`.prompt`)."""
-        from minarad.knowledge.prompt import policies_text, read_active_policies
+        from minarad.knowledge.prompt import policies_block_text
 
-        policies, problems = read_active_policies(self.root, role,
-                                                  self.app.settings.max_file_bytes)
-        return policies_text(policies, role, max_chars, problems)
+        return policies_block_text(self.root, role, max_chars, self.app.settings.max_file_bytes)
 
 
 __all__ = ["Change", "Knowledge", "Listing", "VersionConflict", "utc_now"]

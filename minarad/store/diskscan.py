@@ -12,11 +12,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from minarad.errors import Forbidden
-from minarad.store.held import held_paths
-from minarad.store.models import CommitInfo
 from minarad.workspace.paths import check_no_symlink
 
 if TYPE_CHECKING:
+    from minarad.store.models import CommitInfo
     from minarad.git.index import IndexWrite
     from minarad.store.reconcile import DiskChanges
     from minarad.store.store import Store
@@ -78,6 +77,8 @@ def commit_disk(store: Store, paths: Iterable[str] | None = None, *,
         info = store.commit_changes(found.changes, found.stats,
                                     author=author or store.operator, source=source,
                                     message=message, verb=_disk_verb(store, found.changes))
+        from minarad.store.models import CommitInfo
+
         return CommitInfo(info.commit, info.paths, info.source, info.author,
                           tuple(found.skipped))
 
@@ -114,6 +115,7 @@ def _disk_verb(store: Store, changes: dict[str, bytes | None]) -> str | None:
 
 def _scan_paths(store: Store, paths: Iterable[str], found: DiskChanges) -> None:
     from minarad.store import reconcile
+    from minarad.store.held import held_paths
 
     ignore, held = store.ignore_filter(), held_paths(store)
     for rel in sorted({reconcile.normalized_or_as_given(p) for p in paths}):
@@ -125,6 +127,7 @@ def _scan_paths(store: Store, paths: Iterable[str], found: DiskChanges) -> None:
 
 def _scan_whole_tree(store: Store, found: DiskChanges) -> None:
     from minarad.store import reconcile
+    from minarad.store.held import held_paths
     from minarad.workspace.ignore import scan_tree
 
     links: list[str] = []

@@ -27,12 +27,13 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from minarad.store.heldmark import HELD_FILE, holds_any
 from minarad.store.models import Record
 
 if TYPE_CHECKING:
     from minarad.store.store import Store
 
-_FILE = "held.json"
+_FILE = HELD_FILE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,11 +93,6 @@ def held_entries(store: Store) -> list[HeldEntry]:
         if found and found[1].decode() == entry.blob:
             out.append(entry)
     return out
-
-
-def holds_any(store: Store) -> bool:
-    """False when nothing is recorded as held (then :func:`held_entries` is empty)."""
-    return (store.state_dir / _FILE).exists()
 
 
 def held_paths(store: Store) -> frozenset[str]:

@@ -34,10 +34,15 @@ _RACY_NS = 2_000_000_000
 #: The tracked-but-ignored list as last worked out, in the repository's state folder:
 #: the index and the ignore texts it came from, so that a fresh process can trust it.
 _SAVED = "ignored-tracked.json"
-_SAVED_FORMAT = 2
+_SAVED_FORMAT = 3
+#: The tracked paths that list was decided for (needed after a commit only, so kept
+#: apart: an unchanged index reads the small answer alone).
+_SAVED_TRACKED = "ignored-tracked-paths.json"
 #: The untracked walk's answer as last worked out (see :func:`untracked_paths`).
 _WALK_SAVED = "untracked.json"
-_WALK_FORMAT = 2
+_WALK_FORMAT = 3
+#: Each folder's answer of that walk (needed when the whole answer is not trusted).
+_WALK_PARTS = "untracked-folders.json"
 #: Per workspace: the last tracked set and ignore version, and what they gave.
 _IGNORED: dict[str, tuple[set[str], tuple | None, list[PathNote]]] = {}
 #: The last tracked set grouped by folder (see :func:`_grouped`).
@@ -117,8 +122,8 @@ def tracked_but_ignored(store: Store) -> list[PathNote]:
     if root not in _IGNORED:
         saved = _saved_notes(store, ignore)
         if saved is not None and index is not None and saved[0] == index:
-            _remember(store, index, ignore, saved[2])
-            return list(saved[2])
+            _remember(store, index, ignore, saved[1])
+            return list(saved[1])
         base = saved  # another index, the same rules: decided path by path from it
     tracked = store.tracked_files()
     folders = _grouped(tracked)[1]
@@ -128,17 +133,17 @@ def tracked_but_ignored(store: Store) -> list[PathNote]:
         return list(memo[2])
     if memo is not None and memo[1] == version:  # a commit: decide only the paths it added
         notes = _updated(ignore, memo[2], memo[0], tracked)
-    elif memo is None and base is not None and base[1]:
+    elif memo is None and base is not None and (before := _saved_tracked(store, base[0])):
         # The rules that decided the saved set's paths are unchanged, and a path
         # added in a new folder is decided here with that folder's rules.
-        notes = _updated(ignore, base[2], set(base[1].split("\0")), tracked)
+        notes = _updated(ignore, base[1], before, tracked)
     else:
         notes = _ignored_notes(ignore, tracked)
     _IGNORED[root] = (tracked, version, notes)
-    if index is not None:  # the tracked paths unsorted: they are read back as a set
-        save_cache(lambda: _save_notes(store, {
-            "index": index, "rules": ignore.texts(folders), "folders": folders,
-            "notes": [n.to_dict() for n in notes], "tracked": "\0".join(tracked)}))
+    if index is not None:
+        save_cache(lambda: _save_notes(store, index, tracked, {
+            "rules": ignore.texts(folders), "folders": folders,
+            "notes": [n.to_dict() for n in notes]}))
     return list(notes)
 
 
@@ -176,13 +181,9 @@ def _index_key(store: Store) -> list[int] | None:
 
 
 def _saved_notes(store: Store, ignore: IgnoreFilter
-                 ) -> tuple[list[int], str | None, list[PathNote]] | None:
-    """The saved answer ``(index, tracked paths, notes)``, if the ignore texts that decided
-    it are unchanged (the index it came from is for the caller to compare).
-
-    The tracked paths come as saved, joined by NUL: the set of 10,000 is
-    built only after a commit (an unchanged index needs the notes alone).
-    """
+                 ) -> tuple[list[int], list[PathNote]] | None:
+    """The saved answer ``(index, notes)``, if the ignore texts that decided it are
+    unchanged (the index it came from is for the caller to compare)."""
     import json
 
     try:
@@ -191,16 +192,35 @@ def _saved_notes(store: Store, ignore: IgnoreFilter
         if (saved["format"] != _SAVED_FORMAT
                 or saved["rules"] != ignore.texts(saved["folders"])):
             return None
-        listed = saved.get("tracked")
-        tracked = listed if isinstance(listed, str) and listed else None
-        return saved["index"], tracked, [PathNote(**note) for note in saved["notes"]]
+        return saved["index"], [PathNote(**note) for note in saved["notes"]]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # missing, torn or of another format: worked out again
 
 
-def _save_notes(store: Store, answer: dict) -> None:
-    """Save ``answer`` for the next process (a cache: not fsynced, replaced whole)."""
-    _save_json(store, _SAVED, {"format": _SAVED_FORMAT, **answer})
+def _saved_tracked(store: Store, index: list[int]) -> set[str] | None:
+    """The tracked paths the saved answer of ``index`` was decided for (None: not saved,
+    or saved for another index)."""
+    import json
+
+    try:
+        with open(store.state_dir / _SAVED_TRACKED, encoding="utf-8") as fh:
+            saved = json.load(fh)
+        listed = saved["tracked"]
+        if saved["format"] != _SAVED_FORMAT or saved["index"] != index \
+                or not isinstance(listed, str) or not listed:
+            return None
+        return set(listed.split("\0"))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _save_notes(store: Store, index: list[int], tracked: set[str], answer: dict) -> None:
+    """Save ``answer`` (of ``index``) and the ``tracked`` paths it was decided for, for the
+    next process (caches: not fsynced, each replaced whole; the paths first, unsorted:
+    they are read back as a set)."""
+    _save_json(store, _SAVED_TRACKED, {"format": _SAVED_FORMAT, "index": index,
+                                       "tracked": "\0".join(tracked)})
+    _save_json(store, _SAVED, {"format": _SAVED_FORMAT, "index": index, **answer})
 
 
 def _save_json(store: Store, name: str, answer: dict) -> None:
@@ -280,10 +300,13 @@ def untracked_paths(store: Store, ignore: IgnoreFilter) -> list[str]:
 
         def save() -> None:
             all_checked = sorted({c for f in folders.values() for c in f.checked} | set(checked))
+            rules = ignore.texts(all_checked)
+            _save_json(store, _WALK_PARTS, {
+                "format": _WALK_FORMAT, "checked": all_checked, "rules": rules,
+                "parts": {rel_dir: _folder_dict(folder) for rel_dir, folder in folders.items()}})
             _save_json(store, _WALK_SAVED, {
                 "format": _WALK_FORMAT, "index": index if whole else None, "folders": walked,
-                "checked": all_checked, "rules": ignore.texts(all_checked), "found": found,
-                "parts": {rel_dir: _folder_dict(folder) for rel_dir, folder in folders.items()}})
+                "checked": all_checked, "rules": rules, "found": found})
 
         save_cache(save)
     return found
@@ -298,22 +321,29 @@ def _folder_dict(folder: _Folder) -> dict:
 def _saved_walk(store: Store, index: list[int] | None, ignore: IgnoreFilter
                 ) -> list[str] | dict[str, _Folder] | None:
     """The saved walk's answer, if the index, the rules and every folder it read are as
-    then; else each folder's saved answer, when the rules are as then (None: neither)."""
+    then; else each folder's saved answer (:data:`_WALK_PARTS`, read only then), when
+    the rules are as then (None: neither)."""
     import json
 
     root = os.fspath(store.root)
-    try:
-        with open(store.state_dir / _WALK_SAVED, encoding="utf-8") as fh:
-            saved = json.load(fh)
-        if saved["format"] != _WALK_FORMAT or saved["rules"] != ignore.texts(saved["checked"]):
-            return None
-        if index is not None and saved["index"] == index and _unchanged(root, saved["folders"]):
-            found = saved["found"]
-            if isinstance(found, list) and all(isinstance(f, str) for f in found):
-                return found
-        return _saved_folders(saved["parts"], ignore)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None  # missing, torn, of another format, or a folder gone: walk again
+    for name in (_WALK_SAVED, _WALK_PARTS):
+        try:
+            with open(store.state_dir / name, encoding="utf-8") as fh:
+                saved = json.load(fh)
+            if saved["format"] != _WALK_FORMAT \
+                    or saved["rules"] != ignore.texts(saved["checked"]):
+                return None
+            if name == _WALK_PARTS:
+                return _saved_folders(saved["parts"], ignore)
+            if index is not None and saved["index"] == index \
+                    and _unchanged(root, saved["folders"]):
+                found = saved["found"]
+                if isinstance(found, list) and all(isinstance(f, str) for f in found):
+                    return found
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            if name == _WALK_PARTS:
+                return None  # missing, torn, of another format, or a folder gone: walk again
+    return None
 
 
 def _unchanged(root: str, folders: dict[str, list[int]]) -> bool:

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from minarad.errors import InvalidInput, NotFound
 from minarad.workspace.content import decode_text, git_blob_id, sha256_hex
-from minarad.store.models import FileVersion, HistoryEntry, iso_time
 
 if TYPE_CHECKING:
     from minarad.store.historydb import PathVersion
+    from minarad.store.models import FileVersion, HistoryEntry
     from minarad.store.store import Store
 
 
@@ -58,6 +58,8 @@ def catch_up(store: Store) -> None:
     catch_up(store.history_db, store.head(), lambda: store.repo)
 
 def version_of(store: Store, rel: str, data: bytes | None) -> FileVersion:
+    from minarad.store.models import FileVersion, iso_time
+
     latest = store.history_db.latest(rel)
     if latest is None:
         return FileVersion(rel, 0, exists=data is not None,
@@ -127,6 +129,8 @@ def _missing(store: Store, rel: str, version: int) -> NotFound:
     if not versions or versions[-1].blob is not None or not kept:
         return NotFound(f"{rel} does not exist in the workspace", code="file_not_found",
                         path=rel, version=version)
+    from minarad.store.models import iso_time
+
     gone, last = versions[-1], kept[-1]
     return NotFound(f"{rel} was deleted in version {gone.version} (by {gone.commit.author}"
                     f" at {iso_time(gone.commit.time, gone.commit.tz)}); bring it back "
@@ -157,6 +161,8 @@ def blob(store: Store, blob_hex: str) -> bytes:
 
 
 def read_version(store: Store, rel: str, version: object) -> tuple[str, FileVersion]:
+    from minarad.store.models import FileVersion, iso_time
+
     v = store.resolve_version(rel, version)
     if v.blob is None:
         raise NotFound(f"{rel} was deleted in version {v.version}; version "
@@ -175,6 +181,8 @@ def history(store: Store, path: str) -> list[HistoryEntry]:
     Raises:
         NotFound: ``path`` never existed (``file_not_found``).
     """
+    from minarad.store.models import HistoryEntry, iso_time
+
     rel = store.check_path(path)
     store.catch_up_for_reading()
     versions = store.history_db.versions(rel)

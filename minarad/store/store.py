@@ -26,12 +26,12 @@ from minarad.errors import Forbidden, InvalidInput
 from minarad.git import refs
 from minarad.store import branches, diskscan, reading, writing
 from minarad.store.lock import WorkspaceLock
-from minarad.store.models import CommitInfo, FileVersion, HistoryEntry, WriteResult
 from minarad.store.reading import parse_base  # noqa: F401 (re-exported)
 from minarad.workspace.files import read_file_at
 from minarad.workspace.paths import check_can_create, check_no_symlink, normalize_path
 
 if TYPE_CHECKING:
+    from minarad.store.models import CommitInfo, FileVersion, HistoryEntry, WriteResult
     from minarad.store.historydb import HistoryDB, PathVersion
     from minarad.config import Settings
     from minarad.store.commitround import CommitRound

@@ -16,13 +16,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from minarad.errors import InvalidInput, NotFound, VersionConflict
-from minarad.store.models import CommitInfo, FileVersion, WriteResult
 from minarad.store.reading import parse_base
 from minarad.workspace.content import git_blob_id
 from minarad.workspace.files import DiskChanged, atomic_write
 
 if TYPE_CHECKING:
     from minarad.store.diskchange import Mark
+    from minarad.store.models import CommitInfo, FileVersion, WriteResult
     from minarad.store.store import Store
     from minarad.store.transaction import Transaction
 

@@ -113,11 +113,15 @@ def status(store: Store) -> dict:
     """Per remote: URL, ahead/behind (as of the last fetch), last sync, last error, the
     remote's entries its last merge could not hold (``left_out``); the conflict copies in
     HEAD that wait to be resolved; and HEAD's entries not checked out (``held``)."""
-    from minarad.store.held import held_entries, holds_any
+    from minarad.store.heldmark import holds_any
 
     out = _remote_status(store) if may_have_remotes(store) else []
-    return {"remotes": out, "conflicts": conflict_copies(store),
-            "held": [e.to_dict() for e in held_entries(store)] if holds_any(store) else []}
+    held: list[dict] = []
+    if holds_any(store):  # the records' module only when something is held
+        from minarad.store.held import held_entries
+
+        held = [e.to_dict() for e in held_entries(store)]
+    return {"remotes": out, "conflicts": conflict_copies(store), "held": held}
 
 
 def may_have_remotes(store: Store) -> bool:
@@ -161,9 +165,10 @@ def conflict_copies(store: Store) -> list[str]:
     every minara commit updates (cheaper to read than HEAD's trees).
     """
     from minarad.store.diskscan import index_may_hold
-    from minarad.sync.rules import is_conflict_copy
 
     if store.head() is None or not index_may_hold(store, b".conflict-"):
         return []
+    from minarad.sync.rules import is_conflict_copy
+
     return sorted(path for path in store.tracked_files()
                   if ".conflict-" in path and is_conflict_copy(path))  # the test is the slow part

@@ -155,9 +155,21 @@ def knowledge_notes(app: Minara) -> list[dict[str, Any]]:
 
     An unreadable ``grants.json`` withholds every record from search and
     context; an unreadable record is skipped. Empty without a ``knowledge/``.
+    Kept beside the repository (:data:`KNOWLEDGE_SAVED`) by HEAD's
+    ``knowledge/`` tree (the catalogue's record problems follow it) and
+    ``grants.json``'s identity: a fresh status opens no catalogue while
+    neither moved, also after a commit that touched no record.
     """
     if not (app.root / "knowledge").is_dir() or not app.has_repository():
         return []
+    from minarad.cachesave import load_keyed, save_cache, save_keyed
+
+    store = app.existing_store()
+    key = None if store is None else _knowledge_key(app, store)
+    if store is not None and key is not None:
+        saved = load_keyed(store.state_dir / KNOWLEDGE_SAVED, key)
+        if isinstance(saved, list) and all(isinstance(n, dict) for n in saved):
+            return saved
     try:
         knowledge = app.knowledge
         notes: list[dict[str, Any]] = []
@@ -168,13 +180,81 @@ def knowledge_notes(app: Minara) -> list[dict[str, Any]]:
         notes += [{**p.to_dict(), "effect": "skipped everywhere"} for p in knowledge.problems()]
     except (OSError, MinaraError):
         return []
+    if store is not None and key is not None and _settled(key) \
+            and key == _knowledge_key(app, store):
+        save_cache(lambda: save_keyed(store.state_dir / KNOWLEDGE_SAVED, key, notes))
     return notes
 
 
+#: :func:`knowledge_notes`' last answer, in the repository's state folder.
+KNOWLEDGE_SAVED = "knowledge-notes.json"
+#: A file changed this recently (ns) is not trusted by its times: a change in the
+#: same clock tick may leave them as they were (as git does with its index).
+_RACY_NS = 2_000_000_000
+
+
+def _settled(key: list[Any]) -> bool:
+    """True when no file stat in ``key`` changed within :data:`_RACY_NS` of now."""
+    import time
+
+    settled = time.time_ns() - _RACY_NS
+    return all(part[3] < settled and part[4] < settled for part in key
+               if isinstance(part, list))
+
+
+def _knowledge_key(app: Minara, store: Store) -> list[Any] | None:
+    """What the knowledge notes follow: HEAD's ``knowledge/`` tree (HEAD itself when its
+    objects are not loose), and ``knowledge/`` and ``grants.json`` as they are on disk
+    (inode, type, size and times); None when HEAD cannot be read."""
+    from minarad.git.loose import loose_commit, loose_tree_entry
+    from minarad.knowledge.grants import GRANTS_PATH
+
+    try:
+        head = store.head()
+        commit = None if head is None else loose_commit(store.git_dir, head)
+        known, tree = (False, None) if commit is None else loose_tree_entry(
+            store.git_dir, commit.tree, b"knowledge")
+    except (OSError, ValueError, MinaraError):
+        return None
+    # a commit that changed no record (a CLI write's objects are loose) keeps the key
+    key: list[Any] = [f"tree {tree}" if known else head, app.settings.max_file_bytes]
+    for rel in ("knowledge", GRANTS_PATH):
+        try:
+            st = os.lstat(app.root / rel)
+        except OSError:
+            key.append(None)
+            continue
+        key.append([st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns])
+    return key
+
+
 def budget_notes(app: Minara) -> list[dict[str, Any]]:
-    """Context files near or over their budget (empty before the workspace is set up)."""
+    """Context files near or over their budget (empty before the workspace is set up).
+
+    Kept beside the repository by what they were measured from
+    (:mod:`minarad.budgetcache`): a fresh status reads and redacts no file
+    while none of them changed.
+    """
     if not app.has_repository():
         return []
+    from minarad.budgetcache import budget_notes as saved_notes
+
+    store = app.existing_store()
+    if store is None:
+        return _measured_budget_notes(app)
+    s = app.settings
+    return saved_notes(os.fspath(app.root), os.fspath(store.state_dir),
+                       [s.context_max_file_chars, s.context_max_total_chars, s.max_file_bytes],
+                       _context_sources, lambda: _measured_budget_notes(app))
+
+
+def _context_sources() -> list[str]:
+    from minarad.context import context_sources
+
+    return context_sources()
+
+
+def _measured_budget_notes(app: Minara) -> list[dict[str, Any]]:
     try:
         report = app.budget_report()
     except (OSError, MinaraError):

@@ -169,3 +169,66 @@ def test_status_reads_the_excludes_file_where_git_reads_it(minara, ws, env, tmp_
     excludes.write_text("*.private\n")
     git(ws, "config", "core.excludesFile", str(excludes))
     assert untracked() == {"a.scratch", "c.md"} == question_marks()
+
+
+def test_budget_notes_follow_each_hand_edit_at_once(minara, ws):
+    """The saved budget notes are keyed by each context file's bytes, not its times: an
+    edit in the same clock tick, a new journal file and a changed setting all show."""
+    minara("memory", "append", "MEMORY.md", "- one", check=0)
+    small = {"MINARA_CONTEXT_MAX_FILE_CHARS": "2000"}
+
+    def budgets(**extra) -> list[tuple[str, str]]:
+        doc = _status(minara, extra_env={**small, **extra})
+        return [(b["path"], b["state"]) for b in doc["budgets"]]
+
+    _settle(ws)
+    assert budgets() == []
+    assert budgets() == []  # the saved notes
+    memory = ws / "MEMORY.md"
+    before = os.stat(memory)
+    memory.write_text("x" * 2001)
+    os.utime(memory, ns=(before.st_atime_ns, before.st_mtime_ns))  # one clock tick
+    assert budgets() == [("MEMORY.md", "over")]
+    assert budgets(MINARA_CONTEXT_MAX_FILE_CHARS="2300") == [("MEMORY.md", "near")]
+    memory.write_text("- short\n")
+    assert budgets() == []
+    today = minara("context", check=0).stdout.split("Local date ")[1][:10]
+    (ws / "memory").mkdir(exist_ok=True)
+    (ws / "memory" / f"{today}.md").write_text("y" * 1900)
+    assert budgets() == [(f"memory/{today}.md", "near")]
+    (ws / "USER.md").unlink()
+    (ws / "USER.md").write_text("z" * 2500)
+    assert budgets() == [("USER.md", "over"), (f"memory/{today}.md", "near")]
+
+
+def test_knowledge_notes_follow_a_hand_edit_of_grants_and_a_commit(minara, ws):
+    """The saved knowledge notes are keyed by HEAD and grants.json on disk."""
+    minara("fact", "propose", "--domain", "infra", "--topic", "deploys", "--content",
+           "Deploys happen on Tuesdays.", check=0)
+    minara("grant", "set", "ops", "infra", "write", check=0)
+    _settle(ws)
+    assert _status(minara)["knowledge"] == []
+    assert _status(minara)["knowledge"] == []  # the saved notes
+    grants = ws / "knowledge" / "grants.json"
+    good = grants.read_text()
+    grants.write_text(good.replace('"write"', '"write",'))
+    assert [n["path"] for n in _status(minara)["knowledge"]] == ["knowledge/grants.json"]
+    grants.write_text(good)
+    assert _status(minara)["knowledge"] == []
+    fact = next((ws / "knowledge" / "infra").rglob("*.md"))
+    fact.write_text("no front matter here\n")
+    git(ws, "-c", "user.name=Dana", "-c", "user.email=d@x", "commit", "-qam", "by hand")
+    notes = _status(minara)["knowledge"]
+    assert [(n["path"], n["effect"]) for n in notes] == [
+        (fact.relative_to(ws).as_posix(), "skipped everywhere")]
+
+
+def test_status_leaves_the_soul_notice_for_the_next_session(minara, ws):
+    """Measuring the budgets reads SOUL.md without taking its one-time change notice."""
+    assert "SOUL.md was edited" not in minara("context", check=0).stdout  # the baseline
+    with open(ws / "SOUL.md", "a") as fh:
+        fh.write("\nBe brief.\n")
+    _status(minara)
+    minara("context", "--report", check=0)
+    assert "SOUL.md was edited since your last session" in minara("context", check=0).stdout
+    assert "SOUL.md was edited" not in minara("context", check=0).stdout
