@@ -87,7 +87,7 @@ def _stale_locks(store: Store) -> list[str]:
 
 def check_locks(store: Store, fix: bool) -> Finding:
     """No git lock or commit marker left behind by a killed process."""
-    from minarad.store.commit import recover_interrupted_commit
+    from minarad.store.commitrecovery import recover_interrupted_commit
 
     stale = _stale_locks(store)
     if not stale:
@@ -107,7 +107,7 @@ def check_locks(store: Store, fix: bool) -> Finding:
 def check_git_index(store: Store, fix: bool) -> Finding:
     """``.git/index`` can be read (a 0-byte or cut one makes ``git status`` fail)."""
     from minarad.git.index import index_damage
-    from minarad.store.commit import repair_damaged_index
+    from minarad.store.commitrecovery import repair_damaged_index
 
     damage = index_damage(str(store.git_dir / "index"))
     if damage is None:

@@ -289,7 +289,7 @@ class Daemon:
 
     def _repair_index(self) -> None:
         """A damaged ``.git/index`` is rewritten from HEAD before anything else."""
-        from minarad.store.commit import repair_damaged_index
+        from minarad.store.commitrecovery import repair_damaged_index
 
         try:
             damage = repair_damaged_index(self.store)

@@ -6,7 +6,7 @@ with them in one wait for the disk, and renamed over the index once HEAD
 has moved (:func:`install`); :func:`abort` drops it when the commit is
 given up. While it stands, the lock keeps other gits from the index, as
 theirs do; one left by a killed writer is removed by the next (see
-:func:`minarad.store.commit.recover_interrupted_commit`).
+:func:`minarad.store.commitrecovery.recover_interrupted_commit`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import os
 from typing import TYPE_CHECKING, NamedTuple
 
 from minarad.crashpoints import crash_point
-from minarad.git.index import (IndexWrite, new_index_bytes, record_written, tree_entries,
-                               write_index_lock)
+from minarad.git.index import IndexWrite, new_index_bytes, record_written, write_index_lock
+from minarad.git.indextree import tree_entries
 
 if TYPE_CHECKING:
     from minarad.git.types import ObjectStore
@@ -46,7 +46,7 @@ class StagedIndex(NamedTuple):
 def stage_index_to_tree(index_path: str, object_store: ObjectStore, tree_id: bytes,
                         changes: dict[bytes, tuple | None], *, record_path: str | None = None,
                         not_checked_out: frozenset[bytes] = frozenset()) -> StagedIndex:
-    """Write the index :func:`minarad.git.index.update_index_to_tree` would write, to
+    """Write the index :func:`minarad.git.indextree.update_index_to_tree` would write, to
     ``index.lock`` only (the caller fsyncs :attr:`StagedIndex.fd`, then calls
     :func:`install` or :func:`abort`).
 

@@ -13,7 +13,7 @@ index and the history cache.
 A marker in ``.git/minara/`` stands while a commit is being made; a writer
 killed mid-commit leaves it behind, and so does one whose index update
 failed after HEAD moved. The next writer (under the workspace lock) cleans
-up after it (:func:`recover_interrupted_commit`).
+up after it (:func:`minarad.store.commitrecovery.recover_interrupted_commit`).
 
 While a round of commits is open (``store.round``, see
 :mod:`minarad.store.groupcommit`), the round holds the marker and the
@@ -29,16 +29,14 @@ import os
 import posixpath
 import re
 import sqlite3
-import time
-from pathlib import Path
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from minarad.crashpoints import crash_point
-from minarad.errors import Busy, InvalidInput, MinaraError
+from minarad.errors import Busy, InvalidInput
 from minarad.git.commits import author_name
 from minarad.git.objects import tracking_written
-from minarad.git.refs import common_dir, lock_head_branch, write_locked_branch
+from minarad.git.refs import lock_head_branch, write_locked_branch
 from minarad.store.historydb import CommitRecord
 from minarad.store.models import CommitInfo
 
@@ -49,10 +47,8 @@ _SOURCE_RE = re.compile(r"^[a-z][a-z0-9_-]*(:[A-Za-z0-9_.-]+)?$")
 _MAX_PATH_TRAILERS = 50
 #: The marker's name in ``.git/minara/``.
 COMMIT_MARKER = "commit-in-progress"
-#: A git lock file younger than this may belong to a git that is running.
-_STALE_LOCK_SECONDS = 2.0
 #: The marker's line naming the checksum of the ``index.lock`` its writer staged.
-_STAGED_INDEX = "staged-index "
+STAGED_INDEX = "staged-index "
 
 
 def commit_changes(store: Store, changes: dict, stats: dict, *, author: str, source: str,
@@ -250,7 +246,7 @@ def stage_index(prepared: PreparedCommit, stats: dict) -> None:
     prepared.unsynced_fds.append(prepared.index.fd)
     try:  # a writer killed before the rename leaves the lock: this names it its own
         with open(store.state_dir / COMMIT_MARKER, "a", encoding="utf-8") as fh:
-            fh.write(f"\n{_STAGED_INDEX}{prepared.index.new[-20:].hex()}")
+            fh.write(f"\n{STAGED_INDEX}{prepared.index.new[-20:].hex()}")
     except OSError:
         pass
     crash_point("commit-after-index-staged")
@@ -431,7 +427,7 @@ def update_index(store: Store, index_changes: dict, tree_id: bytes, rebuild: boo
 
     A rebuilt index flags the held entries (:mod:`minarad.store.held`) skip-worktree.
     """
-    from minarad.git.index import update_index_to_tree
+    from minarad.git.indextree import update_index_to_tree
     from minarad.store.diskscan import follow_index_write
     from minarad.store.held import held_paths
 
@@ -441,95 +437,6 @@ def update_index(store: Store, index_changes: dict, tree_id: bytes, rebuild: boo
         record_path=str(store.state_dir / "index-checksum"), rebuild=rebuild,
         not_checked_out=held)
     follow_index_write(store, written, index_changes)
-
-
-def repair_damaged_index(store: Store) -> str | None:
-    """Rewrite ``.git/index`` from HEAD when it cannot be read; return what was wrong.
-
-    A 0-byte or cut index (a disk that filled, a killed writer of another
-    tool) makes ``git status`` fail until it is rewritten. The files on disk
-    are untouched; git re-hashes them once (the rebuilt entries carry no
-    stat data). Returns None when the index was sound (or HEAD is unborn).
-    """
-    from minarad.git.index import index_damage
-
-    with store.lock():
-        damage = index_damage(str(store.git_dir / "index"))
-        head = store.head()
-        if damage is None or head is None:
-            return None
-        update_index(store, {}, store.repo[head.encode()].tree, rebuild=True)
-    return damage
-
-
-def recover_interrupted_commit(store: Store) -> None:
-    """Clean up after a writer killed mid-commit (the caller holds the lock).
-
-    Finding the marker under the lock means its writer died. Git lock files
-    it may have left (older than a few seconds, so never a running git's)
-    are removed, and the index is rebuilt from HEAD, since HEAD may have
-    moved without it. While a lock is too young to judge, the marker stays
-    and the writer meets :class:`Busy`; a later try finishes the clean-up.
-    """
-    marker = store.state_dir / COMMIT_MARKER
-    if not marker.exists():
-        return
-    now = time.time()
-    heads = Path(common_dir(str(store.git_dir))) / "refs" / "heads"  # a worktree shares them
-    locks = [store.git_dir / "HEAD.lock", store.git_dir / "index.lock",
-             *(heads.rglob("*.lock") if heads.is_dir() else ())]
-    young = []
-    ours = _staged_index_lock(store, marker)
-    for lock in locks:
-        with contextlib.suppress(FileNotFoundError):
-            if lock == ours or now - lock.stat().st_mtime > _STALE_LOCK_SECONDS:
-                lock.unlink()
-            else:
-                young.append(lock)
-    if young:  # maybe a running git's: keep the marker, clean up on a later try
-        raise Busy(f"{young[0]} exists: another git is working here, or one was killed (it "
-                   f"is removed once stale)", code="repository_busy")
-    _remove_round_temporaries(store, marker)
-    crash_point("recover-before-index-rebuild")
-    head = store.head()
-    if head:
-        update_index(store, {}, store.repo[head.encode()].tree, rebuild=True)
-    marker.unlink()
-
-
-def _staged_index_lock(store: Store, marker: Path) -> Path | None:
-    """``index.lock`` when it is the one the marker's (dead) writer staged, however young:
-    no git can have written it, since it held the lock from its creation on."""
-    try:
-        named = {line[len(_STAGED_INDEX):] for line in marker.read_text().splitlines()
-                 if line.startswith(_STAGED_INDEX)}
-        if not named:
-            return None
-        lock = store.git_dir / "index.lock"
-        with open(lock, "rb") as fh:
-            fh.seek(-20, os.SEEK_END)
-            return lock if fh.read(20).hex() in named else None
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def _remove_round_temporaries(store: Store, marker: Path) -> None:
-    """Remove the temporaries a writer killed before its renames left in the staging
-    folder, and beside its files (listed in its marker after the first line: a round's, see
-    :mod:`minarad.store.groupcommit`, or a transaction's, see
-    :func:`minarad.store.diskchange.change_all`)."""
-    from minarad.workspace.files import DiskChanged, remove_file_at
-    from minarad.workspace.staged import remove_staged_leftovers
-
-    remove_staged_leftovers(store.root)
-    try:
-        lines = marker.read_text().splitlines()
-    except (OSError, UnicodeDecodeError):
-        return
-    for rel in lines[1:]:
-        if rel.endswith(".minara-tmp"):
-            with contextlib.suppress(OSError, DiskChanged, MinaraError):
-                remove_file_at(store.root, rel, sync=False)
 
 
 def _verb(changes: dict) -> str:

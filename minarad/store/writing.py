@@ -35,7 +35,7 @@ def check_writable(store: Store) -> None:
     HEAD object (see :mod:`minarad.store.repostate`).
     """
     from minarad.store import repostate
-    from minarad.store.commit import recover_interrupted_commit
+    from minarad.store.commitrecovery import recover_interrupted_commit
 
     recover_interrupted_commit(store)
     repostate.check_writable(str(store.git_dir), lambda: store.repo)

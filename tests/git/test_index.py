@@ -107,7 +107,7 @@ def _commit_on_disk(repo_dir, repo, files: dict):
 
 @pytest.mark.parametrize("git_index", ["plain", "split-index", "version 4"])
 def test_an_index_git_wrote_is_brought_to_the_new_tree(repo_dir, repo, git_index):
-    from minarad.git.index import update_index_to_tree
+    from minarad.git.indextree import update_index_to_tree
     from tests.git.conftest import commit_files
 
     commit_files(repo_dir, "start", {f"d{i}/n.md": f"{i}\n" for i in range(20)})
@@ -123,7 +123,7 @@ def test_an_index_git_wrote_is_brought_to_the_new_tree(repo_dir, repo, git_index
 
 
 def test_a_rebuilt_index_matches_head_and_git_rehashes_unknown_stats(repo_dir, repo):
-    from minarad.git.index import update_index_to_tree
+    from minarad.git.indextree import update_index_to_tree
     from tests.git.conftest import commit_files
 
     commit_files(repo_dir, "start", {"a.md": "a\n", "w/b.md": "b\n"})
