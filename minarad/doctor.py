@@ -122,7 +122,7 @@ def check_git_index(store: Store, fix: bool) -> Finding:
 
 def check_clean(store: Store, fix: bool) -> Finding:
     """What is on disk is committed (``git status`` would be clean)."""
-    from minarad.store.ignoreguard import untracked_explained
+    from minarad.store.untracked import untracked_explained
 
     if fix:
         skipped: list = []

@@ -54,7 +54,8 @@ def status(app: Minara) -> WorkspaceStatus:
 
 def workspace_notes(app: Minara) -> dict[str, Any]:
     """Tracked files that are ignored, and git's ``??`` lines, each with its reason."""
-    from minarad.store.ignoreguard import tracked_but_ignored, untracked_explained
+    from minarad.store.ignoreguard import tracked_but_ignored
+    from minarad.store.untracked import untracked_explained
 
     store = app.existing_store()
     if store is None:

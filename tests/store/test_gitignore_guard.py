@@ -8,7 +8,8 @@ import pytest
 
 from minarad.errors import InvalidInput
 from minarad.store import Store
-from minarad.store.ignoreguard import tracked_but_ignored, untracked_explained, untracked_paths
+from minarad.store.ignoreguard import tracked_but_ignored
+from minarad.store.untracked import untracked_explained, untracked_paths
 from tests.conftest import assert_repo_sound, commit_count, git
 
 
