@@ -38,7 +38,7 @@ there too, by a digest of the queries. How each peer is asked:
   full-text search behind ``bm grep``), 50 results; first 10 pages.
 
 memtomem takes seconds a query on a loaded 2-core machine (its own SQL), so
-a first run over the three corpora takes an hour or more; later runs reuse
+a first run over the four corpora takes an hour or more; later runs reuse
 the kept answers.
 """
 
@@ -117,6 +117,7 @@ def _mdmem_db(own: Path):
 
 
 def markdown_memory_index(ws: Path, own: Path) -> None:
+    _sqlite_that_loads_extensions()  # before markdown_memory imports sqlite3
     from markdown_memory.indexer import Indexer
 
     Indexer(_mdmem_db(own), StandIn()).index_directory(ws)
