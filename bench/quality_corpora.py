@@ -9,6 +9,16 @@ Each corpus is a folder of Markdown pages (a git workspace) and a list of
   description from its NAME section, which is removed from the page.
 - ``postgres``: Debian's ``postgresql-doc-15`` (DocBook HTML); queries are
   link texts, as for Python ("Section 7.8" style labels left out).
+- ``man``: the manual pages (sections 1, 5 and 8) of common Debian packages
+  other than git (:data:`MAN_PACKAGES`: coreutils, util-linux, systemd,
+  iproute2, openssl, ...; those not installed are left out), rendered as
+  git's are; queries are each page's NAME description, removed from the
+  page, as for git. Pages sharing a description keep one, descriptions of
+  fewer than 3 words are left out, and a fixed sample of 450 pages is kept
+  (about 3,800 texts to embed: 3 minutes at 20 a second). To have every
+  page: ``apt-get install man-db`` and the packages of :data:`MAN_PACKAGES`
+  (a minimal image whose ``/etc/dpkg/dpkg.cfg.d/`` has ``path-exclude
+  /usr/share/man/*`` installs no manual pages: remove that line first).
 
 Plus two small hand-made sets that must stay answered in full: English notes
 with inflected words (deploy, deploys, deployed) and Korean, Japanese and
@@ -213,6 +223,23 @@ def _render_man(page: str) -> str:
     return re.sub(r".\x08", "", out)
 
 
+def _man_markdown(source: str, title: str) -> tuple[str, list[str]]:
+    """A manual page as Markdown (upper-case lines become headings) without its NAME
+    section, and the NAME section's lines."""
+    lines, name_lines, in_name = [f"# {title}", ""], [], False
+    for line in _render_man(source).splitlines()[1:-1]:
+        if re.match(r"^[A-Z][A-Z0-9 /-]+$", line.strip()) and not line.startswith(" "):
+            in_name = line.strip() == "NAME"
+            if not in_name:
+                lines += ["", f"## {line.strip().title()}", ""]
+            continue
+        if in_name:
+            name_lines.append(line)
+            continue
+        lines.append(line.strip())
+    return "\n".join(lines), name_lines
+
+
 def git_manuals(ws: Path) -> list[tuple[str, str]]:
     """Each git manual page as Markdown (upper-case lines become headings)."""
     pairs = []
@@ -221,19 +248,11 @@ def git_manuals(ws: Path) -> list[tuple[str, str]]:
         sys.exit("git's manual pages are not installed")
     for source in sources:
         name = Path(source).name.split(".")[0]
-        lines, description, in_name = [f"# {name}", ""], "", False
-        for line in _render_man(source).splitlines()[1:-1]:
-            if re.match(r"^[A-Z][A-Z0-9 /-]+$", line.strip()) and not line.startswith(" "):
-                in_name = line.strip() == "NAME"
-                if not in_name:
-                    lines += ["", f"## {line.strip().title()}", ""]
-                continue
-            if in_name:
-                found = NAME_LINE.match(line)
-                description = found.group(2).strip() if found else description
-                continue
-            lines.append(line.strip())
-        text = "\n".join(lines)
+        text, name_lines = _man_markdown(source, name)
+        description = ""
+        for line in name_lines:
+            found = NAME_LINE.match(line)
+            description = found.group(2).strip() if found else description
         if len(text) < 200 or not description:
             continue
         (ws / f"{name}.md").write_text(text, encoding="utf-8")
@@ -241,7 +260,83 @@ def git_manuals(ws: Path) -> list[tuple[str, str]]:
     return pairs
 
 
-CORPORA = {"python": python_docs, "git": git_manuals, "postgres": postgres_docs}
+#: The Debian packages whose manual pages (sections 1, 5 and 8) make the ``man``
+#: corpus; a package not installed is left out.
+MAN_PACKAGES = (
+    "coreutils", "util-linux", "findutils", "grep", "sed", "tar", "procps", "iproute2",
+    "openssh-client", "systemd", "dpkg", "apt", "e2fsprogs", "mount", "diffutils", "gzip",
+    "bzip2", "xz-utils", "bash", "less", "man-db", "passwd", "login", "hostname", "psmisc",
+    "bsdutils", "debianutils", "ncurses-bin", "zip", "unzip", "make", "patch", "file", "lsof",
+    "strace", "net-tools", "curl", "wget", "openssl")
+#: At most this many pages (a fixed sample), so that embedding them takes minutes.
+MAN_PAGES = 450
+#: A description of fewer words does not make a query ("GNU make").
+MAN_WORDS = 3
+
+
+def man_sources(packages=MAN_PACKAGES) -> list[str]:
+    """The manual pages, sections 1, 5 and 8, of the installed ``packages`` (one path
+    per page: links resolved; git's pages left out)."""
+    found = set()
+    for package in packages:
+        listed = subprocess.run(["dpkg", "-L", package], capture_output=True, text=True,
+                                check=False).stdout.splitlines()
+        for path in listed:
+            if re.fullmatch(r"/usr/share/man/man[158]/[^/]+\.gz", path) and \
+                    not re.match(r"(git|scalar)", Path(path).name):
+                found.add(os.path.realpath(path))
+    return sorted(p for p in found if os.path.isfile(p))
+
+
+def _first_paragraph(lines: list[str]) -> str:
+    """The lines up to the first blank one after some text, as one line (a word the
+    renderer broke with a hyphen made whole)."""
+    text = ""
+    for line in lines:
+        if not line.strip():
+            if text:
+                break
+            continue
+        text += line.strip() + " "
+    return " ".join(text.replace("\u2010 ", "").split())
+
+
+def man_pages(ws: Path) -> list[tuple[str, str]]:
+    """Debian's manual pages (:data:`MAN_PACKAGES`) rendered as git's are; a page
+    ``NAME.SECTION.md`` titled ``NAME(SECTION)``, its query its NAME line's description.
+
+    Pages sharing a description keep only the first (by file name), descriptions
+    under :data:`MAN_WORDS` words are left out, and at most :data:`MAN_PAGES` pages
+    are kept (a fixed sample of those left).
+    """
+    sources = man_sources()
+    if not sources:
+        sys.exit("no manual pages found: apt-get install man-db " + " ".join(MAN_PACKAGES))
+    pages: dict[str, tuple[str, str]] = {}  # description (lower case) -> (page, description)
+    for source in sorted(sources, key=lambda p: Path(p).name):
+        name, section = Path(source).name[:-3].rsplit(".", 1)
+        text, name_lines = _man_markdown(source, f"{name}({section})")
+        head = _first_paragraph(name_lines)
+        description = re.split(r"\s[-\u2010\u2013\u2014]+\s", head, maxsplit=1)[1:]
+        if len(text) < 200 or not description or len(description[0].split()) < MAN_WORDS:
+            continue
+        key = description[0].lower().rstrip(".")
+        if key not in pages:
+            page = f"{name}.{section}.md"
+            (ws / page).write_text(text, encoding="utf-8")
+            pages[key] = (page, description[0])
+    chosen = sorted(pages.values())
+    if len(chosen) > MAN_PAGES:
+        kept = set(random.Random(5).sample(range(len(chosen)), MAN_PAGES))
+        for i, (page, _d) in enumerate(chosen):
+            if i not in kept:
+                (ws / page).unlink()
+        chosen = [c for i, c in enumerate(chosen) if i in kept]
+    return [(description, page) for page, description in chosen]
+
+
+CORPORA = {"python": python_docs, "git": git_manuals, "postgres": postgres_docs,
+           "man": man_pages}
 
 
 def _pages(ws: Path) -> set[str]:

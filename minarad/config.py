@@ -89,7 +89,7 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "search_weight_semantic_partial": ("MINARA_SEARCH_WEIGHT_SEMANTIC_PARTIAL", float, 3.0),
     "search_weight_recency": ("MINARA_SEARCH_WEIGHT_RECENCY", float, 0.05),
     "search_weight_graph": ("MINARA_SEARCH_WEIGHT_GRAPH", float, 0.3),
-    "search_sibling_share": ("MINARA_SEARCH_SIBLING_SHARE", float, 0.15),
+    "search_sibling_share": ("MINARA_SEARCH_SIBLING_SHARE", float, 0.3),
     "search_semantic_floor": ("MINARA_SEARCH_SEMANTIC_FLOOR", float, 0.825),
     "search_title_mix": ("MINARA_SEARCH_TITLE_MIX", float, 1.0),
     "search_semantic_share": ("MINARA_SEARCH_SEMANTIC_SHARE", float, 0.3),

@@ -60,10 +60,11 @@ class RankingSettings:
     the lexical voice's best page holds every word of the query as
     written, ``semantic_partial`` when it lacks one. ``sibling_share``: how
     much a hybrid hit gains from its page's other strong hits
-    (:func:`page_aware`; keyword search adds :data:`PAGE_SHARE`): less than
-    keyword search, as the lexical voice already counts the page and the
-    semantic voice's sections count again (chosen by cross-validation over
-    three corpora with the semantic weights, ``bench/quality.py``).
+    (:func:`page_aware`; keyword search adds :data:`PAGE_SHARE`). By default
+    it is keyword search's: a lighter share (0.15, where the lexical voice
+    already counts the page and the semantic voice's sections count again)
+    won on three corpora but lost held out on a fourth (the folds that chose
+    it scored lower than with 0.3; ``bench/quality.py``).
     """
 
     lexical: float = 1.0
@@ -71,7 +72,7 @@ class RankingSettings:
     semantic_partial: float = 3.0
     recency: float = 0.05
     graph: float = 0.3
-    sibling_share: float = 0.15
+    sibling_share: float = PAGE_SHARE
     half_life_days: float = 30.0
     per_page: int = 2
     semantic_floor: float = 0.825

