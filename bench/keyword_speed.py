@@ -17,12 +17,7 @@ median and p95 of ``--queries``:
   for a query whose strict form finds nothing while minara answers it
   from the loose one (a common word beside a rare one).
 
-The warm-up runs every query once before timing, and the index keeps what
-a search learns about the state it opened (:mod:`minarad.index.viewmemo`):
-the timed searches are searches asked again. ``--fresh`` forgets it before
-each timed call (all four alike), as the first search after a commit.
-
-Run: python bench/keyword_speed.py [--files 10000] [--queries 300] [--cpu] [--fresh]
+Run: python bench/keyword_speed.py [--files 10000] [--queries 300] [--cpu]
 """
 
 from __future__ import annotations
@@ -97,13 +92,9 @@ def minara(index: Index, query: str) -> list:
     return [hit.snippet for hit in index.search(query, limit=LIMIT, mode="keyword")]
 
 
-def sample(fn, index: Index, queries: list[str], clock=time.perf_counter,
-           fresh: bool = False) -> tuple[float, float]:
+def sample(fn, index: Index, queries: list[str], clock=time.perf_counter) -> tuple[float, float]:
     times = []
-    view = index.engine.reader_view()
     for query in queries:
-        if fresh and view is not None:
-            view.memo.clear()
         t = clock()
         fn(index, query)
         times.append((clock() - t) * 1000)
@@ -118,8 +109,6 @@ def main() -> None:
     ap.add_argument("--cpu", action="store_true",
                     help="the thread's CPU time instead of wall time (a loaded machine "
                          "stretches the longer calls most)")
-    ap.add_argument("--fresh", action="store_true",
-                    help="forget what the index kept of earlier searches before each one")
     args = ap.parse_args()
     clock = time.thread_time if args.cpu else time.perf_counter
     work = Path(tempfile.mkdtemp(prefix="minara-bench-keyword-"))
@@ -140,15 +129,15 @@ def main() -> None:
         runs: dict[str, list] = {"top": [], "depth": [], "answer": [], "minara": []}
         for part in range(3):
             chunk = queries[part::3]
-            runs["top"].append(sample(tantivy_alone, index, chunk, clock, args.fresh))
-            runs["depth"].append(sample(tantivy_at_depth, index, chunk, clock, args.fresh))
-            runs["answer"].append(sample(answering, index, chunk, clock, args.fresh))
-            runs["minara"].append(sample(minara, index, chunk, clock, args.fresh))
+            runs["top"].append(sample(tantivy_alone, index, chunk, clock))
+            runs["depth"].append(sample(tantivy_at_depth, index, chunk, clock))
+            runs["answer"].append(sample(answering, index, chunk, clock))
+            runs["minara"].append(sample(minara, index, chunk, clock))
         p50, p95 = ({k: statistics.median(x[i] for x in v) for k, v in runs.items()}
                     for i in (0, 1))
         depth = max(LIMIT * 3, FUSION_CANDIDATES)
         print(f"keyword search, {args.files:,} files, {len(queries)} queries, top {LIMIT}, "
-              f"{'CPU' if args.cpu else 'wall'} time{', fresh' if args.fresh else ''}:")
+              f"{'CPU' if args.cpu else 'wall'} time:")
         for key, label in (("top", f"tantivy, top {LIMIT} + snippets"),
                            ("depth", f"tantivy, {depth} read + {LIMIT} snippets"),
                            ("answer", "tantivy, strict+loose, minara's count"),

@@ -27,7 +27,6 @@ from minarad.index.schema import (PAGE_LEVEL, SCHEMA_VERSION, StoredRecord, buil
                                   cjk_analyzer, decode_record, page_to_tantivy, record_path,
                                   register_tokenizers, set_docstore_blocksize, stem_analyzer,
                                   to_tantivy, word_analyzer)
-from minarad.index.viewmemo import ViewMemo
 
 MEMORY_SCOPE = "memory"
 #: Writer heap for a first (or full) build: large segments, two threads.
@@ -46,22 +45,11 @@ COMMON_SHARE = 0.3
 READER_IDLE_S = 5.0
 
 
-def _file_stamp(path) -> tuple[int, int, int] | None:
-    """``(mtime_ns, size, inode)`` of a file (None when it cannot be read): a file
-    replaced by an atomic write gets another."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_mtime_ns, st.st_size, st.st_ino
-
-
 class ReaderView(NamedTuple):
     """One saved state opened for reading, kept until a writer saves another.
 
     ``channels`` are the visibility terms of channel documents in this
-    searcher; a search excludes those its caller did not ask for. ``memo``
-    keeps what searches learn about this state (paths read, queries built).
+    searcher; a search excludes those its caller did not ask for.
     """
 
     stamp: tuple
@@ -69,7 +57,6 @@ class ReaderView(NamedTuple):
     index: tantivy.Index  # type: ignore[assignment]  # a field, shadowing tuple.index
     searcher: tantivy.Searcher
     channels: tuple[str, ...]
-    memo: ViewMemo
 
 
 class LexicalWriter:
@@ -112,8 +99,6 @@ class LexicalEngine:
         self.builder = QueryBuilder(self.schema, word_analyzer(), self.cjk, stem_analyzer())
         self._state_file = os.fspath(self.state_path)
         self._view: ReaderView | None = None
-        #: the memo of the reader let go last, for a reader of the same state
-        self._let_go: ViewMemo | None = None
         self._pages = tantivy.Query.term_query(self.schema, "level", PAGE_LEVEL)
         self._page_count: tuple[tuple, int] | None = None
         self._used = 0.0
@@ -169,7 +154,11 @@ class LexicalEngine:
     # -- reading -----------------------------------------------------------
 
     def _state_stamp(self):
-        return _file_stamp(self._state_file)
+        try:
+            st = os.stat(self._state_file)
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size, st.st_ino
 
     def reader_view(self) -> ReaderView | None:
         """The searcher of the saved state; reopened only when a writer saved a new one
@@ -186,11 +175,7 @@ class LexicalEngine:
         return view
 
     def release(self) -> None:
-        """Let the reader go (the next search opens it again; its memo is kept for a
-        reader of the same state, see :meth:`_memo_for`)."""
-        view = self._view
-        if view is not None:
-            self._let_go = view.memo
+        """Let the reader go (the next search opens it again)."""
         self._view = None
 
     def _close_when_idle(self, delay: float) -> None:
@@ -222,9 +207,6 @@ class LexicalEngine:
             return None
 
     def _open_generation(self, stamp, generation: str, old: ReaderView | None) -> ReaderView:
-        # (tantivy's own state, read before opening: a commit after this makes the stamp
-        # older than the searcher, never newer, so a memo is never reused wrongly)
-        origin = (stamp, generation, _file_stamp(self.index_dir / generation / "meta.json"))
         if old is not None and old.generation == generation:
             index = old.index
             index.reload()
@@ -236,17 +218,7 @@ class LexicalEngine:
         searcher = index.searcher()
         channels = tuple(term for term, _count in
                          searcher.terms_with_prefix("visibility", "channel:"))
-        return ReaderView(stamp, generation, index, searcher, channels, self._memo_for(origin))
-
-    def _memo_for(self, origin: tuple) -> ViewMemo:
-        """The memo of a searcher opened from ``origin`` (the state file's stamp, the
-        generation, tantivy's ``meta.json`` stamp): that of the reader let go last
-        when it was opened from the same (the same segments, in the same order, so
-        the same document addresses), else a new one."""
-        kept, self._let_go = self._let_go, None
-        if kept is not None and origin[2] is not None and kept.origin == origin:
-            return kept
-        return ViewMemo(origin)
+        return ReaderView(stamp, generation, index, searcher, channels)
 
     def searcher(self):
         """The current searcher, or None when there is no readable index."""
@@ -296,12 +268,10 @@ class LexicalEngine:
         words; a word found in more than :data:`COMMON_SHARE` of the
         documents adds to the score but does not count (its rarity is low).
         """
-        def build():
-            hidden = self._hidden(view, clauses, filters)
-            common = self._common_words(view, clauses) if strict else frozenset()
-            return self.builder.build(clauses, self._filters(filters), hidden, strict=strict,
-                                      common=common)
-        return view.memo.kept(("query", tuple(clauses), filters, strict), build)
+        hidden = self._hidden(view, clauses, filters)
+        common = self._common_words(view, clauses) if strict else frozenset()
+        return self.builder.build(clauses, self._filters(filters), hidden, strict=strict,
+                                  common=common)
 
     def query_pair(self, view: ReaderView, clauses, filters: SearchFilters,
                    names: float = 0.0) -> QueryPair:
@@ -311,26 +281,22 @@ class LexicalEngine:
         ``loose`` is None when it is the strict query itself (too few
         meaningful words for strictness to ask more).
         """
-        return view.memo.kept(("pair", tuple(clauses), filters, names), lambda: (
-            self.builder.build_pair(clauses, self._filters(filters),
-                                    self._hidden(view, clauses, filters),
-                                    common=self._common_words(view, clauses), names=names)))
+        return self.builder.build_pair(clauses, self._filters(filters),
+                                       self._hidden(view, clauses, filters),
+                                       common=self._common_words(view, clauses), names=names)
 
     def page_queries(self, view: ReaderView, clauses, filters: SearchFilters,
                      weights) -> list:
         """The queries ranking page documents by ``clauses``: strict, then loose
         (one when they are the same, none without a word for pages)."""
-        def build():
-            hidden = self._hidden(view, clauses, filters, pages=False)
-            return self.builder.build_page(clauses, [*self._filters(filters), self._pages],
-                                           hidden, weights)
-        return view.memo.kept(("pages", tuple(clauses), filters, weights), build)
+        hidden = self._hidden(view, clauses, filters, pages=False)
+        return self.builder.build_page(clauses, [*self._filters(filters), self._pages],
+                                       hidden, weights)
 
-    def sections_of(self, view: ReaderView, pair: QueryPair, paths: list[str]):
+    def sections_of(self, pair: QueryPair, paths: list[str]):
         """The query of the clauses of ``pair`` (:meth:`query_pair`: any word, no
         definition names) over the sections of ``paths`` only."""
-        return view.memo.kept(("within", pair.strict, tuple(paths)), lambda: (
-            pair.within(self.builder.any_term_query("path", paths))))
+        return pair.within(self.builder.any_term_query("path", paths))
 
     def _hidden(self, view: ReaderView, clauses, filters: SearchFilters,
                 pages: bool = True) -> list:
@@ -378,17 +344,9 @@ class LexicalEngine:
         return [(float(score), self._record(view.searcher, address)) for score, address in found]
 
     def top_paths(self, view: ReaderView, query, limit: int) -> list[tuple[float, str]]:
-        """``(score, path)`` of the best ``limit`` matches: only the path of each is read,
-        once per opened state (:class:`~minarad.index.viewmemo.ViewMemo`)."""
+        """``(score, path)`` of the best ``limit`` matches: only the path of each is read."""
         found = view.searcher.search(query, limit, count=False).hits
-        searcher, paths, out = view.searcher, view.memo.paths, []
-        for score, address in found:
-            key = (address.segment_ord, address.doc)
-            path = paths.get(key)
-            if path is None:
-                path = paths[key] = self._path(searcher, address)
-            out.append((float(score), path))
-        return out
+        return [(float(score), self._path(view.searcher, address)) for score, address in found]
 
     def top_stored(self, view: ReaderView, query, limit: int,
                    by_time: bool = False) -> list[tuple[float, bytes]]:
@@ -401,23 +359,16 @@ class LexicalEngine:
         searcher, stored = view.searcher, self._stored
         return [(float(score), stored(searcher, address)) for score, address in found]
 
-    def each_top(self, view: ReaderView, query, limit: int,
-                 skip=None) -> Iterator[tuple[float, str, bytes]]:
+    def each_top(self, view: ReaderView, query,
+                 limit: int) -> Iterator[tuple[float, str, bytes]]:
         """``(score, path, record as stored)`` of the best ``limit`` matches, best first,
         each read when the caller comes to it (one may stop early); only the path
-        is decoded. A match whose path is known (read before from this opened
-        state) and ``skip(path)`` is passed over unread."""
+        is decoded."""
         found = view.searcher.search(query, limit, count=False).hits
-        searcher, stored, paths = view.searcher, self._stored, view.memo.paths
+        searcher, stored = view.searcher, self._stored
         for score, address in found:
-            key = (address.segment_ord, address.doc)
-            path = paths.get(key)
-            if path is not None and skip is not None and skip(path):
-                continue
             data = stored(searcher, address)
-            if path is None:
-                path = paths[key] = record_path(data)
-            yield float(score), path, data
+            yield float(score), record_path(data), data
 
     def count_with(self, field: str, value: str, limit: int) -> int:
         """How many records :meth:`records_with` gives (at most ``limit``), none of them read."""

@@ -13,7 +13,7 @@ from minarad.index.engine import LexicalEngine
 from minarad.index.fusion import RankedHit, SearchFilters
 from minarad.index.pages import PageWeights, missing_pages, named_first, page_mixed
 from minarad.index.query import QueryPair, parse_query, positive_terms
-from minarad.index.results import Hit, hit_from_stored, with_changes
+from minarad.index.results import Hit, hit_from_stored
 from minarad.index.snippets import term_pattern
 
 
@@ -74,43 +74,27 @@ class LexicalVoice:
                     hits: list[Hit], limit: int, weights: PageWeights,
                     keep_loose) -> list[Hit]:
         """``hits`` mixed with their pages' scores; the best section of each ranked page
-        that had none among them joins (when ``keep_loose`` keeps it).
-
-        The page scores, and the best sections found (without ``keep_loose``),
-        are kept for the opened state (:class:`~minarad.index.viewmemo.ViewMemo`):
-        the same search on the same state finds the same ones.
-        """
-        key = (tuple(clauses), filters, limit, weights)
-        pages = view.memo.kept(("page scores", *key), lambda: (
-            self._page_scores(view, clauses, filters, limit, weights)))
+        that had none among them joins (when ``keep_loose`` keeps it)."""
+        pages = self._page_scores(view, clauses, filters, limit, weights)
         if not pages:
             return hits
         missing = missing_pages(hits, pages, limit)
         if missing:
-            seen = {h.key for h in hits}
-            if keep_loose is None:  # (the kept hits are copied: a search rescores its own)
-                found = [with_changes(hit) for hit in view.memo.kept(
-                    ("best sections", *key, tuple(missing), frozenset(seen)),
-                    lambda: self._best_sections(view, clauses, pair, missing, seen, None))]
-            else:
-                found = self._best_sections(view, clauses, pair, missing, seen, keep_loose)
-            hits = hits + found
+            hits = hits + self._best_sections(view, clauses, pair, missing,
+                                              {h.key for h in hits}, keep_loose)
         return page_mixed(hits, pages, weights)
 
     def _best_sections(self, view, clauses, pair: QueryPair, missing: list[str],
                        seen: set, keep_loose) -> list[Hit]:
-        """The best section of each of the ``missing`` pages among the best
-        ``8 * len(missing)`` of their sections matching the words (not in ``seen``,
-        kept by ``keep_loose``).
+        """The best section of each of the ``missing`` pages among the best ``8 * len(missing)``
+        of their sections matching the words (not in ``seen``, kept by ``keep_loose``).
 
         The matches are read best first until every page has its section.
         """
-        query = self.engine.sections_of(view, pair, missing)
+        query = self.engine.sections_of(pair, missing)
         pattern = term_pattern(positive_terms(clauses))
-        wanted = set(missing)
-        best: dict[str, Hit] = {}
-        for score, path, data in self.engine.each_top(view, query, 8 * len(missing),
-                                                      best.__contains__):
+        wanted, best = set(missing), {}
+        for score, path, data in self.engine.each_top(view, query, 8 * len(missing)):
             if path in best:
                 continue  # (a page's best section is found: the others are not decoded)
             hit = hit_from_stored(data, score, pattern)
