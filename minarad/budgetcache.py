@@ -27,20 +27,27 @@ _MEASURING = ("context.py", "budgets.py")
 
 def fingerprint(root: str, rel: str, max_bytes: int) -> list[int] | None:
     """``[mode, size, crc32]`` of a regular file's bytes (``[mode, size]`` for anything
-    else or a file over ``max_bytes``; None when there is nothing), no symlink followed."""
+    else or a file over ``max_bytes``; ``[-1]`` behind a symlinked folder; None when there
+    is nothing), reached as the store reads (no symlink followed)."""
     import zlib
 
-    path = os.path.join(root, rel)
+    from minarad.errors import MinaraError
+    from minarad.workspace.files import stat_at
+    from minarad.workspace.reader import read_regular_stat_under
+
     try:
-        st = os.lstat(path)
+        st = stat_at(root, rel)
+    except MinaraError:  # a folder on the way is a symlink: the measure says so
+        return [-1]
     except OSError:
+        return None
+    if st is None:
         return None
     if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
         return [st.st_mode, st.st_size]
     try:
-        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as fh:
-            data = fh.read(max_bytes + 1)
-    except OSError:
+        data, st = read_regular_stat_under(root, rel, max_bytes + 1)
+    except (MinaraError, OSError):
         return [st.st_mode, -1]
     return [st.st_mode, len(data), zlib.crc32(data)]
 
