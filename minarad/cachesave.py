@@ -66,15 +66,21 @@ def load_keyed(path: str | os.PathLike, key: list) -> object | None:
 
 
 def save_keyed(path: str | os.PathLike, key: object, value: object) -> None:
-    """Save ``value`` under ``key`` for the next process (a cache: not fsynced, replaced
-    whole; a failed write is as no save)."""
+    """Save ``value`` under ``key`` for the next process (see :func:`save_json`)."""
+    save_json(path, {"key": key, "value": value})
+
+
+def save_json(path: str | os.PathLike, value: object) -> None:
+    """Write ``value`` as JSON to ``path`` for the next process: a cache, so not fsynced,
+    replaced whole (a temporary renamed over it); a failed write is as no save."""
     import json
 
     path = os.fspath(path)
     temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
+        text = json.dumps(value)  # one call: json.dump(obj, fh) encodes in Python, not C
         with open(temporary, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps({"key": key, "value": value}))
+            fh.write(text)
         os.replace(temporary, path)
     except (OSError, TypeError, ValueError):
         try:

@@ -17,7 +17,6 @@ rule or an upgrade forgets every verdict.
 from __future__ import annotations
 
 import os
-import threading
 
 #: The memo file, in the folder of the rules' cache.
 MEMO_NAME = "clean-texts.json"
@@ -75,21 +74,14 @@ class CleanMemo:
             save_cache(self._save)
 
     def _save(self) -> None:
-        import json
+        from minarad.cachesave import save_json
 
         assert self.path is not None
-        temporary = f"{self.path}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            text = json.dumps({"stamp": self.stamp, "clean": list(self._clean)})  # C encoder
-            with open(temporary, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(temporary, self.path)
         except OSError:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
+            return
+        save_json(self.path, {"stamp": self.stamp, "clean": list(self._clean)})
 
 
 _MEMO: list[CleanMemo] = []

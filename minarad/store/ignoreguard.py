@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import threading
 from typing import TYPE_CHECKING
 
-from minarad.cachesave import save_cache
+from minarad.cachesave import save_cache, save_json
 from minarad.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -211,20 +210,7 @@ def _save_notes(store: Store, index: list[int], tracked: set[str], answer: dict)
 
 def save_state_json(store: Store, name: str, answer: dict) -> None:
     """Write ``answer`` to ``name`` in the state folder (a cache: not fsynced, replaced whole)."""
-    import json
-
-    path = os.path.join(store.state_dir, name)
-    temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    try:
-        text = json.dumps(answer)  # one call: json.dump(obj, fh) encodes in Python, not C
-        with open(temporary, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(temporary, path)
-    except OSError:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
+    save_json(os.path.join(store.state_dir, name), answer)
 
 
 def _ignored_notes(ignore: IgnoreFilter, tracked: set[str]) -> list[PathNote]:

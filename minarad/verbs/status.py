@@ -9,7 +9,6 @@ and the daemon's own line says what is wrong.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 from typing import TYPE_CHECKING, Any
@@ -138,17 +137,9 @@ def _saved_head(store: Store, head: str) -> dict[str, Any] | None:
 
 def _save_head(store: Store, found: dict[str, Any]) -> None:
     """Save ``found`` for the next process (a cache: not fsynced, replaced whole)."""
-    import json
-    import threading
+    from minarad.cachesave import save_json
 
-    path = store.state_dir / HEAD_SAVED
-    temporary = path.with_name(f"{HEAD_SAVED}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        temporary.write_text(json.dumps(found), encoding="utf-8")
-        os.replace(temporary, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
+    save_json(store.state_dir / HEAD_SAVED, found)
 
 
 def knowledge_notes(app: Minara) -> list[dict[str, Any]]:
