@@ -1,7 +1,8 @@
 """Settings: flags > environment > config file > defaults.
 
-This is the only module that reads ``os.environ``; everything else receives
-a :class:`Settings`. Each value remembers where it came from, so that
+This is the only module that reads ``os.environ`` (with
+:mod:`minarad.configdefaults`, the defaults that depend on the machine);
+everything else receives a :class:`Settings`. Each value remembers where it came from, so that
 ``minara config`` can say so. While the daemon runs a command for a client
 of its socket, the environment read is the client's (:func:`use_environment`).
 """
@@ -12,9 +13,10 @@ import os
 from contextvars import ContextVar
 from pathlib import Path
 
+from minarad.configdefaults import (default_author, default_config_file, default_data_dir,
+                                   default_state_dir, default_workspace)
 from minarad.errors import InvalidInput
 
-APP = "minara"
 
 #: The environment of the command being run when it is not this process's own.
 _ENVIRONMENT: ContextVar = ContextVar("minara_environment", default=None)
@@ -31,8 +33,9 @@ def environment():
     return os.environ if env is None else env
 
 #: name -> (environment variable, type, default). A default of ``None`` is
-#: computed by a ``_default_<name>`` resolver below. Each is a field (or, for
-#: the two folders, a property) of :class:`Settings`; each part of minara
+#: computed by a ``default_<name>`` resolver of :mod:`minarad.configdefaults`.
+#: Each is a field (or, for the two folders, a property) of
+#: :class:`Settings`; each part of minara
 #: keeps its settings in its own block here and in the class's annotations.
 FIELDS: dict[str, tuple[str, type, object]] = {
     # -- workspace, store and daemon --
@@ -285,12 +288,12 @@ class Settings:
     @property
     def data_dir(self) -> Path:
         """Where artifacts and uploads live, outside the workspace (``MINARA_DATA_DIR``)."""
-        return self._folder("data_dir", self.given_data_dir, _default_data_dir)
+        return self._folder("data_dir", self.given_data_dir, default_data_dir)
 
     @property
     def state_dir(self) -> Path:
         """Where the search index and caches live (``MINARA_STATE_DIR``)."""
-        return self._folder("state_dir", self.given_state_dir, _default_state_dir)
+        return self._folder("state_dir", self.given_state_dir, default_state_dir)
 
     def _folder(self, name: str, given: Path | None, default) -> Path:
         folders = self._folders  # type: ignore[attr-defined]  # set in __init__ (slots)
@@ -341,63 +344,11 @@ _MINIMUM = {
 }
 
 
-def _default_config_file(env) -> Path:
-    if env.get("MINARA_CONFIG"):
-        return Path(env["MINARA_CONFIG"]).expanduser()
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / APP / "config.toml"
-
-
-def _default_workspace() -> Path:
-    return Path.home() / ".minara" / "workspace"
-
-
-def _default_data_dir() -> Path:
-    xdg = _xdg_dir("XDG_DATA_HOME", "~/.local/share")
-    if xdg is not None:
-        return xdg
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir(APP))
-
-
-def _default_state_dir() -> Path:
-    xdg = _xdg_dir("XDG_STATE_HOME", "~/.local/state")
-    if xdg is not None:
-        return xdg
-    import platformdirs
-
-    return Path(platformdirs.user_state_dir(APP))
-
-
-def _xdg_dir(variable: str, fallback: str) -> Path | None:
-    """On Linux, the XDG folder platformdirs would name (without importing it); else None."""
-    import sys
-
-    if sys.platform != "linux" or "ANDROID_DATA" in os.environ:
-        return None
-    base = os.environ.get(variable, "").strip() or os.path.expanduser(fallback)
-    return Path(base) / APP
-
-
-def _default_author() -> str:
-    """The login name, as ``getpass.getuser`` finds it (without its terminal module)."""
-    for name in ("LOGNAME", "USER", "LNAME", "USERNAME"):
-        if os.environ.get(name):
-            return os.environ[name]
-    try:
-        import pwd
-
-        return pwd.getpwuid(os.getuid()).pw_name
-    except (ImportError, KeyError, OSError):  # no passwd entry, e.g. in a container
-        return "operator"
-
-
 #: Defaults computed at load time; the folders' are computed on first use.
 _RESOLVERS = {
-    "workspace": _default_workspace,
-    "author": _default_author,
-    "operator": _default_author,
+    "workspace": default_workspace,
+    "author": default_author,
+    "operator": default_author,
 }
 _LAZY_FOLDERS = ("data_dir", "state_dir")
 
@@ -474,7 +425,7 @@ def load_settings(flags: dict | None = None, env=None) -> Settings:
     env = environment() if env is None else env
     flags = {k: v for k, v in (flags or {}).items() if v is not None}
     # an empty flag (-w "") is an error, not "the current folder"
-    config_file = _default_config_file(env)
+    config_file = default_config_file(env)
     file_values = _read_config_file(config_file, bool(env.get("MINARA_CONFIG")))
     values, sources = {}, {}
     for name, (var, kind, default) in FIELDS.items():
