@@ -16,6 +16,7 @@ import os
 from typing import TYPE_CHECKING, NamedTuple
 
 from minarad.crashpoints import crash_point
+from minarad.git.retire import hold_at, let_go
 from minarad.git.index import IndexWrite, new_index_bytes, record_written, write_index_lock
 from minarad.git.indextree import tree_entries
 
@@ -71,7 +72,11 @@ def install(staged: StagedIndex) -> IndexWrite:
         finally:
             os.close(staged.fd)
         crash_point("index-lock-written")
-        os.replace(staged.lock_path, staged.index_path)
+        old = hold_at(None, staged.index_path)  # the old index freed later (see retire)
+        try:
+            os.replace(staged.lock_path, staged.index_path)
+        finally:
+            let_go((old,))
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(staged.lock_path)

@@ -124,7 +124,7 @@ def lock_files(git_dir: str) -> list[str]:
     return locks
 
 
-def lock_head_branch(repo: Repo, expected: str | None, new: bytes | None) -> Any:
+def lock_head_branch(repo: Repo, expected: str | None, new: bytes | None) -> LockedBranch:
     """Lock the branch HEAD points to, check it is at ``expected`` and stage ``new`` in the lock.
 
     Git's own protocol: ``<ref>.lock`` is created exclusively; closing the
@@ -138,7 +138,7 @@ def lock_head_branch(repo: Repo, expected: str | None, new: bytes | None) -> Any
             (a round of commits names its last one with :func:`write_locked_branch`).
 
     Returns:
-        The open dulwich ``GitFile`` holding the lock.
+        The open lock (a :class:`LockedBranch`).
 
     Raises:
         Busy: the branch is locked by another git, or it moved from ``expected``.
@@ -166,10 +166,42 @@ def lock_head_branch(repo: Repo, expected: str | None, new: bytes | None) -> Any
     except BaseException:
         locked.abort()
         raise
-    return locked
+    return LockedBranch(locked, path)
 
 
-def write_locked_branch(locked: Any, new: bytes) -> int:
+class LockedBranch:
+    """A branch's lock (a dulwich ``GitFile``) and the branch file it replaces on
+    :meth:`close`; the old branch file is freed off the write path (see
+    :mod:`minarad.git.retire`)."""
+
+    def __init__(self, locked: Any, path: str):
+        self.locked, self.path = locked, path
+
+    def write(self, data: bytes) -> None:
+        self.locked.write(data)
+
+    def flush(self) -> None:
+        self.locked.flush()
+
+    def fileno(self) -> int:
+        return int(self.locked.fileno())
+
+    def abort(self) -> None:
+        """Remove the lock; the branch stays."""
+        self.locked.abort()
+
+    def close(self) -> None:
+        """Rename the lock over the branch: the branch moves."""
+        from minarad.git.retire import hold_at, let_go
+
+        old = hold_at(None, self.path)
+        try:
+            self.locked.close()
+        finally:
+            let_go((old,))
+
+
+def write_locked_branch(locked: LockedBranch, new: bytes) -> int:
     """Write ``new`` into a branch lock from :func:`lock_head_branch` (``new=None``),
     unsynced and not in place; return its descriptor (the caller fsyncs it with
     other files, then calls :func:`install_locked_branch`).
@@ -186,7 +218,7 @@ def write_locked_branch(locked: Any, new: bytes) -> int:
         raise
 
 
-def install_locked_branch(locked: Any) -> None:
+def install_locked_branch(locked: LockedBranch) -> None:
     """Rename a lock written by :func:`write_locked_branch` (and synced) over its
     branch: the branch moves.
 

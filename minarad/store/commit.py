@@ -32,6 +32,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from minarad.git import retire
 from minarad.crashpoints import crash_point
 from minarad.errors import Busy, InvalidInput
 from minarad.git.commits import author_name
@@ -202,7 +203,7 @@ def finish_commit(prepared: PreparedCommit, stats: dict) -> CommitInfo:
         if _install_index(prepared, index_changes):
             crash_point("commit-after-index")
             with contextlib.suppress(OSError):
-                (store.state_dir / COMMIT_MARKER).unlink()
+                retire.unlink(store.state_dir / COMMIT_MARKER)
     source = prepared.source
     if prepared.catch_up:
         with contextlib.suppress(sqlite3.Error, Busy):

@@ -31,6 +31,7 @@ import contextlib
 import os
 from typing import TYPE_CHECKING, Any
 
+from minarad.git import retire
 from minarad.crashpoints import crash_point
 
 if TYPE_CHECKING:
@@ -175,7 +176,7 @@ class CommitRound:
         if update_index_or_defer(store, self._index, tree):
             crash_point("round-after-index")
             with contextlib.suppress(OSError):
-                self._marker.unlink()
+                retire.unlink(self._marker)
 
     def _make_durable(self, head: str) -> None:
         """fsync the temporaries, the files appended to, the pack and the branch's lock
@@ -241,21 +242,12 @@ class CommitRound:
         self._staged.clear()
 
 
-_installers: Any = None
-
-
 def _install_all(staged: list[StagedFile]) -> list[os.stat_result | BaseException]:
-    """:meth:`StagedFile.install` each of ``staged``, side by side (a rename waits for the
-    file system's journal, letting go of the interpreter meanwhile); each one's new
-    stat, or what it raised."""
-    global _installers
-    if len(staged) < 2:
-        return [_try_install(one) for one in staged]
-    if _installers is None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        _installers = ThreadPoolExecutor(8, "minara-install")
-    return list(_installers.map(_try_install, staged))
+    """:meth:`StagedFile.install` each of ``staged``, one after another; each one's new
+    stat, or what it raised. (Each rename keeps the file it replaces open and leaves
+    freeing it to :mod:`minarad.git.retire`: it no longer waits about a millisecond for
+    the file system's journal, so renaming side by side on threads gains nothing.)"""
+    return [_try_install(one) for one in staged]
 
 
 def _try_install(one: StagedFile) -> os.stat_result | BaseException:
@@ -278,7 +270,10 @@ def _write_or_restart(staged: list[StagedFile], marker: Path | None = None) -> N
     from minarad.workspace.staged import write_all
 
     if marker is not None and staged:  # a crash's leftovers are removed by the next writer
-        marker.write_text("\n".join(["round", *(s.temp_path for s in staged)]) + "\n")
+        # appended, not rewritten: truncating the marker would free its block through
+        # the file system's journal while the round's writers wait
+        with open(marker, "a", encoding="utf-8") as fh:
+            fh.write("".join(f"\n{s.temp_path}" for s in staged) + "\n")
     try:
         write_all(staged)
     except Exception:

@@ -31,6 +31,7 @@ from typing import Any
 from minarad.errors import Forbidden, InvalidInput
 from minarad.workspace.files import ANY, DiskChanged, add_folder_fds, fsync_together
 from minarad.workspace.reader import FILE_FLAGS, open_folder
+from minarad.git.retire import hold_at, let_go
 
 
 #: Where temporaries are written, under the workspace root (see above).
@@ -139,10 +140,13 @@ class StagedFile:
         name = self.rel.rsplit("/", 1)[-1]
         if self._expect is not ANY and _fingerprint_at(self._dir_fd, name) != self._expect:
             raise DiskChanged(self.rel)
+        old = hold_at(self._dir_fd, name)  # freed later, off the round (see retire)
         try:
             os.replace(self._tmp, name, src_dir_fd=self._tmp_dir_fd, dst_dir_fd=self._dir_fd)
         except FileNotFoundError:  # the folder was removed meanwhile
             raise DiskChanged(self.rel) from None
+        finally:
+            let_go((old,))
         self.installed = True
         self.stat = os.fstat(self.fd)
         return self.stat
