@@ -233,42 +233,22 @@ def stage_index(prepared: PreparedCommit, stats: dict) -> None:
     holds its lock), is left to :func:`finish_commit` as before."""
     if prepared.ref_file is None or prepared.index is not None:
         return
-    from minarad.git.indexstage import stage_index_to_tree
-    from minarad.store.held import held_paths
+    from minarad.store.commitindex import stage_index_lock
 
-    store = prepared.store
-    try:
-        prepared.index = stage_index_to_tree(
-            str(store.git_dir / "index"), store.repo.object_store, prepared.tree_id,
-            _index_changes(prepared, stats), record_path=str(store.state_dir / "index-checksum"),
-            not_checked_out=frozenset(_raw(p) for p in held_paths(store)))
-    except Exception:  # noqa: BLE001 - the index is then written after HEAD moves
-        return
-    prepared.unsynced_fds.append(prepared.index.fd)
-    try:  # a writer killed before the rename leaves the lock: this names it its own
-        with open(store.state_dir / COMMIT_MARKER, "a", encoding="utf-8") as fh:
-            fh.write(f"\n{STAGED_INDEX}{prepared.index.new[-20:].hex()}")
-    except OSError:
-        pass
-    crash_point("commit-after-index-staged")
+    prepared.index = stage_index_lock(prepared.store, _index_changes(prepared, stats),
+                                      prepared.tree_id)
+    if prepared.index is not None:
+        prepared.unsynced_fds.append(prepared.index.fd)
+        crash_point("commit-after-index-staged")
 
 
 def _install_index(prepared: PreparedCommit, index_changes: dict) -> bool:
     """Put the staged index in place (HEAD has moved), else update it; False when
     neither worked (left to the next writer)."""
-    from minarad.git import indexstage
-    from minarad.store.diskscan import follow_index_write
+    from minarad.store.commitindex import install_index
 
     staged, prepared.index = prepared.index, None
-    if staged is not None:
-        try:
-            written = indexstage.install(staged)
-        except Exception:  # noqa: BLE001 - the commit stands: update the index instead
-            pass
-        else:
-            follow_index_write(prepared.store, written, index_changes)
-            return True
-    return update_index_or_defer(prepared.store, index_changes, prepared.tree_id)
+    return install_index(prepared.store, staged, index_changes, prepared.tree_id)
 
 
 def sync_written(prepared: PreparedCommit, root: str | os.PathLike | None = None,

@@ -13,8 +13,10 @@ transactions in it:
   pack (also under temporary names) are fsynced side by side; only then is
   each temporary renamed over its file (checked against the file as read)
   and the pack put in place, and the folders are fsynced together;
+- the index the round leaves is written to ``index.lock`` once the files
+  are in place and fsynced with their folders;
 - then the branch moves once (to the last commit), the reflog gets one line
-  per commit in one write, and the index is updated once.
+  per commit in one write, and the index lock is renamed over the index.
 
 No file is replaced before its new bytes are on disk, so a power cut at any
 moment leaves each file old or new, never empty or half written. A write of
@@ -37,6 +39,7 @@ from minarad.crashpoints import crash_point
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from minarad.git.indexstage import StagedIndex
     from minarad.store.diskchange import PathState, Undo
     from minarad.store.store import Store
     from minarad.workspace.staged import StagedFile
@@ -81,6 +84,8 @@ class CommitRound:
         self.undos: list[tuple[str, Undo]] = []
         #: Replaced files written beside their place, not yet in place, by path.
         self._staged: dict[str, StagedFile] = {}
+        #: The index the round leaves, in ``index.lock`` once its files are in place.
+        self._staged_index: StagedIndex | None = None
         self._dropped = False
         store.round = self
 
@@ -155,7 +160,8 @@ class CommitRound:
                 file is put back and HEAD stays.
         """
         from minarad.git.refs import install_locked_branch
-        from minarad.store.commit import log_moves, update_index_or_defer
+        from minarad.store.commit import log_moves
+        from minarad.store.commitindex import install_index
 
         store = self.store
         try:
@@ -173,15 +179,17 @@ class CommitRound:
             raise
         crash_point("round-after-head")
         log_moves(store, self._steps)
-        if update_index_or_defer(store, self._index, tree):
+        staged_index, self._staged_index = self._staged_index, None
+        if install_index(store, staged_index, self._index, tree):
             crash_point("round-after-index")
             with contextlib.suppress(OSError):
                 retire.unlink(self._marker)
 
     def _make_durable(self, head: str) -> None:
         """fsync the temporaries, the files appended to, the pack and the branch's lock
-        (holding ``head``) together; then put the files and the pack in place and
-        fsync their folders together (the branch moves after).
+        (holding ``head``) together; then put the files and the pack in place, stage
+        the index in ``index.lock`` and fsync it with their folders (the branch moves
+        after).
 
         Raises:
             RoundRestart: a replaced file changed on disk since it was read.
@@ -207,7 +215,19 @@ class CommitRound:
         finally:
             if pack is not None:
                 pack.discard()
-        sync_folders_of(root, sorted(self.files), [pack.folder] if pack else [])
+        self._stage_index()
+        sync_folders_of(root, sorted(self.files), [pack.folder] if pack else [],
+                        (self._staged_index.fd,) if self._staged_index else ())
+
+    def _stage_index(self) -> None:
+        """Write the index the round leaves to ``index.lock`` (its files in place, their
+        stats known), to be synced with their folders and put in place once HEAD has
+        moved: the round waits for the disk once less (see
+        :mod:`minarad.store.commitindex`)."""
+        from minarad.store.commitindex import stage_index_lock
+
+        if self._tree is not None:
+            self._staged_index = stage_index_lock(self.store, self._index, self._tree)
 
     def drop(self) -> None:
         """Give the round up (see :meth:`_give_up`) unless it was already."""
@@ -225,6 +245,11 @@ class CommitRound:
         self._held.drop()
         with contextlib.suppress(OSError):
             self._ref.abort()
+        if self._staged_index is not None:
+            from minarad.git import indexstage
+
+            indexstage.abort(self._staged_index)
+            self._staged_index = None
         try:
             if failure is not None:
                 undo_all(self.undos, failure)

@@ -270,10 +270,12 @@ def sync_staged(root: str | os.PathLike[str], staged: list[StagedFile], rels: li
             os.close(fd)
 
 
-def sync_folders_of(root: str | os.PathLike[str], rels: list[str], others: list[str]) -> None:
+def sync_folders_of(root: str | os.PathLike[str], rels: list[str], others: list[str],
+                    extra: tuple[int, ...] = ()) -> None:
     """fsync, all at once, the folder of each workspace path in ``rels`` (one gone
-    meanwhile is skipped) and the folders ``others`` (absolute paths): after the
-    renames of a round, before its branch moves.
+    meanwhile is skipped), the folders ``others`` (absolute paths) and the open
+    descriptors ``extra`` (the round's staged index): after the renames of a round,
+    before its branch moves.
 
     Raises:
         OSError: an fsync failed.
@@ -281,7 +283,7 @@ def sync_folders_of(root: str | os.PathLike[str], rels: list[str], others: list[
     fds: list[int] = []
     try:
         add_folder_fds(fds, root, rels, others)
-        fsync_together(fds)
+        fsync_together(fds + list(extra))
     finally:
         for fd in fds:
             os.close(fd)
