@@ -29,6 +29,7 @@ import stat
 from typing import Any
 
 from minarad.errors import InvalidInput
+from minarad.git.retire import hold_at, let_go
 from minarad.workspace.reader import (  # noqa: F401 (read_file_at re-exported)
     FILE_FLAGS, ROOT_FLAGS, open_folder, read_file_at)
 
@@ -155,7 +156,11 @@ def _replace_at(dir_fd: int, name: str, data: bytes, mode: int, expect, rel: str
             if sync:
                 os.fsync(fd)
             _check_unchanged_at(dir_fd, name, expect, rel)
-            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            old = hold_at(dir_fd, name)  # the old file freed later (see retire)
+            try:
+                os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            finally:
+                let_go((old,))
             replaced = True
             return os.fstat(fd)
         finally:

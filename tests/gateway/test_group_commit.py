@@ -163,6 +163,10 @@ def test_clients_writing_back_to_back_each_get_their_own_commits(tmp_path):
         assert (gw.ws / "stream" / "0.md").read_text() == f"0.{STREAM_WRITES - 1}\n"
         assert subprocess.run(["git", "-C", str(gw.ws), "fsck", "--strict"],
                               capture_output=True).returncode == 0
+        # the rounds' index (staged before HEAD moved, put in place after) holds each
+        # file's stat as renamed into place: git finds nothing to refresh
+        assert not (gw.ws / ".git" / "index.lock").exists()
+        assert git(gw.ws, "diff-files", "--name-only") == ""
         assert git(gw.ws, "status", "--porcelain") == ""
     finally:
         gw.stop()
