@@ -57,7 +57,7 @@ class LexicalVoice:
                                       pages.names if pages is not None else 0.0)
         strict, loose = pair.strict, pair.loose
         weigh = pages is not None and pages.share > 0 and limit > 0
-        page_of: dict[str, int] | None = {} if weigh else None  # path -> its page field
+        page_of: dict[str, int] | None = {} if weigh else None  # a hit's path: its page
         hits = _hits(self.engine, view, strict, clauses, limit, False, page_of)
         if len(hits) < limit and loose is not None:  # None: the same query, the same hits
             seen = {h.key for h in hits}
@@ -65,8 +65,7 @@ class LexicalVoice:
             more = [h for h in more if h.key not in seen
                     and (keep_loose is None or keep_loose(h.key))]
             hits += below(hits, more[:limit - len(hits)])
-        if weigh:
-            assert pages is not None and page_of is not None
+        if pages is not None and page_of is not None:
             hits = self._with_pages(view, clauses, filters, pair, hits, limit, pages,
                                     keep_loose, page_of)
         if pages is not None:
