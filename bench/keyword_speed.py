@@ -17,7 +17,11 @@ median and p95 of ``--queries``:
   for a query whose strict form finds nothing while minara answers it
   from the loose one (a common word beside a rare one).
 
-Run: python bench/keyword_speed.py [--files 10000] [--queries 300] [--cpu]
+With ``--slowest N`` it then lists the N queries minara took longest on
+(the median of their times across the rounds), each with tantivy's time
+for the same candidates and the ratio: the queries that make the p95.
+
+Run: python bench/keyword_speed.py [--files 10000] [--queries 300] [--cpu] [--slowest N]
 """
 
 from __future__ import annotations
@@ -92,14 +96,30 @@ def minara(index: Index, query: str) -> list:
     return [hit.snippet for hit in index.search(query, limit=LIMIT, mode="keyword")]
 
 
-def sample(fn, index: Index, queries: list[str], clock=time.perf_counter) -> tuple[float, float]:
+def sample(fn, index: Index, queries: list[str], clock=time.perf_counter,
+           each: dict[str, list[float]] | None = None) -> tuple[float, float]:
+    """Median and p95 (ms) of ``fn`` over ``queries``; ``each`` gets every query's times."""
     times = []
     for query in queries:
         t = clock()
         fn(index, query)
         times.append((clock() - t) * 1000)
+        if each is not None:
+            each.setdefault(query, []).append(times[-1])
     times.sort()
     return statistics.median(times), times[int(0.95 * (len(times) - 1))]
+
+
+def slowest(each: dict[str, dict[str, list[float]]], count: int) -> None:
+    """Print the ``count`` queries with the longest median minara time (a query asked
+    several times counts once), with tantivy's for the same candidates."""
+    mine = {q: statistics.median(t) for q, t in each["minara"].items()}
+    print(f"  the {count} slowest queries for minara (median ms; tantivy, {FUSION_CANDIDATES} "
+          f"read + {LIMIT} snippets; ratio; times asked):")
+    for query in sorted(mine, key=mine.__getitem__, reverse=True)[:count]:
+        theirs = statistics.median(each["depth"][query])
+        print(f"    {mine[query]:6.2f} {theirs:6.2f} {mine[query] / theirs:5.2f}x "
+              f"{len(each['minara'][query]):3d}  {query!r}")
 
 
 def main() -> None:
@@ -109,6 +129,8 @@ def main() -> None:
     ap.add_argument("--cpu", action="store_true",
                     help="the thread's CPU time instead of wall time (a loaded machine "
                          "stretches the longer calls most)")
+    ap.add_argument("--slowest", type=int, default=0, metavar="N",
+                    help="list the N queries minara took longest on")
     args = ap.parse_args()
     clock = time.thread_time if args.cpu else time.perf_counter
     work = Path(tempfile.mkdtemp(prefix="minara-bench-keyword-"))
@@ -127,12 +149,13 @@ def main() -> None:
         answering = tantivy_answering({q: len(minara(index, q)) for q in queries})
         # interleaved rounds, so that the machine's noise falls on all alike
         runs: dict[str, list] = {"top": [], "depth": [], "answer": [], "minara": []}
+        each: dict[str, dict[str, list[float]]] = {"depth": {}, "minara": {}}
         for part in range(3):
             chunk = queries[part::3]
             runs["top"].append(sample(tantivy_alone, index, chunk, clock))
-            runs["depth"].append(sample(tantivy_at_depth, index, chunk, clock))
+            runs["depth"].append(sample(tantivy_at_depth, index, chunk, clock, each["depth"]))
             runs["answer"].append(sample(answering, index, chunk, clock))
-            runs["minara"].append(sample(minara, index, chunk, clock))
+            runs["minara"].append(sample(minara, index, chunk, clock, each["minara"]))
         p50, p95 = ({k: statistics.median(x[i] for x in v) for k, v in runs.items()}
                     for i in (0, 1))
         depth = max(LIMIT * 3, FUSION_CANDIDATES)
@@ -150,6 +173,8 @@ def main() -> None:
         print(f"  minara / tantivy answering as minara does (loose query when the strict one "
               f"finds fewer than {LIMIT}; a snippet per hit minara returns): p50 "
               f"{p50['minara'] / p50['answer']:.2f}x  p95 {p95['minara'] / p95['answer']:.2f}x")
+        if args.slowest:
+            slowest(each, args.slowest)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -11,12 +11,13 @@ how results of several rankings are merged too (:mod:`~minarad.index.fusion`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 import time
 from pathlib import Path
-from typing import NamedTuple
-from collections.abc import Iterator
+from typing import NamedTuple, cast
+from collections.abc import Callable, Iterator
 
 import tantivy
 
@@ -24,7 +25,7 @@ from minarad.index import state as state_file
 from minarad.index.fusion import SearchFilters
 from minarad.index.query import QueryBuilder, QueryPair
 from minarad.index.schema import (PAGE_LEVEL, SCHEMA_VERSION, StoredRecord, build_schema,
-                                  cjk_analyzer, decode_record, page_to_tantivy, record_path,
+                                  cjk_analyzer, decode_record, page_to_tantivy,
                                   register_tokenizers, set_docstore_blocksize, stem_analyzer,
                                   to_tantivy, word_analyzer)
 
@@ -293,10 +294,10 @@ class LexicalEngine:
         return self.builder.build_page(clauses, [*self._filters(filters), self._pages],
                                        hidden, weights)
 
-    def sections_of(self, pair: QueryPair, paths: list[str]):
+    def sections_of(self, pair: QueryPair, pages: list[int]):
         """The query of the clauses of ``pair`` (:meth:`query_pair`: any word, no
-        definition names) over the sections of ``paths`` only."""
-        return pair.within(self.builder.any_term_query("path", paths))
+        definition names) over the sections of ``pages`` only (their ``page`` field)."""
+        return pair.within(self.builder.any_term_query("page", pages))
 
     def _hidden(self, view: ReaderView, clauses, filters: SearchFilters,
                 pages: bool = True) -> list:
@@ -343,10 +344,13 @@ class LexicalEngine:
             found = view.searcher.search(query, limit, count=False).hits
         return [(float(score), self._record(view.searcher, address)) for score, address in found]
 
-    def top_paths(self, view: ReaderView, query, limit: int) -> list[tuple[float, str]]:
-        """``(score, path)`` of the best ``limit`` matches: only the path of each is read."""
+    def top_pages(self, view: ReaderView, query, limit: int) -> list[tuple[float, int]]:
+        """``(score, page)`` of the best ``limit`` matches: the ``page`` fast field of
+        each (:func:`~minarad.index.schema.page_id`), no stored record read."""
         found = view.searcher.search(query, limit, count=False).hits
-        return [(float(score), self._path(view.searcher, address)) for score, address in found]
+        pages = self._page_fields(view.searcher, found)
+        return [(float(score), page)
+                for (score, _address), page in zip(found, pages, strict=True)]
 
     def top_stored(self, view: ReaderView, query, limit: int,
                    by_time: bool = False) -> list[tuple[float, bytes]]:
@@ -359,16 +363,25 @@ class LexicalEngine:
         searcher, stored = view.searcher, self._stored
         return [(float(score), stored(searcher, address)) for score, address in found]
 
-    def each_top(self, view: ReaderView, query,
-                 limit: int) -> Iterator[tuple[float, str, bytes]]:
-        """``(score, path, record as stored)`` of the best ``limit`` matches, best first,
-        each read when the caller comes to it (one may stop early); only the path
-        is decoded."""
+    def top_stored_pages(self, view: ReaderView, query,
+                         limit: int) -> list[tuple[float, bytes, int]]:
+        """As :meth:`top_stored`, each with its ``page`` (:meth:`top_pages`)."""
         found = view.searcher.search(query, limit, count=False).hits
         searcher, stored = view.searcher, self._stored
-        for score, address in found:
-            data = stored(searcher, address)
-            yield float(score), record_path(data), data
+        pages = self._page_fields(searcher, found)
+        return [(float(score), stored(searcher, address), page)
+                for (score, address), page in zip(found, pages, strict=True)]
+
+    def each_top(self, view: ReaderView, query,
+                 limit: int) -> Iterator[tuple[float, int, Callable[[], bytes]]]:
+        """``(score, page, read)`` of the best ``limit`` matches, best first: the
+        ``page`` fast field of each (:meth:`top_pages`), and ``read()`` giving its
+        record as stored, so that a caller reads only the records it keeps."""
+        found = view.searcher.search(query, limit, count=False).hits
+        searcher, stored = view.searcher, self._stored
+        pages = self._page_fields(searcher, found)
+        for (score, address), page in zip(found, pages, strict=True):
+            yield float(score), page, functools.partial(stored, searcher, address)
 
     def count_with(self, field: str, value: str, limit: int) -> int:
         """How many records :meth:`records_with` gives (at most ``limit``), none of them read."""
@@ -413,16 +426,18 @@ class LexicalEngine:
         return view.searcher.num_docs - self.page_count(view) if view else 0
 
     @staticmethod
+    def _page_fields(searcher, found) -> list[int]:
+        """The ``page`` fast field of each hit of ``found`` (every document has one)."""
+        pages = searcher.fast_field_values("page", [address for _score, address in found])
+        return cast("list[int]", pages)  # (an integer field: ints, never None)
+
+    @staticmethod
     def _record(searcher, address) -> StoredRecord:
         return decode_record(searcher.doc(address).get_first("record"))
 
     @staticmethod
     def _stored(searcher, address) -> bytes:
         return searcher.doc(address).get_first("record")
-
-    @staticmethod
-    def _path(searcher, address) -> str:
-        return record_path(searcher.doc(address).get_first("record"))
 
     def _hidden_channels(self, view: ReaderView, clauses, channel) -> list:
         """The exclusion of channels not asked for (none when the index has none).

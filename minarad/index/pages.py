@@ -57,11 +57,14 @@ class PageWeights:
     names: float = 32.0
 
 
-def page_mixed(hits: list[Hit], pages: dict[str, float], weights: PageWeights) -> list[Hit]:
+def page_mixed(hits: list[Hit], pages: dict[int, float], weights: PageWeights,
+               page_of: dict[str, int]) -> list[Hit]:
     """``hits`` rescored with their page's score (see the module), best first.
 
-    ``pages`` maps a path to its page score (pages not ranked: 0). The hits
-    are the voice's own, made for this search: they are rescored in place.
+    ``pages`` maps a page (its ``page`` field,
+    :func:`~minarad.index.schema.page_id`) to its score (pages not ranked: 0);
+    ``page_of`` maps the path of each hit to its page. The hits are the
+    voice's own, made for this search: they are rescored in place.
     """
     if not hits or not pages or weights.share <= 0:
         return hits
@@ -70,14 +73,13 @@ def page_mixed(hits: list[Hit], pages: dict[str, float], weights: PageWeights) -
     share = weights.share
     for hit in hits:
         own = hit.score / top_section
-        page = pages.get(hit.path, 0.0) / top_page if hit.kind == "section" else own
+        page = pages.get(page_of[hit.path], 0.0) / top_page if hit.kind == "section" else own
         hit.score = top_section * (share * page + (1 - share) * own)
     return sorted(hits, key=_score, reverse=True)  # (stable, as -score)
 
 
-def missing_pages(hits: list[Hit], pages: dict[str, float], limit: int) -> list[str]:
-    """The best ``limit`` ranked pages none of whose sections is among ``hits``."""
-    have = {h.path for h in hits}
+def missing_pages(have: set[int], pages: dict[int, float], limit: int) -> list[int]:
+    """The best ``limit`` ranked pages not in ``have`` (the pages of the hits)."""
     ranked = sorted(pages, key=lambda p: -pages[p])[:limit]
     return [p for p in ranked if p not in have]
 

@@ -56,62 +56,69 @@ class LexicalVoice:
         pair = self.engine.query_pair(view, clauses, filters,
                                       pages.names if pages is not None else 0.0)
         strict, loose = pair.strict, pair.loose
-        hits = _hits(self.engine, view, strict, clauses, limit, by_time=False)
+        weigh = pages is not None and pages.share > 0 and limit > 0
+        page_of: dict[str, int] | None = {} if weigh else None  # a hit's path: its page
+        hits = _hits(self.engine, view, strict, clauses, limit, False, page_of)
         if len(hits) < limit and loose is not None:  # None: the same query, the same hits
             seen = {h.key for h in hits}
-            more = _hits(self.engine, view, loose, clauses, limit, by_time=False)
+            more = _hits(self.engine, view, loose, clauses, limit, False, page_of)
             more = [h for h in more if h.key not in seen
                     and (keep_loose is None or keep_loose(h.key))]
             hits += below(hits, more[:limit - len(hits)])
-        if pages is not None and pages.share > 0 and limit > 0:
+        if pages is not None and page_of is not None:
             hits = self._with_pages(view, clauses, filters, pair, hits, limit, pages,
-                                    keep_loose)
+                                    keep_loose, page_of)
         if pages is not None:
             hits = named_first(hits, query or "", pages.named)
         return [RankedHit(hit, hit.score) for hit in bodiless_after_body_matches(hits)]
 
     def _with_pages(self, view, clauses, filters: SearchFilters, pair: QueryPair,
                     hits: list[Hit], limit: int, weights: PageWeights,
-                    keep_loose) -> list[Hit]:
+                    keep_loose, page_of: dict[str, int]) -> list[Hit]:
         """``hits`` mixed with their pages' scores; the best section of each ranked page
-        that had none among them joins (when ``keep_loose`` keeps it)."""
+        that had none among them joins (when ``keep_loose`` keeps it). ``page_of``
+        maps the path of each hit to its ``page`` field (the best sections' are added)."""
         pages = self._page_scores(view, clauses, filters, limit, weights)
         if not pages:
             return hits
-        missing = missing_pages(hits, pages, limit)
+        missing = missing_pages({page_of[h.path] for h in hits}, pages, limit)
         if missing:
             hits = hits + self._best_sections(view, clauses, pair, missing,
-                                              {h.key for h in hits}, keep_loose)
-        return page_mixed(hits, pages, weights)
+                                              {h.key for h in hits}, keep_loose, page_of)
+        return page_mixed(hits, pages, weights, page_of)
 
-    def _best_sections(self, view, clauses, pair: QueryPair, missing: list[str],
-                       seen: set, keep_loose) -> list[Hit]:
+    def _best_sections(self, view, clauses, pair: QueryPair, missing: list[int],
+                       seen: set, keep_loose, page_of: dict[str, int]) -> list[Hit]:
         """The best section of each of the ``missing`` pages among the best ``8 * len(missing)``
         of their sections matching the words (not in ``seen``, kept by ``keep_loose``).
 
-        The matches are read best first until every page has its section.
+        The matches are read best first until every page has its section;
+        a match of a page that has its section already is not read at all
+        (its page is the ``page`` fast field).
         """
         query = self.engine.sections_of(pair, missing)
         pattern = term_pattern(positive_terms(clauses))
         wanted, best = set(missing), {}
-        for score, path, data in self.engine.each_top(view, query, 8 * len(missing)):
-            if path in best:
-                continue  # (a page's best section is found: the others are not decoded)
-            hit = hit_from_stored(data, score, pattern)
+        for score, page, read in self.engine.each_top(view, query, 8 * len(missing)):
+            if page in best:
+                continue  # (a page's best section is found: the others are not read)
+            hit = hit_from_stored(read(), score, pattern)
             key = hit.key
             if key not in seen and (keep_loose is None or keep_loose(key)):
-                best[path] = hit
+                best[page] = hit
+                page_of[hit.path] = page
                 if len(best) >= len(wanted) and wanted.issubset(best):
                     break
         return list(best.values())
 
     def _page_scores(self, view, clauses, filters: SearchFilters, limit: int,
-                     weights: PageWeights) -> dict[str, float]:
-        """The best ``limit`` pages' scores: those holding enough of the words first."""
-        pages: dict[str, float] = {}
+                     weights: PageWeights) -> dict[int, float]:
+        """The best ``limit`` pages' scores (by their ``page`` field): those holding
+        enough of the words first."""
+        pages: dict[int, float] = {}
         for built in self.engine.page_queries(view, clauses, filters, weights):
-            found = [(path, score) for score, path in self.engine.top_paths(view, built, limit)
-                     if path not in pages]
+            found = [(page, score) for score, page in self.engine.top_pages(view, built, limit)
+                     if page not in pages]
             pages.update(_below(list(pages.values()), found[:limit - len(pages)]))
             if len(pages) >= limit:
                 break
@@ -148,13 +155,24 @@ def matching_hits(engine: LexicalEngine, query: str, filters: SearchFilters, lim
                  limit, by_time)
 
 
-def _hits(engine: LexicalEngine, view, built, clauses, limit: int, by_time: bool) -> list[Hit]:
-    """The best ``limit`` matches of the built query, their snippets cut when read."""
+def _hits(engine: LexicalEngine, view, built, clauses, limit: int, by_time: bool,
+          page_of: dict[str, int] | None = None) -> list[Hit]:
+    """The best ``limit`` matches of the built query, their snippets cut when read.
+
+    ``page_of`` (by score only) gets the ``page`` field of each hit's path.
+    """
     if limit <= 0:
         return []
     pattern = term_pattern(positive_terms(clauses))
-    return [hit_from_stored(data, score, pattern)
-            for score, data in engine.top_stored(view, built, limit, by_time=by_time)]
+    if page_of is None:
+        return [hit_from_stored(data, score, pattern)
+                for score, data in engine.top_stored(view, built, limit, by_time=by_time)]
+    hits = []
+    for score, data, page in engine.top_stored_pages(view, built, limit):
+        hit = hit_from_stored(data, score, pattern)
+        page_of[hit.path] = page
+        hits.append(hit)
+    return hits
 
 
 def below(ranked: list[Hit], more: list[Hit]) -> list[Hit]:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+import tantivy
+
 from minarad.index import Index
-from minarad.index.schema import SCHEMA_VERSION
+from minarad.index.schema import SCHEMA_VERSION, decode_record, page_id
 from tests.index.conftest import paths
 
 #: A page about kayaks (title and body) and a long page naming kayaks once.
@@ -123,3 +126,47 @@ def test_a_page_ranked_in_by_its_page_shows_its_best_section_alone(ws, index):
     assert [h.heading for h in alone][:1] == shown  # its best section, and only that one
     assert {h.heading for h in alone} == {"Wildlife > Otters", "Wildlife > Water"}
     assert hits[0].snippet.highlights  # cut around the words, as any hit's
+
+
+def _as_previous_schema_wrote_it(state_dir) -> None:
+    """Make the index of ``state_dir`` one of schema 12: its data without the ``page``
+    field (tantivy's own schema in ``meta.json``, which it reads the data by), its
+    state stamped 12."""
+    state_file = state_dir / "state.json"
+    state = json.loads(state_file.read_text())
+    meta_file = state_dir / state["generation"] / "meta.json"
+    meta = json.loads(meta_file.read_text())
+    meta["schema"] = [field for field in meta["schema"] if field["name"] != "page"]
+    meta_file.write_text(json.dumps(meta))
+    state_file.write_text(json.dumps(dict(state, schema=12)))
+
+
+def test_an_index_without_the_page_field_is_rebuilt_and_answers(ws, tmp_path):
+    ws.commit(**KAYAK_PAGES)
+    state_dir = tmp_path / "state" / "index" / "old"
+    Index(ws.root, state_dir).catch_up()
+    _as_previous_schema_wrote_it(state_dir)
+    old = tantivy.Index.open(str(state_dir / json.loads(
+        (state_dir / "state.json").read_text())["generation"]))
+    searcher = old.searcher()
+    address = searcher.search(tantivy.Query.all_query(), 1).hits[0][1]
+    with pytest.raises(ValueError):  # what a search of this data would need, and lack
+        searcher.fast_field_values("page", [address])
+    index = Index(ws.root, state_dir)
+    assert SCHEMA_VERSION > 12
+    assert index.search("kayak", mode="keyword") == []  # an old index is not read
+    stats = index.catch_up()
+    assert stats.rebuilt and stats.files_indexed == 2
+    assert paths(index.search("kayak storage", mode="keyword", per_page=1)) == [
+        "wiki/kayak.md", "wiki/club.md"]
+    view = index.engine.reader_view()
+    found = view.searcher.search(tantivy.Query.all_query(), 100).hits
+    records = [decode_record(view.searcher.doc(a).get_first("record")) for _s, a in found]
+    pages = view.searcher.fast_field_values("page", [a for _s, a in found])
+    assert pages == [page_id(r.path) for r in records] and len(set(pages)) == 2
+
+
+def test_page_ids_are_stable_and_tell_paths_apart():
+    assert page_id("wiki/kayak.md") == page_id("wiki/kayak.md")
+    ids = {page_id(f"wiki/topic{n % 97}/page{n}.md") for n in range(20_000)}
+    assert len(ids) == 20_000 and all(-2**63 <= i < 2**63 for i in ids)
