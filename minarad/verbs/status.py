@@ -111,7 +111,7 @@ HEAD_SAVED = "head-commit.json"
 def _read_head_commit(store: Store, head: str) -> dict[str, Any]:
     from minarad.git.commits import author_name
     from minarad.git.loose import loose_commit
-    from minarad.store.models import iso_time
+    from minarad.isotime import iso_time
 
     commit = loose_commit(store.git_dir, head) or store.repo[head.encode()]
     return {"commit": head, "subject": commit.message.decode("utf-8", "replace")
