@@ -25,7 +25,9 @@ against ``python -c pass`` and, given ``--baseline-cli PATH`` (the ``minara``
 of another installation, e.g. the previous version in its own virtualenv),
 against that CLI on an identical copy of the workspace, in the same run;
 ``python -c "import click"`` is timed beside them (the part of every verb
-that one argument grammar costs before minara runs).
+that one argument grammar costs before minara runs), and ``click parse``:
+click alone parsing ``memory get MEMORY.md`` through a root group with
+minara's global options (import and parse: the floor of every verb).
 
 Every figure is a median of interleaved runs (the commands take turns, so a
 load change on the machine touches all of them alike); ratios are printed.
@@ -260,6 +262,42 @@ def medians_with_cpu(commands: dict[str, tuple[list[str], dict]], runs: int
                    statistics.median(c for _, c in values)) for name, values in times.items()}
 
 
+#: click alone, as minara uses it: the root group with its global options, a group
+#: and a command with an argument and options, parsing ``memory get MEMORY.md`` and
+#: echoing a line (the floor of every verb with one argument grammar: import and parse).
+CLICK_FLOOR = """
+import sys
+import click
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--workspace", "-w", metavar="DIR")
+@click.option("--as", "author", metavar="NAME")
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--debug", is_flag=True)
+@click.version_option("0", prog_name="minara")
+@click.pass_context
+def cli(ctx, workspace, author, as_json, debug):
+    ctx.obj = {}
+
+
+@cli.group()
+def memory():
+    pass
+
+
+@memory.command()
+@click.argument("path")
+@click.option("--version", metavar="V")
+@click.option("--channel", metavar="C")
+@click.option("--json", "as_json", is_flag=True)
+def get(path, version, channel, as_json):
+    click.echo(path)
+
+
+sys.exit(cli.main(args=sys.argv[1:], prog_name="minara", standalone_mode=False) or 0)
+"""
+
 #: The commands of ``--daemon-down`` that leave the workspace as it is: name -> arguments.
 DOWN_READS = {"memory get": ["memory", "get", "MEMORY.md"],
               "wiki get": ["wiki", "get", "topics/deploys"],
@@ -290,6 +328,8 @@ def daemon_down(env: dict, ws: Path, root: Path, runs: int, baseline_cli: str | 
                                  ("each status after a commit", DOWN_WRITES)):
             commands = {"python -c pass": ([sys.executable, "-c", "pass"], here),
                         "import click": ([sys.executable, "-c", "import click"], here),
+                        "click parse": ([sys.executable, "-c", CLICK_FLOOR, "memory", "get",
+                                         "MEMORY.md"], here),
                         "git status": (["git", "-C", str(ws), "status"], here)}
             commands.update({name: ([MINARA, *argv], here) for name, argv in verbs_run.items()})
             if other is not None:
@@ -313,7 +353,7 @@ def report_down(title: str, figures: dict[str, tuple[float, float]], names: list
         python, git = figures["python -c pass"][at], figures["git status"][at]
         print(f"  {kind + ' time':<16}{'median':>10}{'x python':>10}"
               + (f"{'baseline':>12}{'x baseline':>12}" if baseline else ""))
-        for name in ["python -c pass", "import click", "git status", *names]:
+        for name in ["python -c pass", "import click", "click parse", "git status", *names]:
             value = figures[name][at]
             line = f"  {name:<16}{value:>8.1f}ms{value / python:>9.2f}x"
             before = figures.get(f"{name} (baseline)")
@@ -324,6 +364,10 @@ def report_down(title: str, figures: dict[str, tuple[float, float]], names: list
         click = figures["import click"][at] - python
         print(f"  click's import alone: {click:.1f} ms over python -c pass (the floor every"
               f" verb pays with one argument grammar)")
+        floor = figures["click parse"][at]
+        print(f"  python and click (import and parse of a command): {floor:.1f} ms, "
+              + ", ".join(f"{name} {floor / figures[name][at]:.0%}" for name in names)
+              + " of each verb")
 
 
 def main() -> None:

@@ -35,10 +35,8 @@ def _hidden(app: Minara, role: str | None) -> set[str] | None:
 
 def listing(app: Minara, opts: dict[str, Any]) -> tuple[list, int, list] | None:
     """``(rows, count, problems)`` from an up-to-date catalogue, else None."""
-    import sqlite3
-
     from minarad.git.refs import read_workspace_head
-    from minarad.knowledge.catalogue import Catalogue, catalogue_path
+    from minarad.knowledge.catalogue import Catalogue, catalogue_path, sqlite3
 
     path = catalogue_path(app.settings.state_dir, app.root)
     hidden = _hidden(app, opts.get("role"))

@@ -78,17 +78,28 @@ def read_page_fast(app: Minara, name: str, channel: str | None) -> str | None:
         text = app.read_text(rel)
     except NotFound:
         return None
+    page_channel = (channel or "") if rel != page_file(name) else ""
+    if warm_app():  # the daemon's app: its wiki keeps the table open between requests
+        return render_page(text, visible_backlinks(app.wiki.reading_table(), name,
+                                                   page_channel, channel))
     from minarad.git.refs import find_git_dir
 
     table = LinkTable(app.root, find_git_dir(app.root))
     try:
         if not table.is_current():
             return None
-        rows = visible_backlinks(table, name, (channel or "") if rel != page_file(name) else "",
-                                 channel)
+        rows = visible_backlinks(table, name, page_channel, channel)
     finally:
         table.close()
     return render_page(text, rows)
+
+
+def warm_app() -> bool:
+    """True while the daemon runs the command for a client of its socket (its app is
+    warm: the repository is open, dulwich loaded)."""
+    from minarad.cli.options import APP_PROVIDER
+
+    return APP_PROVIDER.get() is not None
 
 
 def list_pages_fast(app: Minara, prefix: str, tree: bool, channel: str | None) -> str | None:
@@ -105,6 +116,8 @@ def list_pages_fast(app: Minara, prefix: str, tree: bool, channel: str | None) -
         validate_channel(channel)
         app.check_channel_access(channel, app.settings.author)
     prefix = check_name(prefix) if prefix else ""
+    if warm_app():
+        return render_list(visible_pages(app.wiki.reading_table(), channel, prefix), tree)
     table = LinkTable(app.root, find_git_dir(app.root))
     try:
         if not table.is_current():

@@ -10,7 +10,6 @@ pending paths, the files it cannot version and the watcher kind.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import time
@@ -118,7 +117,14 @@ def read_state(workspace: str | os.PathLike) -> dict | None:
     return None
 
 
-@dataclasses.dataclass
+#: The fields of :class:`DaemonStatus` after ``workspace`` and ``running``, in order,
+#: with their defaults (``list``: a new empty list each).
+STATUS_FIELDS: dict[str, object] = {
+    "pid": None, "since": None, "watcher": None, "state": None, "last_commit": None,
+    "pending": list, "pending_count": 0, "skipped": list, "skipped_count": 0,
+    "held_back": list, "waiting_for": None, "waiting_code": None, "updated_at": None}
+
+
 class DaemonStatus:
     """What ``minara status`` reports.
 
@@ -129,27 +135,58 @@ class DaemonStatus:
     ``waiting_code`` is that error's code. ``held_back`` lists the saved
     files not committed because they hold a credential: path, findings
     (line, column, rule, fingerprint; never the value) and how to allow one.
+
+    A plain class (not a dataclass): a fresh ``minara status`` does not
+    import ``dataclasses`` or generate its methods.
     """
 
+    __slots__ = ("workspace", "running", *STATUS_FIELDS)
     workspace: str
     running: bool
-    pid: int | None = None
-    since: str | None = None
-    watcher: str | None = None
-    state: str | None = None
-    last_commit: dict | None = None
-    pending: list = dataclasses.field(default_factory=list)
-    pending_count: int = 0
-    skipped: list = dataclasses.field(default_factory=list)
-    skipped_count: int = 0
-    held_back: list = dataclasses.field(default_factory=list)
-    waiting_for: str | None = None
-    waiting_code: str | None = None
-    updated_at: str | None = None
+    pid: int | None
+    since: str | None
+    watcher: str | None
+    state: str | None
+    last_commit: dict | None
+    pending: list
+    pending_count: int
+    skipped: list
+    skipped_count: int
+    held_back: list
+    waiting_for: str | None
+    waiting_code: str | None
+    updated_at: str | None
+
+    def __init__(self, workspace: str, running: bool, **fields: object):
+        unknown = set(fields) - set(STATUS_FIELDS)
+        if unknown:
+            raise TypeError(f"DaemonStatus: unexpected fields {sorted(unknown)}")
+        self.workspace, self.running = workspace, running
+        for name, default in STATUS_FIELDS.items():
+            setattr(self, name, fields[name] if name in fields
+                    else list() if default is list else default)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DaemonStatus) and self.as_dict() == other.as_dict()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
+
+    def __repr__(self) -> str:
+        return "DaemonStatus(" + ", ".join(f"{k}={getattr(self, k)!r}"
+                                           for k in self.__slots__) + ")"
 
     def as_dict(self) -> dict:
-        """Return the status as JSON-ready values."""
-        return dataclasses.asdict(self)
+        """Return the status as JSON-ready values (lists and mappings copied)."""
+        return {name: _copied(getattr(self, name)) for name in self.__slots__}
+
+
+def _copied(value):
+    """``value`` with its lists, tuples and mappings copied (as ``dataclasses.asdict``)."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(_copied(v) for v in value)
+    if isinstance(value, dict):
+        return {_copied(k): _copied(v) for k, v in value.items()}
+    return value
 
 
 def read_status(workspace: str | os.PathLike) -> DaemonStatus:
@@ -162,8 +199,7 @@ def read_status(workspace: str | os.PathLike) -> DaemonStatus:
         raise InvalidInput(f"workspace {workspace} is not a folder", code="invalid_workspace")
     running = is_daemon_running(workspace)
     state = read_state(workspace) or {}
-    fields = {f.name for f in dataclasses.fields(DaemonStatus)} - {"workspace", "running"}
-    known = {k: v for k, v in state.items() if k in fields}
+    known = {k: v for k, v in state.items() if k in STATUS_FIELDS}
     if running and (not known.get("pid") or known.get("state") in (None, "stopped")):
         # the lock is taken but this daemon has not written its state yet: what the
         # file holds (if anything) is the previous daemon's

@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
+try:  # the C module alone: the ``sqlite3`` package adds its Python wrapper (``fact list``)
+    import _sqlite3 as sqlite3
+except ImportError:  # pragma: no cover - an interpreter without it
+    import sqlite3  # type: ignore[no-redef]  # the same API, with the Python wrapper
 from pathlib import Path
 
 from minarad.workspace.headtable import FollowsHead

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # for the checker; at run time the names are imported on first use
     from minarad.store.models import CommitInfo, FileVersion, HistoryEntry, WriteResult
-    from minarad.store.store import Store, parse_base
+    from minarad.store.reading import parse_base
+    from minarad.store.store import Store
     from minarad.store.transaction import join_appended
 
 __all__ = ["CommitInfo", "FileVersion", "HistoryEntry", "Store", "WriteResult",
@@ -19,7 +20,7 @@ __all__ = ["CommitInfo", "FileVersion", "HistoryEntry", "Store", "WriteResult",
 
 _EXPORTS = {"CommitInfo": "models", "FileVersion": "models", "HistoryEntry": "models",
             "WriteResult": "models", "Store": "store", "join_appended": "transaction",
-            "parse_base": "store"}
+            "parse_base": "reading"}
 
 
 def __getattr__(name: str) -> Any:

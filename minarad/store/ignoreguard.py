@@ -11,7 +11,6 @@ not committed each file (:mod:`minarad.store.untracked`).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from typing import TYPE_CHECKING
 
@@ -37,20 +36,41 @@ _IGNORED: dict[str, tuple[set[str], tuple | None, list[PathNote]]] = {}
 _GROUPED: dict[str, tuple[set[str], dict[str, frozenset[str]], list[str]]] = {}
 
 
-@dataclasses.dataclass(frozen=True)
 class PathNote:
     """A workspace path and why minara treats it as it does.
 
-    ``versioned`` tells whether minara keeps committing its changes.
+    ``versioned`` tells whether minara keeps committing its changes. A plain
+    class (not a dataclass), read-only: ``minara status`` makes no dataclass.
     """
 
+    __slots__ = ("path", "reason", "versioned")
     path: str
     reason: str
-    versioned: bool = False
+    versioned: bool
+
+    def __init__(self, path: str, reason: str, versioned: bool = False):
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "reason", reason)
+        object.__setattr__(self, "versioned", versioned)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"PathNote is read-only: cannot set {name}")
+
+    def _key(self) -> tuple[str, str, bool]:
+        return (self.path, self.reason, self.versioned)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PathNote) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"PathNote(path={self.path!r}, reason={self.reason!r}, versioned={self.versioned!r})"
 
     def to_dict(self) -> dict:
         """Return the note as JSON-ready values."""
-        return dataclasses.asdict(self)
+        return {"path": self.path, "reason": self.reason, "versioned": self.versioned}
 
 
 def is_gitignore(rel: str) -> bool:

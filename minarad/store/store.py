@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 from minarad.errors import Forbidden, InvalidInput
 from minarad.git import refs
-from minarad.store import branches, diskscan, reading, writing
+from minarad.store import diskscan
 from minarad.store.lock import WorkspaceLock
-from minarad.store.reading import parse_base  # noqa: F401 (re-exported)
 from minarad.workspace.files import read_file_at
 from minarad.workspace.paths import check_can_create, check_no_symlink, normalize_path
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from minarad.store.models import CommitInfo, FileVersion, HistoryEntry, WriteResult
     from minarad.store.historydb import HistoryDB, PathVersion
     from minarad.config import Settings
@@ -39,8 +40,29 @@ if TYPE_CHECKING:
     from minarad.store.transaction import Transaction
     from minarad.workspace.ignore import IgnoreFilter
 
-DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 
+def _reading() -> ModuleType:
+    """:mod:`minarad.store.reading`, loaded on first use (a status reads no version)."""
+    from minarad.store import reading
+
+    return reading
+
+
+def _writing() -> ModuleType:
+    """:mod:`minarad.store.writing`, loaded on first use (a status writes nothing)."""
+    from minarad.store import writing
+
+    return writing
+
+
+def _branches() -> ModuleType:
+    """:mod:`minarad.store.branches`, loaded on first use."""
+    from minarad.store import branches
+
+    return branches
+
+
+DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 
 
 class Store:
@@ -233,23 +255,23 @@ class Store:
 
     def catch_up_for_reading(self) -> None:
         """Make sure the history cache is at HEAD; take the lock only if it is not."""
-        reading.catch_up_for_reading(self)
+        _reading().catch_up_for_reading(self)
 
     def catch_up(self) -> None:
         """Bring the history cache up to HEAD (walks only commits it lacks)."""
-        reading.catch_up(self)
+        _reading().catch_up(self)
 
     def version_of(self, rel: str, data: bytes | None) -> FileVersion:
         """The :class:`FileVersion` of ``rel`` holding ``data`` (None: no file), per the cache."""
-        return reading.version_of(self, rel, data)
+        return _reading().version_of(self, rel, data)
 
     def current(self, path: str) -> FileVersion:
         """Where ``path`` stands now (committing an uncommitted editor change first)."""
-        return reading.current(self, path)
+        return _reading().current(self, path)
 
     def version_number(self, path: str) -> int:
         """The version number of ``path`` as committed (cheap: one indexed count)."""
-        return reading.version_number(self, path)
+        return _reading().version_number(self, path)
 
     def read(self, path: str, version: int | str | None = None) -> tuple[str, FileVersion]:
         """The text of ``path`` (now, or at ``version``) and its version.
@@ -257,27 +279,27 @@ class Store:
         Raises:
             NotFound: the file does not exist (at that version).
         """
-        return reading.read(self, path, version)
+        return _reading().read(self, path, version)
 
     def resolve_version(self, rel: str, version: object) -> PathVersion:
         """The cache's record of version ``version`` (number, blob id or sha256) of ``rel``."""
-        return reading.resolve_version(self, rel, version)
+        return _reading().resolve_version(self, rel, version)
 
     def blob(self, blob_hex: str) -> bytes:
         """The bytes of git blob ``blob_hex``."""
-        return reading.blob(self, blob_hex)
+        return _reading().blob(self, blob_hex)
 
     def read_version(self, rel: str, version: object) -> tuple[str, FileVersion]:
         """The text of ``rel`` at ``version`` and that version."""
-        return reading.read_version(self, rel, version)
+        return _reading().read_version(self, rel, version)
 
     def history(self, path: str) -> list[HistoryEntry]:
         """Every version of ``path``, newest first (see :func:`reading.history`)."""
-        return reading.history(self, path)
+        return _reading().history(self, path)
 
     def diff(self, path: str, old: object, new: object = None) -> str:
         """A unified diff of ``path`` from version ``old`` to ``new`` (default: now)."""
-        return reading.diff(self, path, old, new)
+        return _reading().diff(self, path, old, new)
 
     # -- writing (:mod:`minarad.store.writing`, one engine: :mod:`.transaction`) --------
 
@@ -285,21 +307,21 @@ class Store:
         """Refuse (:class:`Busy`) a repository minara must not commit to now (checked once
         for a round of commits, when it opens)."""
         if self.round is None:
-            writing.check_writable(self)
+            _writing().check_writable(self)
 
     def absorb(self, rel: str) -> tuple[bytes | None, FileVersion]:
         """Commit an uncommitted disk change of ``rel``; return (bytes, FileVersion)."""
-        return writing.absorb(self, rel)
+        return _writing().absorb(self, rel)
 
     def absorb_with_mark(self, rel: str, refuse_held: bool = True
                          ) -> tuple[bytes | None, FileVersion, Mark | None]:
         """As :meth:`absorb` plus the fingerprint as read, the repository checked already
         (see :func:`writing.absorb_with_mark` for ``refuse_held``)."""
-        return writing.absorb_with_mark(self, rel, refuse_held)
+        return _writing().absorb_with_mark(self, rel, refuse_held)
 
     def read_with_mark(self, rel: str) -> tuple[bytes | None, FileVersion, Mark | None]:
         """As :meth:`absorb_with_mark`, without committing a disk change."""
-        return writing.read_with_mark(self, rel)
+        return _writing().read_with_mark(self, rel)
 
     def over_limit(self, data: bytes | None) -> bool:
         """Whether ``data`` is too large to version."""
@@ -307,41 +329,41 @@ class Store:
 
     def refuse_unversioned(self, rel: str, data: bytes | None) -> None:
         """Refuse to write over a file too large to version (it would be lost)."""
-        writing.refuse_unversioned(self, rel, data)
+        _writing().refuse_unversioned(self, rel, data)
 
     def check_base(self, rel: str, current: FileVersion, base: object,
                    rejected: str | None) -> None:
         """Refuse (:class:`VersionConflict`) unless ``base`` is the current version."""
-        writing.check_base(self, rel, current, base, rejected)
+        _writing().check_base(self, rel, current, base, rejected)
 
     def write(self, path: str, text: str, *, base: object = None, author: str,
               source: str = "cli", message: str | None = None,
               force: bool = False) -> WriteResult:
         """Replace the text of ``path``; one commit (see :func:`writing.write`)."""
-        return writing.write(self, path, text, base=base, author=author, source=source,
+        return _writing().write(self, path, text, base=base, author=author, source=source,
                              message=message, force=force)
 
     def append(self, path: str, text: str, *, author: str, source: str = "cli",
                message: str | None = None, force: bool = False) -> WriteResult:
         """Append ``text`` as new line(s) at the end of ``path``, in place; never conflicts."""
-        return writing.append(self, path, text, author=author, source=source,
+        return _writing().append(self, path, text, author=author, source=source,
                               message=message, force=force)
 
     def delete(self, path: str, *, base: object = None, author: str, source: str = "cli",
                message: str | None = None) -> WriteResult:
         """Delete ``path`` in a commit; its history stays."""
-        return writing.delete(self, path, base=base, author=author, source=source,
+        return _writing().delete(self, path, base=base, author=author, source=source,
                               message=message)
 
     def rename(self, old: str, new: str, *, author: str, source: str = "cli",
                message: str | None = None) -> CommitInfo:
         """Move ``old`` to ``new`` in one commit (git sees a rename)."""
-        return writing.rename(self, old, new, author=author, source=source, message=message)
+        return _writing().rename(self, old, new, author=author, source=source, message=message)
 
     def restore(self, path: str, version: object, *, author: str,
                 source: str = "cli") -> WriteResult:
         """Bring version ``version`` of ``path`` back as a new version."""
-        return writing.restore(self, path, version, author=author, source=source)
+        return _writing().restore(self, path, version, author=author, source=source)
 
     @contextlib.contextmanager
     def transaction(self, *, author: str, source: str = "cli", message: str | None = None,
@@ -418,12 +440,12 @@ class Store:
     def commit_beside(self, changes: dict[str, bytes | None], *, author: str, message: str,
                       when: int | None = None) -> str:
         """Write a commit of ``changes`` on top of HEAD, moving no branch; return its id."""
-        return branches.commit_beside(self, changes, author=author, message=message, when=when)
+        return _branches().commit_beside(self, changes, author=author, message=message, when=when)
 
     def create_branch(self, name: str, commit: str, *, who: str, message: str) -> None:
         """Create branch ``name`` at ``commit`` (``branch_exists`` if it is there)."""
-        branches.create_branch(self, name, commit, who=who, message=message)
+        _branches().create_branch(self, name, commit, who=who, message=message)
 
     def delete_branch(self, name: str, expected: str, *, who: str, message: str) -> None:
         """Delete branch ``name`` if it still points at ``expected`` (its reflog stays)."""
-        branches.delete_branch(self, name, expected, who=who, message=message)
+        _branches().delete_branch(self, name, expected, who=who, message=message)

@@ -8,7 +8,6 @@ changed since; see :func:`untracked_paths`.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import stat
 import time
@@ -197,16 +196,16 @@ def _untracked(root: str, ignore: IgnoreFilter, tracked: set[str]
     return found, walked, sorted(checked)
 
 
-@dataclasses.dataclass(frozen=True)
 class _Folder:
-    """What a walk found in one folder, and what it depended on."""
+    """What a walk found in one folder, and what it depended on (read-only by use; a
+    plain class: ``minara status`` makes no dataclass)."""
 
-    stat_key: tuple[int, int]
-    names: frozenset[str]
-    checked: list[str]
-    version: tuple | None
-    files: list[str]
-    enter: list[str]
+    __slots__ = ("stat_key", "names", "checked", "version", "files", "enter")
+
+    def __init__(self, stat_key: tuple[int, int], names: frozenset[str], checked: list[str],
+                 version: tuple | None, files: list[str], enter: list[str]):
+        self.stat_key, self.names, self.checked = stat_key, names, checked
+        self.version, self.files, self.enter = version, files, enter
 
 
 def _read_folder(root: str, rel_dir: str, ignore: IgnoreFilter, names: frozenset[str],

@@ -9,7 +9,6 @@ and the daemon's own line says what is wrong.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -21,9 +20,8 @@ if TYPE_CHECKING:
     from minarad.store import Store
 
 
-@dataclasses.dataclass
 class WorkspaceStatus:
-    """What ``minara status`` reports.
+    """What ``minara status`` reports (a plain class: a fresh status makes no dataclass).
 
     Attributes:
         daemon: what the running daemon last reported (``running`` False without one).
@@ -32,9 +30,11 @@ class WorkspaceStatus:
             is intact) and ``budgets``.
     """
 
-    daemon: DaemonStatus
-    head: dict[str, Any] | None
-    notes: dict[str, Any]
+    __slots__ = ("daemon", "head", "notes")
+
+    def __init__(self, daemon: DaemonStatus, head: dict[str, Any] | None,
+                 notes: dict[str, Any]):
+        self.daemon, self.head, self.notes = daemon, head, notes
 
     def to_dict(self) -> dict[str, Any]:
         """The daemon's fields, ``head_commit`` and the notes, in one JSON-ready mapping."""
@@ -111,7 +111,7 @@ HEAD_SAVED = "head-commit.json"
 def _read_head_commit(store: Store, head: str) -> dict[str, Any]:
     from minarad.git.commits import author_name
     from minarad.git.loose import loose_commit
-    from minarad.store.models import iso_time
+    from minarad.isotime import iso_time
 
     commit = loose_commit(store.git_dir, head) or store.repo[head.encode()]
     return {"commit": head, "subject": commit.message.decode("utf-8", "replace")

@@ -12,14 +12,16 @@ from __future__ import annotations
 def start_link_follower(daemon, app):
     """Start following; return the callable that stops it (see ``SERVICES``)."""
     from minarad.index.follower import IndexFollower
-    from minarad.wiki.linktable import LinkTable
+    from minarad.wiki.linktable import FOLLOWED, LinkTable
 
     store = app.store
     table = LinkTable(store.root, store.git_dir)
     follower = IndexFollower(table, on_error=_log_error).start()
     daemon.after_commit.append(follower.request)
+    FOLLOWED.add(table.path)
 
     def stop() -> None:
+        FOLLOWED.discard(table.path)
         follower.stop()
         table.close()
 

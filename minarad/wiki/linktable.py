@@ -22,7 +22,7 @@ try:  # the C module alone: ``sqlite3`` also imports datetime (10 ms of the fast
 except ImportError:  # pragma: no cover - an interpreter without it
     import sqlite3  # type: ignore[no-redef]  # the same API, with the Python wrapper
 
-from minarad.wiki.names import is_page_folder, link_target_name, page_of_file
+from minarad.wiki.names import WIKI_FOLDER, is_page_folder, link_target_name, page_of_file
 from minarad.workspace.headtable import FollowsHead
 
 FILE_NAME = "wiki.sqlite3"
@@ -100,6 +100,18 @@ class CatchUpStats:
         self.busy = False
 
 
+_CATCH_UP_LOCKS: dict = {}
+#: The tables a follower of this process (the daemon's) keeps in step with HEAD.
+FOLLOWED: set[str] = set()
+
+
+def _catch_up_lock(path: str):
+    """The lock this process's catch-ups of the table at ``path`` take turns on."""
+    import threading
+
+    return _CATCH_UP_LOCKS.setdefault(path, threading.Lock())
+
+
 class LinkTable(FollowsHead):
     """The pages and links of one workspace's wiki.
 
@@ -158,20 +170,54 @@ class LinkTable(FollowsHead):
     def catch_up(self) -> CatchUpStats:
         """Bring the table to HEAD: a tree diff from the commit it reflects.
 
-        Safe from several processes at once (SQLite's write lock).
+        Safe from several processes at once (SQLite's write lock). Within
+        one process (the daemon's follower and a request), the catch-ups of
+        one table take turns on a lock: the second then finds the table
+        current, instead of polling SQLite's lock with sleeps.
         """
         from minarad.git.refs import read_workspace_head
 
         head = read_workspace_head(self.root)
         if head is not None and head == self.commit():
             return CatchUpStats(head)
-        from minarad.git.repo import open_repo
+        with _catch_up_lock(self.path):
+            head = read_workspace_head(self.root)
+            if head is not None and head == self.commit():
+                return CatchUpStats(head)
+            from minarad.git.repo import open_repo
 
-        repo = open_repo(self.root)
+            repo = open_repo(self.root)
+            try:
+                return self._catch_up_with(repo)
+            finally:
+                repo.close()
+
+    def followed(self) -> bool:
+        """True when a follower of this process (the daemon's) keeps this table in step."""
+        return self.path in FOLLOWED
+
+    def pages_unchanged(self, repo) -> bool:
+        """True when HEAD's page folders (``wiki/``, ``channels/``) are those of the commit
+        the table reflects: its answers hold for HEAD as they are.
+
+        Reads two commits and their root trees from ``repo`` (an open
+        repository): no diff and no write, so a reader after a commit that
+        touched no page does not wait for the catch-up (the daemon's
+        follower records the new commit soon after).
+        """
+        from minarad.git.refs import head_commit
+
+        known, head = self.commit(), head_commit(repo)
+        if known is None or head is None:
+            return False
+        if known == head:
+            return True
         try:
-            return self._catch_up_with(repo)
-        finally:
-            repo.close()
+            old, new = repo[repo[known.encode()].tree], repo[repo[head.encode()].tree]
+            return all((name in old and old[name]) == (name in new and new[name])
+                       for name in (WIKI_FOLDER.rstrip("/").encode(), b"channels"))
+        except (KeyError, ValueError, AttributeError):
+            return False  # a commit it no longer knows: catch up (which starts over)
 
     def _catch_up_with(self, repo) -> CatchUpStats:
         from minarad.git.diff import diff_trees, is_regular

@@ -66,6 +66,23 @@ class Wiki:
             self._table.catch_up()
         return self._table
 
+    def reading_table(self) -> LinkTable:
+        """The link table for a read, its answers those of HEAD.
+
+        In the daemon, whose follower records each commit soon after it is
+        made, a commit that touched no page leaves the table as it is: the
+        reader neither diffs nor waits for the follower. Elsewhere the table
+        is brought up to HEAD (as :attr:`table`), so that the next process
+        reads it without dulwich.
+        """
+        if self._table is None:
+            self._table = LinkTable(self.store.root, self.store.git_dir)
+        table = self._table
+        if not table.is_current() and not (table.followed()
+                                           and table.pages_unchanged(self.store.repo)):
+            table.catch_up()
+        return table
+
     def close(self) -> None:
         """Close the link table (the store and index belong to their owner)."""
         if self._table is not None:
@@ -111,7 +128,8 @@ class Wiki:
 
         if channel:
             validate_channel(channel)
-        return visible_pages(self.table, channel, check_name(prefix) if prefix else "")
+        return visible_pages(self.reading_table(), channel,
+                             check_name(prefix) if prefix else "")
 
     def tree(self, prefix: str = "", *, channel: str | None = None) -> builtins.list[TreeNode]:
         """The pages as a tree of segments (folders without a page have no title)."""
@@ -165,7 +183,8 @@ class Wiki:
 
         name = check_name(name)
         page_channel = _channel_of(self.file_for_reading(name, channel))
-        return [Backlink(*row) for row in visible_backlinks(self.table, name, page_channel,
+        return [Backlink(*row) for row in visible_backlinks(self.reading_table(), name,
+                                                            page_channel,
                                                             channel)]
 
     def links(self, name: str, *, channel: str | None = None) -> builtins.list[OutLink]:

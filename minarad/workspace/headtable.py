@@ -16,7 +16,10 @@ backwards is a diff like any other. :func:`diff_base` is that rule.
 from __future__ import annotations
 
 import os
-import sqlite3
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import sqlite3
 
 
 def diff_base(repo, recorded: str | None) -> bytes | None:

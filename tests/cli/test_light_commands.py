@@ -115,3 +115,34 @@ def test_fact_list_reads_the_catalogue_without_git(seeded, env):
     assert loaded(proc) == []
     data = json.loads(probe(env, "--json", "fact", "list").stdout)
     assert data["count"] == 1
+
+
+WHICH = """
+import json, sys
+from minarad.cli import main
+code = main(sys.argv[2:])
+print(json.dumps(sorted(set(sys.argv[1].split(",")) & set(sys.modules))), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def which_loaded(env, names, *args):
+    """Run ``minara ARGS`` in a fresh process; the ones of ``names`` it imported."""
+    proc = subprocess.run([sys.executable, "-c", WHICH, ",".join(names), *args], env=env,
+                          capture_output=True, text=True)
+    return proc, json.loads(proc.stderr.strip().splitlines()[-1])
+
+
+def test_wiki_get_and_fact_list_load_sqlite3s_c_module_alone(seeded, env):
+    for args in (["wiki", "get", "topics/water"], ["fact", "list"]):
+        proc, found = which_loaded(env, ["sqlite3", "sqlite3.dbapi2", "_sqlite3"], *args)
+        assert proc.returncode == 0 and found == ["_sqlite3"], args
+
+
+def test_a_fresh_status_loads_no_store_record(seeded, minara, env):
+    minara("status", check=1)  # the notes are saved for the next process
+    proc, found = which_loaded(env, ["minarad.store.models"], "status")
+    assert proc.returncode == 1 and "HEAD:" in proc.stdout and found == []
+    minara("memory", "append", "MEMORY.md", "- another note", check=0)
+    proc, found = which_loaded(env, ["minarad.store.models"], "status")
+    assert proc.returncode == 1 and "append to MEMORY.md" in proc.stdout and found == []

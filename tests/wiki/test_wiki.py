@@ -207,3 +207,30 @@ def test_a_channel_page_hides_the_workspace_page_until_it_is_deleted(wiki):
     wiki.restore("faq", 1, author="ana", channel="team-a")
     assert wiki.get("faq", channel="team-a").text == "team answers\n"
     assert wiki.get("faq").text == "shared answers\n"
+
+
+def test_a_followed_table_answers_past_commits_that_touch_no_page(wiki, app):
+    """In the daemon (whose follower records each commit), a read after a commit
+    that touched no page answers from the table as it is, without a catch-up; a commit
+    that changed a page is caught up before the answer. Elsewhere every read catches
+    the table up (so that the next process reads it without dulwich)."""
+    from minarad.git.refs import read_workspace_head
+    from minarad.wiki.linktable import FOLLOWED
+
+    wiki.put("target", "I am linked\n", author="ana")
+    wiki.put("a", "see [[target]]\n", author="ana")
+    table = wiki.reading_table()
+    recorded = table.commit()
+    FOLLOWED.add(table.path)
+    try:
+        app.memory_append("MEMORY.md", "- a fact", author="ana", source="cli")
+        assert [b.name for b in wiki.get("target").backlinks] == ["a"]
+        assert table.commit() == recorded != read_workspace_head(app.root)
+        app.memory_append("wiki/b.md", "also [[target]]", author="ana", source="cli")
+        assert [b.name for b in wiki.get("target").backlinks] == ["a", "b"]
+        assert table.commit() == read_workspace_head(app.root)
+    finally:
+        FOLLOWED.discard(table.path)
+    app.memory_append("MEMORY.md", "- another fact", author="ana", source="cli")
+    assert [b.name for b in wiki.backlinks("target")] == ["a", "b"]
+    assert table.commit() == read_workspace_head(app.root)
