@@ -55,6 +55,7 @@ class PageWeights:
     stem: float = 0.6
     named: float = 1.5
     names: float = 32.0
+    near: float = 0.0
 
 
 def page_mixed(hits: list[Hit], pages: dict[str, float], weights: PageWeights) -> list[Hit]:

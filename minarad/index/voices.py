@@ -54,7 +54,7 @@ class LexicalVoice:
             self.engine.check_query(clauses)
             return []
         pair = self.engine.query_pair(view, clauses, filters,
-                                      pages.names if pages is not None else 0.0)
+                                      *((pages.names, pages.stem) if pages is not None else ()))
         strict, loose = pair.strict, pair.loose
         hits = _hits(self.engine, view, strict, clauses, limit, by_time=False)
         if len(hits) < limit and loose is not None:  # None: the same query, the same hits
