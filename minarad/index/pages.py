@@ -40,7 +40,12 @@ class PageWeights:
     ``share``: the page's part of a section's lexical score (0: sections
     alone, as before pages were ranked). ``title``, ``heading``, ``stem``:
     the boosts of a word in the page's title, headings and English stems
-    (a word in the text counts 1). ``named``: the factor of a section
+    (a word in the text counts 1; ``stem`` is also a section's: a word's
+    stem adds to the form typed, so ``deploy`` finds ``Deploys`` and the
+    form typed still ranks first). ``near``: what a page gains for each two
+    consecutive words of the query found within two words of each other in
+    its text (:data:`~minarad.index.query.NEAR_SLOP`; "lines of files" for
+    "number lines of files"; 0: not asked). ``named``: the factor of a section
     whose own heading, or whose page's title, is the query itself
     (:func:`named_first`; 1: none). ``names``: what a section, and its
     page, gain when a line of theirs defines the name the query word is
@@ -52,10 +57,10 @@ class PageWeights:
     share: float = 0.3
     title: float = 1.5
     heading: float = 1.5
-    stem: float = 0.6
+    stem: float = 1.5
     named: float = 1.5
     names: float = 32.0
-    near: float = 0.0
+    near: float = 2.0
 
 
 def page_mixed(hits: list[Hit], pages: dict[str, float], weights: PageWeights) -> list[Hit]:
