@@ -13,11 +13,11 @@ words once in one section, and the best section(s) of each page show under
 it. A page ranked high whose sections were not among the section matches
 brings its best matching section. Entries (JSONL lines) are pages of their
 own: their score is their section score. The weights were chosen by
-cross-validation over three corpora (``bench/quality.py``: Python's and
-PostgreSQL's documentation, git's manual pages): share 0.3, title 1.5 and
-definition names 32 are the best on all three together and the choice of
-two of the three folds (the one holding git out, tuned on the other two,
-chose title 3); every fold chose the named-section factor 1.5
+cross-validation over four corpora (``bench/quality.py``: Python's and
+PostgreSQL's documentation, git's and Debian's manual pages): share 0.3,
+title 1.5, definition names 32, stems 1.5 and near words 2 were every
+fold's choice (three on a tie with title 3, broken towards the shipped
+weights); every fold chose the named-section factor 1.5
 (:func:`named_first`) when it was tried.
 """
 
