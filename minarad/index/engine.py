@@ -23,7 +23,7 @@ import tantivy
 
 from minarad.index import state as state_file
 from minarad.index.fusion import SearchFilters
-from minarad.index.query import QueryBuilder, QueryPair
+from minarad.index.query import STEM_BOOST, QueryBuilder, QueryPair
 from minarad.index.schema import (PAGE_LEVEL, SCHEMA_VERSION, StoredRecord, build_schema,
                                   cjk_analyzer, decode_record, page_to_tantivy,
                                   register_tokenizers, set_docstore_blocksize, stem_analyzer,
@@ -275,7 +275,7 @@ class LexicalEngine:
                                   common=common)
 
     def query_pair(self, view: ReaderView, clauses, filters: SearchFilters,
-                   names: float = 0.0) -> QueryPair:
+                   names: float = 0.0, stem: float = STEM_BOOST) -> QueryPair:
         """``(strict, loose, within)`` queries as :meth:`query` makes them, analysed once
         (``within``: for :meth:`sections_of`).
 
@@ -284,7 +284,8 @@ class LexicalEngine:
         """
         return self.builder.build_pair(clauses, self._filters(filters),
                                        self._hidden(view, clauses, filters),
-                                       common=self._common_words(view, clauses), names=names)
+                                       common=self._common_words(view, clauses), names=names,
+                                       stem=stem)
 
     def page_queries(self, view: ReaderView, clauses, filters: SearchFilters,
                      weights) -> list:

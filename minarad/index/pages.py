@@ -13,11 +13,11 @@ words once in one section, and the best section(s) of each page show under
 it. A page ranked high whose sections were not among the section matches
 brings its best matching section. Entries (JSONL lines) are pages of their
 own: their score is their section score. The weights were chosen by
-cross-validation over three corpora (``bench/quality.py``: Python's and
-PostgreSQL's documentation, git's manual pages): share 0.3, title 1.5 and
-definition names 32 are the best on all three together and the choice of
-two of the three folds (the one holding git out, tuned on the other two,
-chose title 3); every fold chose the named-section factor 1.5
+cross-validation over four corpora (``bench/quality.py``: Python's and
+PostgreSQL's documentation, git's and Debian's manual pages): share 0.3,
+title 1.5, definition names 32, stems 1.5 and near words 2 were every
+fold's choice (three on a tie with title 3, broken towards the shipped
+weights); every fold chose the named-section factor 1.5
 (:func:`named_first`) when it was tried.
 """
 
@@ -40,7 +40,12 @@ class PageWeights:
     ``share``: the page's part of a section's lexical score (0: sections
     alone, as before pages were ranked). ``title``, ``heading``, ``stem``:
     the boosts of a word in the page's title, headings and English stems
-    (a word in the text counts 1). ``named``: the factor of a section
+    (a word in the text counts 1; ``stem`` is also a section's: a word's
+    stem adds to the form typed, so ``deploy`` finds ``Deploys`` and the
+    form typed still ranks first). ``near``: what a page gains for each two
+    consecutive words of the query found within two words of each other in
+    its text (:data:`~minarad.index.query.NEAR_SLOP`; "lines of files" for
+    "number lines of files"; 0: not asked). ``named``: the factor of a section
     whose own heading, or whose page's title, is the query itself
     (:func:`named_first`; 1: none). ``names``: what a section, and its
     page, gain when a line of theirs defines the name the query word is
@@ -52,9 +57,10 @@ class PageWeights:
     share: float = 0.3
     title: float = 1.5
     heading: float = 1.5
-    stem: float = 0.6
+    stem: float = 1.5
     named: float = 1.5
     names: float = 32.0
+    near: float = 2.0
 
 
 def page_mixed(hits: list[Hit], pages: dict[int, float], weights: PageWeights,

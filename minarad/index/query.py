@@ -17,8 +17,9 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from minarad.errors import InvalidInput
+from minarad.index.cjkquery import CjkQueries
 from minarad.index.definitions import definition_name, names_a_definition
-from minarad.index.words import is_function_word, meaningful_runs, required_matches
+from minarad.index.words import is_function_word, required_matches
 
 SHOULD, MUST, MUST_NOT = "should", "must", "must_not"
 FILTER_FIELDS = {"kind": "kinds", "role": "kinds", "path": "path_prefix", "channel": "channel"}
@@ -31,14 +32,20 @@ TIE_BREAKER = 0.2
 EXACT_BOOST = 2.0
 #: The words of a compound token found apart count this much (the phrase: 1).
 SPLIT_BOOST = 0.5
-CJK_BOOST = 1.0
 #: A word's English stem in any field (``deploy`` finds ``Deploys``). It adds
 #: to the exact word's score, so the form typed ranks above its inflections.
+#: (A keyword search's sections and pages use :attr:`PageWeights.stem
+#: <minarad.index.pages.PageWeights>`.)
 STEM_BOOST = 0.6
+#: Two consecutive words of a query count as near in a page's text when at
+#: most this many words stand between them ("lines of files").
+NEAR_SLOP = 2
 
 _TOKEN_RE = re.compile(r'([+-]?)(?:([A-Za-z_]+):)?("([^"]*)"?|\S+)')
 #: A token holding one of these is also looked up whole in the exact field.
 _COMPOUND_RE = re.compile(r"[-_./:@#+]")
+#: A snake_case name (``lc_time``): a section is looked up by it as written, not by stems.
+_SNAKE_RE = re.compile(r"[^\W_]_[^\W_]")
 
 
 def _has_letter(token: str) -> bool:
@@ -129,7 +136,7 @@ class QueryPair(NamedTuple):
     within: Callable[[object], object]
 
 
-class QueryBuilder:
+class QueryBuilder(CjkQueries):
     """Turns clauses into tantivy queries for one schema.
 
     Args:
@@ -178,19 +185,21 @@ class QueryBuilder:
         return self._combined(parts, filters, exclusions)
 
     def build_pair(self, clauses: list[Clause], filters: list, exclusions: Sequence = (),
-                   common: frozenset[str] = frozenset(), names: float = 0.0) -> QueryPair:
+                   common: frozenset[str] = frozenset(), names: float = 0.0,
+                   stem: float = STEM_BOOST) -> QueryPair:
         """``(strict, loose, within)``: :meth:`build` with and without ``strict``, and
         without ``names``, analysed once.
 
         ``loose`` is None when it would be the same query (fewer than two
         meaningful words count, so the strict query asks for no more).
         ``names``: what a section defining the word as a name gains
-        (:meth:`_name_query`; 0: not asked). ``within(extra)``: what
+        (:meth:`_name_query`; 0: not asked); ``stem``: the boost of a word's
+        English stem (:meth:`_stem_query`). ``within(extra)``: what
         ``build(clauses, [*filters, extra], exclusions)`` gives, without
         analysing the words again.
         """
         given = filters
-        filters, words, parts, plain = self._analysed(clauses, filters, names)
+        filters, words, parts, plain = self._analysed(clauses, filters, names, stem)
         typed = filters[len(given):]
         grouped = self._require_enough(words, parts, common)
         strict = self._combined(grouped, filters, exclusions)
@@ -204,7 +213,9 @@ class QueryBuilder:
                    weights) -> list:
         """The query ranking page documents: each free word in the page's title,
         headings, text and stems, at ``weights`` (``title``, ``heading``, ``stem``;
-        the text counts 1), summed over fields and words.
+        the text counts 1), summed over fields and words; plus ``weights.near``
+        for each two consecutive words found near each other in the text
+        (:meth:`_near_parts`).
 
         No query when no word is for pages: only field-typed or excluded words,
         or Korean, Japanese or Chinese (their n-grams rank sections as before).
@@ -230,9 +241,25 @@ class QueryBuilder:
             return []
         filters = [*filters, *(self.clause_query(c) for c in typed)]
         grouped = self._require_enough(words, parts, frozenset())
-        loose = self._combined(parts, filters, exclusions)
-        return [loose] if grouped is parts else [self._combined(grouped, filters, exclusions),
-                                                 loose]
+        near = self._near_parts(words, "page_text", weights.near)
+        loose = self._combined([*parts, *near], filters, exclusions)
+        return [loose] if grouped is parts else [
+            self._combined([*grouped, *near], filters, exclusions), loose]
+
+    def _near_parts(self, words: list[Clause], field: str, boost: float) -> list:
+        """Optional parts adding ``boost`` for each two consecutive meaningful words
+        (unquoted, English) found within :data:`NEAR_SLOP` words of each other in
+        ``field``: for "number lines of files", a page saying "lines of files"
+        ranks above one using the words apart. They add to the score, never to
+        what must match."""
+        if boost <= 0:
+            return []
+        ends = [self.words.analyze(c.text) if not c.phrase and c.text.isascii() else []
+                for c in words]
+        pairs = dict.fromkeys((a[-1], b[0]) for a, b in zip(ends, ends[1:], strict=False)
+                              if a and b and a[-1] != b[0])
+        return [(self.tv.Occur.Should, self._boosted(self.tv.Query.phrase_query(
+            self.schema, field, [a, b], NEAR_SLOP), boost)) for a, b in pairs]
 
     def _page_word_query(self, clause: Clause, fields: dict[str, float], stem: float,
                          names: float):
@@ -252,8 +279,8 @@ class QueryBuilder:
                                                  [(self.tv.Occur.Must, q) for q in terms]), stem))
         return self._any([o for o in options if o is not None])
 
-    def _analysed(self, clauses: list[Clause], filters: list,
-                  names: float = 0.0) -> tuple[list, list, list, list]:
+    def _analysed(self, clauses: list[Clause], filters: list, names: float = 0.0,
+                  stem: float = STEM_BOOST) -> tuple[list, list, list, list]:
         """``(filters, meaningful clauses, their parts, their parts without names)``
         (the given filters first, then those typed in the query); InvalidInput when
         nothing to search."""
@@ -261,7 +288,7 @@ class QueryBuilder:
         filters = [*filters, *(self.clause_query(c) for c in typed)]
         words = meaningful_clauses([c for c in clauses if c not in typed])
         count = sum(1 for w in words if w.occur != MUST_NOT)
-        pairs = [self._part_pair(w, names if names_a_definition(w.text, count) else 0.0)
+        pairs = [self._part_pair(w, names if names_a_definition(w.text, count) else 0.0, stem)
                  for w in words]
         parts = [named for named, _plain in pairs if named is not None]
         plain = [part for _named, part in pairs if part is not None]
@@ -296,14 +323,14 @@ class QueryBuilder:
                                        minimum_number_should_match=required_matches(len(counted)))
         return [*rest, (tv.Occur.Must, group)]
 
-    def _part_pair(self, clause: Clause, names: float) -> tuple:
+    def _part_pair(self, clause: Clause, names: float, stem: float) -> tuple:
         """``(occur, query)`` of a clause with ``names`` and without (None: no query);
         its queries are built once for both."""
         occur = self._occur[clause.occur]
         if clause.field in FILTER_FIELDS:
             part = (occur, self.filter_query(clause.field, [clause.text]))
             return part, part
-        options = self._options(clause)
+        options = self._options(clause, stem)
         plain = self._one(options)
         named = plain
         if names > 0 and not clause.field and not clause.phrase:
@@ -324,13 +351,13 @@ class QueryBuilder:
             options.append(self._name_query("names", clause.text, names))
         return self._one(options)
 
-    def _options(self, clause: Clause) -> list:
+    def _options(self, clause: Clause, stem: float = STEM_BOOST) -> list:
         """The ways a free-text clause matches (None where one does not apply)."""
         fields = {TEXT_FIELDS[clause.field]: 1.0} if clause.field else WORD_BOOSTS
         options = [self._word_query(clause.text, fields)]
         if not clause.phrase and not clause.field:
             options += [self._split_words_query(clause.text, fields),
-                        self._stem_query(clause.text)]
+                        self._stem_query(clause.text, stem)]
         if not clause.field:
             options += [self._exact_query(clause.text), self._cjk_query(clause.text, clause.phrase)]
         return options
@@ -362,9 +389,6 @@ class QueryBuilder:
                  for v in values]
         return terms[0] if len(terms) == 1 else self._any(terms)
 
-    def _any(self, queries: list):
-        return self.tv.Query.boolean_query([(self.tv.Occur.Should, q) for q in queries])
-
     def _word_query(self, text: str, fields: dict[str, float]):
         tokens = self.words.analyze(text)
         if not tokens:
@@ -392,14 +416,17 @@ class QueryBuilder:
         return self._boosted(tv.Query.boolean_query([(tv.Occur.Should, q) for q in per_token]),
                              SPLIT_BOOST)
 
-    def _stem_query(self, text: str):
-        """The stems of an unquoted word in the ``stem`` field, at :data:`STEM_BOOST`.
+    def _stem_query(self, text: str, boost: float = STEM_BOOST):
+        """The stems of an unquoted word in the ``stem`` field, at ``boost``.
 
         None for a word with Korean, Japanese or Chinese characters (the
-        n-gram query handles those) and without a stem analyzer. A compound
+        n-gram query handles those), for a snake_case name (``lc_time``: a
+        section stating ``lc`` and ``time`` apart is not about it; the page
+        query keeps its stems) and without a stem analyzer. A compound
         (``deploy-script``) asks for each stem (the field keeps no positions).
         """
-        if self.stems is None or (not text.isascii() and self._cjk_runs(text)):
+        if self.stems is None or boost <= 0 or (not text.isascii() and self._cjk_runs(text)) \
+                or _SNAKE_RE.search(text):
             return None
         stems = list(dict.fromkeys(self.stems.analyze(text)))
         if not stems:
@@ -408,7 +435,7 @@ class QueryBuilder:
         terms = [tv.Query.term_query(self.schema, "stem", stem) for stem in stems]
         query = terms[0] if len(terms) == 1 else tv.Query.boolean_query(
             [(tv.Occur.Must, q) for q in terms])
-        return self._boosted(query, STEM_BOOST)
+        return self._boosted(query, boost)
 
     def _tokens_query(self, field: str, tokens: list[str]):
         if len(tokens) == 1:
@@ -436,65 +463,3 @@ class QueryBuilder:
             return None
         query = self.tv.Query.term_query(self.schema, "exact", token)
         return self.tv.Query.boost_query(query, EXACT_BOOST)
-
-    def _cjk_query(self, text: str, phrase: bool):
-        if text.isascii():
-            return None
-        runs = [run for _, run in self._cjk_runs(text)]
-        if not runs:
-            return None
-        query = self._cjk_exact_query(runs) if phrase else self._cjk_share_query(runs)
-        return self._boosted(query, CJK_BOOST)
-
-    def _cjk_exact_query(self, runs: list[str]):
-        """Every run as an exact phrase of n-grams (a quoted query)."""
-        queries = [self._cjk_run_query(run) for run in runs]
-        return queries[0] if len(queries) == 1 else self.tv.Query.boolean_query(
-            [(self.tv.Occur.Must, q) for q in queries])
-
-    def _cjk_share_query(self, runs: list[str]):
-        """Documents holding a third of the runs' bigrams or more, scored by how many.
-
-        A particle or an inflection (``가상메모리를``, ``東京に``) changes a
-        gram or two, so a run need not match whole. Where it does, or does
-        but for its last character (a particle, an ending), the phrase of
-        its grams adds to the score.
-        """
-        tv, phrases = self.tv, []
-        grams: dict[str, None] = {}  # an ordered set
-        runs = [part for run in runs for part in meaningful_runs(run)] or runs
-        for run in runs:
-            run_grams = self._cjk_grams(run)
-            grams.update((text, None) for _offset, text in run_grams)
-            for stem in (run_grams, run_grams[:-1]):
-                if len(stem) > 1:
-                    phrases.append(tv.Query.phrase_query(self.schema, "cjk", stem))
-        terms = [tv.Query.term_query(self.schema, "cjk", gram) for gram in grams]
-        if len(terms) == 1 and not phrases:
-            return terms[0]
-        share = tv.Query.boolean_query([(tv.Occur.Should, q) for q in terms],
-                                       minimum_number_should_match=cjk_minimum_match(len(terms)))
-        return self._any([share] + phrases)
-
-    def _cjk_grams(self, run: str) -> list[tuple[int, str]]:
-        """``(offset, bigram)`` of a run; a one-character run is its own gram."""
-        tokens = self.cjk.pre_tokenize(run).tokens
-        grams = [(t.char_offset_from, t.text) for t in tokens
-                 if t.char_offset_to - t.char_offset_from == 2]
-        return grams or [(0, run.lower())]
-
-    def _boosted(self, query, boost: float):
-        """``query`` with its score times ``boost`` (a boost of 1 changes nothing)."""
-        return query if boost == 1.0 else self.tv.Query.boost_query(query, boost)
-
-    def _cjk_run_query(self, run: str):
-        grams = self._cjk_grams(run)
-        if len(grams) == 1:
-            return self.tv.Query.term_query(self.schema, "cjk", grams[0][1])
-        # a fresh list typed as tantivy's stub asks (list[str | tuple[int, str]])
-        return self.tv.Query.phrase_query(self.schema, "cjk", list(grams))
-
-
-def cjk_minimum_match(grams: int) -> int:
-    """How many of a CJK query's ``grams`` bigrams a document must hold: a third, rounded up."""
-    return max(1, (grams + 2) // 3)

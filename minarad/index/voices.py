@@ -54,7 +54,7 @@ class LexicalVoice:
             self.engine.check_query(clauses)
             return []
         pair = self.engine.query_pair(view, clauses, filters,
-                                      pages.names if pages is not None else 0.0)
+                                      *((pages.names, pages.stem) if pages is not None else ()))
         strict, loose = pair.strict, pair.loose
         weigh = pages is not None and pages.share > 0 and limit > 0
         page_of: dict[str, int] | None = {} if weigh else None  # a hit's path: its page
