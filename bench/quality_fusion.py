@@ -3,9 +3,10 @@
 Each corpus of ``bench/quality.py`` (its embedded index, the same work
 folder and cache) is searched once per query to keep what hybrid search
 fuses: the lexical voice's hits (kept as the product keeps them), the
-semantic voice's sections and its pages (title vectors, close sections and
-words as written counted, as semantic search ranks them), each page title's
-cosine, the share of the query's words the best page by words holds, and
+semantic voice's sections and its pages (title vectors, page summaries,
+close sections and words as written counted, as semantic search ranks
+them), its sections with summaries left out (as before they were
+embedded), each page title's cosine, the share of the query's words the best page by words holds, and
 whether it holds them in the query's order. Every variant is then ranked
 from these lists by the product's own fusion (:mod:`minarad.index.ranking`,
 :mod:`minarad.index.pagefusion`; the graph, recency and page weighing
@@ -60,6 +61,7 @@ class Asked:
     answer: str
     lexical: list
     sections: list  # the semantic voice's sections (hybrid's semantic voice)
+    unsummarised: list  # the same, page summaries left out (summary_mix 0)
     pages: list  # the semantic voice's pages (semantic search's)
     titles: dict  # path -> its title's cosine with the query
     held: float | None  # share of the query's words on the best page by words
@@ -84,17 +86,19 @@ def capture(name: str, work: Path, cache: Path, model, count: int, seed: int):
     out = []
     for query, answer in pairs:
         voices = [SemanticVoice(index.engine, index.vectors, index.embedder, r.semantic_floor,
-                                r.title_mix, r.semantic_share, r.written_lift, pages=pages)
-                  for pages in (False, True)]
+                                r.title_mix, r.semantic_share, r.written_lift, pages=pages,
+                                summary_mix=mix)
+                  for pages, mix in ((False, r.summary_mix), (True, r.summary_mix), (False, 0.0))]
         sections = voices[0].rank(query, filters, 40)
         pages = voices[1].rank(query, filters, 20)
-        keys = {item.hit.key for item in sections[:20]}
+        unsummarised = voices[2].rank(query, filters, 20)
+        keys = {item.hit.key for item in sections[:20] + unsummarised}
         lexical = index.voices[0].voice.rank_kept(query, filters, 50, keys.__contains__,
                                                   pages=r.pages)
         paths = sorted({item.hit.path for item in sections})
         cosines = voices[0].similarities([(path, TITLE_LINE) for path in paths])
         best = lexical[0].hit.path if lexical else None
-        out.append(Asked(query, answer, lexical, sections, pages,
+        out.append(Asked(query, answer, lexical, sections, unsummarised, pages,
                          {path: cosines.get((path, TITLE_LINE)) for path in paths},
                          words_held(index.engine, lexical, query),
                          in_order(index.engine, lexical, query),
@@ -196,6 +200,7 @@ CLASSES: dict[str, Callable[[Asked], int]] = {
 #: The semantic lists hybrid could fuse, from what was kept.
 SEMANTIC: dict[str, Callable[[Asked], list]] = {
     "sections (shipped)": lambda a: a.sections[:20],
+    "sections, page summaries left out": lambda a: a.unsummarised,
     "pages (semantic search's voice)": lambda a: a.pages,
     "sections, title cosine mix 1": lambda a: with_titles(a, 1.0),
     "sections, title cosine mix 0.5": lambda a: with_titles(a, 0.5),

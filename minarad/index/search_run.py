@@ -84,14 +84,18 @@ def fused(index: Index, query: str, filters: SearchFilters, limit: int, mode: st
     if mode != "keyword" and index.embedder is not None:
         semantic = SemanticVoice(index.engine, index.vectors, index.embedder, r.semantic_floor,
                                  r.title_mix, r.semantic_share, r.written_lift,
-                                 pages=mode == "semantic", summary_mix=r.summary_mix)
+                                 pages=mode == "semantic", summary_mix=r.summary_mix,
+                                 summaries=mode == "hybrid" and r.summary_weight > 0)
         wide = max(limit * 2, SEMANTIC_DEPTH) * widen
         close = semantic.rank(query, filters, wide)
         exhausted = len(close) < wide
         lists.append(("semantic", close, r.semantic))
+        if semantic.summary_hits:
+            lists.append(("summary", semantic.summary_hits, r.semantic * r.summary_weight))
     if mode != "semantic":
         voice = index.voices[0].voice
-        keys = {item.hit.key for item in lists[0][1]} if lists else None
+        keys = {item.hit.key for _name, ranked, _w in lists for item in ranked} \
+            if lists else None
         if isinstance(voice, LexicalVoice):
             lexical = voice.rank_kept(query, filters, depth,
                                       None if keys is None else keys.__contains__,

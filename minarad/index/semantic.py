@@ -31,6 +31,10 @@ from minarad.index.vectors import SUMMARY_LINE, TITLE_LINE
 
 #: How many nearest vectors are read back per hit asked for (filters drop some).
 OVERSAMPLE = 4
+#: How many nearest vectors are read at least when the voice also offers its
+#: nearest summaries (:attr:`SemanticVoice.summary_hits`): a page has one summary
+#: among its many section vectors.
+SUMMARY_DEPTH = 200
 #: How much lower the floor is for a section in another writing system than
 #: the query's (Korean, Japanese, Chinese, Latin): the model's cosines across
 #: languages sit lower (``bench/quality.py``'s cross-language questions reach
@@ -62,13 +66,18 @@ class SemanticVoice:
         summary_mix: how much a page's summary counts, as ``title_mix`` does
             (:func:`page_similarity`); offering sections, a summary counts
             for its lead's section when above 0.
+        summaries: offering sections, also keep the pages whose summaries are
+            nearest (above the floor) in :attr:`summary_hits`, each as its
+            lead's section: hybrid search fuses them as a voice of their own,
+            so a page near the query by its summary and by its sections gains
+            from both.
     """
 
     name = "semantic"
 
     def __init__(self, engine: LexicalEngine, store, embedder, floor: float = -1.0,
                  title_mix: float = 1.0, share: float = 0.0, lift: float = 0.0,
-                 pages: bool = True, summary_mix: float = 1.0):
+                 pages: bool = True, summary_mix: float = 1.0, summaries: bool = False):
         self.engine = engine
         self.store = store
         self.embedder = embedder
@@ -78,6 +87,10 @@ class SemanticVoice:
         self.lift = lift
         self.pages = pages
         self.summary_mix = summary_mix
+        self.summaries = summaries and not pages
+        #: After :meth:`rank` with ``summaries``: the sections whose page summary is
+        #: among the nearest vectors, nearest first, scored by the summary's cosine.
+        self.summary_hits: list[RankedHit] = []
         #: In hybrid search, the weight the fusion gave this voice and why
         #: (:func:`~minarad.index.adaptive.weigh_semantic`), for ``explain``.
         self.fusion: dict | None = None
@@ -103,7 +116,8 @@ class SemanticVoice:
                                  f"stored ones {matrix.shape[1]}: the model changed behind the "
                                  f"name {self.embedder.name}; run minara index embed --rebuild",
                                  code="embedding_bad_dimension")
-        found = self.store.nearest(vector, limit * OVERSAMPLE, self.embedder.name)
+        depth = max(limit * OVERSAMPLE, SUMMARY_DEPTH if self.summaries else 0)
+        found = self.store.nearest(vector, depth, self.embedder.name)
         if found is None:
             return []
         near, scores = found
@@ -168,32 +182,42 @@ class SemanticVoice:
 
     def _section_hits(self, ids, scores, clauses, filters: SearchFilters, limit: int,
                       script: str) -> list[RankedHit]:
-        """Sections of the nearest ``ids`` (best first) that pass the filters and the floor."""
+        """Sections of the nearest ``ids`` (best first) that pass the filters and the floor
+        (and with :attr:`summaries`, the lead sections of the nearest summaries, kept
+        in :attr:`summary_hits`)."""
         keep = scores >= self.floor - CROSS_SCRIPT_MARGIN
         ids, scores = ids[keep], scores[keep]
         keys = self.store.keys_of(ids)
         excluded = [c.text.lower() for c in clauses if c.occur == MUST_NOT and c.field is None]
         out: list[RankedHit] = []
+        leads: list[RankedHit] = []
         seen: set[tuple[str, int]] = set()
         records = _RecordCache(self.engine)
         for row in range(len(ids)):
             key = keys.get(int(ids[row]))
-            if key is not None and key[1] == SUMMARY_LINE and self.summary_mix > 0:
+            summary = key is not None and key[1] == SUMMARY_LINE
+            if summary and (self.summary_mix > 0 or self.summaries):
                 record = records.lead(key[0])  # the summary speaks for its lead's section
-            else:
+            elif len(out) < limit:
                 record = records.get(key) if key else None
-            if record is None or (record.path, record.line_start) in seen \
-                    or not matches_filters(record, filters):
+            else:
+                continue
+            if record is None or not matches_filters(record, filters):
                 continue
             if excluded and any(word in record.text.lower() for word in excluded):
                 continue
             score = float(scores[row])
             if score < self.floor and script_of(record.text or record.title) == script:
                 continue  # below the floor, in the query's own writing system
-            seen.add((record.path, record.line_start))
-            out.append(RankedHit(hit_from_record(record, score, None), score))
-            if len(out) >= limit:
+            if summary and self.summaries and len(leads) < limit:
+                leads.append(RankedHit(hit_from_record(record, score, None), score))
+            at = (record.path, record.line_start)
+            if len(out) < limit and at not in seen and (not summary or self.summary_mix > 0):
+                seen.add(at)
+                out.append(RankedHit(hit_from_record(record, score, None), score))
+            if len(out) >= limit and (not self.summaries or len(leads) >= limit):
                 break
+        self.summary_hits = leads
         return out
 
     def _page(self, path: str, records: _RecordCache, filters: SearchFilters,
