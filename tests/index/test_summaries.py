@@ -85,9 +85,12 @@ def test_a_summary_near_the_query_offers_its_lead_section(ws, semantic):
         assert hits[0].heading.endswith("Description"), mode
     hybrid = semantic.search(query, mode="hybrid", explain=True, per_page=1)[0]
     assert hybrid.explain["semantic"]["score"] == similarity["summary"]
-    semantic.ranking = RankingSettings(summary_mix=0.0)  # summaries left out: the section's own
+    # and the summaries are a voice of their own, the lead's section its nearest page
+    assert hybrid.explain["summary"] == {"rank": 1, "score": similarity["summary"]}
+    semantic.ranking = RankingSettings(summary_mix=0.0, summary_weight=0.0)  # left out
     hybrid = semantic.search(query, mode="hybrid", explain=True, per_page=1)[0]
     assert hybrid.explain["semantic"]["score"] == hybrid.explain["similarity"]["section"]
+    assert "summary" not in hybrid.explain
 
 
 def test_nonsense_still_finds_nothing_with_summaries(ws, semantic):
