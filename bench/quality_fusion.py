@@ -3,10 +3,13 @@
 Each corpus of ``bench/quality.py`` (its embedded index, the same work
 folder and cache) is searched once per query to keep what hybrid search
 fuses: the lexical voice's hits (kept as the product keeps them), the
-semantic voice's sections and its pages (title vectors, close sections and
-words as written counted, as semantic search ranks them), each page title's
-cosine, the share of the query's words the best page by words holds, and
-whether it holds them in the query's order. Every variant is then ranked
+semantic voice's sections and its pages (title vectors, page summaries,
+close sections and words as written counted, as semantic search ranks
+them), its sections with summaries left out (as before they were
+embedded), the lead sections of the nearest page summaries (hybrid's
+summary voice), each page title's cosine, the share of the query's words
+the best page by words holds, and whether it holds them in the query's
+order. Every variant is then ranked
 from these lists by the product's own fusion (:mod:`minarad.index.ranking`,
 :mod:`minarad.index.pagefusion`; the graph, recency and page weighing
 included), with no search run per setting. The shipped ranking is
@@ -60,6 +63,8 @@ class Asked:
     answer: str
     lexical: list
     sections: list  # the semantic voice's sections (hybrid's semantic voice)
+    unsummarised: list  # the same, page summaries left out (summary_mix 0)
+    summaries: list  # the lead sections of the nearest page summaries (hybrid's summary voice)
     pages: list  # the semantic voice's pages (semantic search's)
     titles: dict  # path -> its title's cosine with the query
     held: float | None  # share of the query's words on the best page by words
@@ -84,17 +89,20 @@ def capture(name: str, work: Path, cache: Path, model, count: int, seed: int):
     out = []
     for query, answer in pairs:
         voices = [SemanticVoice(index.engine, index.vectors, index.embedder, r.semantic_floor,
-                                r.title_mix, r.semantic_share, r.written_lift, pages=pages)
-                  for pages in (False, True)]
+                                r.title_mix, r.semantic_share, r.written_lift, pages=pages,
+                                summary_mix=mix, summaries=not pages and mix > 0)
+                  for pages, mix in ((False, r.summary_mix), (True, r.summary_mix), (False, 0.0))]
         sections = voices[0].rank(query, filters, 40)
+        summaries = voices[0].summary_hits[:20]
         pages = voices[1].rank(query, filters, 20)
-        keys = {item.hit.key for item in sections[:20]}
+        unsummarised = voices[2].rank(query, filters, 20)
+        keys = {item.hit.key for item in sections[:20] + unsummarised + summaries}
         lexical = index.voices[0].voice.rank_kept(query, filters, 50, keys.__contains__,
                                                   pages=r.pages)
         paths = sorted({item.hit.path for item in sections})
         cosines = voices[0].similarities([(path, TITLE_LINE) for path in paths])
         best = lexical[0].hit.path if lexical else None
-        out.append(Asked(query, answer, lexical, sections, pages,
+        out.append(Asked(query, answer, lexical, sections, unsummarised, summaries, pages,
                          {path: cosines.get((path, TITLE_LINE)) for path in paths},
                          words_held(index.engine, lexical, query),
                          in_order(index.engine, lexical, query),
@@ -211,17 +219,27 @@ def score_of(found: list[list[str]], asked: list[Asked]) -> tuple[float, float]:
 
 
 def per_weight(corpora: dict, semantic: Callable, by_rank: float = 0.0,
-               sibling: float | None = None) -> dict:
-    """``{(corpus, weight): pages per query}`` for every weight of :data:`WEIGHTS`."""
+               sibling: float | None = None, summary: float | None = None) -> dict:
+    """``{(corpus, weight): pages per query}`` for every weight of :data:`WEIGHTS` (the
+    summary voice weighing ``summary`` times the semantic weight; None: as shipped)."""
     out = {}
     for name, (engine, asked) in corpora.items():
         lists = [semantic(a) for a in asked]
         for weight in WEIGHTS:
-            out[(name, weight)] = [fused(engine, [("lexical", a.lexical, 1.0),
-                                                  ("semantic", lists[i], weight)],
+            out[(name, weight)] = [fused(engine, voices(a, lists[i], weight, summary),
                                          by_rank, sibling)
                                    for i, a in enumerate(asked)]
     return out
+
+
+def voices(a: Asked, semantic: list, weight: float, summary: float | None = None) -> list:
+    """The lists hybrid fuses for ``a``: the words, ``semantic`` at ``weight``, and the
+    nearest summaries at ``summary`` times it (None: the shipped share)."""
+    from minarad.index.ranking import RankingSettings
+
+    share = RankingSettings().summary_weight if summary is None else summary
+    lists = [("lexical", a.lexical, 1.0), ("semantic", semantic, weight)]
+    return lists + ([("summary", a.summaries, weight * share)] if share > 0 else [])
 
 
 def classed(corpora: dict, found: dict, classes: Callable) -> dict:
@@ -246,8 +264,7 @@ def continuous(corpora: dict, slope: float) -> dict:
             for a in asked:
                 missing = 0.0 if a.held is None else 1.0 - a.held
                 weight = full + (partial - full) * min(1.0, missing / slope)
-                found.append(fused(engine, [("lexical", a.lexical, 1.0),
-                                            ("semantic", a.sections[:20], weight)]))
+                found.append(fused(engine, voices(a, a.sections[:20], weight)))
             table[(full, partial)][name] = score_of(found, asked)
     return table
 
@@ -282,7 +299,7 @@ def failures(name: str, engine, asked: list[Asked]) -> None:
     print(f"\n{name}: queries hybrid (shipped) does not answer first")
     for a in asked:
         weight = r.semantic_partial if lacks(a) else r.semantic
-        found = fused(engine, [("lexical", a.lexical, 1.0), ("semantic", a.sections[:20], weight)])
+        found = fused(engine, voices(a, a.sections[:20], weight))
         rank = found.index(a.answer) + 1 if a.answer in found else None
         if rank == 1:
             continue
@@ -340,6 +357,14 @@ def main() -> None:
     for slope in (0.25, 0.5, 1.0):
         row(f"sections, weight continuous in the share held (slope {slope:g})",
             continuous(corpora, slope), names)
+    shipped = SEMANTIC["sections (shipped)"]
+    for label, semantic, share in (
+            ("page summaries left out (as before them)", lambda a: a.unsummarised, 0.0),
+            ("summaries in sections only, no summary voice", shipped, 0.0),
+            ("summary voice at 0.25 of the semantic weight", shipped, 0.25),
+            ("summary voice at 1 x the semantic weight", shipped, 1.0)):
+        row(f"{label}, 2 classes", classed(corpora, per_weight(corpora, semantic, summary=share),
+                                           two), names)
     for label, semantic in list(SEMANTIC.items())[1:]:
         row(f"{label}, 2 classes", classed(corpora, per_weight(corpora, semantic), two), names)
     for k in (60.0, 10.0):

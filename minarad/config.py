@@ -97,6 +97,8 @@ FIELDS: dict[str, tuple[str, type, object]] = {
     "search_title_mix": ("MINARA_SEARCH_TITLE_MIX", float, 1.0),
     "search_semantic_share": ("MINARA_SEARCH_SEMANTIC_SHARE", float, 0.3),
     "search_written_lift": ("MINARA_SEARCH_WRITTEN_LIFT", float, 0.05),
+    "search_summary_mix": ("MINARA_SEARCH_SUMMARY_MIX", float, 1.0),
+    "search_summary_weight": ("MINARA_SEARCH_SUMMARY_WEIGHT", float, 0.5),
     "search_approximate_from": ("MINARA_SEARCH_APPROXIMATE_FROM", int, 20_000),
     # -- HTTP gateway --
     "http": ("MINARA_HTTP", str, "127.0.0.1:7411"),
@@ -217,6 +219,8 @@ class Settings:
     search_title_mix: float
     search_semantic_share: float
     search_written_lift: float
+    search_summary_mix: float
+    search_summary_weight: float
     search_approximate_from: int
     # -- HTTP gateway --
     http: str
@@ -331,7 +335,7 @@ _MINIMUM = {
     "embed_batch": 1, "embed_timeout_s": 0.1,
     "search_per_page": 0, "search_half_life_days": 0.01, "search_semantic_floor": -1.0,
     "search_title_mix": 0.0, "search_semantic_share": 0.0,
-    "search_written_lift": 0.0,
+    "search_written_lift": 0.0, "search_summary_mix": 0.0, "search_summary_weight": 0.0,
     # -- HTTP gateway --
     "http_max_body_bytes": 1024, "http_max_connections": 1, "http_header_timeout_s": 0.1,
     # -- artifacts and files --

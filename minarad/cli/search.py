@@ -277,7 +277,8 @@ def embed(ctx: CliContext, rebuild: bool) -> None:
         raise Busy("another process is embedding; try again when it is done", code="embed_busy")
     emit(ctx, stats.to_dict(),
          f"embedded {stats.embedded} sections"
-         + (f" and {stats.titles} page titles" if stats.titles else "")
+         + (f", {stats.titles} page titles" if stats.titles else "")
+         + (f", {stats.summaries} page summaries" if stats.summaries else "")
          + f", reused {stats.reused}, removed {stats.removed}; "
          f"{stats.total} vectors ({stats.model}) at {(stats.commit or '-')[:10]}")
 

@@ -75,4 +75,6 @@ def weigh_semantic(engine: LexicalEngine, lists: list[tuple[str, list[RankedHit]
     for i, (name, ranked, _w) in enumerate(lists):
         if name == "semantic":
             lists[i] = (name, ranked, weight)
+        elif name == "summary":  # (the pages nearest by their summaries: a share of it)
+            lists[i] = (name, ranked, weight * ranking.summary_weight)
     return {"semantic_weight": weight, "words_held": None if held is None else round(held, 4)}

@@ -82,7 +82,8 @@ class Index:
             half_life_days=s.search_half_life_days, per_page=s.search_per_page,
             semantic_floor=s.search_semantic_floor, title_mix=s.search_title_mix,
             semantic_share=s.search_semantic_share,
-            written_lift=s.search_written_lift)
+            written_lift=s.search_written_lift, summary_mix=s.search_summary_mix,
+            summary_weight=s.search_summary_weight)
         index = cls(s.workspace, index_dir_for(s.state_dir, s.workspace),
                     version_of=version_of, ranking=ranking)
         index._choose_model = lambda: choose_model(s.embed_model, s.data_dir,

@@ -3,7 +3,8 @@
 The paths that changed between the embedded commit and the index's commit
 are read from the index, and only sections whose text is new are embedded (a
 renamed or unchanged section reuses its vector); each page's title is
-embedded on its own. A model change embeds everything again. The vectors are
+embedded on its own, and so is its summary (its title and first prose,
+:mod:`~minarad.index.lead`). A model change embeds everything again. The vectors are
 kept by :class:`~minarad.index.vectors.VectorStore`.
 """
 
@@ -16,8 +17,9 @@ from typing import TYPE_CHECKING
 
 from minarad.index.embedder import Embedder, passage_text
 from minarad.index.lock import try_writer_lock
-from minarad.index.vectors import (TITLE_LINE, TITLES, VectorStore, section_count, set_meta,
-                                   stored_dim, text_hash)
+from minarad.index.lead import summary_text
+from minarad.index.vectors import (SUMMARY_LINE, TITLE_LINE, TITLES, VectorStore, section_count,
+                                   set_meta, stored_dim, text_hash)
 
 if TYPE_CHECKING:
     import sqlite3
@@ -36,8 +38,10 @@ class EmbedStats:
     """What one catch-up of the embeddings did.
 
     ``embedded``, ``reused``, ``removed`` and ``total`` count sections;
-    ``titles`` and ``titles_reused`` the page titles embedded and kept (their
-    vectors are stored beside). Progress counts every text, titles included.
+    ``titles`` and ``titles_reused`` the page titles embedded and kept,
+    ``summaries`` and ``summaries_reused`` the page summaries (their vectors
+    are stored beside). Progress counts every text, titles and summaries
+    included.
     """
 
     commit: str | None
@@ -47,6 +51,8 @@ class EmbedStats:
     total: int = 0
     titles: int = 0
     titles_reused: int = 0
+    summaries: int = 0
+    summaries_reused: int = 0
     busy: bool = False
     model: str = ""
 
@@ -102,7 +108,7 @@ class _CatchUp:
             store.clear()
             meta = {}
         stats = EmbedStats(target, model=embedder.name)
-        if meta.get("titles") != TITLES:  # stored before page titles were: all pages again
+        if meta.get("titles") != TITLES:  # stored before page titles or summaries: all pages
             meta = {k: v for k, v in meta.items() if k != "commit"}
         if target is not None and meta.get("commit") == target:
             if store.outdated():  # written before the codes: once, in the current form
@@ -142,8 +148,8 @@ class _CatchUp:
             old = conn.execute("SELECT hash, v, line_start FROM vec WHERE path = ?",
                                (path,)).fetchall()
             known.update((digest, vector) for digest, vector, _line in old)
-            stats.removed += sum(line != TITLE_LINE for *_rest, line in old) if not records else 0
-            rows[path] = _title_row(records)
+            stats.removed += sum(line >= 0 for *_rest, line in old) if not records else 0
+            rows[path] = _page_rows(records)
             for record in records:
                 text = passage_text(record.title, record.heading, record.text)
                 rows[path].append((record.line_start, text_hash(text), text))
@@ -209,10 +215,15 @@ def _changed_records(index, old: str | None, new: str | None) -> dict[str, list]
     return {path: index.engine.records_with("path", path, 100_000) for path in paths}
 
 
-def _title_row(records) -> list[tuple[int, str, str]]:
-    """The row of the page title of a file's ``records``, alone (none: not a titled page)."""
+def _page_rows(records) -> list[tuple[int, str, str]]:
+    """The rows of the page title of a file's ``records``, alone (none: not a titled
+    page), and of its summary (none: no prose, :func:`~minarad.index.lead.page_lead`)."""
     title = next((r.title.strip() for r in records if r.kind == "section"), "")
-    return [(TITLE_LINE, text_hash(title), title)] if title else []
+    rows = [(TITLE_LINE, text_hash(title), title)] if title else []
+    summary = summary_text(records)
+    if summary:
+        rows.append((SUMMARY_LINE, text_hash(summary), summary))
+    return rows
 
 
 def _group_by_path(records) -> dict[str, list]:
@@ -226,11 +237,13 @@ def _reuse(conn: sqlite3.Connection, rows: dict[str, list], known: dict,
            stats: EmbedStats) -> dict:
     """``hash -> text`` of the rows no stored vector has; counts the reused ones."""
     missing: dict[str, str] = {}
-    sections: set[str] = set()
+    kinds: dict[str, int] = {}  # hash -> 0 when a section's text, else TITLE_ or SUMMARY_LINE
     for path_rows in rows.values():
         for line, digest, text in path_rows:
-            if line != TITLE_LINE:
-                sections.add(digest)
+            if line >= 0:
+                kinds[digest] = 0
+            else:
+                kinds.setdefault(digest, line)
             if digest in known:
                 _count_reused(stats, line)
                 continue
@@ -241,15 +254,23 @@ def _reuse(conn: sqlite3.Connection, rows: dict[str, list], known: dict,
                 _count_reused(stats, line)
             elif digest not in missing:
                 missing[digest] = text
-    stats.embedded = sum(1 for digest in missing if digest in sections)
-    stats.titles = len(missing) - stats.embedded
+    for digest in missing:
+        kind = kinds[digest]
+        if kind == TITLE_LINE:
+            stats.titles += 1
+        elif kind == SUMMARY_LINE:
+            stats.summaries += 1
+        else:
+            stats.embedded += 1
     return missing
 
 
 def _count_reused(stats: EmbedStats, line: int) -> None:
-    """Count one text whose stored vector is kept: a section, or a page title."""
+    """Count one text whose stored vector is kept: a section, a page title or summary."""
     if line == TITLE_LINE:
         stats.titles_reused += 1
+    elif line == SUMMARY_LINE:
+        stats.summaries_reused += 1
     else:
         stats.reused += 1
 

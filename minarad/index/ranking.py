@@ -53,7 +53,13 @@ class RankingSettings:
     ``semantic_share`` how much its other close sections add
     (:func:`~minarad.index.semantic.closer`), ``written_lift`` how much a
     page holding the query's words as written gains
-    (:func:`~minarad.index.semantic.written_share`). Keyword and hybrid
+    (:func:`~minarad.index.semantic.written_share`), ``summary_mix`` how much
+    a page's summary (its title and first prose, :mod:`~minarad.index.lead`)
+    counts, as ``title_mix`` does; in hybrid search above 0 a summary near
+    the query offers its lead's section with its cosine; ``summary_weight``:
+    hybrid also fuses the pages whose summaries are nearest as a voice of
+    their own (``summary``), weighing this share of the semantic voice's
+    weight (0: not fused). Keyword and hybrid
     search sum the voices' normalised scores (hybrid's semantic voice
     offers sections, each by its own cosine). Hybrid weighs the semantic
     voice by the query (:mod:`~minarad.index.adaptive`): ``semantic`` when
@@ -80,6 +86,8 @@ class RankingSettings:
     title_mix: float = 1.0
     semantic_share: float = 0.3
     written_lift: float = 0.05
+    summary_mix: float = 1.0
+    summary_weight: float = 0.5
 
 
 def recency_prior(seconds: int, now: float, half_life_days: float) -> float:

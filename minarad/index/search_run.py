@@ -84,14 +84,18 @@ def fused(index: Index, query: str, filters: SearchFilters, limit: int, mode: st
     if mode != "keyword" and index.embedder is not None:
         semantic = SemanticVoice(index.engine, index.vectors, index.embedder, r.semantic_floor,
                                  r.title_mix, r.semantic_share, r.written_lift,
-                                 pages=mode == "semantic")
+                                 pages=mode == "semantic", summary_mix=r.summary_mix,
+                                 summaries=mode == "hybrid" and r.summary_weight > 0)
         wide = max(limit * 2, SEMANTIC_DEPTH) * widen
         close = semantic.rank(query, filters, wide)
         exhausted = len(close) < wide
         lists.append(("semantic", close, r.semantic))
+        if semantic.summary_hits:
+            lists.append(("summary", semantic.summary_hits, r.semantic * r.summary_weight))
     if mode != "semantic":
         voice = index.voices[0].voice
-        keys = {item.hit.key for item in lists[0][1]} if lists else None
+        keys = {item.hit.key for _name, ranked, _w in lists for item in ranked} \
+            if lists else None
         if isinstance(voice, LexicalVoice):
             lexical = voice.rank_kept(query, filters, depth,
                                       None if keys is None else keys.__contains__,
@@ -149,7 +153,7 @@ def mark_words(hits: list[Hit], query: str) -> list[Hit]:
 
 def with_similarity(hits: list[Hit], voice: SemanticVoice) -> None:
     """Add ``similarity`` to each hit's explain: the page's similarity with the query
-    (``score``), its section's and its title's cosines, and the floor; in hybrid
+    (``score``), its section's, its title's and its summary's cosines, and the floor; in hybrid
     mode ``fusion``, the semantic weight used (:mod:`~minarad.index.adaptive`)."""
     found = voice.explained([hit.key for hit in hits])
     fusion = {"fusion": voice.fusion} if voice.fusion is not None else {}
@@ -159,5 +163,6 @@ def with_similarity(hits: list[Hit], voice: SemanticVoice) -> None:
             **{name: None if value is None else round(value, 4)
                for name, value in (("score", parts.get("score")),
                                    ("section", parts.get("section")),
-                                   ("title", parts.get("title")))},
+                                   ("title", parts.get("title")),
+                                   ("summary", parts.get("summary")))},
             "floor": voice.floor}}

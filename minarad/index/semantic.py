@@ -2,12 +2,16 @@
 
 The query is embedded by the model (:mod:`~minarad.index.embedder`) and
 compared with every vector (:mod:`~minarad.index.vectors`: each section's,
-and each page title's on its own) by a dot product (vectors are unit
+each page title's on its own, and each page's summary, its title and first
+prose, :mod:`~minarad.index.lead`) by a dot product (vectors are unit
 length, so it is the cosine): over the whole memory-mapped matrix, or in a
 large workspace over the best candidates of its sketch
 (:mod:`~minarad.index.nearest`). A page's similarity is its best section's
-cosine, or its title's when that is nearer (:func:`page_similarity`); the
-voice offers each near page once, as its best section. The candidates are
+cosine, or its title's or its summary's when that is nearer
+(:func:`page_similarity`); the voice offers each near page once, as its
+best section. Offering sections (hybrid search), a summary near the query
+offers the section its lead is in, with the summary's cosine when that is
+the higher. The candidates are
 read back from the index and checked against the search filters, so the
 voice respects kinds, paths, channels and times like the lexical one. An
 entry (a JSONL line) is a page of its own.
@@ -22,10 +26,15 @@ from minarad.index.engine import LexicalEngine
 from minarad.index.fusion import RankedHit, SearchFilters
 from minarad.index.query import MUST_NOT, parse_query
 from minarad.index.results import hit_from_record
-from minarad.index.vectors import TITLE_LINE
+from minarad.index.lead import page_lead
+from minarad.index.vectors import SUMMARY_LINE, TITLE_LINE
 
 #: How many nearest vectors are read back per hit asked for (filters drop some).
 OVERSAMPLE = 4
+#: How many nearest vectors are read at least when the voice also offers its
+#: nearest summaries (:attr:`SemanticVoice.summary_hits`): a page has one summary
+#: among its many section vectors.
+SUMMARY_DEPTH = 200
 #: How much lower the floor is for a section in another writing system than
 #: the query's (Korean, Japanese, Chinese, Latin): the model's cosines across
 #: languages sit lower (``bench/quality.py``'s cross-language questions reach
@@ -54,13 +63,21 @@ class SemanticVoice:
             (:func:`written_share`): between pages about as near, the one
             saying ``deploys`` answers ``deploys`` (the model reads ``deploy``
             and ``deploys`` alike).
+        summary_mix: how much a page's summary counts, as ``title_mix`` does
+            (:func:`page_similarity`); offering sections, a summary counts
+            for its lead's section when above 0.
+        summaries: offering sections, also keep the pages whose summaries are
+            nearest (above the floor) in :attr:`summary_hits`, each as its
+            lead's section: hybrid search fuses them as a voice of their own,
+            so a page near the query by its summary and by its sections gains
+            from both.
     """
 
     name = "semantic"
 
     def __init__(self, engine: LexicalEngine, store, embedder, floor: float = -1.0,
                  title_mix: float = 1.0, share: float = 0.0, lift: float = 0.0,
-                 pages: bool = True):
+                 pages: bool = True, summary_mix: float = 1.0, summaries: bool = False):
         self.engine = engine
         self.store = store
         self.embedder = embedder
@@ -69,6 +86,11 @@ class SemanticVoice:
         self.share = share
         self.lift = lift
         self.pages = pages
+        self.summary_mix = summary_mix
+        self.summaries = summaries and not pages
+        #: After :meth:`rank` with ``summaries``: the sections whose page summary is
+        #: among the nearest vectors, nearest first, scored by the summary's cosine.
+        self.summary_hits: list[RankedHit] = []
         #: In hybrid search, the weight the fusion gave this voice and why
         #: (:func:`~minarad.index.adaptive.weigh_semantic`), for ``explain``.
         self.fusion: dict | None = None
@@ -94,7 +116,8 @@ class SemanticVoice:
                                  f"stored ones {matrix.shape[1]}: the model changed behind the "
                                  f"name {self.embedder.name}; run minara index embed --rebuild",
                                  code="embedding_bad_dimension")
-        found = self.store.nearest(vector, limit * OVERSAMPLE, self.embedder.name)
+        depth = max(limit * OVERSAMPLE, SUMMARY_DEPTH if self.summaries else 0)
+        found = self.store.nearest(vector, depth, self.embedder.name)
         if found is None:
             return []
         near, scores = found
@@ -115,15 +138,18 @@ class SemanticVoice:
 
     def explained(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], dict]:
         """What :meth:`rank` weighed for each section: its cosine (``section``), its
-        page title's (``title``, None: no title vector), and the page's
-        similarity (``score``, :func:`page_similarity`)."""
-        found = self.similarities([*keys, *((path, TITLE_LINE) for path, _line in keys)])
+        page title's (``title``, None: no title vector) and summary's
+        (``summary``), and the page's similarity (``score``, :func:`page_similarity`)."""
+        found = self.similarities([*keys, *((path, TITLE_LINE) for path, _line in keys),
+                                   *((path, SUMMARY_LINE) for path, _line in keys)])
         out = {}
         for path, line in keys:
             section, title = found.get((path, line)), found.get((path, TITLE_LINE))
+            summary = found.get((path, SUMMARY_LINE))
             page = section if section is None or not self.pages else \
-                page_similarity(section, title, self.title_mix)
-            out[(path, line)] = {"score": page, "section": section, "title": title}
+                page_similarity(section, title, self.title_mix, summary, self.summary_mix)
+            out[(path, line)] = {"score": page, "section": section, "title": title,
+                                 "summary": summary}
         return out
 
     def _hits(self, ids, scores, clauses, filters: SearchFilters, limit: int,
@@ -156,16 +182,26 @@ class SemanticVoice:
 
     def _section_hits(self, ids, scores, clauses, filters: SearchFilters, limit: int,
                       script: str) -> list[RankedHit]:
-        """Sections of the nearest ``ids`` (best first) that pass the filters and the floor."""
+        """Sections of the nearest ``ids`` (best first) that pass the filters and the floor
+        (and with :attr:`summaries`, the lead sections of the nearest summaries, kept
+        in :attr:`summary_hits`)."""
         keep = scores >= self.floor - CROSS_SCRIPT_MARGIN
         ids, scores = ids[keep], scores[keep]
         keys = self.store.keys_of(ids)
         excluded = [c.text.lower() for c in clauses if c.occur == MUST_NOT and c.field is None]
         out: list[RankedHit] = []
+        leads: list[RankedHit] = []
+        seen: set[tuple[str, int]] = set()
         records = _RecordCache(self.engine)
         for row in range(len(ids)):
             key = keys.get(int(ids[row]))
-            record = records.get(key) if key else None
+            summary = key is not None and key[1] == SUMMARY_LINE
+            if summary and (self.summary_mix > 0 or self.summaries):
+                record = records.lead(key[0])  # the summary speaks for its lead's section
+            elif len(out) < limit:
+                record = records.get(key) if key else None
+            else:
+                continue
             if record is None or not matches_filters(record, filters):
                 continue
             if excluded and any(word in record.text.lower() for word in excluded):
@@ -173,9 +209,15 @@ class SemanticVoice:
             score = float(scores[row])
             if score < self.floor and script_of(record.text or record.title) == script:
                 continue  # below the floor, in the query's own writing system
-            out.append(RankedHit(hit_from_record(record, score, None), score))
-            if len(out) >= limit:
+            if summary and self.summaries and len(leads) < limit:
+                leads.append(RankedHit(hit_from_record(record, score, None), score))
+            at = (record.path, record.line_start)
+            if len(out) < limit and at not in seen and (not summary or self.summary_mix > 0):
+                seen.add(at)
+                out.append(RankedHit(hit_from_record(record, score, None), score))
+            if len(out) >= limit and (not self.summaries or len(leads) >= limit):
                 break
+        self.summary_hits = leads
         return out
 
     def _page(self, path: str, records: _RecordCache, filters: SearchFilters,
@@ -189,7 +231,8 @@ class SemanticVoice:
         if not kept:
             return []
         cosine = {line: value for (_path, line), value in self.similarities(
-            [(path, r.line_start) for r in kept] + [(path, TITLE_LINE)]).items()}
+            [(path, r.line_start) for r in kept] + [(path, TITLE_LINE), (path, SUMMARY_LINE)]
+        ).items()}
         near = [(r, cosine[r.line_start]) for r in kept if r.line_start in cosine]
         entries = [(r, c + self.lift * written_share(written, [r]), c)
                    for r, c in near if r.kind != "section"]
@@ -198,7 +241,8 @@ class SemanticVoice:
             return entries
         sections.sort(key=lambda pair: -pair[1])
         record, chunk = sections[0]
-        page = page_similarity(chunk, cosine.get(TITLE_LINE), self.title_mix)
+        page = page_similarity(chunk, cosine.get(TITLE_LINE), self.title_mix,
+                               cosine.get(SUMMARY_LINE), self.summary_mix)
         score = (page + self.share * closer([c for _r, c in sections[1:]])
                  + self.lift * written_share(written, [r for r, _c in sections]))
         return [*entries, (record, score, page)]
@@ -238,17 +282,23 @@ def closer(cosines: list[float]) -> float:
     return sum(0.5 ** i * max(0.0, cosine - CLOSE) for i, cosine in enumerate(cosines))
 
 
-def page_similarity(chunk: float, title: float | None, mix: float) -> float:
+def page_similarity(chunk: float, title: float | None, mix: float,
+                    summary: float | None = None, summary_mix: float = 0.0) -> float:
     """A page's similarity with the query: its best section's cosine (``chunk``), or
-    more when its title alone is nearer::
+    more when its title alone, or its summary, is nearer::
 
-        max(chunk, mix * title + (1 - mix) * chunk)
+        max(chunk, mix * title + (1 - mix) * chunk,
+            summary_mix * summary + (1 - summary_mix) * chunk)
 
-    (``mix`` 1: the better of the two; 0: the sections alone). None: no title vector.
+    (``mix`` 1: the better of the two; 0: the sections alone). None: no title
+    (summary) vector.
     """
-    if title is None:
-        return chunk
-    return max(chunk, mix * title + (1 - mix) * chunk)
+    best = chunk
+    if title is not None:
+        best = max(best, mix * title + (1 - mix) * chunk)
+    if summary is not None:
+        best = max(best, summary_mix * summary + (1 - summary_mix) * chunk)
+    return best
 
 
 class _RecordCache:
@@ -263,6 +313,11 @@ class _RecordCache:
         title's row has none)."""
         path, line = key
         return next((r for r in self.of(path) if r.line_start == line), None)
+
+    def lead(self, path: str):
+        """The record of ``path``'s section holding its lead (None: no lead)."""
+        found = page_lead(self.of(path))
+        return None if found is None else found[0]
 
     def of(self, path: str) -> list:
         """Every record of ``path``."""

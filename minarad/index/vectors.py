@@ -6,8 +6,9 @@ derived and rebuildable:
 - ``vectors.sqlite3``: one row per section (path, first line, hash of the
   embedded text, vector) and one per page title (first line
   :data:`TITLE_LINE`: the title embedded on its own, so a page whose
-  title alone says what a query means is found), the commit and model
-  they reflect, and the
+  title alone says what a query means is found) and one per page summary
+  (first line :data:`SUMMARY_LINE`: the title and the page's first prose,
+  :mod:`~minarad.index.lead`), the commit and model they reflect, and the
   vectors a catch-up under way has made but not yet placed (``pending``:
   a killed catch-up resumes with them);
 - ``matrix-<n>.npy`` and ``ids-<n>.npy``: every vector as one float32 matrix,
@@ -38,9 +39,12 @@ if TYPE_CHECKING:
 
 #: The first line of a page title's row (no section starts there).
 TITLE_LINE = -1
-#: The ``titles`` meta of a store holding page titles' vectors (one from
-#: before has every page read again: sections reuse their vectors by text).
-TITLES = "1"
+#: The first line of a page summary's row: its title and lead (:mod:`~minarad.index.lead`).
+SUMMARY_LINE = -2
+#: The ``titles`` meta of a store holding page titles' and summaries' vectors
+#: ("1": titles only; a store from before has every page read again, its
+#: sections and titles reusing their vectors by text, the summaries embedded).
+TITLES = "2"
 
 
 def embeddings_dir_for(index_dir: Path) -> Path:
@@ -121,7 +125,7 @@ class VectorStore:
         return self._reader
 
     def count(self) -> int:
-        """How many sections have a vector (page titles not counted)."""
+        """How many sections have a vector (page titles and summaries not counted)."""
         import sqlite3
 
         if not self.db_path.exists():
@@ -311,9 +315,8 @@ def set_meta(conn: sqlite3.Connection, **values: str) -> None:
 
 
 def section_count(conn: sqlite3.Connection) -> int:
-    """How many sections have a vector (rows that are not page titles)."""
-    return int(conn.execute("SELECT count(*) FROM vec WHERE line_start != ?",
-                            (TITLE_LINE,)).fetchone()[0])
+    """How many sections have a vector (rows that are not page titles or summaries)."""
+    return int(conn.execute("SELECT count(*) FROM vec WHERE line_start >= 0").fetchone()[0])
 
 
 def stored_dim(conn: sqlite3.Connection) -> int:

@@ -54,8 +54,9 @@ def test_json_progress_lines_say_done_total_rate_and_eta(minara):
     stats = json.loads(proc.stdout)
     lines = [json.loads(line) for line in proc.stderr.splitlines() if line.startswith("{")]
     assert len(lines) >= 2 and all(line["progress"] == "embedding" for line in lines)
-    # the bar counts every text embedded: the sections and the pages' titles
-    assert lines[-1]["done"] == lines[-1]["total"] == stats["embedded"] + stats["titles"]
+    # the bar counts every text embedded: the sections, the pages' titles and summaries
+    assert lines[-1]["done"] == lines[-1]["total"] == \
+        stats["embedded"] + stats["titles"] + stats["summaries"]
     assert stats["embedded"] > PARTS and stats["titles"] >= 1
     assert lines[-1]["eta_s"] == 0
     early = lines[0]
@@ -98,9 +99,9 @@ def test_a_killed_embed_keeps_its_work_and_the_next_run_resumes(minara, ws, tmp_
         before = len(server.requests)
         resumed = minara.json("index", "embed")
         again = sum(len(r["input"]) for r in server.requests[before:])
-        # the chunk of 64 texts (sections and titles) placed before the kill is kept
-        assert resumed["reused"] + resumed["titles_reused"] >= 64
-        assert again == resumed["embedded"] + resumed["titles"]
+        # the chunk of 64 texts (sections, titles, summaries) placed before the kill is kept
+        assert resumed["reused"] + resumed["titles_reused"] + resumed["summaries_reused"] >= 64
+        assert again == resumed["embedded"] + resumed["titles"] + resumed["summaries"]
         assert resumed["embedded"] + resumed["reused"] >= PARTS
         status = minara.json("index", "status")["embeddings"]
         assert status["coverage"] == 1.0 and status["embedded_commit"] is not None
@@ -127,7 +128,7 @@ def test_a_page_killed_half_embedded_is_not_embedded_twice(minara):
         minara("memory", "set", "notes/facts.md", big_page(), check=0)
         kill_embedding_midway(minara, server)
         resumed = minara.json("index", "embed")
-        assert resumed["reused"] + resumed["titles_reused"] >= 64
+        assert resumed["reused"] + resumed["titles_reused"] + resumed["summaries_reused"] >= 64
         assert resumed["embedded"] + resumed["reused"] > PARTS
         hits = minara.json("search", "--mode", "semantic", "--no-catch-up",
                            "The number 7 has a square of 49 and the word w7.")["results"]
