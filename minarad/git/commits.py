@@ -49,6 +49,11 @@ _TREES: dict[bytes, bytes] = {}
 _TREES_MAX = 4096
 
 
+def known_tree(commit: bytes) -> bytes | None:
+    """The root tree of ``commit`` if this process built it lately, else None."""
+    return _TREES.get(commit)
+
+
 def build_commit(object_store: ObjectStore, parents: list[bytes], tree_changes: dict, *,
                  author: bytes, message: str, when: int | None = None,
                  timezone: int | None = None) -> Commit:
