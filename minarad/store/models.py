@@ -31,11 +31,12 @@ class Record:
     def to_dict(self) -> dict:
         """Return the record as a JSON-ready mapping."""
         # every subclass is a dataclass; Record itself is only their base
-        fields = dataclasses.fields(self)  # type: ignore[arg-type]
+        fields = dataclasses.fields(self)  # type: ignore[arg-type]  # (see above)
         out = {}
         for field in fields:
             value = getattr(self, field.name)
             if value is not None and type(value) not in _PLAIN:
+                # a nested or other value: asdict's deep copy (a subclass is a dataclass)
                 return dataclasses.asdict(self)  # type: ignore[call-overload]
             out[field.name] = value
         return out  # flat: what asdict would return, without its deep copy
