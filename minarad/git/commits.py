@@ -43,6 +43,17 @@ def write_blob(object_store: ObjectStore, data: bytes) -> bytes:
     return blob.id
 
 
+#: The root tree of each commit this process built last (a commit's id is its content):
+#: the next commit on it needs no read of the parent from the packs.
+_TREES: dict[bytes, bytes] = {}
+_TREES_MAX = 4096
+
+
+def known_tree(commit: bytes) -> bytes | None:
+    """The root tree of ``commit`` if this process built it lately, else None."""
+    return _TREES.get(commit)
+
+
 def build_commit(object_store: ObjectStore, parents: list[bytes], tree_changes: dict, *,
                  author: bytes, message: str, when: int | None = None,
                  timezone: int | None = None) -> Commit:
@@ -65,7 +76,7 @@ def build_commit(object_store: ObjectStore, parents: list[bytes], tree_changes: 
 
     from minarad.git.trees import apply_changes
 
-    base = object_store[parents[0]].tree if parents else None
+    base = (_TREES.get(parents[0]) or object_store[parents[0]].tree) if parents else None
     commit = Commit()
     commit.tree = apply_changes(object_store, base, tree_changes)
     commit.parents = cast("list[ObjectID]", list(parents))
@@ -76,4 +87,7 @@ def build_commit(object_store: ObjectStore, parents: list[bytes], tree_changes: 
     commit.encoding = b"UTF-8"
     commit.message = message.encode()
     add_object(object_store, commit)
+    if len(_TREES) >= _TREES_MAX:
+        _TREES.clear()
+    _TREES[commit.id] = commit.tree
     return commit

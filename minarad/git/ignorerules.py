@@ -232,14 +232,26 @@ class IgnoreRules:
     def __init__(self, root: str, git_dir: str, overrides: dict[str, bytes] | None = None):
         self.root = root
         self._overrides = overrides or {}
-        excludes, self._ignorecase = _config(git_dir)
+        #: Each file read, by path, with its :func:`file_stamp` taken before the read.
+        self._stamps: dict[str, tuple | None] = {}
+        excludes, self._ignorecase = _config(git_dir, self._stamps)
         self._outer = [f for f in (self._read(os.path.join(git_dir, "info", "exclude")),
                                    self._read(os.path.expanduser(excludes))) if f is not None]
         self._files: dict[str, RuleFile | None] = {}
         self._excluded_dirs: dict[str, bool] = {}
         self._folder_filters: dict[str, list[tuple[int, RuleFile]]] = {}
 
+    def unchanged(self) -> bool:
+        """True when no file these rules read (or found missing) has changed since, as far
+        as its stamp tells (a file changed within :data:`RACY_NS` of the read is never
+        trusted: same-size rewrites inside a timestamp tick look alike)."""
+        if self._overrides:
+            return False
+        return all(stamp is not None and file_stamp(path, stamp[0]) == stamp
+                   for path, stamp in list(self._stamps.items()))
+
     def _read(self, path: str) -> RuleFile | None:
+        self._stamps[path] = file_stamp(path, True)
         try:
             with open(path, "rb") as fh:
                 return compiled(fh.read(), self._ignorecase)
@@ -260,6 +272,7 @@ class IgnoreRules:
         return found
 
     def _read_nofollow(self, path: str) -> RuleFile | None:
+        self._stamps[path] = file_stamp(path, False)
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         except OSError:
@@ -341,13 +354,35 @@ class IgnoreRules:
         return False
 
 
-def _config(git_dir: str) -> tuple[str, bool]:
+#: A file changed less than this before it was read is read again next time, whatever
+#: its stamp says (coarse file timestamps: the same stamp may hide a second change).
+RACY_NS = 2_000_000_000
+
+
+def file_stamp(path: str, follow: bool) -> tuple | None:
+    """``(follow, device, inode, size, mtime, ctime)`` of ``path`` (``(follow,)`` when
+    missing), or None when it changed too recently (:data:`RACY_NS`) to be trusted."""
+    import time
+
+    try:
+        st = os.stat(path) if follow else os.lstat(path)
+    except OSError:
+        return (follow,)
+    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_NS:
+        return None
+    return follow, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _config(git_dir: str, stamps: dict[str, tuple | None] | None = None) -> tuple[str, bool]:
     """``(core.excludesFile, core.ignorecase)`` as git reads them for this repository.
 
-    Parsed once per text of the configuration files (read each time: they are small).
+    Parsed once per text of the configuration files (read each time: they are small);
+    each file's :func:`file_stamp` goes into ``stamps``.
     """
     texts: list[bytes | None] = []
     for path in _config_files(git_dir):
+        if stamps is not None:
+            stamps[path] = file_stamp(path, True)
         try:
             with open(path, "rb") as fh:
                 texts.append(fh.read())

@@ -52,14 +52,19 @@ class TreeReader:
         if found is None:
             if len(self._kept) >= self.SIZE:
                 self._kept.clear()
-            found = self._kept[tree_id] = _read_entries(self.object_store, tree_id)
+            found = _RECENT.get(tree_id)
+            if found is None:
+                found = _read_entries(self.object_store, tree_id)
+            self._kept[tree_id] = found
         return found
 
     def keep(self, tree: Tree) -> None:
         """Keep the entries of ``tree``, just written (the commit's history record and the
         push read it next)."""
+        entries: Entries = {name: tree[name] for name in tree}
         if len(self._kept) < self.SIZE:
-            self._kept[tree.id] = {name: tree[name] for name in tree}
+            self._kept[tree.id] = entries
+        remember_written(tree.id, entries)
 
     def lookup(self, tree_id: bytes, path: bytes) -> tuple[int, bytes] | None:
         """``(mode, id)`` of the entry at ``path`` (a folder too), or None."""
@@ -95,6 +100,21 @@ class TreeReader:
             was_file, now_file = (None if was_dir else was), (None if now_dir else now)
             if was_file is not None or now_file is not None:
                 yield prefix + name, was_file, now_file
+
+
+#: Entries of the trees this process wrote last, by id (a tree's id is its content, so
+#: they never go stale): the next commit's tree is built on them without reading the
+#: packs (a round's small packs make each missed lookup a search through every one).
+_RECENT: dict[bytes, Entries] = {}
+#: Trees kept in :data:`_RECENT` before all are let go.
+RECENT_SIZE = 4096
+
+
+def remember_written(tree_id: bytes, entries: Entries) -> None:
+    """Keep the entries of a tree just written for the trees built next on it."""
+    if len(_RECENT) >= RECENT_SIZE:
+        _RECENT.clear()
+    _RECENT[tree_id] = entries
 
 
 def _read_entries(object_store: ObjectStore, tree_id: bytes) -> Entries:

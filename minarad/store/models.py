@@ -7,13 +7,25 @@ import dataclasses
 from minarad.isotime import iso_time  # noqa: F401 (re-exported)
 
 
+#: Field values that ``dataclasses.asdict`` would return as they are.
+_PLAIN = frozenset({str, int, float, bool})
+
+
 class Record:
     """Base of the records below: ``to_dict()`` for JSON output."""
 
     def to_dict(self) -> dict:
         """Return the record as a JSON-ready mapping."""
         # every subclass is a dataclass; Record itself is only their base
-        return dataclasses.asdict(self)  # type: ignore[call-overload]
+        fields = dataclasses.fields(self)  # type: ignore[arg-type]  # (see above)
+        out = {}
+        for field in fields:
+            value = getattr(self, field.name)
+            if value is not None and type(value) not in _PLAIN:
+                # a nested or other value: asdict's deep copy (a subclass is a dataclass)
+                return dataclasses.asdict(self)  # type: ignore[call-overload]
+            out[field.name] = value
+        return out  # flat: what asdict would return, without its deep copy
 
 
 @dataclasses.dataclass(frozen=True)

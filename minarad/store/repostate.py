@@ -93,8 +93,15 @@ def check_head_objects(git_dir: str, repo_factory: Callable[[], Repo]) -> None:
     head = refs.read_head(git_dir)
     if head is None:
         return
+    from minarad.git.commits import known_tree
+
     repo = repo_factory()
     with missing_objects_are_damage():
-        tree = repo[head.encode()].tree
+        commit = head.encode()
+        tree = known_tree(commit)  # a commit built here: its tree is known, not parsed again
+        if tree is None:
+            tree = repo[commit].tree
+        elif commit not in repo.object_store:
+            raise KeyError(commit)
         if tree not in repo.object_store:
             raise KeyError(tree)

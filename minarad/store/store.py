@@ -88,6 +88,8 @@ class Store:
         self.round: CommitRound | None = None
         #: The ignore filter :meth:`same_ignore_rules` keeps (None: read anew each time).
         self._held_filter: IgnoreFilter | None = None
+        #: The last filter made, used again while its files are unchanged.
+        self._last_filter: IgnoreFilter | None = None
 
     # -- opening -------------------------------------------------------------
 
@@ -207,15 +209,21 @@ class Store:
     def ignore_filter(self) -> IgnoreFilter:
         """The workspace's :class:`IgnoreFilter`, as the ignore files say now.
 
-        Cheap: each ignore file's rules are compiled once per text
-        (:mod:`minarad.git.ignorerules`), so a changed ``.gitignore``,
-        at any depth, takes effect at once.
+        Cheap: the last filter is used again while no file it read (ignore
+        files, git's configuration) has changed, by its stamp (a file changed
+        in the last two seconds is read again), and each ignore file's rules
+        are compiled once per text (:mod:`minarad.git.ignorerules`), so a
+        changed ``.gitignore``, at any depth, takes effect at once.
         """
         from minarad.workspace.ignore import IgnoreFilter
 
         if self._held_filter is not None:
             return self._held_filter
-        return IgnoreFilter(self.root)
+        kept = self._last_filter
+        if kept is not None and kept.unchanged():
+            return kept
+        self._last_filter = found = IgnoreFilter(self.root)
+        return found
 
     @contextlib.contextmanager
     def same_ignore_rules(self) -> Iterator[IgnoreFilter]:

@@ -99,6 +99,11 @@ class IgnoreFilter:
             return None  # not a repository: git ignores nothing here
         return IgnoreRules(self.root, git_dir, overrides)
 
+    def unchanged(self) -> bool:
+        """True when none of the ignore and configuration files this filter read has
+        changed since (see :meth:`IgnoreRules.unchanged`): it still decides as they say."""
+        return self._gitignore is not None and self._gitignore.unchanged()
+
     def reload(self) -> None:
         """Re-read ``.gitignore`` files (after one of them changed)."""
         self._gitignore = self._load()

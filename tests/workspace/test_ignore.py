@@ -171,3 +171,48 @@ def test_the_ignore_rules_agree_with_git_check_ignore(ws):
                          input="\n".join(TRICKY_PATHS), capture_output=True, text=True).stdout
     ignore = IgnoreFilter(ws)
     assert {p for p in TRICKY_PATHS if ignore.git_ignores(p)} == set(out.split("\n")) - {""}
+
+
+def test_a_kept_filter_sees_every_later_change_of_the_files_it_read(store, ws):
+    """Files older than the racy window let the store keep its filter; each later edit
+    (same size, an old time stamp put back, a new nested file, git's configuration
+    naming an excludes file) is still obeyed at the next write, as git says."""
+    import time
+
+    from minarad.git.ignorerules import RACY_NS
+
+    (ws / "deep").mkdir()
+    (ws / ".gitignore").write_text("a.md\n")
+    excludes = ws.parent / "excludes"
+    excludes.write_text("")
+
+    def settle() -> None:  # past the window in which a file is never trusted
+        time.sleep(RACY_NS / 1e9 + 0.2)
+
+    def refused(rel: str) -> bool:
+        expected = subprocess.run(["git", "-C", str(ws), "check-ignore", "-q", rel]
+                                  ).returncode == 0
+        try:
+            store.check_writable_path(rel)
+            got = False
+        except Forbidden as exc:
+            got = exc.code == "path_ignored"
+        assert got == expected, rel
+        return got
+
+    settle()
+    assert refused("a.md") and not refused("b.md") and not refused("deep/c.md")
+    assert store.ignore_filter() is store.ignore_filter()  # kept while nothing changed
+    old = os.stat(ws / ".gitignore")
+    (ws / ".gitignore").write_text("b.md\n")
+    os.utime(ws / ".gitignore", ns=(old.st_atime_ns, old.st_mtime_ns))
+    assert refused("b.md") and not refused("a.md")
+    settle()
+    assert not refused("deep/c.md")
+    (ws / "deep" / ".gitignore").write_text("c.md\n")
+    assert refused("deep/c.md")
+    settle()
+    assert not refused("x.md")
+    git(ws, "config", "core.excludesFile", str(excludes))
+    excludes.write_text("x.md\n")
+    assert refused("x.md")
