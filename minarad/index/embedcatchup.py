@@ -245,34 +245,30 @@ def _reuse(conn: sqlite3.Connection, rows: dict[str, list], known: dict,
             else:
                 kinds.setdefault(digest, line)
             if digest in known:
-                _count_reused(stats, line)
+                _count(stats, line, reused=True)
                 continue
             found = conn.execute("SELECT v FROM vec WHERE hash = ? LIMIT 1", (digest,)).fetchone() \
                 or conn.execute("SELECT v FROM pending WHERE hash = ?", (digest,)).fetchone()
             if found is not None:
                 known[digest] = found[0]
-                _count_reused(stats, line)
+                _count(stats, line, reused=True)
             elif digest not in missing:
                 missing[digest] = text
     for digest in missing:
-        kind = kinds[digest]
-        if kind == TITLE_LINE:
-            stats.titles += 1
-        elif kind == SUMMARY_LINE:
-            stats.summaries += 1
-        else:
-            stats.embedded += 1
+        _count(stats, kinds[digest], reused=False)
     return missing
 
 
-def _count_reused(stats: EmbedStats, line: int) -> None:
-    """Count one text whose stored vector is kept: a section, a page title or summary."""
+def _count(stats: EmbedStats, line: int, reused: bool) -> None:
+    """Count one text to embed, or whose stored vector is kept (``reused``): a
+    section, a page title or a page summary."""
     if line == TITLE_LINE:
-        stats.titles_reused += 1
+        field = "titles_reused" if reused else "titles"
     elif line == SUMMARY_LINE:
-        stats.summaries_reused += 1
+        field = "summaries_reused" if reused else "summaries"
     else:
-        stats.reused += 1
+        field = "reused" if reused else "embedded"
+    setattr(stats, field, getattr(stats, field) + 1)
 
 
 def _embed(embedder: Embedder, texts: list[str], progress, done: int = 0,
