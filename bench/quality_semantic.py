@@ -10,7 +10,9 @@ measured again on the same sample. Every semantic setting of
 product's own ranking), and each corpus's figure is the one of the setting
 chosen on the other corpora; hybrid search likewise over the semantic
 weights of :data:`HYBRID_GRID` (its semantic voice offers sections, which the
-semantic settings do not touch), and with its shipped settings.
+semantic settings do not touch), the sibling shares of :data:`SIBLING_GRID`
+and the summary voice's weights of :data:`SUMMARY_GRID`, and with its shipped
+settings.
 
 Hybrid weighs meaning by the query (:mod:`minarad.index.adaptive`): one
 weight when the best page by words holds every word of the query, another
