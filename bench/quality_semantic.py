@@ -10,7 +10,9 @@ measured again on the same sample. Every semantic setting of
 product's own ranking), and each corpus's figure is the one of the setting
 chosen on the other corpora; hybrid search likewise over the semantic
 weights of :data:`HYBRID_GRID` (its semantic voice offers sections, which the
-semantic settings do not touch), and with its shipped settings.
+semantic settings do not touch), the sibling shares of :data:`SIBLING_GRID`
+and the summary voice's weights of :data:`SUMMARY_GRID`, and with its shipped
+settings.
 
 Hybrid weighs meaning by the query (:mod:`minarad.index.adaptive`): one
 weight when the best page by words holds every word of the query, another
@@ -46,10 +48,14 @@ HYBRID_GRID = [0.1, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0, 1.5, 2.0, 3.0]
 #: Hybrid's share of a page's other strong hits added to a hit's score, tried per
 #: fold with the weights (:attr:`minarad.index.ranking.RankingSettings.sibling_share`).
 SIBLING_GRID = [0.15, 0.3]
-#: Adaptive hybrid's settings tried per fold: (sibling share, weight when the best
-#: page by words holds every word of the query, weight when it lacks one).
-ADAPTIVE_GRID = [(share, full, partial) for share in SIBLING_GRID for full in HYBRID_GRID
-                 for partial in HYBRID_GRID]
+#: Hybrid's summary voice weight (a share of the semantic weight), tried per fold with
+#: the others (:attr:`minarad.index.ranking.RankingSettings.summary_weight`). Each value
+#: is a full pass of every hybrid setting above.
+SUMMARY_GRID = [0.25, 0.5, 1.0]
+#: Adaptive hybrid's settings tried per fold: (summary weight, sibling share, weight when
+#: the best page by words holds every word of the query, weight when it lacks one).
+ADAPTIVE_GRID = [(summary, share, full, partial) for summary in SUMMARY_GRID
+                 for share in SIBLING_GRID for full in HYBRID_GRID for partial in HYBRID_GRID]
 
 @dataclasses.dataclass
 class Measured:
@@ -62,7 +68,7 @@ class Measured:
     fts: tuple = (0.0, 0.0)
     keyword: tuple = (0.0, 0.0)
     semantic: dict = dataclasses.field(default_factory=dict)  # PAGE_GRID item -> (mrr, recall)
-    hybrid: dict = dataclasses.field(default_factory=dict)  # (share, weight) -> (mrr, recall)
+    hybrid: dict = dataclasses.field(default_factory=dict)  # (summary, share, weight) -> ...
     adaptive: dict = dataclasses.field(default_factory=dict)  # ADAPTIVE_GRID item -> (mrr, rec.)
     shipped: tuple = (0.0, 0.0)  # adaptive hybrid, shipped settings, measured directly
     found: dict = dataclasses.field(default_factory=dict)  # ranking -> pages per query
@@ -144,16 +150,17 @@ def measure(m: Measured, index, ws: Path, title_weight: float, setting: tuple) -
     for share, lift in PAGE_GRID:
         m.semantic[(share, lift)] = _scored(m, index, "semantic", RankingSettings(
             pages=pages, title_mix=1.0, semantic_share=share, written_lift=lift))
-    for share in SIBLING_GRID:
-        for weight in HYBRID_GRID:
-            m.hybrid[(share, weight)] = _scored(m, index, "hybrid", RankingSettings(
-                pages=pages, semantic=weight, semantic_partial=weight, sibling_share=share),
-                key=(share, weight))
+    for summary in SUMMARY_GRID:
+        for share in SIBLING_GRID:
+            for weight in HYBRID_GRID:
+                m.hybrid[(summary, share, weight)] = _scored(m, index, "hybrid", RankingSettings(
+                    pages=pages, semantic=weight, semantic_partial=weight, sibling_share=share,
+                    summary_weight=summary), key=(summary, share, weight))
     m.shipped = _scored(m, index, "hybrid", RankingSettings(pages=pages), key="shipped")
-    for share, full, partial in ADAPTIVE_GRID:
-        m.adaptive[(share, full, partial)] = score(
-            [m.found[(share, partial if lacks else full)][i] for i, lacks in enumerate(m.partial)],
-            m.answers)
+    for summary, share, full, partial in ADAPTIVE_GRID:
+        m.adaptive[(summary, share, full, partial)] = score(
+            [m.found[(summary, share, partial if lacks else full)][i]
+             for i, lacks in enumerate(m.partial)], m.answers)
 
 
 def _scored(m: Measured, index, mode: str, settings, key=None) -> tuple[float, float]:
@@ -190,13 +197,29 @@ def per_corpus(spec: str, name: str) -> int:
     return int(counts.get(name, counts.get("", 0)))
 
 
-def _held(measured: list[Measured], field: str, held: Measured, share: float | None = None):
+def _held(measured: list[Measured], field: str, held: Measured, share: float | None = None,
+          summary: float | None = None):
     """The setting of ``field`` with the best mean MRR@10 on the corpora other than ``held``
-    (with ``share``: among the hybrid settings of that sibling share only)."""
+    (with ``share`` / ``summary``: among the hybrid settings of that sibling share / summary
+    weight only).
+
+    For hybrid settings a tie (the same mean to three decimals) is no evidence for
+    moving the summary weight away from the shipped one: of the settings tied for the
+    best, those with the shipped summary weight are preferred (then the best mean, then
+    the first tried), as :func:`quality.held_out` keeps the shipped page weights."""
+    from minarad.index.ranking import RankingSettings
+
     others = [m for m in measured if m is not held] or [held]
-    settings = [s for s in getattr(held, field) if share is None or s[0] == share]
-    return max(settings, key=lambda setting: sum(
-        getattr(m, field)[setting][0] for m in others) / len(others))
+    settings = [s for s in getattr(held, field)
+                if (share is None or s[1] == share) and (summary is None or s[0] == summary)]
+    means = {s: sum(getattr(m, field)[s][0] for m in others) / len(others) for s in settings}
+    if field == "semantic":
+        return max(settings, key=means.__getitem__)
+    best = round(max(means.values()), 3)
+    tied = [s for s in settings if round(means[s], 3) == best]
+    default = RankingSettings().summary_weight
+    kept = [s for s in tied if s[0] == default] or tied
+    return max(kept, key=means.__getitem__)
 
 
 def report(measured: list[Measured]) -> None:
@@ -205,48 +228,56 @@ def report(measured: list[Measured]) -> None:
     for setting in PAGE_GRID:
         print("  " + " ".join(f"{m.semantic[setting][0]:9.3f}" for m in measured)
               + "  semantic, sections' share {:g}, written lift {:g}".format(*setting))
-    for share, weight in measured[0].hybrid:
-        print("  " + " ".join(f"{m.hybrid[(share, weight)][0]:9.3f}" for m in measured)
-              + f"  hybrid, semantic weight {weight:g}, sibling share {share:g}")
+    for summary, share, weight in measured[0].hybrid:
+        print("  " + " ".join(f"{m.hybrid[(summary, share, weight)][0]:9.3f}" for m in measured)
+              + f"  hybrid, semantic weight {weight:g}, sibling share {share:g}, "
+              f"summary {summary:g}")
     print("  " + " ".join(f"{sum(m.partial):9d}" for m in measured)
           + "  queries whose best page by words lacks a word (of "
           + " / ".join(str(len(m.queries)) for m in measured) + ")")
     from minarad.index.ranking import RankingSettings
 
     shipped = RankingSettings()
-    print("\nadaptive hybrid, each fold's choice (sibling share; semantic weight when the "
-          "best page by words holds every word / lacks one; chosen on the other corpora):")
+    print("\nadaptive hybrid, each fold's choice (summary weight; sibling share; semantic "
+          "weight when the best page by words holds every word / lacks one; chosen on the "
+          "other corpora):")
     for m in measured:
-        share, full, partial = _held(measured, "adaptive", m)
+        setting = _held(measured, "adaptive", m)
         others = [o for o in measured if o is not m]
-        mean = sum(o.adaptive[(share, full, partial)][0] for o in others) / max(len(others), 1)
-        print(f"  held out {m.corpus.name:<9} chose {share:g}; {full:g} / {partial:g} (mean "
-              f"MRR@10 {mean:.3f} on " + ", ".join(o.corpus.name for o in others) + ")")
+        mean = sum(o.adaptive[setting][0] for o in others) / max(len(others), 1)
+        print(f"  held out {m.corpus.name:<9} chose " + "{:g}; {:g}; {:g} / {:g}".format(*setting)
+              + f" (mean MRR@10 {mean:.3f} on " + ", ".join(o.corpus.name for o in others) + ")")
+        for summary in SUMMARY_GRID:
+            best = _held(measured, "adaptive", m, summary=summary)
+            mean = sum(o.adaptive[best][0] for o in others) / max(len(others), 1)
+            print(f"    best with summary {summary:g}: " + "{1:g}; {2:g} / {3:g}".format(*best)
+                  + f" (mean {mean:.3f}; held out {m.adaptive[best][0]:.3f})")
     best = max(measured[0].adaptive, key=lambda setting: sum(
         m.adaptive[setting][0] for m in measured))
-    print("  on every corpus together: {:g}; {:g} / {:g} (".format(*best)
+    print("  on every corpus together: {:g}; {:g}; {:g} / {:g} (".format(*best)
           + ", ".join(f"{m.corpus.name} {m.adaptive[best][0]:.3f}" for m in measured) + ")")
     print("\nheld-out figures, semantic and hybrid (their settings chosen on the other "
           "corpora; FTS5 and keyword as above; hybrid also with its shipped settings)")
-    print(f"  {'corpus':<9} {'ranking':<40} {'MRR@10':>7} {'recall@10':>9}  ratio")
+    print(f"  {'corpus':<9} {'ranking':<46} {'MRR@10':>7} {'recall@10':>9}  ratio")
     for m in measured:
         page = _held(measured, "semantic", m)
         weight = _held(measured, "hybrid", m)
         pair = _held(measured, "adaptive", m)
-        before = _held(measured, "adaptive", m, share=0.3)
+        kept = _held(measured, "adaptive", m, summary=shipped.summary_weight)
         base = m.fts[0] or 1.0
         rows = [("SQLite FTS5 BM25", m.fts), ("minara keyword", m.keyword),
                 ("minara semantic ({:g}, {:g})".format(*page), m.semantic[page]),
-                ("minara hybrid (one weight, {1:g}; {0:g})".format(*weight), m.hybrid[weight]),
-                ("minara hybrid (adaptive, {1:g} / {2:g}; {0:g})".format(*pair),
+                ("minara hybrid (one weight, {2:g}; {1:g}; sum. {0:g})".format(*weight),
+                 m.hybrid[weight]),
+                ("minara hybrid (adaptive, {2:g} / {3:g}; {1:g}; sum. {0:g})".format(*pair),
                  m.adaptive[pair]),
-                ("hybrid share 0.3 (adaptive, {1:g} / {2:g})".format(*before),
-                 m.adaptive[before]),
-                ("hybrid share 0.3 (0.2 / 3, as shipped)", m.adaptive[(0.3, 0.2, 3.0)]),
+                ("hybrid summary {0:g} (adaptive, {2:g} / {3:g}; {1:g})".format(*kept),
+                 m.adaptive[kept]),
                 (f"minara hybrid (shipped, {shipped.semantic:g} / "
-                 f"{shipped.semantic_partial:g}; {shipped.sibling_share:g})", m.shipped)]
+                 f"{shipped.semantic_partial:g}; {shipped.sibling_share:g}; sum. "
+                 f"{shipped.summary_weight:g})", m.shipped)]
         for label, (mrr, recall) in rows:
-            print(f"  {m.corpus.name:<9} {label:<40} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")
+            print(f"  {m.corpus.name:<9} {label:<46} {mrr:7.3f} {recall:9.3f}  {mrr / base:.2f}x")
         print(f"  {m.corpus.name:<9} {len(m.queries)} queries, {len(m.pages)} pages; ms/query: "
               + ", ".join(f"{mode} {ms:.0f}" for mode, ms in m.ms.items()))
 
