@@ -320,7 +320,7 @@ def exact_for(k: int) -> int:
     return max(MIN_EXACT, k * EXACT_PER_HIT)
 
 
-def nearest(matrix, vector, k: int, sketch: Sketch | None = None):
+def nearest(matrix, vector, k: int, sketch: Sketch | None = None, sketched: int | None = None):
     """``(rows, scores)`` of the ``k`` rows of ``matrix`` with the highest dot product
     with ``vector``, best first; the scores are exact.
 
@@ -329,6 +329,9 @@ def nearest(matrix, vector, k: int, sketch: Sketch | None = None):
         vector: ``(dim,)`` float32.
         k: how many.
         sketch: the matrix's :class:`Sketch` (None: an exact scan).
+        sketched: take the sketch's candidates as for this many (None: ``k``): a
+            deep read whose tail needs no more care than its head's (a page's
+            summary among the 200 nearest) costs what the head costs.
     """
     import numpy as np
 
@@ -339,7 +342,8 @@ def nearest(matrix, vector, k: int, sketch: Sketch | None = None):
         rows = None
         scores = matrix @ vector
     else:
-        rows = np.sort(sketch.candidates(vector, rescored(k)))  # in file order: fewer seeks
+        # in file order: fewer seeks
+        rows = np.sort(sketch.candidates(vector, rescored(min(k, sketched or k))))
         if sketch.codes is not None:
             rows = np.sort(rows[_best(sketch.rough_scores(rows, vector), exact_for(k))])
         scores = (sketch.exact(rows) if sketch.exact is not None else matrix[rows]) @ vector

@@ -117,7 +117,10 @@ class SemanticVoice:
                                  f"name {self.embedder.name}; run minara index embed --rebuild",
                                  code="embedding_bad_dimension")
         depth = max(limit * OVERSAMPLE, SUMMARY_DEPTH if self.summaries else 0)
-        found = self.store.nearest(vector, depth, self.embedder.name)
+        # the summaries' depth reads the sketch as the sections' does: a summary
+        # missed far down costs less than 2.5x the candidates (bench/hybrid.py)
+        found = self.store.nearest(vector, depth, self.embedder.name,
+                                   sketched=limit * OVERSAMPLE)
         if found is None:
             return []
         near, scores = found

@@ -182,13 +182,14 @@ class VectorStore:
         loaded = self._loaded(model)
         return None if loaded is None else loaded[:2]
 
-    def nearest(self, vector, k: int, model: str | None = None):
+    def nearest(self, vector, k: int, model: str | None = None, sketched: int | None = None):
         """``(ids, scores)`` of the ``k`` vectors nearest ``vector`` (highest dot
         product), best first, or None when nothing is embedded (or by another model).
 
         From :data:`approximate_from` vectors on, the candidates come from the
         matrix's sketch and are rescored exactly (:mod:`~minarad.index.nearest`):
-        the scores are exact, a true neighbour may rarely be missed.
+        the scores are exact, a true neighbour may rarely be missed (more often
+        past the first ``sketched``, when given: the sketch is read as for that many).
         """
         from minarad.index.nearest import nearest
 
@@ -197,7 +198,7 @@ class VectorStore:
             return None
         ids, matrix, sketch = loaded
         approximate = self.approximate_from is not None and len(ids) >= self.approximate_from
-        rows, scores = nearest(matrix, vector, k, sketch if approximate else None)
+        rows, scores = nearest(matrix, vector, k, sketch if approximate else None, sketched)
         return ids[rows], scores
 
     def similarities(self, vector, ids, model: str | None = None) -> dict[int, float]:
