@@ -55,7 +55,9 @@ def untracked_paths(store: Store, ignore: IgnoreFilter) -> list[str]:
     as then is taken, and only the other folders are read again. As git
     does with its index, an answer is saved only for what was last changed
     :data:`_RACY_NS` before the walk began, so that a change made in the
-    same clock tick cannot hide behind an unchanged time. A warm process
+    same clock tick cannot hide behind an unchanged time; the index is known
+    by its checksum instead (a minara commit that adds no path carries the
+    answer to its new index: :mod:`minarad.store.indexfollow`). A warm process
     (the daemon) saves it again only when it changed, after its answer
     (:mod:`minarad.cachesave`).
     """

@@ -82,8 +82,8 @@ def test_a_change_in_the_clock_tick_of_a_walk_is_not_hidden(minara, ws):
 
 def test_after_a_commit_a_status_takes_each_unchanged_folder_and_reads_the_others(minara,
                                                                                    ws):
-    """A commit's new index is too fresh to trust the saved walk whole: each folder's
-    saved answer is taken while its time, its tracked names and its rules are as then."""
+    """After a commit that changed a folder or the tracked names, each folder's saved
+    answer is taken while its time, its tracked names and its rules are as then."""
     for rel in ("notes/a.md", "notes/b/c.md", "other/d.md"):
         minara("memory", "set", rel, "x", check=0)
     (ws / "other" / "draft.md").write_text("draft\n")
