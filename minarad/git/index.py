@@ -419,11 +419,18 @@ class IndexWrite(NamedTuple):
             written whole, from the tree).
         checksum: the new index's checksum.
         stat: the new index's stat (see :func:`write_index_file`).
+        entries: the new index's entry count (its header's).
     """
 
     replaced: bytes | None
     checksum: bytes
     stat: os.stat_result
+    entries: int = -1
+
+
+def entry_count(data: bytes) -> int:
+    """The entry count in an index's header (-1 when it has none)."""
+    return int.from_bytes(data[8:12], "big") if len(data) >= 12 else -1
 
 
 def _read_or_none(path: str) -> bytes | None:
@@ -486,4 +493,4 @@ def update_index(index_path: str, changes: dict[bytes, bytes | None],
     new, replaced = new_index_bytes(index_path, changes, full_rebuild, record_path)
     written = write_index_file(index_path, new)
     record_written(record_path, new)
-    return IndexWrite(replaced, new[-20:], written)
+    return IndexWrite(replaced, new[-20:], written, entry_count(new))

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from minarad.crashpoints import crash_point
 from minarad.git.retire import hold_at, let_go
-from minarad.git.index import IndexWrite, new_index_bytes, record_written, write_index_lock
+from minarad.git.index import (IndexWrite, entry_count, new_index_bytes, record_written,
+                               write_index_lock)
 from minarad.git.indextree import tree_entries
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ def install(staged: StagedIndex) -> IndexWrite:
             os.unlink(staged.lock_path)
         raise
     record_written(staged.record_path, staged.new)
-    return IndexWrite(staged.replaced, staged.new[-20:], written)
+    return IndexWrite(staged.replaced, staged.new[-20:], written, entry_count(staged.new))
 
 
 def abort(staged: StagedIndex) -> None:

@@ -172,8 +172,22 @@ def tracked_files(store: Store) -> set[str]:
             paths = set(index_paths(data))
     except (OSError, IndexFormatUnsupported, MinaraError):
         return set(committed_entries(store))
-    _TRACKED[path] = (key, paths, data[-20:])
+    _TRACKED[path] = (key, paths, data[-20:], int.from_bytes(data[8:12], "big"))
     return paths
+
+
+def tracked_stamp(store: Store, index: list[int] | None) -> list | None:
+    """``[checksum hex, entry count]`` of the ``.git/index`` this process read its
+    tracked set from, when that file has the identity ``index`` (else None).
+
+    Saved with an answer worked out from the set, it lets a writer that splices
+    entries into that very index without adding a path carry the answer over
+    to the new index (:mod:`minarad.store.indexfollow`).
+    """
+    memo = _TRACKED.get(str(store.git_dir / "index"))
+    if memo is None or index is None or list(memo[0]) != list(index) or memo[3] < 0:
+        return None
+    return [memo[2].hex(), memo[3]]
 
 
 def follow_index_write(store: Store, written: IndexWrite, changes: dict) -> None:
@@ -189,6 +203,9 @@ def follow_index_write(store: Store, written: IndexWrite, changes: dict) -> None
         written: what :func:`minarad.git.index.update_index` wrote.
         changes: raw path -> entry, or None for a path removed.
     """
+    from minarad.store.indexfollow import follow_saved
+
+    follow_saved(store, written, changes)
     path = str(store.git_dir / "index")
     memo = _TRACKED.get(path)
     if memo is None or written.replaced is None or memo[2] != written.replaced:
@@ -201,7 +218,8 @@ def follow_index_write(store: Store, written: IndexWrite, changes: dict) -> None
         else:
             paths.add(name)
     st = written.stat
-    _TRACKED[path] = ((st.st_ino, st.st_mtime_ns, st.st_size), paths, written.checksum)
+    _TRACKED[path] = ((st.st_ino, st.st_mtime_ns, st.st_size), paths, written.checksum,
+                      written.entries)
 
 
 def index_may_hold(store: Store, part: bytes) -> bool:
@@ -246,7 +264,7 @@ def committed_entries(store: Store) -> dict[str, tuple[str, int]]:
 
 
 #: Per repository: the index's identity and its paths; HEAD and its files.
-_TRACKED: dict[str, tuple[tuple[int, int, int], set[str], bytes]] = {}
+_TRACKED: dict[str, tuple[tuple[int, int, int], set[str], bytes, int]] = {}
 _ENTRIES: dict[str, tuple[str, dict[str, tuple[str, int]]]] = {}
 
 

@@ -119,13 +119,16 @@ def tracked_but_ignored(store: Store) -> list[PathNote]:
     a warm process (the daemon) answers again from memory, a fresh one from
     the answer saved beside the repository (:data:`_SAVED`).
     """
+    from minarad.store.diskscan import tracked_stamp
+
     ignore = store.ignore_filter()
     root = os.fspath(store.root)
     index = index_identity(store)  # taken first: a newer index never passes for this one
     base = None
     if root not in _IGNORED:
         saved = _saved_notes(store, ignore)
-        if saved is not None and index is not None and saved[0] == index:
+        if saved is not None and index is not None and saved[0] == index \
+                and index_has_stamp(store, saved[3]):
             _remember(store, index, ignore, saved[1])
             return list(saved[1])
         base = saved  # another index, the same rules: decided path by path from it
@@ -137,7 +140,7 @@ def tracked_but_ignored(store: Store) -> list[PathNote]:
         return list(memo[2])
     if memo is not None and memo[1] == version:  # a commit: decide only the paths it added
         notes = _updated(ignore, memo[2], memo[0], tracked)
-    elif memo is None and base is not None and (before := _saved_tracked(store, base[0])):
+    elif memo is None and base is not None and (before := _saved_tracked(store, base[2])):
         # The rules that decided the saved set's paths are unchanged, and a path
         # added in a new folder is decided here with that folder's rules.
         notes = _updated(ignore, base[1], before, tracked)
@@ -145,8 +148,9 @@ def tracked_but_ignored(store: Store) -> list[PathNote]:
         notes = _ignored_notes(ignore, tracked)
     _IGNORED[root] = (tracked, version, notes)
     if index is not None:
+        stamp = tracked_stamp(store, index)  # lets a writer carry it to its new index
         save_cache(lambda: _save_notes(store, index, tracked, {
-            "rules": ignore.texts(folders), "folders": folders,
+            "rules": ignore.texts(folders), "folders": folders, "stamp": stamp,
             "notes": [n.to_dict() for n in notes]}))
     return list(notes)
 
@@ -185,10 +189,26 @@ def index_identity(store: Store) -> list[int] | None:
     return [st.st_ino, st.st_mtime_ns, st.st_size]
 
 
+def index_has_stamp(store: Store, stamp: list | None) -> bool:
+    """True when ``.git/index`` ends with the checksum of ``stamp`` (``[checksum hex,
+    entry count]`` of the index an answer was saved for), or when there is none to check
+    (an answer saved before stamps, or only once the index's time was settled)."""
+    if stamp is None:
+        return True
+    try:
+        with open(store.git_dir / "index", "rb") as fh:
+            fh.seek(-20, os.SEEK_END)
+            return fh.read(20).hex() == stamp[0]
+    except (OSError, TypeError, IndexError):
+        return False
+
+
 def _saved_notes(store: Store, ignore: IgnoreFilter
-                 ) -> tuple[list[int], list[PathNote]] | None:
-    """The saved answer ``(index, notes)``, if the ignore texts that decided it are
-    unchanged (the index it came from is for the caller to compare)."""
+                 ) -> tuple[list[int], list[PathNote], list[int], list | None] | None:
+    """The saved answer ``(index, notes, index of its saved paths, stamp)``, if the ignore
+    texts that decided it are unchanged (the index it came from is for the caller to
+    compare; a writer that kept the paths re-keys it, :mod:`minarad.store.indexfollow`,
+    leaving the paths under the index they were saved for)."""
     import json
 
     try:
@@ -197,7 +217,8 @@ def _saved_notes(store: Store, ignore: IgnoreFilter
         if (saved["format"] != _SAVED_FORMAT
                 or saved["rules"] != ignore.texts(saved["folders"])):
             return None
-        return saved["index"], [PathNote(**note) for note in saved["notes"]]
+        return (saved["index"], [PathNote(**note) for note in saved["notes"]],
+                saved.get("tracked_index", saved["index"]), saved.get("stamp"))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # missing, torn or of another format: worked out again
 

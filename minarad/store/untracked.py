@@ -14,8 +14,8 @@ import time
 from typing import TYPE_CHECKING
 
 from minarad.cachesave import save_cache
-from minarad.store.ignoreguard import (PathNote, index_identity, save_state_json,
-                                       tracked_by_folder)
+from minarad.store.ignoreguard import (PathNote, index_has_stamp, index_identity,
+                                       save_state_json, tracked_by_folder)
 from minarad.workspace.paths import UNREADABLE_NAME, is_utf8_name, shown_path
 
 if TYPE_CHECKING:
@@ -55,7 +55,9 @@ def untracked_paths(store: Store, ignore: IgnoreFilter) -> list[str]:
     as then is taken, and only the other folders are read again. As git
     does with its index, an answer is saved only for what was last changed
     :data:`_RACY_NS` before the walk began, so that a change made in the
-    same clock tick cannot hide behind an unchanged time. A warm process
+    same clock tick cannot hide behind an unchanged time; the index is known
+    by its checksum instead (a minara commit that adds no path carries the
+    answer to its new index: :mod:`minarad.store.indexfollow`). A warm process
     (the daemon) saves it again only when it changed, after its answer
     (:mod:`minarad.cachesave`).
     """
@@ -67,10 +69,16 @@ def untracked_paths(store: Store, ignore: IgnoreFilter) -> list[str]:
             return saved
         if saved is not None:
             _FOLDERS[root] = saved  # each folder's answer, checked as the walk reaches it
+    from minarad.store.diskscan import tracked_stamp
+
     started = time.time_ns()
     found, walked, checked = _untracked(root, ignore, store.tracked_files())
     settled = started - _RACY_NS
-    whole = (index is not None and index[1] < settled and index == index_identity(store)
+    # the index read is known by its checksum (checked again when read back), or is
+    # trusted by its identity once its time is settled
+    stamp = tracked_stamp(store, index)
+    whole = (index is not None and (stamp is not None or index[1] < settled)
+             and index == index_identity(store)
              and all(key[1] < settled for key in walked.values()))
     folders = _FOLDERS.get(root, {})
     signature = (index, whole, sorted((k, tuple(v)) for k, v in walked.items()), found,
@@ -85,7 +93,8 @@ def untracked_paths(store: Store, ignore: IgnoreFilter) -> list[str]:
                 "format": _WALK_FORMAT, "checked": all_checked, "rules": rules,
                 "parts": {rel_dir: _folder_dict(folder) for rel_dir, folder in folders.items()}})
             save_state_json(store, _WALK_SAVED, {
-                "format": _WALK_FORMAT, "index": index if whole else None, "folders": walked,
+                "format": _WALK_FORMAT, "index": index if whole else None,
+                "stamp": stamp if whole else None, "folders": walked,
                 "checked": all_checked, "rules": rules, "found": found})
 
         save_cache(save)
@@ -116,6 +125,7 @@ def _saved_walk(store: Store, index: list[int] | None, ignore: IgnoreFilter
             if name == _WALK_PARTS:
                 return _saved_folders(saved["parts"], ignore)
             if index is not None and saved["index"] == index \
+                    and index_has_stamp(store, saved.get("stamp")) \
                     and _unchanged(root, saved["folders"]):
                 found = saved["found"]
                 if isinstance(found, list) and all(isinstance(f, str) for f in found):

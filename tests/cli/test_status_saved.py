@@ -82,8 +82,8 @@ def test_a_change_in_the_clock_tick_of_a_walk_is_not_hidden(minara, ws):
 
 def test_after_a_commit_a_status_takes_each_unchanged_folder_and_reads_the_others(minara,
                                                                                    ws):
-    """A commit's new index is too fresh to trust the saved walk whole: each folder's
-    saved answer is taken while its time, its tracked names and its rules are as then."""
+    """After a commit that changed a folder or the tracked names, each folder's saved
+    answer is taken while its time, its tracked names and its rules are as then."""
     for rel in ("notes/a.md", "notes/b/c.md", "other/d.md"):
         minara("memory", "set", rel, "x", check=0)
     (ws / "other" / "draft.md").write_text("draft\n")
@@ -232,3 +232,54 @@ def test_status_leaves_the_soul_notice_for_the_next_session(minara, ws):
     minara("context", "--report", check=0)
     assert "SOUL.md was edited since your last session" in minara("context", check=0).stdout
     assert "SOUL.md was edited" not in minara("context", check=0).stdout
+
+
+def test_a_commit_that_adds_no_path_carries_the_saved_answers_to_its_index(minara, ws):
+    """A minara commit that only edits files re-keys the saved walk and the
+    tracked-but-ignored list to its new index (the next status reads no index); a
+    commit that adds or removes a path, or an index git wrote, leaves them to be
+    worked out again. Every answer stays git's."""
+    minara("memory", "set", "notes/a.md", "a", check=0)
+    minara("memory", "append", ".gitignore", "*.log", check=0)
+    (ws / "notes" / "x.log").write_text("x\n")
+    git(ws, "add", "-f", "notes/x.log")
+    (ws / "notes" / "draft.md").write_text("draft\n")
+    state = ws / ".git" / "minara"
+
+    def saved_index(name: str) -> list[int] | None:
+        return json.loads((state / name).read_text())["index"]
+
+    def index_now() -> list[int]:
+        st = os.stat(ws / ".git" / "index")
+        return [st.st_ino, st.st_mtime_ns, st.st_size]
+
+    def check(untracked: set[str], ignored: list[str]) -> None:
+        doc = _status(minara)
+        assert {n["path"] for n in doc["untracked"]} == untracked == _question_marks(ws)
+        assert [n["path"] for n in doc["tracked_ignored"]] == ignored \
+            == git(ws, "ls-files", "-ci", "--exclude-standard").split()
+
+    _settle(ws)
+    check({"notes/draft.md"}, ["notes/x.log"])
+    for turn in range(3):
+        minara("memory", "append", "notes/a.md", f"- more {turn}", check=0)
+        assert saved_index("untracked.json") == index_now() \
+            == saved_index("ignored-tracked.json")  # carried over by the writer
+        check({"notes/draft.md"}, ["notes/x.log"])
+    (ws / "notes" / "y.log").write_text("y\n")
+    minara("memory", "set", "notes/b.md", "b", check=0)  # a path added: worked out again
+    assert saved_index("ignored-tracked.json") != index_now()
+    check({"notes/draft.md"}, ["notes/x.log"])
+    git(ws, "add", "-f", "notes/y.log")  # git's index, then a minara edit spliced into it
+    minara("memory", "append", "notes/a.md", "- after git", check=0)
+    check({"notes/draft.md"}, ["notes/x.log", "notes/y.log"])
+    minara("memory", "append", "notes/a.md", "- again", check=0)
+    check({"notes/draft.md"}, ["notes/x.log", "notes/y.log"])
+    minara("memory", "delete", "notes/b.md", check=0)  # a path removed
+    check({"notes/draft.md"}, ["notes/x.log", "notes/y.log"])
+    git(ws, "rm", "--cached", "-q", "notes/x.log")  # ignored: no ?? line either
+    minara("memory", "append", "notes/a.md", "- last", check=0)
+    check({"notes/draft.md"}, ["notes/y.log"])
+    git(ws, "rm", "--cached", "-q", "notes/a.md")
+    minara("memory", "append", "notes/draft.md", "- kept", check=0)  # adds draft.md back
+    check({"notes/a.md"}, ["notes/y.log"])
